@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package simmer needs, only those missing. Idempotent; safe to rerun.
+# Usage: cmake/install-deps.sh [--with-slurm] [--with-python]
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libeigen3-dev
+  libboost-program-options-dev
+  libhdf5-openmpi-dev hdf5-tools
+  catch2
+  libbenchmark-dev
+  python3-h5py python3-xarray python3-netcdf4 python3-numpy
+)
+for arg in "$@"; do
+  case "$arg" in
+    --with-slurm) packages+=(slurm-wlm munge) ;;
+    *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

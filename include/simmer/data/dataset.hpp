@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// A supervised data set in raw units, and the operations every run applies to it: a seeded
+/// train/test split and row subsets.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simmer/core/rng.hpp"
+#include "simmer/core/types.hpp"
+
+namespace simmer::data {
+
+enum class Task { regression, classification };
+
+/// Rows are samples. For classification `y` is one-hot [rows][classes] and `labels` holds the
+/// class index of each row; for regression `y` is [rows][targets] and `labels` is empty.
+struct Dataset {
+  Matrix x;
+  Matrix y;
+  std::vector<std::int64_t> labels;
+  std::vector<std::string> feature_names;
+  std::vector<std::string> target_names;
+  std::vector<std::string> class_names;  ///< classification: class index -> label text
+  Task task = Task::regression;
+
+  [[nodiscard]] Index rows() const { return x.rows(); }
+  [[nodiscard]] Index features() const { return x.cols(); }
+  [[nodiscard]] Index outputs() const { return y.cols(); }
+};
+
+/// Row indices of a train/test split; disjoint, each in the order drawn.
+struct Split {
+  std::vector<std::int64_t> train;
+  std::vector<std::int64_t> test;
+};
+
+/// Random split of `rows` rows into `n_train` and `n_test` rows (n_train + n_test <= rows; the
+/// remainder is unused). Throws simmer::Error naming the counts when they do not fit.
+Split split_by_count(std::int64_t rows, std::int64_t n_train, std::int64_t n_test, Rng& rng);
+
+/// Random split with round(train_fraction * rows) training rows and the rest for testing.
+Split split_by_fraction(std::int64_t rows, double train_fraction, Rng& rng);
+
+/// The rows `indices` of `d`, in that order (names, task and class names kept).
+Dataset subset(const Dataset& d, const std::vector<std::int64_t>& indices);
+
+/// One-hot matrix [labels.size()][classes].
+Matrix one_hot(const std::vector<std::int64_t>& labels, Index classes);
+
+}  // namespace simmer::data

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// Fully connected layer y = x·W + b. Storage (stable; the archive's layout depends on it):
+/// W as [fan_in][fan_out] row-major, then b [fan_out].
+
+#include "simmer/model/layer.hpp"
+
+namespace simmer::model {
+
+class Dense final : public Layer {
+ public:
+  Dense(Index fan_in, Index fan_out);
+  [[nodiscard]] std::string kind() const override { return "dense"; }
+  [[nodiscard]] Index input_size() const override { return fan_in_; }
+  [[nodiscard]] Index output_size() const override { return fan_out_; }
+  [[nodiscard]] std::vector<TensorSpec> tensors() const override;
+  void bind(const double* params, double* grads) override;
+  void initialize(double* params, Init scheme, Rng& rng) const override;
+  void forward(ConstBatchView in, BatchView out) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
+                BatchView* grad_in) override;
+
+ private:
+  using WeightMap = Eigen::Map<const Matrix>;
+  using WeightGradMap = Eigen::Map<Matrix>;
+  Index fan_in_;
+  Index fan_out_;
+  WeightMap weight_{nullptr, 0, 0};
+  Eigen::Map<const Eigen::RowVectorXd> bias_{nullptr, 0};
+  WeightGradMap weight_grad_{nullptr, 0, 0};
+  Eigen::Map<Eigen::RowVectorXd> bias_grad_{nullptr, 0};
+};
+
+}  // namespace simmer::model

@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// Weight initialisers of SIMMERING.md §6. Each fills a fan_in × fan_out kernel (row-major).
+
+#include <string>
+
+#include "simmer/model/layer.hpp"
+
+namespace simmer::model {
+
+Init parse_init(const std::string& name);
+std::string to_string(Init init);
+
+/// Glorot standard deviation sqrt(2 / (fan_in + fan_out)).
+double glorot_stddev(Index fan_in, Index fan_out);
+
+/// Fill `n` weights of a layer with the given fans.
+///  - glorot_normal: TensorFlow's truncated normal: N(0, s²) with s = glorot_stddev / 0.87962566,
+///    redrawn outside ±2s, so the drawn values have standard deviation glorot_stddev.
+///  - glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)).
+///  - modified_glorot_normal: split [-2σ, 2σ] (σ = glorot_stddev) into fan_in equal segments and
+///    draw weight j from N(c·m_{j mod fan_in}, w²) around the midpoints m, segments in turn.
+///    Choice (SIMMERING.md §6 leaves it open): w = σ / fan_in (a narrow normal inside its
+///    segment) and the midpoints are scaled by c so that the layer's variance c²·Var(m) + w²
+///    equals σ²; with fan_in = 1 this is N(0, σ²).
+void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng);
+
+}  // namespace simmer::model

@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// Losses on network outputs (logits for the classification losses). SIMMERING.md §6.
+
+#include <memory>
+#include <string>
+
+#include "simmer/core/types.hpp"
+
+namespace simmer::model {
+
+enum class LossKind {
+  sse,   ///< Σ (p - t)² over all rows and outputs
+  mse,   ///< mean of (p - t)² over rows and outputs
+  cce,   ///< categorical cross-entropy of softmax(logits) vs one-hot targets, mean over rows
+  bce    ///< binary cross-entropy from logits vs 0/1 targets, mean over rows and outputs
+};
+
+LossKind parse_loss(const std::string& name);
+std::string to_string(LossKind k);
+
+/// Loss value, and its gradient with respect to the predictions written into `grad`
+/// (same shape as `pred`). Stable for large logits (log-sum-exp, softplus).
+double loss_value(LossKind k, ConstBatchView pred, ConstBatchView target);
+double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target,
+                               BatchView grad);
+
+}  // namespace simmer::model

@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// A feed-forward network: a stack of layers over ONE contiguous parameter vector. Layers see
+/// their slices through Eigen::Map views, so Adam, the integrator, MPI messages and HDF5 rows
+/// all work on the same flat buffer. Flattening convention: layer by layer, each layer's
+/// tensors in its own order (dense: kernel [fan_in][fan_out] row-major, then bias).
+
+#include <string>
+#include <vector>
+
+#include "simmer/model/layer.hpp"
+
+namespace simmer::model {
+
+/// Where one tensor lives in the flat parameter vector (what the archive's /model stores).
+struct TensorLayout {
+  std::string name;          ///< "layer<i>_<kind>/<tensor>", e.g. "layer0_dense/kernel"
+  Index offset = 0;
+  std::vector<Index> shape;
+};
+
+class Network {
+ public:
+  Network() = default;
+  explicit Network(std::vector<LayerPtr> layers);
+  Network(Network&&) noexcept = default;
+  Network& operator=(Network&&) noexcept = default;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  [[nodiscard]] Index input_size() const;
+  [[nodiscard]] Index output_size() const;
+  [[nodiscard]] Index parameter_count() const { return params_.size(); }
+  [[nodiscard]] const std::vector<LayerPtr>& layers() const { return layers_; }
+  [[nodiscard]] std::vector<TensorLayout> layout() const;
+
+  /// The flat parameter vector (read/write in place) and the gradient of the last backward().
+  Vector& parameters() { return params_; }
+  [[nodiscard]] const Vector& parameters() const { return params_; }
+  [[nodiscard]] const Vector& gradient() const { return grads_; }
+  Vector& gradient() { return grads_; }
+
+  /// Draw all parameters: weights by `scheme`, biases zero.
+  void initialize(Init scheme, Rng& rng);
+
+  /// Size buffers for batches of up to `rows` rows (forward grows them when needed, but the
+  /// hot loop should never pay for that: reserve the largest batch first).
+  void reserve(Index rows);
+  [[nodiscard]] Index capacity() const { return capacity_; }
+
+  /// Output for the batch `x` [rows][input_size]; valid until the next forward().
+  ConstBatchView forward(ConstBatchView x);
+
+  /// Parameter gradient given dL/d(output) of the last forward() on the same `x`; the result is
+  /// in gradient(). `grad_output` is used as scratch.
+  void backward(ConstBatchView x, BatchView grad_output);
+
+  /// Scratch of shape [rows][output_size] for dL/d(output), owned by the network.
+  BatchView output_gradient_buffer(Index rows);
+
+ private:
+  std::vector<LayerPtr> layers_;
+  Vector params_;
+  Vector grads_;
+  Index capacity_ = 0;
+  Index rows_ = 0;
+  std::vector<Matrix> activations_;  ///< outputs of each layer, [capacity][size]
+  std::vector<Matrix> deltas_;       ///< dL/d(output) of each layer
+};
+
+}  // namespace simmer::model

@@ -1,0 +1,50 @@
+#pragma once
+/// \file
+/// Adam with TensorFlow/Keras defaults. Options (what the user sets) are apart from the state
+/// (what a checkpoint saves), as in ensmallen.
+
+#include <cstdint>
+#include <functional>
+
+#include "simmer/core/rng.hpp"
+#include "simmer/core/types.hpp"
+#include "simmer/train/objective.hpp"
+
+namespace simmer::train {
+
+struct AdamOptions {
+  double learning_rate = 0.002;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-7;
+  std::int64_t epochs = 1000;
+  std::int64_t batch_size = 0;  ///< 0: full batch (one update per epoch)
+  /// Throws simmer::Error naming the option ("adam.lr" ...) and value when invalid.
+  void validate() const;
+};
+
+struct AdamState {
+  Vector m;                 ///< first moment
+  Vector v;                 ///< second moment
+  std::int64_t t = 0;       ///< updates taken
+  std::int64_t epoch = 0;   ///< epochs completed
+  Vector previous;          ///< the iterate before the last update (retrofit velocity)
+
+  /// Zero moments for `n` parameters.
+  static AdamState zeros(Index n);
+};
+
+/// One Adam update of x given ∇L(x); keeps the pre-update x in state.previous.
+/// Keras: α_t = lr √(1-β2^t) / (1-β1^t); x ← x - α_t m / (√v + ε).
+void adam_update(const AdamOptions& opt, AdamState& state, Vector& x, const Vector& grad);
+
+/// Per-epoch report: epoch (1-based), training loss of the last update's batch(es) (mean over
+/// the epoch's batches for mini-batching).
+using EpochCallback = std::function<void(std::int64_t epoch, double train_loss)>;
+
+/// Train `objective`'s network from its current parameters for opt.epochs - state.epoch epochs
+/// (so a restored state continues). Mini-batches are drawn by shuffling with `rng` each epoch.
+void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& objective, Rng& rng,
+                const EpochCallback& on_epoch = {});
+
+}  // namespace simmer::train

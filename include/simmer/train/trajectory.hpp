@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// One simmering trajectory: a network's parameters moving under the NHC integrator with a
+/// temperature schedule. Owns the phase state and the step counter; the parameters are the
+/// network's own vector.
+
+#include <cstdint>
+
+#include "simmer/train/nhc.hpp"
+#include "simmer/train/objective.hpp"
+#include "simmer/train/schedule.hpp"
+
+namespace simmer::train {
+
+enum class StartMode { retrofit, abinitio };
+
+StartMode parse_start_mode(const std::string& name);
+std::string to_string(StartMode m);
+
+/// What one step reports.
+struct StepRecord {
+  std::int64_t step = 0;      ///< 0-based index of the step just taken
+  double temperature = 0.0;   ///< T used during the step
+  double half_step_loss = 0;  ///< L at the half-step position (where the force was taken)
+};
+
+class Trajectory {
+ public:
+  /// `objective` supplies the loss over the training set; the start state comes from
+  /// NoseHooverChain::rest_start or retrofit_start.
+  Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
+             PhaseState start, std::int64_t first_step = 0);
+
+  /// Advance one step at T = schedule(step()).
+  StepRecord advance();
+
+  [[nodiscard]] std::int64_t step() const { return step_; }
+  [[nodiscard]] const PhaseState& phase() const { return phase_; }
+  [[nodiscard]] PhaseState& phase() { return phase_; }
+  [[nodiscard]] const NoseHooverChain& integrator() const { return nhc_; }
+  [[nodiscard]] const Vector& parameters() const { return objective_->network().parameters(); }
+  [[nodiscard]] double temperature_at(std::int64_t step) const { return schedule_(step); }
+
+ private:
+  NetworkObjective* objective_;
+  NoseHooverChain nhc_;
+  Schedule schedule_;
+  PhaseState phase_;
+  std::int64_t step_;
+};
+
+}  // namespace simmer::train

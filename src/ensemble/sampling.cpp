@@ -1,0 +1,51 @@
+#include "simmer/ensemble/sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::ensemble {
+
+void SamplingOptions::validate(std::int64_t steps) const {
+  if (window <= 0) throw option_error("ensemble.window", std::to_string(window), "must be > 0");
+  if (window > steps) {
+    throw option_error("ensemble.window", std::to_string(window),
+                       "is longer than the run (simmer.steps = " + std::to_string(steps) + ")");
+  }
+  if (stride <= 0) throw option_error("ensemble.stride", std::to_string(stride), "must be > 0");
+  if (count < 0 || count > window) {
+    throw option_error("ensemble.count", std::to_string(count),
+                       "must be in [0, window = " + std::to_string(window) + "]");
+  }
+  if (!(fraction >= 0.0 && fraction <= 1.0)) {
+    throw option_error("ensemble.fraction", std::to_string(fraction), "must be in [0, 1]");
+  }
+  if (count > 0 && fraction > 0.0) {
+    throw option_error("ensemble.fraction", std::to_string(fraction),
+                       "and ensemble.count are both set: give one");
+  }
+}
+
+std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt,
+                                              Rng& rng) {
+  opt.validate(steps);
+  const std::int64_t first = steps - opt.window;
+  std::int64_t random_count = opt.count;
+  if (opt.fraction > 0.0) {
+    random_count = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::llround(opt.fraction * static_cast<double>(opt.window))));
+  }
+  std::vector<std::int64_t> out;
+  if (random_count > 0) {
+    out = sample_without_replacement(opt.window, random_count, rng);
+    for (auto& s : out) s += first;
+    return out;
+  }
+  // Stride counted back from the last step, so the final state is always a member.
+  for (std::int64_t s = steps - 1; s >= first; s -= opt.stride) out.push_back(s);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace simmer::ensemble

@@ -1,0 +1,71 @@
+#include "simmer/model/initializer.hpp"
+
+#include <cmath>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::model {
+
+Init parse_init(const std::string& name) {
+  if (name == "glorot_normal") return Init::glorot_normal;
+  if (name == "glorot_uniform") return Init::glorot_uniform;
+  if (name == "modified_glorot_normal") return Init::modified_glorot_normal;
+  throw Error("unknown initializer '" + name +
+              "' (choices: glorot_normal, glorot_uniform, modified_glorot_normal)");
+}
+
+std::string to_string(Init init) {
+  switch (init) {
+    case Init::glorot_normal: return "glorot_normal";
+    case Init::glorot_uniform: return "glorot_uniform";
+    case Init::modified_glorot_normal: return "modified_glorot_normal";
+  }
+  return "?";
+}
+
+double glorot_stddev(Index fan_in, Index fan_out) {
+  return std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+}
+
+void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
+  const Index n = fan_in * fan_out;
+  const double sigma = glorot_stddev(fan_in, fan_out);
+  switch (scheme) {
+    case Init::glorot_normal: {
+      // TensorFlow: truncated normal at 2 standard deviations of a normal whose scale is
+      // stretched by 1/0.87962566 (the std of a unit normal truncated at ±2).
+      const double s = sigma / 0.87962566103423978;
+      for (Index i = 0; i < n; ++i) {
+        double z = 0.0;
+        do {
+          z = rng.normal();
+        } while (std::abs(z) > 2.0);
+        weights[i] = s * z;
+      }
+      break;
+    }
+    case Init::glorot_uniform: {
+      const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+      for (Index i = 0; i < n; ++i) weights[i] = rng.uniform(-limit, limit);
+      break;
+    }
+    case Init::modified_glorot_normal: {
+      const auto segments = static_cast<double>(fan_in);
+      const double seg_width = 4.0 * sigma / segments;
+      const double width = sigma / segments;
+      // Variance of the midpoints, uniform over the segments: Δ² (n² - 1) / 12.
+      const double var_mid = seg_width * seg_width * (segments * segments - 1.0) / 12.0;
+      const double contraction =
+          var_mid > 0.0 ? std::sqrt((sigma * sigma - width * width) / var_mid) : 0.0;
+      for (Index i = 0; i < n; ++i) {
+        const auto j = static_cast<double>(i % fan_in);
+        const double midpoint = -2.0 * sigma + (j + 0.5) * seg_width;
+        const double w = fan_in == 1 ? sigma : width;
+        weights[i] = contraction * midpoint + w * rng.normal();
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace simmer::model

@@ -1,0 +1,99 @@
+#include "simmer/model/network.hpp"
+
+#include <utility>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::model {
+
+Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
+  if (layers_.empty()) throw Error("network: no layers");
+  Index total = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (i > 0 && layers_[i]->input_size() != layers_[i - 1]->output_size()) {
+      throw Error("network: layer " + std::to_string(i) + " (" + layers_[i]->kind() +
+                  ") takes " + std::to_string(layers_[i]->input_size()) +
+                  " inputs but the layer before gives " +
+                  std::to_string(layers_[i - 1]->output_size()));
+    }
+    total += layers_[i]->parameter_count();
+  }
+  params_ = Vector::Zero(total);
+  grads_ = Vector::Zero(total);
+  Index offset = 0;
+  for (auto& layer : layers_) {
+    layer->bind(params_.data() + offset, grads_.data() + offset);
+    offset += layer->parameter_count();
+  }
+  activations_.resize(layers_.size());
+  deltas_.resize(layers_.size());
+}
+
+Index Network::input_size() const { return layers_.front()->input_size(); }
+Index Network::output_size() const { return layers_.back()->output_size(); }
+
+std::vector<TensorLayout> Network::layout() const {
+  std::vector<TensorLayout> out;
+  Index offset = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    for (const auto& t : layers_[i]->tensors()) {
+      out.push_back({"layer" + std::to_string(i) + "_" + layers_[i]->kind() + "/" + t.name, offset,
+                     t.shape});
+      offset += t.size();
+    }
+  }
+  return out;
+}
+
+void Network::initialize(Init scheme, Rng& rng) {
+  Index offset = 0;
+  for (auto& layer : layers_) {
+    layer->initialize(params_.data() + offset, scheme, rng);
+    offset += layer->parameter_count();
+  }
+}
+
+void Network::reserve(Index rows) {
+  if (rows <= capacity_) return;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    activations_[i].resize(rows, layers_[i]->output_size());
+    deltas_[i].resize(rows, layers_[i]->output_size());
+    layers_[i]->reserve(rows);
+  }
+  capacity_ = rows;
+}
+
+ConstBatchView Network::forward(ConstBatchView x) {
+  if (x.cols() != input_size()) {
+    throw Error("network: input has " + std::to_string(x.cols()) + " columns, the network takes " +
+                std::to_string(input_size()));
+  }
+  rows_ = x.rows();
+  reserve(rows_);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    ConstBatchView in = i == 0 ? x : top_rows(std::as_const(activations_[i - 1]), rows_);
+    layers_[i]->forward(in, top_rows(activations_[i], rows_));
+  }
+  return top_rows(std::as_const(activations_.back()), rows_);
+}
+
+BatchView Network::output_gradient_buffer(Index rows) {
+  reserve(rows);
+  return top_rows(deltas_.back(), rows);
+}
+
+void Network::backward(ConstBatchView x, BatchView grad_output) {
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    ConstBatchView in = i == 0 ? x : top_rows(std::as_const(activations_[i - 1]), rows_);
+    ConstBatchView out = top_rows(std::as_const(activations_[i]), rows_);
+    BatchView grad_out = i + 1 == layers_.size() ? grad_output : top_rows(deltas_[i], rows_);
+    if (i == 0) {
+      layers_[i]->backward(in, out, grad_out, nullptr);
+    } else {
+      BatchView grad_in = top_rows(deltas_[i - 1], rows_);
+      layers_[i]->backward(in, out, grad_out, &grad_in);
+    }
+  }
+}
+
+}  // namespace simmer::model

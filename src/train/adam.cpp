@@ -1,0 +1,76 @@
+#include "simmer/train/adam.hpp"
+
+#include <cmath>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::train {
+
+void AdamOptions::validate() const {
+  if (!(learning_rate > 0.0) || !std::isfinite(learning_rate)) {
+    throw option_error("adam.lr", std::to_string(learning_rate), "must be a positive number");
+  }
+  if (!(beta1 >= 0.0 && beta1 < 1.0)) {
+    throw option_error("adam.beta1", std::to_string(beta1), "must be in [0, 1)");
+  }
+  if (!(beta2 >= 0.0 && beta2 < 1.0)) {
+    throw option_error("adam.beta2", std::to_string(beta2), "must be in [0, 1)");
+  }
+  if (!(epsilon > 0.0)) throw option_error("adam.epsilon", std::to_string(epsilon), "must be > 0");
+  if (epochs < 0) throw option_error("adam.epochs", std::to_string(epochs), "must be >= 0");
+  if (batch_size < 0) {
+    throw option_error("adam.batch", std::to_string(batch_size), "must be >= 0 (0: full batch)");
+  }
+}
+
+AdamState AdamState::zeros(Index n) {
+  AdamState s;
+  s.m = Vector::Zero(n);
+  s.v = Vector::Zero(n);
+  s.previous = Vector::Zero(n);
+  return s;
+}
+
+void adam_update(const AdamOptions& opt, AdamState& state, Vector& x, const Vector& grad) {
+  state.t += 1;
+  const auto t = static_cast<double>(state.t);
+  const double alpha = opt.learning_rate * std::sqrt(1.0 - std::pow(opt.beta2, t)) /
+                       (1.0 - std::pow(opt.beta1, t));
+  state.previous = x;
+  state.m = opt.beta1 * state.m + (1.0 - opt.beta1) * grad;
+  state.v = opt.beta2 * state.v + (1.0 - opt.beta2) * grad.cwiseAbs2();
+  x.array() -= alpha * state.m.array() / (state.v.array().sqrt() + opt.epsilon);
+}
+
+void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& objective, Rng& rng,
+                const EpochCallback& on_epoch) {
+  auto& net = objective.network();
+  Vector& x = net.parameters();
+  Vector& grad = net.gradient();
+  if (state.m.size() != x.size()) state = AdamState::zeros(x.size());
+  const std::int64_t rows = objective.rows();
+  const bool full_batch = opt.batch_size == 0 || opt.batch_size >= rows;
+  std::vector<std::int64_t> batch;
+  for (; state.epoch < opt.epochs;) {
+    double loss = 0.0;
+    if (full_batch) {
+      loss = objective.evaluate_with_gradient(x, grad);
+      adam_update(opt, state, x, grad);
+    } else {
+      const auto order = permutation(rows, rng);
+      std::int64_t batches = 0;
+      for (std::int64_t start = 0; start < rows; start += opt.batch_size) {
+        const std::int64_t end = std::min(rows, start + opt.batch_size);
+        batch.assign(order.begin() + start, order.begin() + end);
+        loss += objective.evaluate_batch_with_gradient(batch);
+        adam_update(opt, state, x, grad);
+        ++batches;
+      }
+      loss /= static_cast<double>(batches);
+    }
+    state.epoch += 1;
+    if (on_epoch) on_epoch(state.epoch, loss);
+  }
+}
+
+}  // namespace simmer::train

@@ -1,0 +1,118 @@
+#include "simmer/train/nhc.hpp"
+
+#include <cmath>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::train {
+
+void NhcOptions::validate() const {
+  if (!(time_step > 0.0) || !std::isfinite(time_step)) {
+    throw option_error("simmer.time_step", std::to_string(time_step), "must be > 0");
+  }
+  if (chain_length < 1) {
+    throw option_error("simmer.chain_length", std::to_string(chain_length), "must be >= 1");
+  }
+  if (!masses.empty() && masses.size() != static_cast<std::size_t>(chain_length)) {
+    throw option_error("simmer.masses", std::to_string(masses.size()) + " values",
+                       "needs one mass per chain link (" + std::to_string(chain_length) + ")");
+  }
+  for (const double q : masses) {
+    if (!(q > 0.0) || !std::isfinite(q)) {
+      throw option_error("simmer.masses", std::to_string(q), "every mass must be > 0");
+    }
+  }
+}
+
+NhcState NhcState::zeros(int chain_length) {
+  return {Vector::Zero(chain_length), Vector::Zero(chain_length)};
+}
+
+NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_count)
+    : options_(options), n_(parameter_count) {
+  options_.validate();
+  mass_ = options_.masses.empty()
+              ? Vector::Ones(options_.chain_length)
+              : Eigen::Map<const Vector>(options_.masses.data(), options_.chain_length).eval();
+  dof_ = static_cast<double>(parameter_count) - options_.dof_offset;
+  if (!(dof_ > 0.0)) {
+    throw option_error("simmer.dof_offset", std::to_string(options_.dof_offset),
+                       "leaves no degrees of freedom for " + std::to_string(parameter_count) +
+                           " parameters");
+  }
+}
+
+double NoseHooverChain::chain_force(const PhaseState& p, int k, double temperature) const {
+  const auto i = static_cast<Index>(k - 1);
+  if (k == 1) return (p.kinetic - dof_ * temperature) / mass_(0);
+  return (mass_(i - 1) * p.chain.w(i - 1) * p.chain.w(i - 1) - temperature) / mass_(i);
+}
+
+double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objective& objective,
+                             Vector& grad) const {
+  const double h = options_.time_step;
+  const int nc = options_.chain_length;
+  Vector& s = p.chain.s;
+  Vector& w = p.chain.w;
+  // w_{k+1} for 1-based k, with w_{N_c+1} = 0.
+  const auto next_w = [&](int k) { return k < nc ? w(k) : 0.0; };
+  const auto odd_half_kick = [&]() {
+    for (int k = 1; k <= nc; k += 2) {
+      const double wn = next_w(k);
+      const auto i = static_cast<Index>(k - 1);
+      w(i) = w(i) * std::exp(-0.5 * h * wn) +
+             0.5 * h * chain_force(p, k, temperature) * std::exp(-0.25 * h * wn);
+    }
+  };
+  const auto even_drift_half = [&]() {
+    for (int k = 2; k <= nc; k += 2) s(k - 1) += 0.5 * h * w(k - 1);
+  };
+
+  x.noalias() += (0.5 * h) * p.v;                          // 1
+  even_drift_half();                                        // 2
+  odd_half_kick();                                          // 3 (G_k from the state at t)
+  const double loss = objective.evaluate_with_gradient(x, grad);  // 4
+  const double decay = std::exp(-h * w(0));
+  const double kick = h * std::exp(-0.5 * h * w(0));
+  p.v = decay * p.v - kick * grad;
+  p.kinetic = p.v.squaredNorm();
+  for (int k = 1; k <= nc; k += 2) s(k - 1) += h * w(k - 1);  // 5
+  for (int k = 2; k <= nc; k += 2) {                           // 6 (G_k from odd w of 3)
+    const double wn = next_w(k);
+    const auto i = static_cast<Index>(k - 1);
+    w(i) = w(i) * std::exp(-h * wn) + h * chain_force(p, k, temperature) * std::exp(-0.5 * h * wn);
+  }
+  x.noalias() += (0.5 * h) * p.v;  // 7
+  even_drift_half();               // 8
+  odd_half_kick();                 // 9 (G_1 from the new v, G_k≥3 from the new even w)
+  return loss;
+}
+
+double NoseHooverChain::kinetic_temperature(const PhaseState& p) const { return p.kinetic / dof_; }
+
+double NoseHooverChain::extended_energy(const PhaseState& p, double loss,
+                                        double temperature) const {
+  double chain_kinetic = 0.0;
+  for (Index k = 0; k < mass_.size(); ++k) chain_kinetic += 0.5 * mass_(k) * p.chain.w(k) * p.chain.w(k);
+  double chain_potential = dof_ * temperature * p.chain.s(0);
+  for (Index k = 1; k < p.chain.s.size(); ++k) chain_potential += temperature * p.chain.s(k);
+  return 0.5 * p.kinetic + loss + chain_kinetic + chain_potential;
+}
+
+PhaseState NoseHooverChain::rest_start() const {
+  PhaseState p;
+  p.v = Vector::Zero(n_);
+  p.chain = NhcState::zeros(options_.chain_length);
+  p.kinetic = 0.0;
+  return p;
+}
+
+PhaseState NoseHooverChain::retrofit_start(const Vector& x_last, const Vector& x_previous) const {
+  PhaseState p;
+  p.v = (x_last - x_previous) / options_.time_step;
+  p.chain = NhcState::zeros(options_.chain_length);
+  p.kinetic = p.v.squaredNorm();
+  return p;
+}
+
+}  // namespace simmer::train

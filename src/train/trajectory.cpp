@@ -1,0 +1,31 @@
+#include "simmer/train/trajectory.hpp"
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::train {
+
+StartMode parse_start_mode(const std::string& name) {
+  if (name == "retrofit") return StartMode::retrofit;
+  if (name == "abinitio" || name == "ab_initio") return StartMode::abinitio;
+  throw Error("unknown mode '" + name + "' (choices: retrofit, abinitio)");
+}
+
+std::string to_string(StartMode m) { return m == StartMode::retrofit ? "retrofit" : "abinitio"; }
+
+Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
+                       PhaseState start, std::int64_t first_step)
+    : objective_(&objective), nhc_(nhc, objective.parameter_count()),
+      schedule_(std::move(schedule)), phase_(std::move(start)), step_(first_step) {
+  if (phase_.v.size() != objective.parameter_count()) {
+    throw Error("trajectory: start velocity has the wrong size");
+  }
+}
+
+StepRecord Trajectory::advance() {
+  auto& net = objective_->network();
+  const double temperature = schedule_(step_);
+  const double loss = nhc_.step(net.parameters(), phase_, temperature, *objective_, net.gradient());
+  return {step_++, temperature, loss};
+}
+
+}  // namespace simmer::train

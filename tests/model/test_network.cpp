@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+
+#include "simmer/core/error.hpp"
+#include "simmer/model/architecture.hpp"
+#include "simmer/model/initializer.hpp"
+
+using namespace simmer;
+using namespace simmer::model;
+
+TEST_CASE("architecture string builds the layer stack and the flat layout", "[network]") {
+  Network net = build_network({"2-100-50-50-3", Activation::tanh, Activation::linear});
+  CHECK(net.input_size() == 2);
+  CHECK(net.output_size() == 3);
+  CHECK(net.parameter_count() == 2 * 100 + 100 + 100 * 50 + 50 + 50 * 50 + 50 + 50 * 3 + 3);
+  const auto layout = net.layout();
+  REQUIRE(layout.size() == 8);
+  CHECK(layout[0].name == "layer0_dense/kernel");
+  CHECK(layout[0].offset == 0);
+  CHECK(layout[0].shape == std::vector<Index>{2, 100});
+  CHECK(layout[1].name == "layer0_dense/bias");
+  CHECK(layout[1].offset == 200);
+  CHECK(layout[2].name == "layer2_dense/kernel");
+  CHECK(layout[2].offset == 300);
+  CHECK(layout[7].offset == net.parameter_count() - 3);
+}
+
+TEST_CASE("flattening convention: W [fan_in][fan_out] row-major, then b; y = x W + b",
+          "[network]") {
+  Network net = build_network({"2-3", Activation::tanh, Activation::linear});
+  // W = [[1,2,3],[4,5,6]], b = [0.5, -1, 2]
+  net.parameters() << 1, 2, 3, 4, 5, 6, 0.5, -1, 2;
+  Matrix x(1, 2);
+  x << 1.0, 10.0;
+  const auto y = net.forward(view(x));
+  CHECK(y(0, 0) == Approx(1 + 40 + 0.5));
+  CHECK(y(0, 1) == Approx(2 + 50 - 1));
+  CHECK(y(0, 2) == Approx(3 + 60 + 2));
+}
+
+TEST_CASE("bad architecture strings name the text", "[network]") {
+  CHECK_THROWS_WITH(parse_widths("2-x-3"), Catch::Contains("'2-x-3'") && Catch::Contains("'x'"));
+  CHECK_THROWS_WITH(parse_widths("4"), Catch::Contains("at least"));
+  CHECK_THROWS_WITH(parse_widths("3-0-1"), Catch::Contains("'0'"));
+  CHECK_THROWS_AS(parse_activation("swish"), Error);
+  CHECK_THROWS_AS(parse_init("he_normal"), Error);
+}
+
+TEST_CASE("initialisers have the documented statistics", "[init]") {
+  const Index fan_in = 200;
+  const Index fan_out = 300;
+  const Index n = fan_in * fan_out;
+  std::vector<double> w(static_cast<std::size_t>(n));
+  const double sigma = glorot_stddev(fan_in, fan_out);
+  const auto stats = [&](Init scheme) {
+    Rng rng(99);
+    fill_weights(w.data(), fan_in, fan_out, scheme, rng);
+    const Eigen::Map<const Eigen::ArrayXd> a(w.data(), n);
+    const double mean = a.mean();
+    const double sd = std::sqrt((a - mean).square().mean());
+    return std::tuple{mean, sd, a.abs().maxCoeff()};
+  };
+  INFO("seed 99");
+  {
+    const auto [mean, sd, amax] = stats(Init::glorot_normal);
+    CHECK(std::abs(mean) < 0.01 * sigma);
+    CHECK(sd == Approx(sigma).epsilon(0.01));
+    CHECK(amax <= 2.0 * sigma / 0.87962566103423978 + 1e-15);  // truncated at 2 s
+  }
+  {
+    const auto [mean, sd, amax] = stats(Init::glorot_uniform);
+    const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+    CHECK(std::abs(mean) < 0.01 * sigma);
+    CHECK(sd == Approx(limit / std::sqrt(3.0)).epsilon(0.01));
+    CHECK(amax <= limit);
+  }
+  {
+    const auto [mean, sd, amax] = stats(Init::modified_glorot_normal);
+    CHECK(std::abs(mean) < 0.01 * sigma);
+    CHECK(sd == Approx(sigma).epsilon(0.01));
+    (void)amax;
+  }
+}
+
+TEST_CASE("initialisation is seeded and biases are zero", "[init]") {
+  Network a = build_network({"3-8-2", Activation::relu, Activation::linear});
+  Network b = build_network({"3-8-2", Activation::relu, Activation::linear});
+  Rng ra(7), rb(7);
+  a.initialize(Init::glorot_normal, ra);
+  b.initialize(Init::glorot_normal, rb);
+  CHECK(a.parameters() == b.parameters());
+  CHECK(a.parameters().segment(24, 8).isZero());
+  CHECK(a.parameters().tail(2).isZero());
+}
