@@ -305,8 +305,8 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
     d.class_names = sorted_classes(labels);
     if (d.class_names.size() < 2) {
       throw Error(path + ": " + column_label(target_column.name, target_column.index) +
-                  ": only one class ('" + d.class_names.front() + "') in " +
-                  std::to_string(rows) + " rows; classification needs at least two");
+                  ": only one class ('" + d.class_names.front() + "') in " + std::to_string(rows) +
+                  " rows; classification needs at least two");
     }
     std::map<std::string, std::int64_t> class_index;
     for (std::size_t k = 0; k < d.class_names.size(); ++k) {

@@ -26,8 +26,7 @@ Split split_by_count(std::int64_t rows, std::int64_t n_train, std::int64_t n_tes
 
 Split split_by_fraction(std::int64_t rows, double train_fraction, Rng& rng) {
   if (!(train_fraction > 0.0 && train_fraction < 1.0)) {
-    throw Error("split: train fraction " + std::to_string(train_fraction) +
-                " must be in (0, 1)");
+    throw Error("split: train fraction " + std::to_string(train_fraction) + " must be in (0, 1)");
   }
   const std::int64_t n_train = std::llround(train_fraction * static_cast<double>(rows));
   const std::int64_t n_test = rows - n_train;

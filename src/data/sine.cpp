@@ -15,8 +15,8 @@ Dataset make_noisy_sine(const SineSpec& spec, Rng& rng) {
     throw Error("sine: points = " + std::to_string(spec.points) + ": need at least 2");
   }
   if (!(std::isfinite(spec.x_min) && std::isfinite(spec.x_max) && spec.x_min < spec.x_max)) {
-    throw Error("sine: x range [" + std::to_string(spec.x_min) + ", " +
-                std::to_string(spec.x_max) + "]: need finite x_min < x_max");
+    throw Error("sine: x range [" + std::to_string(spec.x_min) + ", " + std::to_string(spec.x_max) +
+                "]: need finite x_min < x_max");
   }
   if (!(std::isfinite(spec.noise) && spec.noise >= 0.0)) {
     throw Error("sine: noise = " + std::to_string(spec.noise) + ": must be finite and >= 0");

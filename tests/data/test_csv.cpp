@@ -30,8 +30,8 @@ class TempDir {
   TempDir() {
     static std::atomic<int> counter{0};
     std::random_device entropy;
-    path_ = fs::temp_directory_path() / ("simmer_test_csv_" + std::to_string(entropy()) + "_" +
-                                         std::to_string(counter++));
+    path_ = fs::temp_directory_path() /
+            ("simmer_test_csv_" + std::to_string(entropy()) + "_" + std::to_string(counter++));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -141,7 +141,7 @@ TEST_CASE("read_csv reads auto-mpg and drops rows with missing values", "[data][
   }
 
   SECTION("six features -> mpg: 392 rows remain, as SIMMERING.md says") {
-    const std::vector<std::string> six = {"cylinders", "weight",       "horsepower",
+    const std::vector<std::string> six = {"cylinders",    "weight",       "horsepower",
                                           "displacement", "acceleration", "model_year"};
     CsvReport report;
     const auto d = read_csv(regression(path, six, "mpg"), &report);
@@ -290,12 +290,10 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
   SECTION("ragged row: expected vs found") {
     const auto path = dir.write("ragged.csv", "a,b,c\n1,2,3\n\n4,5\n");
     REQUIRE_THROWS_WITH(read_csv(regression(path, {"a"}, "b")),
-                        Contains("ragged.csv:4:") && Contains("expected 3") &&
-                            Contains("found 2"));
+                        Contains("ragged.csv:4:") && Contains("expected 3") && Contains("found 2"));
     const auto extra = dir.write("extra.csv", "a,b\n1,2,\n");
     REQUIRE_THROWS_WITH(read_csv(regression(extra, {"a"}, "b")),
-                        Contains("extra.csv:2:") && Contains("expected 2") &&
-                            Contains("found 3"));
+                        Contains("extra.csv:2:") && Contains("expected 2") && Contains("found 3"));
   }
 
   SECTION("not a number, with the exact message format") {
@@ -303,9 +301,8 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
                                 "sepal_length,sepal_width,species\n"
                                 "5.1,3.5,a\n"
                                 "4.9,abc,b\n");
-    REQUIRE_THROWS_WITH(
-        read_csv(classification(path, {"sepal_length", "sepal_width"}, "species")),
-        Contains("iris.csv:3: column 'sepal_width' (2): 'abc' is not a number"));
+    REQUIRE_THROWS_WITH(read_csv(classification(path, {"sepal_length", "sepal_width"}, "species")),
+                        Contains("iris.csv:3: column 'sepal_width' (2): 'abc' is not a number"));
   }
 
   SECTION("partly numeric, NaN, infinite and out-of-range values") {
@@ -315,8 +312,8 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
                             Contains("'3x'") && Contains("not a number"));
     const auto nan = dir.write("nan.csv", "a,b\n1,2\n3,nan\n");
     REQUIRE_THROWS_WITH(read_csv(regression(nan, {"a"}, "b")),
-                        Contains("nan.csv:3:") && Contains("column 'b' (2)") &&
-                            Contains("'nan'") && Contains("not a finite number"));
+                        Contains("nan.csv:3:") && Contains("column 'b' (2)") && Contains("'nan'") &&
+                            Contains("not a finite number"));
     const auto inf = dir.write("inf.csv", "a,b\n-inf,2\n");
     REQUIRE_THROWS_WITH(read_csv(regression(inf, {"a"}, "b")),
                         Contains("inf.csv:2:") && Contains("'-inf'") && Contains("finite"));

@@ -83,10 +83,8 @@ TEST_CASE("split_by_fraction: rounded training count, both parts non-empty", "[d
   REQUIRE_THROWS_WITH(split_by_fraction(10, 0.0, rng), Contains("(0, 1)"));
   REQUIRE_THROWS_WITH(split_by_fraction(10, 1.0, rng), Contains("(0, 1)"));
   REQUIRE_THROWS_WITH(split_by_fraction(10, std::nan(""), rng), Contains("(0, 1)"));
-  REQUIRE_THROWS_WITH(split_by_fraction(10, 0.01, rng),
-                      Contains("0 train") && Contains("10 test"));
-  REQUIRE_THROWS_WITH(split_by_fraction(10, 0.99, rng),
-                      Contains("10 train") && Contains("0 test"));
+  REQUIRE_THROWS_WITH(split_by_fraction(10, 0.01, rng), Contains("0 train") && Contains("10 test"));
+  REQUIRE_THROWS_WITH(split_by_fraction(10, 0.99, rng), Contains("10 train") && Contains("0 test"));
 }
 
 TEST_CASE("subset keeps rows in the given order with names and classes", "[data][subset]") {

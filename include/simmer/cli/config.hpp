@@ -1,0 +1,116 @@
+#pragma once
+/// \file
+/// The run configuration: plain option structs, one per INI section. Only src/cli sees
+/// Boost.Program_options; everything below works with these structs.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simmer::cli {
+
+struct DataConfig {
+  std::string source = "sine";          ///< csv | sine
+  std::string path;                     ///< csv: file (relative paths are relative to the cwd)
+  std::vector<std::string> features;    ///< csv: feature column names
+  std::string target;                   ///< csv: target column name
+  std::string task = "regression";      ///< classification | regression
+  std::int64_t train = 65;              ///< training rows (0: use train_fraction)
+  std::int64_t test = 36;               ///< test rows (0 with train = 0: the rest)
+  double train_fraction = 0.0;          ///< used when train = 0
+  std::uint64_t split_seed = 1;         ///< the split (and the sine noise) shared by all trajectories
+  std::int64_t sine_points = 101;
+  double sine_noise = 0.1;
+};
+
+struct ModelConfig {
+  std::string architecture = "1-20-20-1";
+  std::string activation = "tanh";
+  std::string output = "linear";
+  std::string loss = "sse";             ///< sse | mse | cce | bce
+  std::string init = "glorot_normal";   ///< glorot_normal | glorot_uniform | modified_glorot_normal
+};
+
+struct AdamConfig {
+  std::int64_t epochs = 2000;
+  double lr = 0.002;
+  std::int64_t batch = 0;               ///< 0: full batch
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-7;
+};
+
+struct SimmerConfig {
+  std::string mode = "retrofit";        ///< retrofit | abinitio
+  double time_step = 0.002;
+  std::int64_t steps = 10000;
+  double T_initial = 0.0;
+  double T_target = 0.05;
+  double dT = 0.01;
+  std::int64_t every = 1000;
+  int chain_length = 3;
+  std::vector<double> masses;           ///< empty: all 1
+  double dof_offset = 0.0;
+};
+
+struct EnsembleConfig {
+  std::int64_t window = 3000;
+  std::int64_t stride = 1;
+  std::int64_t count = 0;
+  double fraction = 0.0;
+  std::int64_t store_every = 1;         ///< store every k-th member in /posterior (aggregation uses all)
+  std::string points;                   ///< optional CSV of extra evaluation inputs (feature columns)
+  std::vector<std::int64_t> track;      ///< test-set row indices whose member predictions are kept
+};
+
+struct RunConfig_ {
+  std::int64_t trajectories = 0;        ///< 0: one per MPI rank
+  std::uint64_t seed = 1;               ///< initialisation seeds derive from (seed, trajectory)
+  std::int64_t gather_interval = 1000;  ///< steps between gathers to rank 0 (and archive writes)
+  std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
+  std::string output = "simmer_run.h5";
+  double progress_seconds = 10.0;       ///< min seconds between progress lines when not a tty
+};
+
+struct Config {
+  DataConfig data;
+  ModelConfig model;
+  AdamConfig adam;
+  SimmerConfig simmer;
+  EnsembleConfig ensemble;
+  RunConfig_ run;
+};
+
+/// What the command line asked for besides the configuration.
+struct Invocation {
+  Config config;
+  std::string config_path;   ///< --config FILE (may be empty: defaults + overrides)
+  bool overwrite = false;    ///< --overwrite
+  bool help = false;         ///< --help was given: `help_text` holds the text to print
+  std::string help_text;
+  std::string command_line;  ///< argv joined with spaces (for provenance)
+};
+
+/// Parse argv: `--config FILE`, `--section.key value` overrides (the command line wins over the
+/// file), `--output PATH` (= --run.output), `--overwrite`, `--help`. Throws simmer::Error with a
+/// message that names the file and line (for INI problems), the key and the value.
+Invocation parse_command_line(int argc, const char* const* argv);
+
+/// Parse INI text (sections `[name]`, `key = value`, `#` or `;` comments) into `config`, with
+/// `origin` (a file name) used in messages.
+void apply_ini(const std::string& text, const std::string& origin, Config& config);
+
+/// Checks every value that can be checked without the data. `world_size` is the number of MPI
+/// ranks (run.trajectories = 0 becomes world_size in the returned copy). Throws simmer::Error
+/// naming the key ("simmer.time_step") and the value.
+Config validated(const Config& config, int world_size);
+
+/// The full effective configuration as INI text (every key, with its value), which
+/// apply_ini reads back to an equal Config.
+std::string to_ini(const Config& config);
+
+/// Help text: every key grouped by section, with default and meaning.
+std::string help_text();
+
+}  // namespace simmer::cli
