@@ -30,6 +30,29 @@ void MeanAccumulator::restore(std::int64_t members, Matrix mean, Matrix m2) {
   delta_.resize(mean_.rows(), mean_.cols());
 }
 
+void MeanAccumulator::merge(std::int64_t members, const Matrix& mean, const Matrix& m2) {
+  if (members == 0) return;
+  if (members_ == 0) {
+    members_ = members;
+    mean_ = mean;
+    m2_ = m2;
+    return;
+  }
+  const auto na = static_cast<double>(members_);
+  const auto nb = static_cast<double>(members);
+  const double n = na + nb;
+  delta_ = mean - mean_;
+  m2_ += m2 + delta_.cwiseAbs2() * (na * nb / n);
+  mean_ += delta_ * (nb / n);
+  members_ += members;
+}
+
+void MeanAccumulator::clear() {
+  members_ = 0;
+  mean_.setZero();
+  m2_.setZero();
+}
+
 VoteAccumulator::VoteAccumulator(Index points, Index classes)
     : votes_(Votes::Zero(points, classes)) {}
 

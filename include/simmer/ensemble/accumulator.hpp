@@ -24,6 +24,11 @@ class MeanAccumulator {
   /// Raw state, for checkpoints and archives: mean and Σ (p - mean)².
   [[nodiscard]] const Matrix& m2() const { return m2_; }
   void restore(std::int64_t members, Matrix mean, Matrix m2);
+  /// Combine with another accumulator's state (Chan et al.); merging per-trajectory partials in
+  /// a fixed order gives the same bits however trajectories were spread over ranks.
+  void merge(std::int64_t members, const Matrix& mean, const Matrix& m2);
+  /// Forget all members (keeps the shape).
+  void clear();
 
  private:
   std::int64_t members_ = 0;

@@ -1,0 +1,116 @@
+#pragma once
+/// \file
+/// A thin RAII layer over parallel HDF5 (the C API), HighFive-style: every handle closes
+/// itself, the file is opened with MPI-IO, every raw transfer is collective, and the writer
+/// counts how many transfers HDF5 really performed collectively (a test asserts it).
+///
+/// Parallel HDF5 rule (../shared/docs/ARCHIVE-NOTES.md): every call that creates or changes
+/// metadata is made by all ranks with the same arguments. Raw data: each rank selects its own
+/// rows; a rank with nothing to write selects none. Groups and the file track link creation
+/// order, which netCDF (and so xarray) needs.
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace simmer::io {
+
+/// Owns one hid_t and closes it with the matching H5*close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer);
+  ~Handle();
+  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  [[nodiscard]] hid_t id() const { return id_; }
+  [[nodiscard]] bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+/// One block of rows a rank owns in a dataset whose first axis is the chain: the hyperslab
+/// [chain, first .. first+count) along axis 1 (all of the remaining axes).
+struct RowBlock {
+  std::int64_t chain = 0;
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+
+enum class Type { f64, f32, i64 };
+
+class ParallelFile {
+ public:
+  /// Collective. Creates (truncates) `path`. Throws simmer::Error naming the path.
+  static ParallelFile create(const std::string& path, MPI_Comm comm);
+  /// Collective. Opens an existing file read-only.
+  static ParallelFile open_read(const std::string& path, MPI_Comm comm);
+
+  /// Collective: flushes and closes.
+  void close();
+  [[nodiscard]] hid_t id() const { return file_.id(); }
+  [[nodiscard]] int rank() const { return rank_; }
+
+  /// Collective. Creates a group (and missing parents) with creation order tracked.
+  void create_group(const std::string& path);
+
+  /// Collective. A dataset of `dims` (chunked by `chunk` when non-empty).
+  void create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
+                      const std::vector<std::int64_t>& chunk = {});
+
+  /// Collective. Writes the whole dataset from rank 0's buffer (other ranks pass anything;
+  /// their selection is empty). For small, replicated data: /data, /model, /ensemble.
+  void write_from_root(const std::string& path, const void* data, Type type);
+
+  /// Collective. Creates and writes a dataset in one go (same data on all ranks; rank 0 writes).
+  void put(const std::string& path, const std::vector<double>& data,
+           const std::vector<std::int64_t>& dims);
+  void put(const std::string& path, const std::vector<std::int64_t>& data,
+           const std::vector<std::int64_t>& dims);
+  /// Fixed-length string array (parallel HDF5 cannot write variable-length data).
+  void put_strings(const std::string& path, const std::vector<std::string>& values);
+
+  /// Collective. Each rank writes its `blocks` (sorted by chain) from `data`, which holds the
+  /// blocks' rows back to back in that order (each row = product of dims[2:] values).
+  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
+                  Type type);
+
+  /// Collective attributes on an object (group or dataset path; "/" for the root).
+  void attribute(const std::string& object, const std::string& name, const std::string& value);
+  void attribute(const std::string& object, const std::string& name, std::int64_t value);
+  void attribute(const std::string& object, const std::string& name, double value);
+
+  /// Collective. Makes `scale_path` (1-D) a dimension scale named `dim_name` and attaches it to
+  /// axis `axis` of each dataset in `datasets`.
+  void attach_scale(const std::string& scale_path, const std::string& dim_name,
+                    const std::vector<std::pair<std::string, unsigned>>& datasets);
+
+  /// Collective flush to disk (what a run does after each gather).
+  void flush();
+
+  /// Raw transfers made, and how many of them HDF5 reports as collective.
+  [[nodiscard]] std::int64_t transfers() const { return transfers_; }
+  [[nodiscard]] std::int64_t collective_transfers() const { return collective_; }
+
+ private:
+  ParallelFile() = default;
+  void transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data);
+  Handle file_;
+  Handle dxpl_;  ///< collective transfer property list
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  std::string path_;
+  std::int64_t transfers_ = 0;
+  std::int64_t collective_ = 0;
+};
+
+}  // namespace simmer::io

@@ -1,0 +1,804 @@
+#include "simmer/cli/config.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <type_traits>
+
+#include "simmer/core/error.hpp"
+#include "simmer/core/types.hpp"
+#include "simmer/ensemble/sampling.hpp"
+#include "simmer/model/architecture.hpp"
+#include "simmer/train/nhc.hpp"
+#include "simmer/train/schedule.hpp"
+
+namespace simmer::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+// ---------------------------------------------------------------------------------------------
+// Text <-> value conversion. One set of parsers serves the INI reader and the command line, so
+// both accept exactly the same spellings.
+
+/// Why a value did not convert ("not an integer"); callers add where it came from.
+class BadValue : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+std::string trim(const std::string& s) {
+  std::size_t begin = 0;
+  std::size_t end = s.size();
+  while (begin < end && is_space(s[begin])) ++begin;
+  while (end > begin && is_space(s[end - 1])) --end;
+  return s.substr(begin, end - begin);
+}
+
+/// The whole string as an Int (no trailing characters, no '1.5'); a leading '+' is allowed.
+template <class Int>
+Int parse_integer(const std::string& text, const char* what) {
+  std::string_view s = text;
+  if (std::is_unsigned_v<Int> && !s.empty() && s.front() == '-') {
+    throw BadValue("not a non-negative integer");
+  }
+  if (!s.empty() && s.front() == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && (s.front() == '+' || s.front() == '-')) throw BadValue(what);
+  }
+  Int value{};
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    throw BadValue("out of range (" + std::to_string(std::numeric_limits<Int>::min()) + " to " +
+                   std::to_string(std::numeric_limits<Int>::max()) + ")");
+  }
+  if (ec != std::errc() || ptr != s.data() + s.size()) throw BadValue(what);
+  return value;
+}
+
+/// Whole-string floating-point number (decimal or exponent form; also inf/nan, which
+/// `validated` then rejects with the key's own message).
+double parse_real(const std::string& text) {
+  std::string_view s = text;
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty() || s.front() == '+' || (s.front() == '-' && text.front() == '+')) {
+    throw BadValue("not a number");
+  }
+  double value = 0.0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) throw BadValue("out of the range of a double");
+  if (ec != std::errc() || ptr != s.data() + s.size()) throw BadValue("not a number");
+  return value;
+}
+
+/// "a, b,c" -> {"a", "b", "c"}; "" (or only blanks) -> {}. Items are trimmed; an empty item
+/// ("a,,b", "a,") is an error.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  if (trim(text).empty()) return items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = trim(text.substr(start, comma - start));
+    if (item.empty()) throw BadValue("empty item in comma-separated list");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+template <class T>
+T parse_as(const std::string& text) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return text;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return parse_real(text);
+  } else if constexpr (std::is_same_v<T, int>) {
+    return parse_integer<int>(text, "not an integer");
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return parse_integer<std::int64_t>(text, "not an integer");
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    return parse_integer<std::uint64_t>(text, "not a non-negative integer");
+  } else {
+    static_assert(IsVector<T>::value, "unsupported option type");
+    T out;
+    for (const std::string& item : split_list(text)) {
+      try {
+        out.push_back(parse_as<typename T::value_type>(item));
+      } catch (const BadValue& e) {
+        throw BadValue("item '" + item + "': " + e.what());
+      }
+    }
+    return out;
+  }
+}
+
+/// Exact (%.17g) for to_ini, so a written configuration reads back bit-identically.
+std::string format_exact(double v) {
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.17g", v);
+  return buf.data();
+}
+
+/// Shortest text that reads back to the same double: for messages and help defaults.
+std::string format_short(double v) {
+  std::array<char, 32> buf{};
+  const auto [ptr, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  if (ec != std::errc()) return format_exact(v);
+  return std::string(buf.data(), ptr);
+}
+
+template <class T>
+std::string format_as(const T& value, bool exact) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return exact ? format_exact(value) : format_short(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::to_string(value);
+  } else {
+    static_assert(IsVector<T>::value, "unsupported option type");
+    std::string out;
+    for (const auto& item : value) {
+      if (!out.empty()) out += ',';
+      out += format_as(item, exact);
+    }
+    return out;
+  }
+}
+
+template <class T>
+const char* value_name_of() {
+  if constexpr (std::is_same_v<T, std::string>) return "text";
+  if constexpr (std::is_same_v<T, double>) return "real";
+  if constexpr (std::is_same_v<T, std::uint64_t>) return "uint";
+  if constexpr (std::is_integral_v<T>) return "int";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a,b,...";
+  if constexpr (std::is_same_v<T, std::vector<double>>) return "x,y,...";
+  if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) return "i,j,...";
+  return "arg";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The key table: every field of every section, in struct order. Everything else (INI reader,
+// command line, to_ini, help) is driven from it, so a new field is one line here.
+
+struct Key {
+  std::string section;
+  std::string name;
+  std::string meaning;
+  std::string value_name;
+  std::function<void(Config&, const std::string&)> set;            ///< throws BadValue
+  std::function<std::string(const Config&, bool exact)> get;
+  [[nodiscard]] std::string full() const { return section + "." + name; }
+};
+
+template <class Section, class T>
+Key make_key(const char* section, const char* name, Section Config::*sub, T Section::*field,
+             const char* meaning) {
+  Key key;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = value_name_of<T>();
+  key.set = [sub, field](Config& c, const std::string& text) {
+    (c.*sub).*field = parse_as<T>(text);
+  };
+  key.get = [sub, field](const Config& c, bool exact) {
+    return format_as<T>((c.*sub).*field, exact);
+  };
+  return key;
+}
+
+struct SectionInfo {
+  const char* name;
+  const char* caption;
+};
+
+constexpr std::array<SectionInfo, 6> kSections{{
+    {"data", "[data] the data set and its train/test split"},
+    {"model", "[model] the network"},
+    {"adam", "[adam] Adam pre-training (retrofit mode)"},
+    {"simmer", "[simmer] Nose-Hoover chain sampling and its temperature schedule"},
+    {"ensemble", "[ensemble] which steps join the ensemble"},
+    {"run", "[run] trajectories, seeds and output"},
+}};
+
+const std::vector<Key>& keys() {
+  using C = Config;
+  static const std::vector<Key> table = {
+      // [data]
+      make_key("data", "source", &C::data, &DataConfig::source,
+               "csv (a file with a header row) | sine (y = sin(2 pi x) + noise on [-1, 1])"),
+      make_key("data", "path", &C::data, &DataConfig::path,
+               "csv: data file (relative paths are relative to the working directory)"),
+      make_key("data", "features", &C::data, &DataConfig::features,
+               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width)"),
+      make_key("data", "target", &C::data, &DataConfig::target,
+               "csv: target column (class labels for classification)"),
+      make_key("data", "task", &C::data, &DataConfig::task, "classification | regression"),
+      make_key("data", "train", &C::data, &DataConfig::train,
+               "training rows (0: use data.train_fraction)"),
+      make_key("data", "test", &C::data, &DataConfig::test,
+               "test rows (0 with data.train = 0: all rows not used for training)"),
+      make_key("data", "train_fraction", &C::data, &DataConfig::train_fraction,
+               "fraction of rows used for training when data.train = 0, in [0, 1)"),
+      make_key("data", "split_seed", &C::data, &DataConfig::split_seed,
+               "seed of the train/test split and the sine noise (shared by all trajectories)"),
+      make_key("data", "sine_points", &C::data, &DataConfig::sine_points,
+               "sine: number of equally spaced points on [-1, 1] (>= 2)"),
+      make_key("data", "sine_noise", &C::data, &DataConfig::sine_noise,
+               "sine: standard deviation of the Gaussian noise on y (target units)"),
+      // [model]
+      make_key("model", "architecture", &C::model, &ModelConfig::architecture,
+               "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3)"),
+      make_key("model", "activation", &C::model, &ModelConfig::activation,
+               "hidden-layer activation: tanh | relu | elu | sigmoid | linear"),
+      make_key("model", "output", &C::model, &ModelConfig::output,
+               "output activation: tanh | relu | elu | sigmoid | linear (cce/bce take logits)"),
+      make_key("model", "loss", &C::model, &ModelConfig::loss,
+               "sse (sum of squares) | mse (mean) | cce (softmax cross-entropy) | bce (binary, "
+               "from logits); in target units"),
+      make_key("model", "init", &C::model, &ModelConfig::init,
+               "weight initialiser: glorot_normal | glorot_uniform | modified_glorot_normal "
+               "(biases 0)"),
+      // [adam]
+      make_key("adam", "epochs", &C::adam, &AdamConfig::epochs,
+               "Adam epochs before simmering (retrofit: >= 2; unused in abinitio mode)"),
+      make_key("adam", "lr", &C::adam, &AdamConfig::lr, "Adam learning rate (step size), > 0"),
+      make_key("adam", "batch", &C::adam, &AdamConfig::batch,
+               "mini-batch size in training rows (0: full batch)"),
+      make_key("adam", "beta1", &C::adam, &AdamConfig::beta1,
+               "decay rate of the first-moment estimate, in [0, 1)"),
+      make_key("adam", "beta2", &C::adam, &AdamConfig::beta2,
+               "decay rate of the second-moment estimate, in [0, 1)"),
+      make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon,
+               "denominator regulariser (Keras convention), > 0"),
+      // [simmer]
+      make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode,
+               "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "
+               "the initialisation, velocity 0)"),
+      make_key("simmer", "time_step", &C::simmer, &SimmerConfig::time_step,
+               "integrator time step h (the paper's 'learning rate'), > 0"),
+      make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps,
+               "number of simmering steps (full-batch gradients)"),
+      make_key("simmer", "T_initial", &C::simmer, &SimmerConfig::T_initial,
+               "temperature at step 0 (loss units), >= 0"),
+      make_key("simmer", "T_target", &C::simmer, &SimmerConfig::T_target,
+               "final temperature of the ramp (loss units), >= T_initial"),
+      make_key("simmer", "dT", &C::simmer, &SimmerConfig::dT,
+               "temperature increment per ramp stage (loss units; 0: constant T = T_initial)"),
+      make_key("simmer", "every", &C::simmer, &SimmerConfig::every,
+               "steps per ramp stage: T(step) = min(T_target, T_initial + dT * floor(step / "
+               "every))"),
+      make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length,
+               "Nose-Hoover chain length N_c (>= 1)"),
+      make_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
+               "thermostat masses Q_1..Q_Nc, comma-separated (empty: all 1)"),
+      make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
+               "degrees of freedom N_f = (number of parameters) - dof_offset"),
+      // [ensemble]
+      make_key("ensemble", "window", &C::ensemble, &EnsembleConfig::window,
+               "the last W steps of the run, from which members are drawn (<= simmer.steps)"),
+      make_key("ensemble", "stride", &C::ensemble, &EnsembleConfig::stride,
+               "every s-th step of the window, counted from its end"),
+      make_key("ensemble", "count", &C::ensemble, &EnsembleConfig::count,
+               "> 0: this many random steps of the window instead of the stride"),
+      make_key("ensemble", "fraction", &C::ensemble, &EnsembleConfig::fraction,
+               "> 0: round(fraction * window) random steps of the window instead, in [0, 1]"),
+      make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
+               "store every k-th member in /posterior (the aggregation uses all)"),
+      make_key("ensemble", "points", &C::ensemble, &EnsembleConfig::points,
+               "optional CSV of extra evaluation inputs (feature columns, raw units)"),
+      make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
+               "0-based test-set rows whose member predictions are kept, comma-separated"),
+      // [run]
+      make_key("run", "trajectories", &C::run, &RunConfig_::trajectories,
+               "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
+               "size"),
+      make_key("run", "seed", &C::run, &RunConfig_::seed,
+               "master seed: trajectory i's initialisation derives from (seed, i)"),
+      make_key("run", "gather_interval", &C::run, &RunConfig_::gather_interval,
+               "simmering steps between gathers to rank 0 (and archive writes)"),
+      make_key("run", "trace_every", &C::run, &RunConfig_::trace_every,
+               "record losses in /trace every k steps (or Adam epochs)"),
+      make_key("run", "output", &C::run, &RunConfig_::output,
+               "HDF5 archive path (an existing file is kept unless --overwrite)"),
+      make_key("run", "progress_seconds", &C::run, &RunConfig_::progress_seconds,
+               "minimum seconds between progress lines when stdout is not a terminal"),
+  };
+  return table;
+}
+
+const Key* find_key(const std::string& full) {
+  for (const Key& k : keys()) {
+    if (k.full() == full) return &k;
+  }
+  return nullptr;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean 'x'?)" for the closest candidate within edit distance 2, else "".
+std::string suggestion(const std::string& given, const std::vector<std::string>& candidates,
+                       const std::string& prefix = "") {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 3;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(given, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = &c;
+    }
+  }
+  return best ? " (did you mean '" + prefix + *best + "'?)" : "";
+}
+
+std::vector<std::string> all_key_names() {
+  std::vector<std::string> names;
+  for (const Key& k : keys()) names.push_back(k.full());
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Program_options descriptions (help and command line).
+
+po::options_description general_options() {
+  po::options_description general("General options", 100, 50);
+  general.add_options()                                                          //
+      ("help,h", "print this help and exit")                                     //
+      ("config", po::value<std::string>()->value_name("FILE"),                   //
+       "INI configuration file ([section] headers, key = value lines)")          //
+      ("output", po::value<std::string>()->value_name("PATH"),                   //
+       "HDF5 archive path (same as --run.output)")                               //
+      ("overwrite", "replace an existing output archive");
+  return general;
+}
+
+po::options_description section_options(const SectionInfo& section) {
+  const Config defaults;
+  po::options_description desc(section.caption, 100, 50);
+  for (const Key& k : keys()) {
+    if (k.section != section.name) continue;
+    const std::string shown = k.get(defaults, false);
+    desc.add_options()(k.full().c_str(),
+                       po::value<std::string>()
+                           ->default_value(shown, shown.empty() ? "\"\"" : shown)
+                           ->value_name(k.value_name),
+                       k.meaning.c_str());
+  }
+  return desc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// INI reader.
+
+[[noreturn]] void ini_error(const std::string& origin, std::size_t line, const std::string& why) {
+  throw Error(origin + ":" + std::to_string(line) + ": " + why);
+}
+
+/// The value after '=': trimmed, a trailing " # comment" removed, and surrounding double quotes
+/// removed (so a value may keep leading blanks or contain " #"). Returns false when a quote is
+/// not closed.
+bool ini_value(const std::string& raw, std::string& value) {
+  const std::string text = trim(raw);
+  if (!text.empty() && text.front() == '"') {
+    for (std::size_t q = 1; q < text.size(); ++q) {
+      if (text[q] != '"') continue;
+      const std::string rest = trim(text.substr(q + 1));
+      if (rest.empty() || rest.front() == '#') {
+        value = text.substr(1, q - 1);
+        return true;
+      }
+    }
+    return false;
+  }
+  std::size_t comment = std::string::npos;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '#' && (i == 0 || is_space(text[i - 1]))) {
+      comment = i;
+      break;
+    }
+  }
+  value = trim(text.substr(0, comment));
+  return true;
+}
+
+/// to_ini's inverse of ini_value: quote a string that would not otherwise survive reading.
+std::string ini_quote(const std::string& s) {
+  const bool needs = !s.empty() && (is_space(s.front()) || is_space(s.back()) ||
+                                    s.front() == '"' || s.find('#') != std::string::npos);
+  return needs ? "\"" + s + "\"" : s;
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw Error("config file '" + path + "' does not exist");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error("config file '" + path + "' is a directory, not an INI file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) throw Error("config file '" + path + "' cannot be read");
+  return text.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation helpers.
+
+std::string str(double v) { return format_short(v); }
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+void require(bool ok, const std::string& key, const std::string& value, const std::string& why) {
+  if (!ok) throw option_error(key, value, why);
+}
+
+void require_finite(double v, const std::string& key) {
+  require(std::isfinite(v), key, str(v), "must be a finite number");
+}
+
+void require_one_of(const std::string& value, const std::string& key,
+                    std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return;
+    list += list.empty() ? "" : " | ";
+    list += a;
+  }
+  throw option_error(key, value, "must be one of " + list);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+void apply_ini(const std::string& text, const std::string& origin, Config& config) {
+  std::vector<std::string> section_names;
+  for (const SectionInfo& s : kSections) section_names.emplace_back(s.name);
+
+  std::map<std::string, std::size_t> first_line;  // full key -> line it was set on
+  std::string section;
+  std::istringstream in(text);
+  std::string raw;
+  std::size_t line = 0;
+  while (std::getline(in, raw)) {
+    ++line;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (line == 1 && raw.rfind("\xEF\xBB\xBF", 0) == 0) raw.erase(0, 3);  // UTF-8 BOM
+    const std::string trimmed = trim(raw);
+    if (trimmed.empty() || trimmed.front() == '#' || trimmed.front() == ';') continue;
+
+    if (trimmed.front() == '[') {
+      if (trimmed.back() != ']') {
+        ini_error(origin, line, "malformed section header '" + trimmed + "' (expected [name])");
+      }
+      const std::string name = trim(trimmed.substr(1, trimmed.size() - 2));
+      if (std::find(section_names.begin(), section_names.end(), name) == section_names.end()) {
+        ini_error(origin, line,
+                  "unknown section [" + name + "]" + suggestion(name, section_names) +
+                      "; sections are [data] [model] [adam] [simmer] [ensemble] [run]");
+      }
+      section = name;
+      continue;
+    }
+
+    const std::size_t eq = trimmed.find('=');
+    const std::string name = eq == std::string::npos ? "" : trim(trimmed.substr(0, eq));
+    std::string value;
+    if (name.empty() || !ini_value(trimmed.substr(eq + 1), value)) {
+      ini_error(origin, line, "malformed line '" + trimmed + "' (expected key = value)");
+    }
+    if (section.empty()) ini_error(origin, line, "key outside of any [section]");
+
+    const std::string full = section + "." + name;
+    const Key* key = find_key(full);
+    if (key == nullptr) {
+      ini_error(origin, line, "unknown key '" + full + "'" + suggestion(full, all_key_names()));
+    }
+    const auto [it, inserted] = first_line.emplace(full, line);
+    if (!inserted) {
+      ini_error(origin, line,
+                "duplicate key '" + full + "' (first set on line " + std::to_string(it->second) +
+                    ")");
+    }
+    try {
+      key->set(config, value);
+    } catch (const BadValue& e) {
+      ini_error(origin, line, full + " = '" + value + "': " + e.what());
+    }
+  }
+}
+
+Invocation parse_command_line(int argc, const char* const* argv) {
+  Invocation inv;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) inv.command_line += ' ';
+    inv.command_line += argv[i];
+  }
+
+  po::options_description all;
+  all.add(general_options());
+  for (const SectionInfo& s : kSections) all.add(section_options(s));
+  // Stray words are collected so the error can name them.
+  po::options_description hidden;
+  hidden.add_options()("positional-arguments", po::value<std::vector<std::string>>());
+  all.add(hidden);
+  po::positional_options_description positional;
+  positional.add("positional-arguments", -1);
+
+  po::variables_map vm;
+  try {
+    // No abbreviations: "--simmer.T" must not silently mean "--simmer.T_target".
+    const int style = po::command_line_style::default_style &
+                      ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc, argv)
+                  .options(all)
+                  .positional(positional)
+                  .style(style)
+                  .run(),
+              vm);
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    const std::string bare = name.rfind("--", 0) == 0 ? name.substr(2) : name;
+    throw Error("command line: unknown option '" + name + "'" +
+                suggestion(bare, all_key_names(), "--") + " (see --help)");
+  } catch (const po::error& e) {
+    throw Error(std::string("command line: ") + e.what());
+  }
+
+  if (vm.count("positional-arguments") != 0) {
+    const auto& words = vm["positional-arguments"].as<std::vector<std::string>>();
+    throw Error("command line: unexpected argument '" + words.front() +
+                "' (options are --config FILE and --section.key value; see --help)");
+  }
+  if (vm.count("help") != 0) {
+    inv.help = true;
+    inv.help_text = help_text();
+    return inv;
+  }
+  inv.overwrite = vm.count("overwrite") != 0;
+  if (vm.count("config") != 0) {
+    inv.config_path = vm["config"].as<std::string>();
+    if (inv.config_path.empty()) throw Error("command line: --config needs a file name");
+    apply_ini(read_file(inv.config_path), inv.config_path, inv.config);
+  }
+
+  const auto apply_override = [&inv](const Key& key, const std::string& option,
+                                     const std::string& value) {
+    try {
+      key.set(inv.config, value);
+    } catch (const BadValue& e) {
+      throw Error("command line: " + option + " = '" + value + "': " + e.what());
+    }
+  };
+  for (const Key& key : keys()) {
+    const std::string full = key.full();
+    const auto it = vm.find(full);
+    if (it == vm.end() || it->second.defaulted()) continue;
+    apply_override(key, "--" + full, it->second.as<std::string>());
+  }
+  if (vm.count("output") != 0) {
+    const auto run_output = vm.find("run.output");
+    if (run_output != vm.end() && !run_output->second.defaulted()) {
+      throw Error("command line: --output and --run.output both given: give one");
+    }
+    apply_override(*find_key("run.output"), "--output", vm["output"].as<std::string>());
+  }
+  return inv;
+}
+
+Config validated(const Config& config, int world_size) {
+  if (world_size < 1) throw Error("validated: world_size must be >= 1");
+  Config c = config;
+  const auto& d = c.data;
+  const auto& m = c.model;
+  const auto& a = c.adam;
+  const auto& s = c.simmer;
+  const auto& e = c.ensemble;
+  auto& r = c.run;
+
+  // [data]
+  require_one_of(d.source, "data.source", {"csv", "sine"});
+  if (d.source == "csv") {
+    require(!d.path.empty(), "data.path", d.path, "is required when data.source = csv");
+    require(!d.features.empty(), "data.features", "",
+            "needs at least one feature column when data.source = csv");
+    require(!d.target.empty(), "data.target", d.target, "is required when data.source = csv");
+    std::set<std::string> seen;
+    for (const std::string& f : d.features) {
+      require(seen.insert(f).second, "data.features", format_as(d.features, false),
+              "lists column '" + f + "' twice");
+      require(f != d.target, "data.features", format_as(d.features, false),
+              "contains the target column '" + d.target + "'");
+    }
+  }
+  require_one_of(d.task, "data.task", {"classification", "regression"});
+  require(d.train >= 0, "data.train", str(d.train), "must be >= 0 (0: use data.train_fraction)");
+  require(d.test >= 0, "data.test", str(d.test), "must be >= 0");
+  require_finite(d.train_fraction, "data.train_fraction");
+  require(d.train_fraction >= 0.0 && d.train_fraction < 1.0, "data.train_fraction",
+          str(d.train_fraction), "must be in [0, 1)");
+  require(d.train > 0 || d.train_fraction > 0.0, "data.train", str(d.train),
+          "is 0 and data.train_fraction is 0: give a training size");
+  require(d.sine_points >= 2, "data.sine_points", str(d.sine_points), "must be >= 2");
+  require_finite(d.sine_noise, "data.sine_noise");
+  require(d.sine_noise >= 0.0, "data.sine_noise", str(d.sine_noise), "must be >= 0");
+
+  // [model]
+  std::vector<Index> widths;
+  try {
+    widths = model::parse_widths(m.architecture);
+  } catch (const Error& err) {
+    throw option_error("model.architecture", m.architecture, err.what());
+  }
+  const std::initializer_list<const char*> activations = {"tanh", "relu", "elu", "sigmoid",
+                                                          "linear"};
+  require_one_of(m.activation, "model.activation", activations);
+  require_one_of(m.output, "model.output", activations);
+  require_one_of(m.loss, "model.loss", {"sse", "mse", "cce", "bce"});
+  require_one_of(m.init, "model.init",
+                 {"glorot_normal", "glorot_uniform", "modified_glorot_normal"});
+  if (d.task == "classification") {
+    require(m.loss == "cce" || m.loss == "bce", "model.loss", m.loss,
+            "classification needs cce or bce");
+  } else {
+    require(m.loss == "sse" || m.loss == "mse", "model.loss", m.loss,
+            "regression needs sse or mse");
+  }
+  const Index outputs = widths.back();
+  if (m.loss == "cce") {
+    require(outputs >= 2, "model.architecture", m.architecture,
+            "cce needs one output per class (>= 2 outputs)");
+  }
+  if (m.loss == "bce") {
+    require(outputs == 1, "model.architecture", m.architecture,
+            "bce needs a single output (the logit of class 1)");
+  }
+  double parameters = 0.0;
+  for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+    parameters += static_cast<double>(widths[i] + 1) * static_cast<double>(widths[i + 1]);
+  }
+
+  // [adam]
+  require(a.epochs >= 0, "adam.epochs", str(a.epochs), "must be >= 0");
+  require_finite(a.lr, "adam.lr");
+  require(a.lr > 0.0, "adam.lr", str(a.lr), "must be > 0");
+  require(a.batch >= 0, "adam.batch", str(a.batch), "must be >= 0 (0: full batch)");
+  require_finite(a.beta1, "adam.beta1");
+  require(a.beta1 >= 0.0 && a.beta1 < 1.0, "adam.beta1", str(a.beta1), "must be in [0, 1)");
+  require_finite(a.beta2, "adam.beta2");
+  require(a.beta2 >= 0.0 && a.beta2 < 1.0, "adam.beta2", str(a.beta2), "must be in [0, 1)");
+  require_finite(a.epsilon, "adam.epsilon");
+  require(a.epsilon > 0.0, "adam.epsilon", str(a.epsilon), "must be > 0");
+
+  // [simmer]
+  require_one_of(s.mode, "simmer.mode", {"retrofit", "abinitio"});
+  if (s.mode == "retrofit") {
+    require(a.epochs >= 2, "adam.epochs", str(a.epochs),
+            "must be >= 2 in retrofit mode (the last two Adam iterates give the start velocity)");
+  }
+  require_finite(s.time_step, "simmer.time_step");
+  require(s.time_step > 0.0, "simmer.time_step", str(s.time_step), "must be > 0");
+  require(s.steps > 0, "simmer.steps", str(s.steps), "must be > 0");
+  require_finite(s.T_initial, "simmer.T_initial");
+  require(s.T_initial >= 0.0, "simmer.T_initial", str(s.T_initial), "must be >= 0");
+  require_finite(s.T_target, "simmer.T_target");
+  require(s.T_target >= s.T_initial, "simmer.T_target", str(s.T_target),
+          "is below simmer.T_initial = " + str(s.T_initial) + " (the ramp only rises)");
+  require_finite(s.dT, "simmer.dT");
+  require(s.dT >= 0.0, "simmer.dT", str(s.dT), "must be >= 0 (0: constant temperature)");
+  require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
+  train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
+  require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length),
+          "must be >= 1");
+  if (!s.masses.empty()) {
+    require(s.masses.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses",
+            format_as(s.masses, false),
+            "needs one mass per chain link (simmer.chain_length = " +
+                std::to_string(s.chain_length) + ") or none");
+    for (const double q : s.masses) {
+      require(std::isfinite(q) && q > 0.0, "simmer.masses", format_as(s.masses, false),
+              "every mass must be a finite number > 0");
+    }
+  }
+  require_finite(s.dof_offset, "simmer.dof_offset");
+  require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
+          "leaves no degrees of freedom for the " + format_short(parameters) +
+              " parameters of " + m.architecture);
+  train::NhcOptions{s.time_step, s.chain_length, s.masses, s.dof_offset}.validate();
+
+  // [ensemble]
+  require(e.window > 0, "ensemble.window", str(e.window), "must be > 0");
+  require(e.window <= s.steps, "ensemble.window", str(e.window),
+          "is longer than the run (simmer.steps = " + str(s.steps) + ")");
+  require(e.stride > 0, "ensemble.stride", str(e.stride), "must be > 0");
+  require_finite(e.fraction, "ensemble.fraction");
+  require(e.fraction >= 0.0 && e.fraction <= 1.0, "ensemble.fraction", str(e.fraction),
+          "must be in [0, 1]");
+  ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
+  require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
+  for (const std::int64_t row : e.track) {
+    require(row >= 0, "ensemble.track", format_as(e.track, false),
+            "test-row index " + str(row) + " is negative");
+  }
+
+  // [run]
+  require(r.trajectories >= 0, "run.trajectories", str(r.trajectories),
+          "must be >= 0 (0: one per MPI rank)");
+  if (r.trajectories == 0) r.trajectories = world_size;
+  require(r.gather_interval > 0, "run.gather_interval", str(r.gather_interval), "must be > 0");
+  require(r.trace_every > 0, "run.trace_every", str(r.trace_every), "must be > 0");
+  require(!r.output.empty(), "run.output", r.output, "must name the output archive");
+  require_finite(r.progress_seconds, "run.progress_seconds");
+  require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds),
+          "must be >= 0");
+  return c;
+}
+
+std::string to_ini(const Config& config) {
+  std::string out = "# simmer configuration: every key with its effective value\n";
+  for (const SectionInfo& section : kSections) {
+    out += "\n[";
+    out += section.name;
+    out += "]\n";
+    for (const Key& k : keys()) {
+      if (k.section != section.name) continue;
+      out += k.name + " = " + ini_quote(k.get(config, true)) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string help_text() {
+  std::ostringstream out;
+  out << "Usage: simmer_mpi --config FILE [--section.key value ...] [--output PATH] "
+         "[--overwrite]\n\n"
+         "Values come from the defaults below, then the INI file (--config), then the command\n"
+         "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"
+         "written 'key = value' under a [section] header; '#' or ';' start a comment line and\n"
+         "' # ...' ends a value. Lists are comma-separated, e.g. --data.features "
+         "sepal_width,petal_width.\n\n";
+  out << general_options() << '\n';
+  for (const SectionInfo& s : kSections) out << section_options(s) << '\n';
+  return out.str();
+}
+
+}  // namespace simmer::cli

@@ -1,0 +1,298 @@
+#include "simmer/io/h5.hpp"
+
+#include <hdf5_hl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::io {
+namespace {
+
+hid_t check(hid_t id, const std::string& what) {
+  if (id < 0) throw Error("HDF5: " + what + " failed");
+  return id;
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw Error("HDF5: " + what + " failed");
+}
+
+hid_t native(Type t) {
+  switch (t) {
+    case Type::f64: return H5T_NATIVE_DOUBLE;
+    case Type::f32: return H5T_NATIVE_FLOAT;
+    case Type::i64: return H5T_NATIVE_INT64;
+  }
+  return H5T_NATIVE_DOUBLE;
+}
+
+hid_t file_type(Type t) {
+  switch (t) {
+    case Type::f64: return H5T_IEEE_F64LE;
+    case Type::f32: return H5T_IEEE_F32LE;
+    case Type::i64: return H5T_STD_I64LE;
+  }
+  return H5T_IEEE_F64LE;
+}
+
+std::vector<hsize_t> to_hsize(const std::vector<std::int64_t>& v) {
+  std::vector<hsize_t> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), [](std::int64_t x) { return static_cast<hsize_t>(x); });
+  return out;
+}
+
+Handle open_object(hid_t file, const std::string& path) {
+  return {check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose};
+}
+
+Handle group_plist() {
+  Handle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_link_creation_order(gcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+        "link creation order");
+  return gcpl;
+}
+
+}  // namespace
+
+Handle::Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+
+Handle::~Handle() {
+  if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+}
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+    id_ = std::exchange(o.id_, H5I_INVALID_HID);
+    closer_ = o.closer_;
+  }
+  return *this;
+}
+
+ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm) {
+  ParallelFile f;
+  f.comm_ = comm;
+  f.path_ = path;
+  MPI_Comm_rank(comm, &f.rank_);
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
+  check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
+  Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_link_creation_order(fcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+        "link creation order");
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.id(), fapl.id());
+  if (id < 0) throw Error("cannot create archive '" + path + "' (HDF5/MPI-IO create failed)");
+  f.file_ = Handle(id, H5Fclose);
+  f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+  check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  return f;
+}
+
+ParallelFile ParallelFile::open_read(const std::string& path, MPI_Comm comm) {
+  ParallelFile f;
+  f.comm_ = comm;
+  f.path_ = path;
+  MPI_Comm_rank(comm, &f.rank_);
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id());
+  if (id < 0) throw Error("cannot open archive '" + path + "' as HDF5");
+  f.file_ = Handle(id, H5Fclose);
+  f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
+  check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  return f;
+}
+
+void ParallelFile::close() {
+  if (!file_.valid()) return;
+  check(H5Fflush(file_.id(), H5F_SCOPE_GLOBAL), "flush '" + path_ + "'");
+  dxpl_ = Handle();
+  file_ = Handle();
+}
+
+void ParallelFile::flush() { check(H5Fflush(file_.id(), H5F_SCOPE_GLOBAL), "flush '" + path_ + "'"); }
+
+void ParallelFile::create_group(const std::string& path) {
+  Handle gcpl = group_plist();
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
+  Handle g(check(H5Gcreate2(file_.id(), path.c_str(), lcpl.id(), gcpl.id(), H5P_DEFAULT),
+                 "create group '" + path + "'"),
+           H5Gclose);
+}
+
+void ParallelFile::create_dataset(const std::string& path, Type type,
+                                  const std::vector<std::int64_t>& dims,
+                                  const std::vector<std::int64_t>& chunk) {
+  const auto hdims = to_hsize(dims);
+  Handle space(check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
+                     "dataspace for '" + path + "'"),
+               H5Sclose);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  const bool any_zero = std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d == 0; });
+  if (!chunk.empty() && !any_zero) {
+    const auto hchunk = to_hsize(chunk);
+    check(H5Pset_chunk(dcpl.id(), static_cast<int>(hchunk.size()), hchunk.data()), "chunk '" + path + "'");
+  }
+  // Parallel HDF5 needs the storage allocated at creation, not lazily by one rank.
+  check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
+  check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "fill time");
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
+  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(),
+                             dcpl.id(), H5P_DEFAULT),
+                  "create dataset '" + path + "'"),
+            H5Dclose);
+}
+
+void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
+                            const void* data) {
+  check(H5Dwrite(dataset, mem_type, mem_space, file_space, dxpl_.id(), data), "write");
+  H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
+  check(H5Pget_mpio_actual_io_mode(dxpl_.id(), &mode), "H5Pget_mpio_actual_io_mode");
+  ++transfers_;
+  if (mode == H5D_MPIO_CHUNK_COLLECTIVE || mode == H5D_MPIO_CONTIGUOUS_COLLECTIVE ||
+      mode == H5D_MPIO_CHUNK_MIXED) {
+    ++collective_;
+  }
+}
+
+void ParallelFile::write_from_root(const std::string& path, const void* data, Type type) {
+  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+  Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(fspace.id());
+  if (n == 0) return;  // nothing to write; no rank writes
+  Handle mspace;
+  if (rank_ == 0) {
+    check(H5Sselect_all(fspace.id()), "select all");
+    const auto count = static_cast<hsize_t>(n);
+    mspace = Handle(check(H5Screate_simple(1, &count, nullptr), "mem space"), H5Sclose);
+  } else {
+    check(H5Sselect_none(fspace.id()), "select none");
+    const hsize_t one = 1;
+    mspace = Handle(check(H5Screate_simple(1, &one, nullptr), "mem space"), H5Sclose);
+    check(H5Sselect_none(mspace.id()), "select none");
+  }
+  transfer(ds.id(), native(type), mspace.id(), fspace.id(), data);
+}
+
+void ParallelFile::put(const std::string& path, const std::vector<double>& data,
+                       const std::vector<std::int64_t>& dims) {
+  create_dataset(path, Type::f64, dims);
+  write_from_root(path, data.data(), Type::f64);
+}
+
+void ParallelFile::put(const std::string& path, const std::vector<std::int64_t>& data,
+                       const std::vector<std::int64_t>& dims) {
+  create_dataset(path, Type::i64, dims);
+  write_from_root(path, data.data(), Type::i64);
+}
+
+void ParallelFile::put_strings(const std::string& path, const std::vector<std::string>& values) {
+  std::size_t width = 1;
+  for (const auto& v : values) width = std::max(width, v.size());
+  std::vector<char> buffer(values.size() * width, '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::memcpy(buffer.data() + i * width, values[i].data(), values[i].size());
+  }
+  Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+  check(H5Tset_size(type.id(), width), "H5Tset_size");
+  check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  const hsize_t n = values.size();
+  Handle space(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
+  Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
+  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(),
+                             H5P_DEFAULT),
+                  "create '" + path + "'"),
+            H5Dclose);
+  if (n == 0) return;
+  Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
+  Handle mspace(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
+  if (rank_ != 0) {
+    check(H5Sselect_none(fspace.id()), "select none");
+    check(H5Sselect_none(mspace.id()), "select none");
+  }
+  transfer(ds.id(), type.id(), mspace.id(), fspace.id(), buffer.data());
+}
+
+void ParallelFile::write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
+                              const void* data, Type type) {
+  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+  Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(fspace.id());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(fspace.id(), dims.data(), nullptr);
+  hsize_t row_size = 1;
+  for (std::size_t d = 2; d < dims.size(); ++d) row_size *= dims[d];
+  check(H5Sselect_none(fspace.id()), "select none");
+  hsize_t total = 0;
+  for (const auto& b : blocks) {
+    if (b.count == 0) continue;
+    std::vector<hsize_t> start(dims.size(), 0), count(dims);
+    start[0] = static_cast<hsize_t>(b.chain);
+    count[0] = 1;
+    start[1] = static_cast<hsize_t>(b.first);
+    count[1] = static_cast<hsize_t>(b.count);
+    if (static_cast<hsize_t>(b.first + b.count) > dims[1] || static_cast<hsize_t>(b.chain) >= dims[0]) {
+      throw Error("archive: rows out of range in '" + path + "'");
+    }
+    check(H5Sselect_hyperslab(fspace.id(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
+          "select rows of '" + path + "'");
+    total += static_cast<hsize_t>(b.count) * row_size;
+  }
+  const hsize_t mem_n = std::max<hsize_t>(total, 1);
+  Handle mspace(check(H5Screate_simple(1, &mem_n, nullptr), "mem space"), H5Sclose);
+  if (total == 0) check(H5Sselect_none(mspace.id()), "select none");
+  transfer(ds.id(), native(type), mspace.id(), fspace.id(), data);
+}
+
+namespace {
+
+void write_attribute(hid_t file, const std::string& object, const std::string& name, hid_t type,
+                     const void* value) {
+  Handle obj = open_object(file, object);
+  if (H5Aexists(obj.id(), name.c_str()) > 0) check(H5Adelete(obj.id(), name.c_str()), "attr delete");
+  Handle space(check(H5Screate(H5S_SCALAR), "scalar space"), H5Sclose);
+  Handle attr(check(H5Acreate2(obj.id(), name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
+                    "create attribute '" + name + "' on '" + object + "'"),
+              H5Aclose);
+  check(H5Awrite(attr.id(), type, value), "write attribute '" + name + "'");
+}
+
+}  // namespace
+
+void ParallelFile::attribute(const std::string& object, const std::string& name,
+                             const std::string& value) {
+  Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
+  check(H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
+  check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  std::string padded = value;
+  if (padded.empty()) padded.push_back('\0');
+  write_attribute(file_.id(), object, name, type.id(), padded.data());
+}
+
+void ParallelFile::attribute(const std::string& object, const std::string& name, std::int64_t value) {
+  write_attribute(file_.id(), object, name, H5T_NATIVE_INT64, &value);
+}
+
+void ParallelFile::attribute(const std::string& object, const std::string& name, double value) {
+  write_attribute(file_.id(), object, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+void ParallelFile::attach_scale(const std::string& scale_path, const std::string& dim_name,
+                                const std::vector<std::pair<std::string, unsigned>>& datasets) {
+  Handle scale(check(H5Dopen2(file_.id(), scale_path.c_str(), H5P_DEFAULT), "open scale"), H5Dclose);
+  check(H5DSset_scale(scale.id(), dim_name.c_str()), "H5DSset_scale '" + scale_path + "'");
+  for (const auto& [path, axis] : datasets) {
+    Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+    check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
+  }
+}
+
+}  // namespace simmer::io

@@ -1,0 +1,861 @@
+#include "simmer/mpi/driver.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/io/h5.hpp"
+#include "simmer/model/initializer.hpp"
+#include "simmer/train/adam.hpp"
+#include "simmer/train/trajectory.hpp"
+
+#ifndef SIMMER_VERSION
+#define SIMMER_VERSION "unknown"
+#endif
+
+namespace simmer::mpi {
+
+bool agree_on_failure(MPI_Comm comm, bool failed, const std::string& message) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const int mine = failed ? rank : size;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return true;
+  if (rank == first) std::cerr << "simmer_mpi: error: " << message << std::endl;
+  return false;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Votes = ensemble::VoteAccumulator::Votes;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.1fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+  return buf;
+}
+
+/// One trajectory owned by this rank.
+struct Chain {
+  std::int64_t index = 0;
+  Rng rng;
+  model::Network net;
+  std::unique_ptr<train::NetworkObjective> objective;
+  std::unique_ptr<train::Trajectory> trajectory;
+  std::vector<std::int64_t> sample_steps;
+  std::size_t next_sample = 0;
+  std::int64_t members = 0;       ///< members taken so far
+  double last_loss = 0.0;
+  // This interval's partial ensemble, per evaluation set.
+  std::vector<ensemble::MeanAccumulator> means;
+  std::vector<Votes> votes;
+  std::int64_t interval_members = 0;
+  std::vector<double> tracked;     ///< member predictions at the tracked test rows, this interval
+  // Rows for the archive, this interval.
+  std::vector<double> stored_params;
+  std::vector<double> stats;       ///< 5 per stored draw: step, T, loss, T_kin, H_ext
+  std::int64_t stored_first = 0;   ///< draw index of the first stored row of this interval
+  std::int64_t stored_count = 0;
+  std::vector<double> trace;       ///< 5 per record: phase, step, T, train loss, test loss
+  std::int64_t trace_first = 0;
+  std::int64_t trace_count = 0;
+  // Baseline: Adam end point (retrofit) or first member (ab initio).
+  Vector baseline;
+  std::vector<double> baseline_metrics;  ///< train, test (accuracy | MSE), train R², test R²
+};
+
+/// Metric of one prediction on one set: accuracy (classification) or MSE; and R² (regression).
+std::pair<double, double> set_metrics(const app::Problem& p, const app::EvalSet& s,
+                                      ConstBatchView prediction) {
+  if (p.classification) {
+    return {ensemble::accuracy(ensemble::argmax_rows(prediction), s.labels), std::nan("")};
+  }
+  return {ensemble::mean_squared_error(prediction, view(s.y)), ensemble::r_squared(prediction, view(s.y))};
+}
+
+class Run {
+ public:
+  Run(const cli::Invocation& inv, const app::Problem& p, MPI_Comm comm)
+      : inv_(inv), p_(p), c_(p.config), comm_(comm) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    // OpenMPI forwards rank output through a pseudo-terminal, so isatty alone is not enough:
+    // a live bar also needs a real terminal type. Redraws are rate-limited either way.
+    const char* term = std::getenv("TERM");
+    tty_ = isatty(STDOUT_FILENO) != 0 && term != nullptr && std::string(term) != "dumb" &&
+           std::string(term).size() > 0;
+  }
+
+  int execute();
+
+ private:
+  void setup_chains();
+  void create_archive();
+  void adam_phase();
+  void write_start_state();
+  void simmer_phase();
+  void take_member(Chain& ch, const train::StepRecord& rec);
+  void record_trace(Chain& ch, int phase, std::int64_t step, double temperature, double train_loss);
+  void gather(std::int64_t step_done);
+  void write_intervals();
+  void write_ensemble();
+  void finish();
+  void progress(std::int64_t step, double temperature, double mean_loss, bool force);
+  std::vector<double> pack(Chain& ch);
+
+  const cli::Invocation& inv_;
+  const app::Problem& p_;
+  const cli::Config& c_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  bool tty_ = false;
+  Clock::time_point start_ = Clock::now();
+  double step_seconds_ = 0.0;  ///< time inside gradient steps (Adam updates and NHC steps)
+  double eval_seconds_ = 0.0;  ///< evaluating members and trace losses
+  double comm_io_seconds_ = 0.0;
+
+  std::int64_t chains_total_ = 0;
+  std::int64_t members_per_chain_ = 0;
+  std::int64_t draws_ = 0;
+  std::int64_t trace_records_ = 0;
+  std::int64_t adam_records_ = 0;
+  Index params_ = 0;
+  std::vector<model::TensorLayout> layout_;
+  std::vector<Chain> chains_;
+  std::optional<io::ParallelFile> file_;
+
+  // Rank 0's running ensemble, per evaluation set.
+  std::vector<ensemble::MeanAccumulator> ens_mean_;
+  std::vector<ensemble::VoteAccumulator> ens_votes_;
+  std::vector<double> ens_tracked_;        ///< rows of (chain, member) predictions at tracked points
+  std::vector<io::RowBlock> tracked_blocks_;
+  std::vector<std::int64_t> tracked_written_;
+  double last_progress_ = -1e300;
+  double mean_train_loss_ = std::nan("");
+};
+
+
+void Run::setup_chains() {
+  chains_total_ = c_.run.trajectories;
+  {
+    model::Network probe = model::build_network(p_.architecture);
+    params_ = probe.parameter_count();
+    layout_ = probe.layout();
+  }
+  const std::int64_t steps = c_.simmer.steps;
+  std::int64_t members = -1;
+  // Chains are built in place: each objective points at its chain's network.
+  chains_.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, (chains_total_ - rank_ + size_ - 1) / size_)));
+  for (std::int64_t i = rank_; i < chains_total_; i += size_) {
+    Chain& ch = chains_.emplace_back();
+    ch.index = i;
+    // Trajectory i's stream of the run seed: initialisation, then sampling, then mini-batches.
+    ch.rng = Rng::stream(c_.run.seed, static_cast<std::uint64_t>(i));
+    ch.net = model::build_network(p_.architecture);
+    ch.net.initialize(p_.init, ch.rng);
+    ch.objective = std::make_unique<train::NetworkObjective>(
+        ch.net, p_.loss, p_.sets[0].x, p_.sets[0].y, p_.output_scale, p_.output_offset);
+    std::int64_t max_rows = 0;
+    for (const auto& s : p_.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
+    ch.net.reserve(max_rows);
+    ch.sample_steps = ensemble::select_sample_steps(steps, p_.sampling, ch.rng);
+    if (members >= 0 && members != static_cast<std::int64_t>(ch.sample_steps.size())) {
+      throw Error("internal: trajectories sample different member counts");
+    }
+    members = static_cast<std::int64_t>(ch.sample_steps.size());
+    for (const auto& s : p_.sets) {
+      if (p_.classification) ch.votes.push_back(Votes::Zero(s.rows(), p_.outputs));
+      else ch.means.emplace_back(s.rows(), p_.outputs);
+    }
+  }
+  // Every trajectory samples the same number of members (the sampling options fix it).
+  Rng probe_rng = Rng::stream(c_.run.seed, 0);
+  members_per_chain_ = static_cast<std::int64_t>(
+      ensemble::select_sample_steps(steps, p_.sampling, probe_rng).size());
+  draws_ = (members_per_chain_ + c_.ensemble.store_every - 1) / c_.ensemble.store_every;
+  adam_records_ = p_.adam.epochs / c_.run.trace_every;
+  trace_records_ = adam_records_ + steps / c_.run.trace_every;
+  if (rank_ == 0) {
+    for (const auto& s : p_.sets) {
+      if (p_.classification) ens_votes_.emplace_back(s.rows(), p_.outputs);
+      else ens_mean_.emplace_back(s.rows(), p_.outputs);
+    }
+  }
+}
+
+void Run::create_archive() {
+  file_.emplace(io::ParallelFile::create(c_.run.output, comm_));
+  auto& f = *file_;
+  const std::int64_t C = chains_total_, D = draws_, P = params_, R = trace_records_;
+  // Root provenance. created_at is the same on all ranks (rank 0's clock, broadcast).
+  long long now = static_cast<long long>(std::time(nullptr));
+  MPI_Bcast(&now, 1, MPI_LONG_LONG, 0, comm_);
+  char stamp[64];
+  const std::time_t tt = static_cast<std::time_t>(now);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
+  f.attribute("/", "simmer_version", std::string(SIMMER_VERSION));
+  f.attribute("/", "created_at", std::string(stamp));
+  f.attribute("/", "command_line", inv_.command_line);
+  f.attribute("/", "mpi_ranks", static_cast<std::int64_t>(size_));
+  f.attribute("/", "trajectories", C);
+  f.attribute("/", "mode", train::to_string(p_.mode));
+  f.attribute("/", "task", std::string(p_.classification ? "classification" : "regression"));
+  f.put_strings("/config", {cli::to_ini(c_)});
+
+  // /data: raw sets and scaling.
+  f.create_group("/data");
+  for (const auto& s : p_.sets) {
+    const std::string g = "/data/" + s.name;
+    f.create_group(g);
+    f.put(g + "/x", std::vector<double>(s.x_raw.data(), s.x_raw.data() + s.x_raw.size()),
+          {s.x_raw.rows(), s.x_raw.cols()});
+    if (s.has_targets()) {
+      if (p_.classification) f.put(g + "/y", s.labels, {static_cast<std::int64_t>(s.labels.size())});
+      else f.put(g + "/y", std::vector<double>(s.y.data(), s.y.data() + s.y.size()), {s.y.rows(), s.y.cols()});
+    }
+  }
+  f.create_group("/data/scaling");
+  const auto put_row = [&](const std::string& path, const Eigen::RowVectorXd& v) {
+    f.put(path, std::vector<double>(v.data(), v.data() + v.size()), {v.size()});
+  };
+  put_row("/data/scaling/x_min", p_.x_scaler.min());
+  put_row("/data/scaling/x_max", p_.x_scaler.max());
+  if (!p_.classification) {
+    put_row("/data/scaling/y_min", p_.y_scaler.min());
+    put_row("/data/scaling/y_max", p_.y_scaler.max());
+  }
+  f.put_strings("/data/feature_names", p_.train.feature_names);
+  f.put_strings("/data/target_names", p_.train.target_names);
+  if (p_.classification) f.put_strings("/data/class_names", p_.train.class_names);
+  f.attribute("/data", "rows_read", p_.rows_read);
+  f.attribute("/data", "rows_dropped", p_.rows_dropped);
+
+  // /model: architecture and the flat parameter layout.
+  f.create_group("/model");
+  f.attribute("/model", "architecture", c_.model.architecture);
+  f.attribute("/model", "activation", c_.model.activation);
+  f.attribute("/model", "output", c_.model.output);
+  f.attribute("/model", "loss", c_.model.loss);
+  f.attribute("/model", "init", c_.model.init);
+  f.attribute("/model", "parameters", static_cast<std::int64_t>(P));
+  f.attribute("/model", "flattening",
+              std::string("layer by layer; dense: kernel [fan_in][fan_out] row-major, then bias; "
+                          "y = act(x W + b)"));
+  std::vector<std::string> names;
+  std::vector<std::int64_t> offsets, shapes;
+  for (const auto& t : layout_) {
+    names.push_back(t.name);
+    offsets.push_back(t.offset);
+  }
+  const std::size_t max_rank = 4;
+  for (const auto& t : layout_) {
+    for (std::size_t d = 0; d < max_rank; ++d) shapes.push_back(d < t.shape.size() ? t.shape[d] : 1);
+  }
+  const auto tensors = static_cast<std::int64_t>(layout_.size());
+  f.put_strings("/model/tensor_name", names);
+  f.put("/model/tensor_offset", offsets, {tensors});
+  f.put("/model/tensor_shape", shapes, {tensors, static_cast<std::int64_t>(max_rank)});
+  std::vector<std::int64_t> ranks;
+  for (const auto& t : layout_) ranks.push_back(static_cast<std::int64_t>(t.shape.size()));
+  f.put("/model/tensor_rank", ranks, {tensors});
+
+  // Per-chain datasets: chunks never span two chains, so no chunk is shared by two ranks.
+  const std::int64_t draw_chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(std::max<std::int64_t>(D, 1), (1 << 20) / (8 * std::max<Index>(P, 1))));
+  f.create_group("/baseline");
+  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P});
+  f.create_group("/initial");
+  f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
+  f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
+  f.create_group("/posterior");
+  f.create_dataset("/posterior/params", io::Type::f64, {C, D, P}, {1, draw_chunk, P});
+  f.create_group("/sample_stats");
+  for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
+    f.create_dataset(std::string("/sample_stats/") + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)});
+  }
+  f.create_group("/trace");
+  for (const char* n : {"phase", "step", "temperature", "train_loss", "test_loss"}) {
+    f.create_dataset(std::string("/trace/") + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)});
+  }
+  f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
+  f.attribute("/trace", "train_loss_meaning",
+              std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));
+  // Dimension scales so xarray sees named dimensions.
+  std::vector<double> chain_ids(static_cast<std::size_t>(C)), draw_ids(static_cast<std::size_t>(D)),
+      param_ids(static_cast<std::size_t>(P));
+  std::iota(chain_ids.begin(), chain_ids.end(), 0.0);
+  std::iota(draw_ids.begin(), draw_ids.end(), 0.0);
+  std::iota(param_ids.begin(), param_ids.end(), 0.0);
+  f.put("/posterior/chain", chain_ids, {C});
+  f.put("/posterior/draw", draw_ids, {D});
+  f.put("/posterior/param", param_ids, {P});
+  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
+  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
+  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
+  f.put("/sample_stats/chain", chain_ids, {C});
+  f.put("/sample_stats/draw", draw_ids, {D});
+  std::vector<std::pair<std::string, unsigned>> stat_axes0, stat_axes1;
+  for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
+    stat_axes0.emplace_back(std::string("/sample_stats/") + n, 0U);
+    stat_axes1.emplace_back(std::string("/sample_stats/") + n, 1U);
+  }
+  f.attach_scale("/sample_stats/chain", "chain", stat_axes0);
+  f.attach_scale("/sample_stats/draw", "draw", stat_axes1);
+
+  // /ensemble: rewritten by rank 0 at every gather.
+  f.create_group("/ensemble");
+  for (const auto& s : p_.sets) {
+    const std::string g = "/ensemble/" + s.name;
+    f.create_group(g);
+    if (p_.classification) {
+      f.create_dataset(g + "/votes", io::Type::i64, {s.rows(), p_.outputs});
+      f.create_dataset(g + "/prediction", io::Type::i64, {s.rows()});
+      f.create_dataset(g + "/fraction", io::Type::f64, {s.rows(), p_.outputs});
+    } else {
+      f.create_dataset(g + "/mean", io::Type::f64, {s.rows(), p_.outputs});
+      f.create_dataset(g + "/variance", io::Type::f64, {s.rows(), p_.outputs});
+    }
+  }
+  if (!c_.ensemble.track.empty() && !p_.classification) {
+    const auto k = static_cast<std::int64_t>(c_.ensemble.track.size()) * p_.outputs;
+    f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, members_per_chain_, k},
+                     {1, std::max<std::int64_t>(members_per_chain_, 1), k});
+    f.put("/ensemble/test/tracked_rows", c_.ensemble.track,
+          {static_cast<std::int64_t>(c_.ensemble.track.size())});
+  }
+  f.create_group("/metrics");
+  f.flush();
+}
+
+void Run::record_trace(Chain& ch, int phase, std::int64_t step, double temperature,
+                       double train_loss) {
+  const auto t0 = Clock::now();
+  const auto& test = p_.sets[1];
+  const double test_loss = model::loss_value(p_.loss, ch.objective->predict(view(test.x)), view(test.y));
+  ch.trace.insert(ch.trace.end(), {static_cast<double>(phase), static_cast<double>(step),
+                                   temperature, train_loss, test_loss});
+  ch.trace_count += 1;
+  eval_seconds_ += seconds_since(t0);
+}
+
+void Run::adam_phase() {
+  if (p_.mode != train::StartMode::retrofit) return;
+  const std::int64_t epochs = p_.adam.epochs;
+  for (auto& ch : chains_) {
+    train::AdamState state = train::AdamState::zeros(params_);
+    const auto t0 = Clock::now();
+    double recorded_eval = 0.0;
+    train::train_adam(p_.adam, state, *ch.objective, ch.rng, [&](std::int64_t epoch, double loss) {
+      if (epoch % c_.run.trace_every == 0) {
+        const double before = eval_seconds_;
+        record_trace(ch, 0, epoch - epochs, 0.0, loss);
+        recorded_eval += eval_seconds_ - before;
+      }
+      if (rank_ == 0 && ch.index == 0) {
+        const double el = seconds_since(start_);
+        if (el - last_progress_ >= (tty_ ? 0.2 : c_.run.progress_seconds) || epoch == epochs) {
+          last_progress_ = el;
+          std::printf("%sadam   epoch %lld/%lld  loss %.5g  (trajectory 0)  elapsed %s%s",
+                      tty_ ? "\r" : "", static_cast<long long>(epoch), static_cast<long long>(epochs),
+                      loss, format_duration(el).c_str(), tty_ ? "   " : "\n");
+          std::fflush(stdout);
+        }
+      }
+    });
+    step_seconds_ += seconds_since(t0) - recorded_eval;
+    ch.baseline = ch.net.parameters();
+    // The retrofit start: velocity from the last two Adam iterates.
+    train::NoseHooverChain nhc(p_.nhc, params_);
+    ch.trajectory = std::make_unique<train::Trajectory>(
+        *ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
+        nhc.retrofit_start(ch.net.parameters(), state.previous));
+  }
+  if (rank_ == 0 && tty_) std::printf("\n");
+  // Adam's trace rows and end points, one collective write each.
+  const auto t0 = Clock::now();
+  std::vector<io::RowBlock> blocks;
+  std::vector<double> rows, base;
+  for (auto& ch : chains_) {
+    blocks.push_back({ch.index, 0, ch.trace_count});
+    rows.insert(rows.end(), ch.trace.begin(), ch.trace.end());
+  }
+  // trace datasets are 2-D [chain, record]: write each field separately.
+  for (int field = 0; field < 5; ++field) {
+    std::vector<double> col;
+    for (std::size_t r = field; r < rows.size(); r += 5) col.push_back(rows[r]);
+    static const char* names[] = {"phase", "step", "temperature", "train_loss", "test_loss"};
+    file_->write_rows(std::string("/trace/") + names[field], blocks, col.data(), io::Type::f64);
+  }
+  for (auto& ch : chains_) {
+    ch.trace_first = ch.trace_count;
+    ch.trace.clear();
+  }
+  comm_io_seconds_ += seconds_since(t0);
+}
+
+void Run::write_start_state() {
+  std::vector<io::RowBlock> blocks;
+  std::vector<double> x, v, base;
+  for (auto& ch : chains_) {
+    if (!ch.trajectory) {  // ab initio: v = 0 at the fresh initialisation
+      train::NoseHooverChain nhc(p_.nhc, params_);
+      ch.trajectory = std::make_unique<train::Trajectory>(
+          *ch.objective, p_.nhc,
+          p_.ramp.increment == 0.0 ? train::constant_schedule(p_.ramp.target) : train::ramp_schedule(p_.ramp),
+          nhc.rest_start());
+    }
+    blocks.push_back({ch.index, 0, static_cast<std::int64_t>(params_)});  // a [chain, param] row
+    x.insert(x.end(), ch.net.parameters().begin(), ch.net.parameters().end());
+    v.insert(v.end(), ch.trajectory->phase().v.begin(), ch.trajectory->phase().v.end());
+    if (p_.mode == train::StartMode::retrofit) {
+      base.insert(base.end(), ch.baseline.begin(), ch.baseline.end());
+    }
+  }
+  const auto t0 = Clock::now();
+  file_->write_rows("/initial/params", blocks, x.data(), io::Type::f64);
+  file_->write_rows("/initial/velocity", blocks, v.data(), io::Type::f64);
+  if (p_.mode == train::StartMode::retrofit) {
+    file_->write_rows("/baseline/params", blocks, base.data(), io::Type::f64);
+  }
+  comm_io_seconds_ += seconds_since(t0);
+}
+
+void Run::take_member(Chain& ch, const train::StepRecord& rec) {
+  const auto t0 = Clock::now();
+  double train_loss = 0.0;
+  for (std::size_t s = 0; s < p_.sets.size(); ++s) {
+    const auto& set = p_.sets[s];
+    ConstBatchView pred = ch.objective->predict(view(set.x));
+    if (s == 0) train_loss = model::loss_value(p_.loss, pred, view(set.y));
+    if (p_.classification) {
+      const auto winners = ensemble::argmax_rows(pred);
+      for (Index i = 0; i < set.rows(); ++i) ch.votes[s](i, winners[static_cast<std::size_t>(i)]) += 1;
+    } else {
+      ch.means[s].add(pred);
+      if (s == 1) {
+        for (const auto row : c_.ensemble.track) {
+          for (Index o = 0; o < p_.outputs; ++o) ch.tracked.push_back(pred(row, o));
+        }
+      }
+    }
+  }
+  if (ch.members == 0) {
+    // Ab initio baseline: the first member.
+    if (p_.mode == train::StartMode::abinitio) ch.baseline = ch.net.parameters();
+    ch.baseline_metrics.clear();
+    train::NetworkObjective& obj = *ch.objective;
+    Vector keep = ch.net.parameters();
+    ch.net.parameters() = ch.baseline;
+    for (std::size_t s = 0; s < 2; ++s) {
+      const auto [metric, r2] = set_metrics(p_, p_.sets[s], obj.predict(view(p_.sets[s].x)));
+      ch.baseline_metrics.push_back(metric);
+      ch.baseline_metrics.push_back(r2);
+    }
+    ch.net.parameters() = keep;
+  }
+  if (ch.members % c_.ensemble.store_every == 0) {
+    const auto& phase = ch.trajectory->phase();
+    const auto& nhc = ch.trajectory->integrator();
+    ch.stored_params.insert(ch.stored_params.end(), ch.net.parameters().begin(), ch.net.parameters().end());
+    ch.stats.insert(ch.stats.end(), {static_cast<double>(rec.step), rec.temperature, train_loss,
+                                     nhc.kinetic_temperature(phase),
+                                     nhc.extended_energy(phase, train_loss, rec.temperature)});
+    ch.stored_count += 1;
+  }
+  ch.members += 1;
+  ch.interval_members += 1;
+  eval_seconds_ += seconds_since(t0);
+}
+
+std::vector<double> Run::pack(Chain& ch) {
+  std::vector<double> out{static_cast<double>(ch.index), ch.last_loss,
+                          static_cast<double>(ch.interval_members)};
+  for (std::size_t s = 0; s < p_.sets.size(); ++s) {
+    if (p_.classification) {
+      const auto& v = ch.votes[s];
+      for (Index i = 0; i < v.size(); ++i) out.push_back(static_cast<double>(v.data()[i]));
+      ch.votes[s].setZero();
+    } else {
+      auto& m = ch.means[s];
+      out.push_back(static_cast<double>(m.members()));
+      out.insert(out.end(), m.mean().data(), m.mean().data() + m.mean().size());
+      out.insert(out.end(), m.m2().data(), m.m2().data() + m.m2().size());
+      m.clear();
+    }
+  }
+  out.insert(out.end(), ch.tracked.begin(), ch.tracked.end());
+  ch.tracked.clear();
+  ch.interval_members = 0;
+  return out;
+}
+
+void Run::gather(std::int64_t step_done) {
+  const auto t0 = Clock::now();
+  std::vector<double> mine;
+  for (auto& ch : chains_) {
+    const auto packet = pack(ch);
+    mine.push_back(static_cast<double>(packet.size()));
+    mine.insert(mine.end(), packet.begin(), packet.end());
+  }
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
+  std::vector<double> all;
+  if (rank_ == 0) {
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm_);
+  if (rank_ == 0) {
+    // Index packets by trajectory, then merge in trajectory order: the ensemble's bits do not
+    // depend on how trajectories were spread over ranks.
+    std::vector<const double*> packets(static_cast<std::size_t>(chains_total_), nullptr);
+    for (std::size_t pos = 0; pos < all.size();) {
+      const auto len = static_cast<std::size_t>(all[pos]);
+      const double* pk = all.data() + pos + 1;
+      packets[static_cast<std::size_t>(pk[0])] = pk;
+      pos += len + 1;
+    }
+    double loss_sum = 0.0;
+    tracked_blocks_.clear();
+    ens_tracked_.clear();
+    if (tracked_written_.empty()) tracked_written_.assign(static_cast<std::size_t>(chains_total_), 0);
+    for (std::int64_t t = 0; t < chains_total_; ++t) {
+      const double* pk = packets[static_cast<std::size_t>(t)];
+      loss_sum += pk[1];
+      const auto n = static_cast<std::int64_t>(pk[2]);
+      const double* cur = pk + 3;
+      for (std::size_t s = 0; s < p_.sets.size(); ++s) {
+        const Index rows = p_.sets[s].rows();
+        const Index cells = rows * p_.outputs;
+        if (p_.classification) {
+          Votes v(rows, p_.outputs);
+          for (Index i = 0; i < cells; ++i) v.data()[i] = static_cast<std::int64_t>(cur[i]);
+          ens_votes_[s].add_votes(v, n);
+          cur += cells;
+        } else {
+          const auto m = static_cast<std::int64_t>(cur[0]);
+          const Matrix mean = Eigen::Map<const Matrix>(cur + 1, rows, p_.outputs);
+          const Matrix m2 = Eigen::Map<const Matrix>(cur + 1 + cells, rows, p_.outputs);
+          ens_mean_[s].merge(m, mean, m2);
+          cur += 1 + 2 * cells;
+        }
+      }
+      const auto k = static_cast<std::int64_t>(c_.ensemble.track.size()) * p_.outputs;
+      if (k > 0 && !p_.classification && n > 0) {
+        tracked_blocks_.push_back({t, tracked_written_[static_cast<std::size_t>(t)], n});
+        ens_tracked_.insert(ens_tracked_.end(), cur, cur + n * k);
+        tracked_written_[static_cast<std::size_t>(t)] += n;
+      }
+    }
+    mean_train_loss_ = loss_sum / static_cast<double>(chains_total_);
+  }
+  write_intervals();
+  write_ensemble();
+  file_->flush();
+  comm_io_seconds_ += seconds_since(t0);
+  (void)step_done;
+}
+
+void Run::write_intervals() {
+  std::vector<io::RowBlock> draw_blocks, trace_blocks;
+  std::vector<double> params;
+  std::vector<std::vector<double>> stats(5), trace(5);
+  for (auto& ch : chains_) {
+    draw_blocks.push_back({ch.index, ch.stored_first, ch.stored_count});
+    params.insert(params.end(), ch.stored_params.begin(), ch.stored_params.end());
+    for (std::size_t r = 0; r < ch.stats.size(); ++r) stats[r % 5].push_back(ch.stats[r]);
+    trace_blocks.push_back({ch.index, ch.trace_first, ch.trace_count - ch.trace_first});
+    for (std::size_t r = 0; r < ch.trace.size(); ++r) trace[r % 5].push_back(ch.trace[r]);
+    ch.stored_first += ch.stored_count;
+    ch.stored_count = 0;
+    ch.stored_params.clear();
+    ch.stats.clear();
+    ch.trace_first = ch.trace_count;
+    ch.trace.clear();
+  }
+  file_->write_rows("/posterior/params", draw_blocks, params.data(), io::Type::f64);
+  static const char* stat_names[] = {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
+  for (int i = 0; i < 5; ++i) {
+    file_->write_rows(std::string("/sample_stats/") + stat_names[i], draw_blocks,
+                      stats[static_cast<std::size_t>(i)].data(), io::Type::f64);
+  }
+  static const char* trace_names[] = {"phase", "step", "temperature", "train_loss", "test_loss"};
+  for (int i = 0; i < 5; ++i) {
+    file_->write_rows(std::string("/trace/") + trace_names[i], trace_blocks,
+                      trace[static_cast<std::size_t>(i)].data(), io::Type::f64);
+  }
+  if (!c_.ensemble.track.empty() && !p_.classification) {
+    file_->write_rows("/ensemble/test/tracked", tracked_blocks_, ens_tracked_.data(), io::Type::f64);
+  }
+}
+
+void Run::write_ensemble() {
+  for (std::size_t s = 0; s < p_.sets.size(); ++s) {
+    const std::string g = "/ensemble/" + p_.sets[s].name;
+    if (p_.classification) {
+      Votes votes;
+      std::vector<std::int64_t> majority;
+      Matrix fraction;
+      if (rank_ == 0) {
+        votes = ens_votes_[s].votes();
+        majority = ens_votes_[s].majority();
+        fraction = ens_votes_[s].fractions();
+      }
+      file_->write_from_root(g + "/votes", votes.data(), io::Type::i64);
+      file_->write_from_root(g + "/prediction", majority.data(), io::Type::i64);
+      file_->write_from_root(g + "/fraction", fraction.data(), io::Type::f64);
+      const std::int64_t members = rank_ == 0 ? ens_votes_[s].members() : 0;
+      std::int64_t m = members;
+      MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
+      file_->attribute(g, "members", m);
+    } else {
+      Matrix mean, var;
+      if (rank_ == 0) {
+        mean = ens_mean_[s].mean();
+        var = ens_mean_[s].variance();
+      }
+      file_->write_from_root(g + "/mean", mean.data(), io::Type::f64);
+      file_->write_from_root(g + "/variance", var.data(), io::Type::f64);
+      std::int64_t m = rank_ == 0 ? ens_mean_[s].members() : 0;
+      MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
+      file_->attribute(g, "members", m);
+    }
+  }
+}
+
+void Run::progress(std::int64_t step, double temperature, double mean_loss, bool force) {
+  if (rank_ != 0) return;
+  const double el = seconds_since(start_);
+  if (!force && el - last_progress_ < (tty_ ? 0.2 : c_.run.progress_seconds)) return;
+  last_progress_ = el;
+  const std::int64_t total = c_.simmer.steps;
+  const double frac = static_cast<double>(step) / static_cast<double>(total);
+  const double eta = frac > 0 ? el / frac * (1 - frac) : 0.0;
+  std::string metric = "-";
+  char buf[64];
+  const auto& test = p_.sets[1];
+  if (p_.classification && ens_votes_[1].members() > 0) {
+    std::snprintf(buf, sizeof buf, "ens test acc %.4f", ensemble::accuracy(ens_votes_[1].majority(), test.labels));
+    metric = buf;
+  } else if (!p_.classification && ens_mean_[1].members() > 0) {
+    std::snprintf(buf, sizeof buf, "ens test MSE %.5g", ensemble::mean_squared_error(view(ens_mean_[1].mean()), view(test.y)));
+    metric = buf;
+  }
+  if (tty_) {
+    const int width = 30;
+    const int filled = static_cast<int>(frac * width);
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.resize(width, '.');
+    std::printf("\r[%s] %lld/%lld T %.4g loss %.5g %s elapsed %s ETA %s   ", bar.c_str(),
+                static_cast<long long>(step), static_cast<long long>(total), temperature, mean_loss,
+                metric.c_str(), format_duration(el).c_str(), format_duration(eta).c_str());
+  } else {
+    std::printf("simmer step %lld/%lld  T %.4g  mean train loss %.5g  %s  elapsed %s  ETA %s\n",
+                static_cast<long long>(step), static_cast<long long>(total), temperature, mean_loss,
+                metric.c_str(), format_duration(el).c_str(), format_duration(eta).c_str());
+  }
+  std::fflush(stdout);
+}
+
+void Run::simmer_phase() {
+  const std::int64_t steps = c_.simmer.steps;
+  const std::int64_t interval = c_.run.gather_interval;
+  for (std::int64_t block = 0; block < steps; block += interval) {
+    const std::int64_t end = std::min(steps, block + interval);
+    for (auto& ch : chains_) {
+      for (std::int64_t s = block; s < end; ++s) {
+        const auto t0 = Clock::now();
+        const train::StepRecord rec = ch.trajectory->advance();
+        step_seconds_ += seconds_since(t0);
+        ch.last_loss = rec.half_step_loss;
+        if ((s + 1) % c_.run.trace_every == 0) record_trace(ch, 1, s + 1, rec.temperature, rec.half_step_loss);
+        if (ch.next_sample < ch.sample_steps.size() && ch.sample_steps[ch.next_sample] == s) {
+          take_member(ch, rec);
+          ++ch.next_sample;
+        }
+      }
+    }
+    gather(end);
+    const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
+    progress(end, temperature, mean_train_loss_, end == steps);
+  }
+  if (rank_ == 0 && tty_) std::printf("\n");
+}
+
+void Run::finish() {
+  // Baseline metrics of every trajectory to rank 0 (trajectory order), and into the archive.
+  std::vector<double> mine;
+  for (const auto& ch : chains_) {
+    mine.push_back(static_cast<double>(ch.index));
+    mine.insert(mine.end(), ch.baseline_metrics.begin(), ch.baseline_metrics.end());
+  }
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
+  std::vector<double> all;
+  if (rank_ == 0) {
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm_);
+  const auto C = static_cast<std::size_t>(chains_total_);
+  std::vector<double> base(4 * C, 0.0);  // [chain][train metric, train R², test metric, test R²]
+  if (rank_ == 0) {
+    for (std::size_t pos = 0; pos + 4 < all.size() + 1; pos += 5) {
+      const auto t = static_cast<std::size_t>(all[pos]);
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(pos + 1), all.begin() + static_cast<std::ptrdiff_t>(pos + 5),
+                base.begin() + static_cast<std::ptrdiff_t>(4 * t));
+    }
+  }
+  MPI_Bcast(base.data(), static_cast<int>(base.size()), MPI_DOUBLE, 0, comm_);
+  const std::string metric = p_.classification ? "accuracy" : "mse";
+  std::vector<double> col(C);
+  for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t];
+  file_->put("/baseline/train_" + metric, col, {chains_total_});
+  for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 2];
+  file_->put("/baseline/test_" + metric, col, {chains_total_});
+  if (!p_.classification) {
+    for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 1];
+    file_->put("/baseline/train_r2", col, {chains_total_});
+    for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 3];
+    file_->put("/baseline/test_r2", col, {chains_total_});
+  }
+  file_->attribute("/baseline", "kind", std::string(p_.mode == train::StartMode::retrofit
+                                                        ? "Adam end point of each trajectory"
+                                                        : "first ensemble member of each trajectory"));
+
+  // Ensemble metrics (rank 0 has the ensemble; broadcast so all ranks write the same attributes).
+  std::vector<double> ens(4, std::nan(""));
+  if (rank_ == 0) {
+    for (std::size_t s = 0; s < 2; ++s) {
+      const auto& set = p_.sets[s];
+      if (p_.classification) {
+        ens[2 * s] = ensemble::accuracy(ens_votes_[s].majority(), set.labels);
+      } else {
+        ens[2 * s] = ensemble::mean_squared_error(view(ens_mean_[s].mean()), view(set.y));
+        ens[2 * s + 1] = ensemble::r_squared(view(ens_mean_[s].mean()), view(set.y));
+      }
+    }
+  }
+  MPI_Bcast(ens.data(), 4, MPI_DOUBLE, 0, comm_);
+  const auto mean_sd = [&](std::size_t offset) {
+    double m = 0, q = 0;
+    for (std::size_t t = 0; t < C; ++t) m += base[4 * t + offset];
+    m /= static_cast<double>(C);
+    for (std::size_t t = 0; t < C; ++t) q += (base[4 * t + offset] - m) * (base[4 * t + offset] - m);
+    return std::pair{m, C > 1 ? std::sqrt(q / static_cast<double>(C - 1)) : 0.0};
+  };
+  const char* split_names[] = {"train", "test"};
+  for (std::size_t s = 0; s < 2; ++s) {
+    const std::string sn = split_names[s];
+    const auto [bm, bsd] = mean_sd(2 * s);
+    file_->attribute("/metrics", "baseline_" + sn + "_" + metric + "_mean", bm);
+    file_->attribute("/metrics", "baseline_" + sn + "_" + metric + "_sd", bsd);
+    file_->attribute("/metrics", "ensemble_" + sn + "_" + metric, ens[2 * s]);
+    if (!p_.classification) {
+      const auto [rm, rsd] = mean_sd(2 * s + 1);
+      file_->attribute("/metrics", "baseline_" + sn + "_r2_mean", rm);
+      file_->attribute("/metrics", "baseline_" + sn + "_r2_sd", rsd);
+      file_->attribute("/metrics", "ensemble_" + sn + "_r2", ens[2 * s + 1]);
+    }
+  }
+  const std::int64_t members_total = members_per_chain_ * chains_total_;
+  file_->attribute("/metrics", "members", members_total);
+
+  // Timing: where the wall time went (max over ranks of each part).
+  double parts[3] = {step_seconds_, eval_seconds_, comm_io_seconds_};
+  double parts_max[3] = {0, 0, 0};
+  MPI_Reduce(parts, parts_max, 3, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  const double wall = seconds_since(start_);
+  file_->attribute("/", "wall_seconds", wall);
+  std::int64_t io_counts[2] = {file_->transfers(), file_->collective_transfers()};
+  file_->attribute("/", "io_transfers", io_counts[0]);
+  file_->attribute("/", "io_collective_transfers", io_counts[1]);
+  file_->close();
+
+  if (rank_ == 0) {
+    const auto [btr, btr_sd] = mean_sd(0);
+    const auto [bte, bte_sd] = mean_sd(2);
+    std::printf("\n%-34s %18s %18s\n", "", "train", "test");
+    const std::string base_name = p_.mode == train::StartMode::retrofit ? "Adam" : "first sample";
+    if (p_.classification) {
+      std::printf("%-34s %10.4f ± %-6.4f %10.4f ± %-6.4f\n",
+                  (base_name + " accuracy (mean ± sd, " + std::to_string(C) + ")").c_str(), btr, btr_sd, bte, bte_sd);
+      std::printf("%-34s %18.4f %18.4f\n", ("ensemble accuracy (" + std::to_string(members_total) + " members)").c_str(),
+                  ens[0], ens[2]);
+    } else {
+      const auto [r2tr, r2tr_sd] = mean_sd(1);
+      const auto [r2te, r2te_sd] = mean_sd(3);
+      std::printf("%-34s %10.5g ± %-6.3g %10.5g ± %-6.3g\n",
+                  (base_name + " MSE (mean ± sd, " + std::to_string(C) + ")").c_str(), btr, btr_sd, bte, bte_sd);
+      std::printf("%-34s %10.4f ± %-6.3g %10.4f ± %-6.3g\n", (base_name + " R²").c_str(), r2tr, r2tr_sd, r2te, r2te_sd);
+      std::printf("%-34s %18.5g %18.5g\n", ("ensemble MSE (" + std::to_string(members_total) + " members)").c_str(),
+                  ens[0], ens[2]);
+      std::printf("%-34s %18.4f %18.4f\n", "ensemble R²", ens[1], ens[3]);
+    }
+    std::printf("\nwall %s on %d rank(s); share of wall time, max over ranks: gradient steps %.1f%%, "
+                "member evaluation and traces %.1f%%, gather + aggregation + I/O %.1f%%\n",
+                format_duration(wall).c_str(), size_, 100 * parts_max[0] / wall, 100 * parts_max[1] / wall,
+                100 * parts_max[2] / wall);
+    std::printf("archive: %s (%lld of %lld transfers collective)\n", c_.run.output.c_str(),
+                static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
+  }
+}
+
+int Run::execute() {
+  setup_chains();
+  if (rank_ == 0) {
+    std::printf("simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
+                "trajectory, %lld stored\n",
+                SIMMER_VERSION, static_cast<long long>(chains_total_), size_, train::to_string(p_.mode).c_str(),
+                static_cast<long long>(params_), static_cast<long long>(members_per_chain_),
+                static_cast<long long>(draws_));
+    std::fflush(stdout);
+  }
+  create_archive();
+  adam_phase();
+  write_start_state();
+  simmer_phase();
+  finish();
+  return 0;
+}
+
+}  // namespace
+
+int run(const cli::Invocation& invocation, const app::Problem& problem, MPI_Comm comm) {
+  Run r(invocation, problem, comm);
+  return r.execute();
+}
+
+}  // namespace simmer::mpi

@@ -1,0 +1,461 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "simmer/cli/config.hpp"
+#include "simmer/core/error.hpp"
+
+using namespace simmer::cli;
+using Catch::Contains;
+
+namespace {
+
+/// Every key the configuration has, in to_ini order: the contract the help text, the INI
+/// reader and the archive's /config share.
+const std::vector<std::string> kAllKeys = {
+    "data.source", "data.path", "data.features", "data.target", "data.task", "data.train",
+    "data.test", "data.train_fraction", "data.split_seed", "data.sine_points", "data.sine_noise",
+    "model.architecture", "model.activation", "model.output", "model.loss", "model.init",
+    "adam.epochs", "adam.lr", "adam.batch", "adam.beta1", "adam.beta2", "adam.epsilon",
+    "simmer.mode", "simmer.time_step", "simmer.steps", "simmer.T_initial", "simmer.T_target",
+    "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.masses", "simmer.dof_offset",
+    "ensemble.window", "ensemble.stride", "ensemble.count", "ensemble.fraction",
+    "ensemble.store_every", "ensemble.points", "ensemble.track",
+    "run.trajectories", "run.seed", "run.gather_interval", "run.trace_every", "run.output",
+    "run.progress_seconds"};
+
+/// A file under the temp directory, removed when the test ends.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / ("simmer_test_config_" + name)) {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  [[nodiscard]] std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+Invocation parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"simmer_mpi"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+Config from_ini(const std::string& text) {
+  Config c;
+  apply_ini(text, "jobs/iris.ini", c);
+  return c;
+}
+
+void check_equal(const Config& a, const Config& b) {
+  CHECK(a.data.source == b.data.source);
+  CHECK(a.data.path == b.data.path);
+  CHECK(a.data.features == b.data.features);
+  CHECK(a.data.target == b.data.target);
+  CHECK(a.data.task == b.data.task);
+  CHECK(a.data.train == b.data.train);
+  CHECK(a.data.test == b.data.test);
+  CHECK(a.data.train_fraction == b.data.train_fraction);
+  CHECK(a.data.split_seed == b.data.split_seed);
+  CHECK(a.data.sine_points == b.data.sine_points);
+  CHECK(a.data.sine_noise == b.data.sine_noise);
+  CHECK(a.model.architecture == b.model.architecture);
+  CHECK(a.model.activation == b.model.activation);
+  CHECK(a.model.output == b.model.output);
+  CHECK(a.model.loss == b.model.loss);
+  CHECK(a.model.init == b.model.init);
+  CHECK(a.adam.epochs == b.adam.epochs);
+  CHECK(a.adam.lr == b.adam.lr);
+  CHECK(a.adam.batch == b.adam.batch);
+  CHECK(a.adam.beta1 == b.adam.beta1);
+  CHECK(a.adam.beta2 == b.adam.beta2);
+  CHECK(a.adam.epsilon == b.adam.epsilon);
+  CHECK(a.simmer.mode == b.simmer.mode);
+  CHECK(a.simmer.time_step == b.simmer.time_step);
+  CHECK(a.simmer.steps == b.simmer.steps);
+  CHECK(a.simmer.T_initial == b.simmer.T_initial);
+  CHECK(a.simmer.T_target == b.simmer.T_target);
+  CHECK(a.simmer.dT == b.simmer.dT);
+  CHECK(a.simmer.every == b.simmer.every);
+  CHECK(a.simmer.chain_length == b.simmer.chain_length);
+  CHECK(a.simmer.masses == b.simmer.masses);
+  CHECK(a.simmer.dof_offset == b.simmer.dof_offset);
+  CHECK(a.ensemble.window == b.ensemble.window);
+  CHECK(a.ensemble.stride == b.ensemble.stride);
+  CHECK(a.ensemble.count == b.ensemble.count);
+  CHECK(a.ensemble.fraction == b.ensemble.fraction);
+  CHECK(a.ensemble.store_every == b.ensemble.store_every);
+  CHECK(a.ensemble.points == b.ensemble.points);
+  CHECK(a.ensemble.track == b.ensemble.track);
+  CHECK(a.run.trajectories == b.run.trajectories);
+  CHECK(a.run.seed == b.run.seed);
+  CHECK(a.run.gather_interval == b.run.gather_interval);
+  CHECK(a.run.trace_every == b.run.trace_every);
+  CHECK(a.run.output == b.run.output);
+  CHECK(a.run.progress_seconds == b.run.progress_seconds);
+}
+
+/// The Iris ab initio case of SIMMERING.md §7, as a user would write it.
+const char* const kIrisIni = R"(# Iris ab initio: 36 trajectories, votes pooled
+[data]
+source   = csv
+path     = data/iris.csv
+features = sepal_width, petal_width   # two of the four columns
+target   = species
+task     = classification
+train    = 112
+test     = 38
+split_seed = 7
+
+; the network
+[model]
+architecture = 2-100-50-50-3
+loss = cce
+
+[simmer]
+mode       = abinitio
+time_step  = 0.001
+steps      = 25000
+T_initial  = 0.002
+T_target   = 0.002
+dT         = 0
+masses     = 1, 2.5, 1e-1
+
+[ensemble]
+window = 10000
+count  = 2000
+track  = 0,5,37
+
+[run]
+trajectories = 36
+seed = 12345678901234567890
+output = iris abinitio.h5
+)";
+
+}  // namespace
+
+TEST_CASE("defaults are the struct's defaults and pass validation", "[config]") {
+  const Invocation inv = parse({});
+  check_equal(inv.config, Config{});
+  CHECK(inv.config_path.empty());
+  CHECK_FALSE(inv.overwrite);
+  CHECK_FALSE(inv.help);
+  CHECK(inv.command_line == "simmer_mpi");
+  const Config v = validated(inv.config, 4);
+  CHECK(v.run.trajectories == 4);
+}
+
+TEST_CASE("a realistic INI file is read", "[config]") {
+  const TempFile file("iris.ini", kIrisIni);
+  const Invocation inv = parse({"--config", file.path().c_str()});
+  const Config& c = inv.config;
+  CHECK(inv.config_path == file.path());
+  CHECK(c.data.source == "csv");
+  CHECK(c.data.path == "data/iris.csv");
+  CHECK(c.data.features == std::vector<std::string>{"sepal_width", "petal_width"});
+  CHECK(c.data.target == "species");
+  CHECK(c.data.task == "classification");
+  CHECK(c.data.train == 112);
+  CHECK(c.data.test == 38);
+  CHECK(c.data.split_seed == 7);
+  CHECK(c.model.architecture == "2-100-50-50-3");
+  CHECK(c.model.activation == "tanh");  // untouched keys keep their defaults
+  CHECK(c.model.loss == "cce");
+  CHECK(c.simmer.mode == "abinitio");
+  CHECK(c.simmer.time_step == 0.001);
+  CHECK(c.simmer.steps == 25000);
+  CHECK(c.simmer.T_initial == 0.002);
+  CHECK(c.simmer.T_target == 0.002);
+  CHECK(c.simmer.dT == 0.0);
+  CHECK(c.simmer.masses == std::vector<double>{1.0, 2.5, 0.1});
+  CHECK(c.ensemble.window == 10000);
+  CHECK(c.ensemble.count == 2000);
+  CHECK(c.ensemble.track == std::vector<std::int64_t>{0, 5, 37});
+  CHECK(c.run.trajectories == 36);
+  CHECK(c.run.seed == 12345678901234567890ULL);
+  CHECK(c.run.output == "iris abinitio.h5");
+  // masses has three entries for the default chain length of 3, so the whole file is valid.
+  const Config v = validated(c, 2);
+  CHECK(v.run.trajectories == 36);  // more trajectories than ranks: fine
+}
+
+TEST_CASE("INI syntax: CRLF, comments, quotes, empty values", "[config]") {
+  const Config c = from_ini(
+      "[data]\r\n"
+      "  path = \"  spaced # name \"  # quoted keeps blanks and ' #'\r\n"
+      "target=y#1\r\n"
+      "features =\r\n"
+      "[ensemble]\n"
+      "points =   # nothing\n"
+      "track = \n");
+  CHECK(c.data.path == "  spaced # name ");
+  CHECK(c.data.target == "y#1");  // '#' only starts a comment after a blank
+  CHECK(c.data.features.empty());
+  CHECK(c.ensemble.points.empty());
+  CHECK(c.ensemble.track.empty());
+}
+
+TEST_CASE("command-line overrides beat the file", "[config]") {
+  const TempFile file("override.ini", kIrisIni);
+  const Invocation inv =
+      parse({"--config", file.path().c_str(), "--simmer.steps", "500", "--ensemble.window=200",
+             "--data.features", "petal_length,petal_width", "--simmer.T_initial", "-0",
+             "--adam.lr", "1e-3", "--output", "out/x.h5", "--overwrite"});
+  CHECK(inv.config.simmer.steps == 500);
+  CHECK(inv.config.ensemble.window == 200);
+  CHECK(inv.config.data.features == std::vector<std::string>{"petal_length", "petal_width"});
+  CHECK(inv.config.adam.lr == 1e-3);
+  CHECK(inv.config.run.output == "out/x.h5");
+  CHECK(inv.overwrite);
+  CHECK(inv.config.simmer.time_step == 0.001);  // from the file
+  CHECK(inv.config.data.train == 112);          // from the file
+  CHECK(inv.command_line == "simmer_mpi --config " + file.path() +
+                                " --simmer.steps 500 --ensemble.window=200 --data.features "
+                                "petal_length,petal_width --simmer.T_initial -0 --adam.lr 1e-3 "
+                                "--output out/x.h5 --overwrite");
+}
+
+TEST_CASE("--output, --run.output and --help", "[config]") {
+  CHECK(parse({"--run.output", "a.h5"}).config.run.output == "a.h5");
+  CHECK(parse({"--output=b.h5"}).config.run.output == "b.h5");
+  CHECK_THROWS_WITH(parse({"--output", "a.h5", "--run.output", "b.h5"}),
+                    Contains("--output and --run.output"));
+
+  const Invocation help = parse({"-h"});
+  CHECK(help.help);
+  CHECK(help.help_text == help_text());
+  // --help does not read the config file, so it works while the file is broken.
+  CHECK(parse({"--help", "--config", "/nonexistent/simmer.ini"}).help);
+}
+
+TEST_CASE("INI errors name origin:line, key and value", "[config]") {
+  SECTION("unknown key, with the closest known key") {
+    CHECK_THROWS_WITH(from_ini("\n[simmer]\ntimestep = 0.1\n"),
+                      Contains("jobs/iris.ini:3: unknown key 'simmer.timestep'") &&
+                          Contains("did you mean 'simmer.time_step'?"));
+    CHECK_THROWS_WITH(from_ini("[run]\nbanana = 1\n"),
+                      Contains("jobs/iris.ini:2: unknown key 'run.banana'") &&
+                          !Contains("did you mean"));
+  }
+  SECTION("unknown section") {
+    CHECK_THROWS_WITH(from_ini("# c\n[simer]\n"),
+                      Contains("jobs/iris.ini:2: unknown section [simer]") &&
+                          Contains("did you mean 'simmer'?"));
+  }
+  SECTION("key outside of any section") {
+    CHECK_THROWS_WITH(from_ini("# comment\n\nsteps = 10\n"),
+                      Contains("jobs/iris.ini:3: key outside of any [section]"));
+  }
+  SECTION("malformed lines") {
+    CHECK_THROWS_WITH(from_ini("[data]\n\n\n\n\n\nfoo\n"),
+                      Contains("jobs/iris.ini:7: malformed line 'foo' (expected key = value)"));
+    CHECK_THROWS_WITH(from_ini("[data]\n= csv\n"), Contains("jobs/iris.ini:2: malformed line"));
+    CHECK_THROWS_WITH(from_ini("[data\n"), Contains("jobs/iris.ini:1: malformed section header"));
+    CHECK_THROWS_WITH(from_ini("[data]\npath = \"unterminated\n"),
+                      Contains("jobs/iris.ini:2: malformed line"));
+  }
+  SECTION("duplicate key in the same file") {
+    CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 1\n[data]\n[simmer]\nsteps = 2\n"),
+                      Contains("jobs/iris.ini:5: duplicate key 'simmer.steps'") &&
+                          Contains("line 2"));
+  }
+  SECTION("conversion errors") {
+    CHECK_THROWS_WITH(from_ini("[simmer]\n\n\n\n\n\n\n\nsteps = abc\n"),
+                      Contains("jobs/iris.ini:9: simmer.steps = 'abc': not an integer"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 1.5\n"),
+                      Contains("jobs/iris.ini:2: simmer.steps = '1.5': not an integer"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 10 steps\n"),
+                      Contains("simmer.steps = '10 steps': not an integer"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nchain_length = 99999999999\n"),
+                      Contains("simmer.chain_length = '99999999999': out of range"));
+    CHECK_THROWS_WITH(from_ini("[run]\nseed = -1\n"),
+                      Contains("jobs/iris.ini:2: run.seed = '-1': not a non-negative integer"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\ntime_step = 0.002x\n"),
+                      Contains("jobs/iris.ini:2: simmer.time_step = '0.002x': not a number"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nT_target =\n"),
+                      Contains("simmer.T_target = '': not a number"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nmasses = 1,,2\n"),
+                      Contains("jobs/iris.ini:2: simmer.masses = '1,,2': empty item"));
+    CHECK_THROWS_WITH(from_ini("[ensemble]\ntrack = 1, two\n"),
+                      Contains("jobs/iris.ini:2: ensemble.track = '1, two': item 'two': not an "
+                               "integer"));
+  }
+}
+
+TEST_CASE("command-line errors name the option and value", "[config]") {
+  CHECK_THROWS_WITH(parse({"--simmer.timestep", "0.1"}),
+                    Contains("unknown option '--simmer.timestep'") &&
+                        Contains("did you mean '--simmer.time_step'?"));
+  CHECK_THROWS_WITH(parse({"--frobnicate"}), Contains("unknown option '--frobnicate'"));
+  // No abbreviations: a prefix is not silently taken for a longer key.
+  CHECK_THROWS_WITH(parse({"--simmer.T_init", "1"}), Contains("'--simmer.T_init'"));
+  CHECK_THROWS_WITH(parse({"--simmer.steps", "abc"}),
+                    Contains("--simmer.steps = 'abc': not an integer"));
+  CHECK_THROWS_WITH(parse({"--data.split_seed=-3"}),
+                    Contains("--data.split_seed = '-3': not a non-negative integer"));
+  CHECK_THROWS_WITH(parse({"--simmer.steps"}), Contains("--simmer.steps"));
+  CHECK_THROWS_WITH(parse({"iris.ini"}), Contains("unexpected argument 'iris.ini'"));
+  CHECK_THROWS_WITH(parse({"--config", "/nonexistent/simmer.ini"}),
+                    Contains("/nonexistent/simmer.ini") && Contains("does not exist"));
+
+  // An INI error reached through --config names the file path and line.
+  const TempFile file("bad.ini", "[adam]\nepochs = many\n");
+  CHECK_THROWS_WITH(parse({"--config", file.path().c_str()}),
+                    Contains(file.path() + ":2: adam.epochs = 'many': not an integer"));
+}
+
+TEST_CASE("validated names the key and the value", "[config]") {
+  struct Case {
+    const char* ini;
+    const char* key;
+    const char* value;
+  };
+  // Each case edits the (valid) defaults; the message must name the key and the bad value.
+  const std::vector<Case> cases = {
+      {"[data]\nsource = idx", "data.source", "'idx'"},
+      {"[data]\nsource = csv\nfeatures = a\ntarget = y", "data.path", "''"},
+      {"[data]\nsource = csv\npath = f.csv\ntarget = y", "data.features", "''"},
+      {"[data]\nsource = csv\npath = f.csv\nfeatures = a", "data.target", "''"},
+      {"[data]\nsource = csv\npath = f.csv\nfeatures = a,b,a\ntarget = y", "data.features",
+       "'a,b,a'"},
+      {"[data]\ntask = clustering", "data.task", "'clustering'"},
+      {"[data]\ntrain = -1", "data.train", "'-1'"},
+      {"[data]\ntest = -5", "data.test", "'-5'"},
+      {"[data]\ntrain = 0\ntrain_fraction = 1", "data.train_fraction", "'1'"},
+      {"[data]\ntrain = 0", "data.train", "'0'"},
+      {"[data]\nsine_points = 1", "data.sine_points", "'1'"},
+      {"[data]\nsine_noise = -0.1", "data.sine_noise", "'-0.1'"},
+      {"[data]\nsine_noise = nan", "data.sine_noise", "'nan'"},
+      {"[model]\narchitecture = 2-x-3", "model.architecture", "'2-x-3'"},
+      {"[model]\narchitecture = 5", "model.architecture", "'5'"},
+      {"[model]\nactivation = swish", "model.activation", "'swish'"},
+      {"[model]\noutput = softmax", "model.output", "'softmax'"},
+      {"[model]\nloss = mae", "model.loss", "'mae'"},
+      {"[model]\ninit = he", "model.init", "'he'"},
+      {"[model]\nloss = cce", "model.loss", "'cce'"},  // regression task
+      {"[data]\ntask = classification", "model.loss", "'sse'"},
+      {"[data]\ntask = classification\n[model]\nloss = cce", "model.architecture", "'1-20-20-1'"},
+      {"[adam]\nepochs = -1", "adam.epochs", "'-1'"},
+      {"[adam]\nlr = 0", "adam.lr", "'0'"},
+      {"[adam]\nlr = inf", "adam.lr", "'inf'"},
+      {"[adam]\nbatch = -2", "adam.batch", "'-2'"},
+      {"[adam]\nbeta1 = 1", "adam.beta1", "'1'"},
+      {"[adam]\nbeta2 = -0.5", "adam.beta2", "'-0.5'"},
+      {"[adam]\nepsilon = 0", "adam.epsilon", "'0'"},
+      {"[simmer]\nmode = annealing", "simmer.mode", "'annealing'"},
+      {"[adam]\nepochs = 1", "adam.epochs", "'1'"},  // retrofit needs two iterates
+      {"[simmer]\ntime_step = 0", "simmer.time_step", "'0'"},
+      {"[simmer]\ntime_step = -1e-3", "simmer.time_step", "'-0.001'"},
+      {"[simmer]\ntime_step = inf", "simmer.time_step", "'inf'"},
+      {"[simmer]\nsteps = 0", "simmer.steps", "'0'"},
+      {"[simmer]\nT_initial = -0.5", "simmer.T_initial", "'-0.5'"},
+      {"[simmer]\nT_initial = 0.5\nT_target = 0.1", "simmer.T_target", "'0.1'"},
+      {"[simmer]\ndT = -0.01", "simmer.dT", "'-0.01'"},
+      {"[simmer]\nevery = 0", "simmer.every", "'0'"},
+      {"[simmer]\nchain_length = 0", "simmer.chain_length", "'0'"},
+      {"[simmer]\nmasses = 1,2", "simmer.masses", "'1,2'"},
+      {"[simmer]\nmasses = 1,0,1", "simmer.masses", "'1,0,1'"},
+      {"[simmer]\ndof_offset = 1000", "simmer.dof_offset", "'1000'"},
+      {"[ensemble]\nwindow = 0", "ensemble.window", "'0'"},
+      {"[ensemble]\nwindow = 20000", "ensemble.window", "'20000'"},
+      {"[ensemble]\nstride = 0", "ensemble.stride", "'0'"},
+      {"[ensemble]\ncount = -1", "ensemble.count", "'-1'"},
+      {"[ensemble]\nfraction = 1.5", "ensemble.fraction", "'1.5'"},
+      {"[ensemble]\nstore_every = 0", "ensemble.store_every", "'0'"},
+      {"[ensemble]\ntrack = 3,-1", "ensemble.track", "'3,-1'"},
+      {"[run]\ntrajectories = -1", "run.trajectories", "'-1'"},
+      {"[run]\ngather_interval = 0", "run.gather_interval", "'0'"},
+      {"[run]\ntrace_every = 0", "run.trace_every", "'0'"},
+      {"[run]\noutput = \"\"", "run.output", "''"},
+      {"[run]\nprogress_seconds = -1", "run.progress_seconds", "'-1'"},
+  };
+  for (const Case& c : cases) {
+    INFO("config:\n" << c.ini);
+    const Config config = from_ini(c.ini);
+    CHECK_THROWS_WITH(validated(config, 2),
+                      Contains(std::string("'") + c.key + "'") && Contains(c.value));
+  }
+  CHECK_THROWS_WITH(validated(from_ini("[simmer]\nT_initial = 0.5\nT_target = 0.1"), 1),
+                    Contains("is below simmer.T_initial = 0.5"));
+}
+
+TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[config]") {
+  Config c;
+  c.run.trajectories = 0;
+  CHECK(validated(c, 3).run.trajectories == 3);
+  c.run.trajectories = 1;  // fewer trajectories than ranks: the rest idle
+  CHECK(validated(c, 4).run.trajectories == 1);
+
+  c = from_ini(kIrisIni);
+  c.simmer.mode = "retrofit";
+  c.simmer.masses.clear();
+  c.adam.epochs = 200;
+  c.data.train = 0;
+  c.data.train_fraction = 0.75;  // a fraction instead of a count
+  c.ensemble.count = 0;
+  c.ensemble.fraction = 0.1;
+  CHECK_NOTHROW(validated(c, 2));
+  c.model.loss = "bce";
+  c.model.architecture = "28-512-512-512-512-1";
+  c.model.activation = "elu";
+  CHECK_NOTHROW(validated(c, 2));
+}
+
+TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
+  check_equal(from_ini(to_ini(Config{})), Config{});
+
+  Config c = from_ini(kIrisIni);
+  c.data.train_fraction = 1.0 / 3.0;
+  c.data.sine_noise = 0.1;
+  c.adam.epsilon = 1e-7;
+  c.adam.lr = 2.000000000000001e-3;
+  c.simmer.time_step = 5e-324;  // denormal min: still exact
+  c.simmer.dof_offset = -12.75;
+  c.simmer.masses = {0.1, 1e300, 3.0};
+  c.ensemble.points = "grid # with hash.csv";
+  c.ensemble.track = {0, 9223372036854775807};
+  c.data.target = " padded ";
+  c.run.seed = 18446744073709551615ULL;
+  c.data.split_seed = 0;
+  const std::string text = to_ini(c);
+  INFO(text);
+  check_equal(from_ini(text), c);
+  CHECK(to_ini(from_ini(text)) == text);
+  CHECK_THAT(text, Contains("train_fraction = 0.33333333333333331"));  // %.17g
+}
+
+TEST_CASE("to_ini and help_text list every key", "[config]") {
+  const std::string ini = to_ini(Config{});
+  const std::string help = help_text();
+  CHECK_THAT(help, Contains("simmer_mpi --config FILE [--section.key value ...] [--output PATH] "
+                            "[--overwrite]"));
+  for (const char* section : {"[data]", "[model]", "[adam]", "[simmer]", "[ensemble]", "[run]"}) {
+    CHECK_THAT(ini, Contains(section));
+    CHECK_THAT(help, Contains(section));
+  }
+  std::size_t key_lines = 0;
+  for (std::size_t pos = 0; (pos = ini.find(" = ", pos)) != std::string::npos; pos += 3) {
+    ++key_lines;
+  }
+  CHECK(key_lines == kAllKeys.size());
+  for (const std::string& key : kAllKeys) {
+    INFO(key);
+    CHECK_THAT(help, Contains("--" + key + " "));
+    const std::string name = key.substr(key.find('.') + 1);
+    CHECK_THAT(ini, Contains("\n" + name + " = "));
+  }
+  CHECK_THAT(help, Contains("--simmer.T_target real (=0.05)"));
+  CHECK_THAT(help, Contains("--overwrite"));
+}

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# The SLURM job scripts under a real SLURM on localhost.
+#
+# Usage: tests/slurm/slurm_test.sh SIMMER_MPI PROJECT_ROOT
+#
+#  1. Brings up munge, slurmctld and slurmd on localhost as ../shared/docs/LOCAL-SLURM.md shows
+#     (reusing a SLURM that already answers sinfo; writing /etc/slurm/slurm.conf only when it is
+#     absent or not ours). Needs root for that part.
+#  2. Submits jobs/slurm/simmer.sbatch and jobs/slurm/simmer_array.sbatch (array 0-1) with
+#     `sbatch --wait`, 2 tasks each and a reduced sine configuration, into a temporary directory.
+#  3. Checks each job's exit code and that each archive is valid HDF5 with the groups
+#     /posterior and /ensemble (and, for the array, that task k ran with seed and split seed 1+k).
+#  4. Stops the daemons it started (never ones that were already running); removes its files.
+#
+# Exit codes: 0 pass, 1 fail, 77 skip (SLURM cannot start here: CTest's SKIP_RETURN_CODE).
+# Environment: SIMMER_SLURM_KEEP=1 keeps the temporary directory (its path is printed).
+set -uo pipefail
+
+SKIP=77
+PATH=$PATH:/usr/sbin:/sbin
+CONF=/etc/slurm/slurm.conf
+MARKER="# simmer tests/slurm/slurm_test.sh: one-node localhost cluster"
+CTLD_PID=/run/slurmctld.pid
+SLURMD_PID=/run/slurmd.pid
+MUNGED_PID=/run/munge/munged.pid
+UP_TIMEOUT=20        # seconds the daemons get to bring the node up
+JOB_TIMEOUT=75       # seconds each `sbatch --wait` may take
+JOB_NAME="simmer-slurm-test-$$"
+
+started_munged=0 started_ctld=0 started_slurmd=0
+tmp=""
+
+log() { echo "slurm_test: $*"; }
+
+# A pid file's process, if it is alive and is the named program (guards against pid reuse).
+alive_pid() {   # pidfile comm
+  local pid
+  [ -f "$1" ] || return 1
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$2" ] || return 1
+  echo "$pid"
+}
+
+stop_daemon() {  # pidfile comm
+  local pid i
+  pid=$(alive_pid "$1" "$2") || return 0
+  log "stopping $2 (pid $pid)"
+  kill "$pid" 2>/dev/null
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  log "$2 (pid $pid) ignored SIGTERM for 10 s: SIGKILL"
+  kill -9 "$pid" 2>/dev/null
+}
+
+cleanup() {
+  trap - EXIT INT TERM
+  # Jobs this test submitted that are still queued or running (after a failure or timeout).
+  if [ -n "$tmp" ]; then timeout 5 scancel --name="$JOB_NAME" >/dev/null 2>&1; fi
+  [ $started_slurmd = 1 ] && stop_daemon "$SLURMD_PID" slurmd
+  [ $started_ctld = 1 ] && stop_daemon "$CTLD_PID" slurmctld
+  [ $started_munged = 1 ] && stop_daemon "$MUNGED_PID" munged
+  if [ -n "$tmp" ] && [ -d "$tmp" ]; then
+    if [ "${SIMMER_SLURM_KEEP:-0}" = 1 ]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+  fi
+}
+trap cleanup EXIT
+trap 'echo "slurm_test: interrupted" >&2; exit 1' INT TERM
+
+skip() { echo "SKIP: $*"; exit $SKIP; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------------- arguments
+[ $# -eq 2 ] || { echo "usage: $0 SIMMER_MPI PROJECT_ROOT" >&2; exit 2; }
+bin=$(realpath -e "$1" 2>/dev/null) || fail "simmer_mpi '$1' does not exist (build it first)"
+[ -x "$bin" ] || fail "'$bin' is not executable"
+root=$(realpath -e "$2" 2>/dev/null) || fail "project root '$2' does not exist"
+for f in jobs/slurm/simmer.sbatch jobs/slurm/simmer_array.sbatch jobs/sine_retrofit.ini; do
+  [ -f "$root/$f" ] || fail "$root/$f is missing"
+done
+
+# --------------------------------------------------------------------------------- bring-up
+for b in sinfo sbatch srun scontrol scancel slurmctld slurmd munged munge unmunge; do
+  command -v "$b" >/dev/null 2>&1 || skip "'$b' is not installed (cmake/install-deps.sh --with-slurm installs slurm-wlm and munge)"
+done
+
+# The first partition's node state as sinfo reports it (idle, mix, alloc, down, drain...), or
+# nothing if SLURM does not answer.
+node_state() { timeout 10 sinfo -h -o '%t' 2>/dev/null | head -n1 | tr -d '*~#$@^-'; }
+usable() { case "$(node_state)" in idle|mix|alloc|comp|completing) return 0 ;; *) return 1 ;; esac; }
+
+# Waits up to UP_TIMEOUT seconds for a usable node, resuming a down/drained one once.
+wait_until_usable() {
+  local deadline=$((SECONDS + UP_TIMEOUT)) resumed=0 state
+  while [ $SECONDS -lt $deadline ]; do
+    usable && return 0
+    state=$(node_state)
+    if [ $resumed = 0 ] && [[ "$state" =~ ^(down|drain|drng|drained|fail)$ ]]; then
+      node=$(timeout 10 sinfo -h -o '%N' 2>/dev/null | head -n1)
+      log "node '$node' is $state: scontrol update state=resume"
+      timeout 10 scontrol update nodename="$node" state=resume >/dev/null 2>&1
+      resumed=1
+    fi
+    sleep 1
+  done
+  return 1
+}
+
+diagnostics() {
+  local f
+  for f in /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log; do
+    [ -f "$f" ] && { echo "---- last lines of $f"; tail -n 15 "$f"; }
+  done
+  timeout 10 sinfo -R 2>&1 | head -n 5
+}
+
+if timeout 10 sinfo -h >/dev/null 2>&1; then
+  log "SLURM is already running: reusing it"
+  wait_until_usable || skip "the running SLURM has no usable node (state '$(node_state)') after ${UP_TIMEOUT} s"
+else
+  [ "$(id -u)" -eq 0 ] || skip "SLURM is not running and starting slurmctld/slurmd needs root"
+  log "starting munge, slurmctld and slurmd on localhost"
+  mkdir -p /var/spool/slurmd /var/spool/slurmctld /run/munge /var/log/slurm
+  chown munge:munge /run/munge
+  if [ ! -f /etc/munge/munge.key ]; then
+    mungekey -c || skip "cannot create /etc/munge/munge.key"
+  fi
+  chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key
+
+  if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+    force=()
+    # A socket left by a munged that died would make the new one refuse to start.
+    [ -S /run/munge/munge.socket.2 ] && force=(--force)
+    su munge -s /bin/sh -c "/usr/sbin/munged ${force[*]}" || skip "munged failed to start"
+    started_munged=1
+    for i in $(seq 25); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
+    munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || skip "munged started but munge/unmunge does not work"
+  fi
+
+  if [ ! -f "$CONF" ] || ! grep -qxF "$MARKER" "$CONF"; then
+    if [ -f "$CONF" ] && [ ! -f "$CONF.pre-simmer" ]; then
+      cp -p "$CONF" "$CONF.pre-simmer"
+      log "saved the existing $CONF as $CONF.pre-simmer"
+    fi
+    # LOCAL-SLURM.md's configuration, with this machine's CPU count and memory (a node that
+    # declares more than it has is drained) and log files for diagnostics.
+    cpus=$(nproc)
+    mem_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)
+    [ "$mem_mb" -gt 20000 ] && mem_mb=20000
+    mkdir -p "$(dirname "$CONF")"
+    cat > "$CONF" <<EOF
+$MARKER
+ClusterName=local
+SlurmctldHost=localhost
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmctldPidFile=$CTLD_PID
+SlurmdPidFile=$SLURMD_PID
+SlurmdSpoolDir=/var/spool/slurmd
+StateSaveLocation=/var/spool/slurmctld
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+SlurmUser=root
+ReturnToService=2
+MpiDefault=none
+NodeName=localhost CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+    log "wrote $CONF (CPUs=$cpus RealMemory=$mem_mb)"
+  fi
+
+  if pid=$(alive_pid "$CTLD_PID" slurmctld); then
+    log "slurmctld is already running (pid $pid): leaving it"
+  else
+    slurmctld || { diagnostics; skip "slurmctld failed to start"; }
+    started_ctld=1
+  fi
+  if pid=$(alive_pid "$SLURMD_PID" slurmd); then
+    log "slurmd is already running (pid $pid): leaving it"
+  else
+    slurmd || { diagnostics; skip "slurmd failed to start"; }
+    started_slurmd=1
+  fi
+  wait_until_usable || { diagnostics; skip "slurmctld/slurmd did not bring the node up within ${UP_TIMEOUT} s (state '$(node_state)')"; }
+fi
+
+# The default partition (marked '*'), else the first one.
+partition=$(timeout 10 sinfo -h -o '%P' | sed -n 's/\*$//p' | head -n1)
+[ -n "$partition" ] || partition=$(timeout 10 sinfo -h -o '%P' | head -n1)
+log "SLURM is up: partition '$partition', node state '$(node_state)'"
+
+# -------------------------------------------------------------------------------------- jobs
+tmp=$(mktemp -d /tmp/simmer-slurm-test.XXXXXX) || fail "mktemp failed"
+chmod 755 "$tmp"
+
+# The sine retrofit case, reduced to a few seconds: 2 trajectories on 2 tasks.
+overrides=(--simmer.steps 300 --simmer.every 50 --ensemble.window 100 --adam.epochs 50
+           --run.trajectories 2 --run.gather_interval 100)
+
+submit() {  # name script output_dir sbatch-options... -- simmer-arguments...
+  local name=$1 script=$2 out=$3 rc
+  shift 3
+  local sb=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sb+=("$1"); shift; done
+  shift
+  log "sbatch --wait ${sb[*]} $script $*"
+  SIMMER_BIN=$bin SIMMER_CONFIG=jobs/sine_retrofit.ini SIMMER_OUTPUT_DIR=$out \
+  SIMMER_PROJECT_DIR=$root \
+    timeout $JOB_TIMEOUT sbatch --wait --parsable --partition="$partition" --ntasks=2 \
+      --time=00:05:00 --job-name="$JOB_NAME" --chdir="$tmp" "${sb[@]}" \
+      "$root/$script" "$@" > "$tmp/$name.sbatch-out" 2>&1
+  rc=$?
+  if [ $rc = 124 ]; then
+    fail "$name: sbatch --wait did not return within $JOB_TIMEOUT s (jobs: $(squeue -h -n "$JOB_NAME" -o '%i %T %r' 2>&1 | tr '\n' ';'))"
+  fi
+  if [ $rc != 0 ]; then
+    echo "---- sbatch output"; cat "$tmp/$name.sbatch-out"
+    for f in "$tmp/$name"*.out; do [ -f "$f" ] && { echo "---- $f"; cat "$f"; }; done
+    fail "$name: the job exited with code $rc"
+  fi
+  log "$name: job $(head -n1 "$tmp/$name.sbatch-out") exited 0"
+}
+
+# Archive check: valid HDF5 with /posterior and /ensemble; posterior/params [chain, draw, param]
+# with 2 chains. With an expected seed, the archive's /config must show run.seed and
+# data.split_seed equal to it.
+check_archive() {  # path [seed]
+  local path=$1 seed=${2:-}
+  [ -s "$path" ] || fail "archive $path is missing or empty"
+  h5ls "$path" >/dev/null 2>&1 || fail "$path is not a valid HDF5 file (h5ls fails)"
+  if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    /usr/bin/python3 - "$path" "$seed" <<'PY' || fail "archive check failed for $path"
+import sys, re, h5py
+path, seed = sys.argv[1], sys.argv[2]
+with h5py.File(path, "r") as f:
+    for g in ("posterior", "ensemble"):
+        if not isinstance(f.get(g), h5py.Group):
+            sys.exit(f"{path}: no group /{g} (top level: {sorted(f.keys())})")
+    if len(f["ensemble"]) == 0:
+        sys.exit(f"{path}: /ensemble is empty")
+    p = f["posterior"].get("params")
+    if p is None or p.ndim != 3 or p.shape[0] != 2 or p.shape[1] < 1:
+        sys.exit(f"{path}: /posterior/params should be [2 chains, draw >= 1, param], is "
+                 f"{None if p is None else p.shape}")
+    if seed:
+        c = f.get("config")
+        if c is None:
+            c = f.attrs.get("config")
+        else:
+            c = c[()]
+        if c is None:
+            sys.exit(f"{path}: no /config to check the seeds in")
+        if isinstance(c, bytes):
+            c = c.decode()
+        c = str(c)
+        section, found = None, {}
+        for line in c.splitlines():
+            line = line.strip()
+            m = re.match(r"\[(\w+)\]", line)
+            if m:
+                section = m.group(1); continue
+            m = re.match(r"(\w+)\s*=\s*(\S+)", line)
+            if m:
+                found[f"{section}.{m.group(1)}"] = m.group(2)
+        for key in ("run.seed", "data.split_seed"):
+            if found.get(key) != seed:
+                sys.exit(f"{path}: {key} = {found.get(key)} in /config, expected {seed}")
+    print(f"  {path}: posterior/params {p.shape}, ensemble {sorted(f['ensemble'].keys())}")
+PY
+  else
+    local listing
+    listing=$(h5ls -r "$path") || fail "h5ls -r $path failed"
+    grep -q '^/posterior ' <<<"$listing" || fail "$path: no group /posterior"
+    grep -q '^/ensemble ' <<<"$listing" || fail "$path: no group /ensemble"
+    log "  $path: /posterior and /ensemble present (h5ls; /usr/bin/python3 has no h5py)"
+  fi
+}
+
+# (1) One run: jobs/slurm/simmer.sbatch.
+submit single jobs/slurm/simmer.sbatch "$tmp/single" --output="$tmp/single-%j.out" -- "${overrides[@]}"
+shopt -s nullglob
+archives=("$tmp"/single/sine_retrofit-*.h5)
+[ ${#archives[@]} = 1 ] || fail "simmer.sbatch: expected one archive in $tmp/single, found ${#archives[@]}"
+check_archive "${archives[0]}"
+
+# (2) The seed study: jobs/slurm/simmer_array.sbatch, array tasks 0 and 1.
+submit array jobs/slurm/simmer_array.sbatch "$tmp/array" --array=0-1 --output="$tmp/array-%A_%a.out" \
+  -- "${overrides[@]}"
+array_id=$(head -n1 "$tmp/array.sbatch-out" | cut -d';' -f1)
+for k in 0 1; do
+  a="$tmp/array/sine_retrofit-${array_id}_$k.h5"
+  # Each task's own exit code, as far as slurmctld still remembers the job (MinJobAge).
+  code=$(timeout 10 scontrol show job "${array_id}_$k" 2>/dev/null | grep -o ' ExitCode=[0-9:]*' | head -n1)
+  [ -z "$code" ] || [ "$code" = " ExitCode=0:0" ] || fail "array task $k:$code"
+  check_archive "$a" "$((1 + k))"
+done
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  /usr/bin/python3 - "$tmp/array/sine_retrofit-${array_id}_0.h5" "$tmp/array/sine_retrofit-${array_id}_1.h5" <<'PY' \
+    || fail "the two array tasks produced the same networks (seeds not applied?)"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["posterior/params"][()] for p in sys.argv[1:3])
+sys.exit(0 if a.shape != b.shape or not np.array_equal(a, b) else 1)
+PY
+fi
+
+log "PASS: simmer.sbatch and simmer_array.sbatch (array 0-1) ran under SLURM and wrote valid archives"
+exit 0
