@@ -667,7 +667,11 @@ Config validated(const Config& config, int world_size) {
   try {
     widths = model::parse_widths(m.architecture);
   } catch (const Error& err) {
-    throw option_error("model.architecture", m.architecture, err.what());
+    // parse_widths already quotes the text; keep only the reason.
+    std::string why = err.what();
+    const std::string quoted = "architecture '" + m.architecture + "': ";
+    if (why.rfind(quoted, 0) == 0) why.erase(0, quoted.size());
+    throw option_error("model.architecture", m.architecture, why);
   }
   const std::initializer_list<const char*> activations = {"tanh", "relu", "elu", "sigmoid",
                                                           "linear"};
@@ -725,6 +729,8 @@ Config validated(const Config& config, int world_size) {
           "is below simmer.T_initial = " + str(s.T_initial) + " (the ramp only rises)");
   require_finite(s.dT, "simmer.dT");
   require(s.dT >= 0.0, "simmer.dT", str(s.dT), "must be >= 0 (0: constant temperature)");
+  require(s.dT > 0.0 || s.T_target == s.T_initial, "simmer.dT", str(s.dT),
+          "is 0 but simmer.T_target != simmer.T_initial: give an increment or set them equal");
   require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
   train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
   require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length),
@@ -753,6 +759,10 @@ Config validated(const Config& config, int world_size) {
   require_finite(e.fraction, "ensemble.fraction");
   require(e.fraction >= 0.0 && e.fraction <= 1.0, "ensemble.fraction", str(e.fraction),
           "must be in [0, 1]");
+  require(e.count >= 0 && e.count <= e.window, "ensemble.count", str(e.count),
+          "must be in [0, ensemble.window = " + str(e.window) + "]");
+  require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
+          "and ensemble.count = " + str(e.count) + " are both set: give one");
   ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
   for (const std::int64_t row : e.track) {
@@ -781,7 +791,8 @@ std::string to_ini(const Config& config) {
     out += "]\n";
     for (const Key& k : keys()) {
       if (k.section != section.name) continue;
-      out += k.name + " = " + ini_quote(k.get(config, true)) + "\n";
+      const std::string value = ini_quote(k.get(config, true));
+      out += k.name + (value.empty() ? " =\n" : " = " + value + "\n");
     }
   }
   return out;
@@ -795,9 +806,12 @@ std::string help_text() {
          "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"
          "written 'key = value' under a [section] header; '#' or ';' start a comment line and\n"
          "' # ...' ends a value. Lists are comma-separated, e.g. --data.features "
-         "sepal_width,petal_width.\n\n";
-  out << general_options() << '\n';
-  for (const SectionInfo& s : kSections) out << section_options(s) << '\n';
+         "sepal_width,petal_width.\n";
+  // One description holding every group, so all sections share one aligned column.
+  po::options_description all("", 100, 50);
+  all.add(general_options());
+  for (const SectionInfo& s : kSections) all.add(section_options(s));
+  out << all;
   return out.str();
 }
 

@@ -236,7 +236,7 @@ check_archive() {  # path [seed]
   h5ls "$path" >/dev/null 2>&1 || fail "$path is not a valid HDF5 file (h5ls fails)"
   if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
     /usr/bin/python3 - "$path" "$seed" <<'PY' || fail "archive check failed for $path"
-import sys, re, h5py
+import sys, re, h5py, numpy as np
 path, seed = sys.argv[1], sys.argv[2]
 with h5py.File(path, "r") as f:
     for g in ("posterior", "ensemble"):
@@ -244,34 +244,41 @@ with h5py.File(path, "r") as f:
             sys.exit(f"{path}: no group /{g} (top level: {sorted(f.keys())})")
     if len(f["ensemble"]) == 0:
         sys.exit(f"{path}: /ensemble is empty")
+    # The reduced sine run: 2 trajectories, window 100 stored whole, 481 parameters. Checks that
+    # the overrides passed through sbatch and srun reached simmer_mpi.
     p = f["posterior"].get("params")
-    if p is None or p.ndim != 3 or p.shape[0] != 2 or p.shape[1] < 1:
-        sys.exit(f"{path}: /posterior/params should be [2 chains, draw >= 1, param], is "
+    if p is None or p.shape != (2, 100, 481):
+        sys.exit(f"{path}: /posterior/params should be [2 chains, 100 draws, 481 params], is "
                  f"{None if p is None else p.shape}")
+    if not np.all(np.isfinite(p[()])):
+        sys.exit(f"{path}: /posterior/params has non-finite values")
+    members = f["metrics"].attrs.get("members") if "metrics" in f else None
+    if members is not None and members != 200:
+        sys.exit(f"{path}: /metrics members = {members}, expected 200 (2 trajectories x 100)")
     if seed:
-        c = f.get("config")
-        if c is None:
-            c = f.attrs.get("config")
-        else:
-            c = c[()]
+        c = f["config"][()] if "config" in f else f.attrs.get("config")
+        if isinstance(c, np.ndarray):
+            c = c.reshape(-1)[0] if c.size else None
         if c is None:
             sys.exit(f"{path}: no /config to check the seeds in")
         if isinstance(c, bytes):
             c = c.decode()
-        c = str(c)
         section, found = None, {}
-        for line in c.splitlines():
+        for line in str(c).splitlines():
             line = line.strip()
             m = re.match(r"\[(\w+)\]", line)
             if m:
-                section = m.group(1); continue
+                section = m.group(1)
+                continue
             m = re.match(r"(\w+)\s*=\s*(\S+)", line)
             if m:
                 found[f"{section}.{m.group(1)}"] = m.group(2)
         for key in ("run.seed", "data.split_seed"):
             if found.get(key) != seed:
                 sys.exit(f"{path}: {key} = {found.get(key)} in /config, expected {seed}")
-    print(f"  {path}: posterior/params {p.shape}, ensemble {sorted(f['ensemble'].keys())}")
+    print(f"  {path}: posterior/params {p.shape}, ensemble {sorted(f['ensemble'].keys())}"
+          + (f", members {members}" if members is not None else "")
+          + (f", run.seed = data.split_seed = {seed}" if seed else ""))
 PY
   else
     local listing

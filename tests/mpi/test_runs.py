@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""End-to-end checks of simmer_mpi and its archive (run by CTest with Debian's /usr/bin/python3,
+which has h5py, numpy and xarray).
+
+usage: test_runs.py SIMMER_MPI PROJECT_ROOT CASE
+cases: identical   -n 1, 2 and 4 give bit-identical archives and ensembles (4 trajectories)
+       votes       rank 0's votes equal a recomputation from the stored networks; sine means too
+       collective  every raw transfer of the archive was collective
+       xarray      posterior and sample_stats open in xarray with named dims; h5py reads all
+       badconfig   each invalid value stops all ranks with one message; no archive is left
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+# Small Iris retrofit run: every member stored, a stride so the ensemble is deterministic.
+IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
+              "--data.path", os.path.join(ROOT, "data/iris.csv"),
+              "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50",
+              "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
+              "--ensemble.stride", "2", "--ensemble.store_every", "1",
+              "--run.trajectories", "4", "--run.gather_interval", "150", "--run.trace_every", "10"]
+PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
+              "io_collective_transfers"}
+
+
+def run(ranks, args, expect_ok=True):
+    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    if expect_ok and p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def all_objects(f):
+    out = {}
+    f.visititems(lambda name, obj: out.__setitem__(name, obj))
+    return out
+
+
+def compare(a_path, b_path):
+    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
+        oa, ob = all_objects(a), all_objects(b)
+        if sorted(oa) != sorted(ob):
+            fail(f"{a_path} and {b_path} hold different objects")
+        for name, obj in oa.items():
+            other = ob[name]
+            for k, v in obj.attrs.items():
+                if k in ("DIMENSION_LIST", "REFERENCE_LIST"):
+                    continue
+                if not np.array_equal(np.asarray(v), np.asarray(other.attrs[k])):
+                    fail(f"attribute {name}@{k} differs")
+            if name == "config":  # differs only in run.output, the file's own name
+                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
+                if strip(obj[0]) != strip(other[0]):
+                    fail("/config differs beyond run.output")
+                continue
+            if isinstance(obj, h5py.Dataset):
+                x, y = obj[()], other[()]
+                if x.tobytes() != y.tobytes():
+                    fail(f"dataset /{name} differs between {a_path} and {b_path}")
+        for k, v in a.attrs.items():
+            if k not in PROVENANCE and not np.array_equal(np.asarray(v), np.asarray(b.attrs[k])):
+                fail(f"root attribute {k} differs")
+
+
+def forward(params, layout, x, activation):
+    """The network from the archive's flat layout: kernel [fan_in][fan_out] row-major, then bias."""
+    names, offsets, shapes, ranks = layout
+    h = x
+    tensors = list(zip(names, offsets, shapes, ranks))
+    for i in range(0, len(tensors), 2):
+        (_, ko, ks, _), (_, bo, bs, _) = tensors[i], tensors[i + 1]
+        w = params[ko:ko + ks[0] * ks[1]].reshape(ks[0], ks[1])
+        b = params[bo:bo + bs[0]]
+        h = h @ w + b
+        if i + 2 < len(tensors):
+            h = np.tanh(h) if activation == "tanh" else h
+    return h
+
+
+def read_layout(f):
+    names = [n.decode() if isinstance(n, bytes) else n for n in f["model/tensor_name"][()]]
+    return names, f["model/tensor_offset"][()], f["model/tensor_shape"][()], f["model/tensor_rank"][()]
+
+
+def scaled(f, x):
+    lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
+    return 2 * (x - lo) / (hi - lo) - 1
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    if CASE == "identical":
+        paths = []
+        for n in (1, 2, 4):
+            out = os.path.join(tmp, f"iris_n{n}.h5")
+            run(n, IRIS_SMALL + ["--output", out])
+            paths.append(out)
+        compare(paths[0], paths[1])
+        compare(paths[0], paths[2])
+        with h5py.File(paths[2], "r") as f:
+            if f.attrs["mpi_ranks"] != 4:
+                fail("mpi_ranks attribute is not 4")
+        print("identical: archives of -n 1, 2, 4 agree bit for bit (provenance aside)")
+    elif CASE == "votes":
+        out = os.path.join(tmp, "iris.h5")
+        run(2, IRIS_SMALL + ["--output", out])
+        with h5py.File(out, "r") as f:
+            layout = read_layout(f)
+            params = f["posterior/params"][()]
+            for split in ("train", "test"):
+                x = scaled(f, f[f"data/{split}/x"][()])
+                votes = np.zeros_like(f[f"ensemble/{split}/votes"][()])
+                for c in range(params.shape[0]):
+                    for d in range(params.shape[1]):
+                        winner = np.argmax(forward(params[c, d], layout, x, "tanh"), axis=1)
+                        votes[np.arange(len(x)), winner] += 1
+                if not np.array_equal(votes, f[f"ensemble/{split}/votes"][()]):
+                    fail(f"{split}: votes recomputed from /posterior/params differ from rank 0's")
+                maj = np.argmax(votes, axis=1)
+                if not np.array_equal(maj, f[f"ensemble/{split}/prediction"][()]):
+                    fail(f"{split}: majority differs")
+        out = os.path.join(tmp, "sine.h5")
+        run(2, ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
+                "--simmer.steps", "300", "--simmer.every", "50", "--ensemble.window", "100",
+                "--ensemble.store_every", "1", "--run.trajectories", "3", "--run.gather_interval", "70",
+                "--output", out])
+        with h5py.File(out, "r") as f:
+            layout = read_layout(f)
+            params = f["posterior/params"][()]
+            x = scaled(f, f["data/test/x"][()])
+            lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
+            preds = np.array([forward(params[c, d], layout, x, "tanh") * (hi - lo) / 2 + (hi + lo) / 2
+                              for c in range(params.shape[0]) for d in range(params.shape[1])])
+            mean, var = preds.mean(axis=0), preds.var(axis=0, ddof=1)
+            if not np.allclose(mean, f["ensemble/test/mean"][()], rtol=1e-9, atol=1e-12):
+                fail("sine: ensemble mean differs from the stored networks' mean")
+            if not np.allclose(var, f["ensemble/test/variance"][()], rtol=1e-6, atol=1e-14):
+                fail("sine: ensemble variance differs from the stored networks' variance")
+        print("votes: rank 0's votes and means equal a recomputation from the stored networks")
+    elif CASE == "collective":
+        out = os.path.join(tmp, "iris.h5")
+        run(4, IRIS_SMALL + ["--output", out])
+        with h5py.File(out, "r") as f:
+            total, coll = int(f.attrs["io_transfers"]), int(f.attrs["io_collective_transfers"])
+        if total == 0 or coll != total:
+            fail(f"only {coll} of {total} raw transfers were collective")
+        print(f"collective: {coll} of {total} transfers collective")
+    elif CASE == "xarray":
+        import xarray as xr
+        out = os.path.join(tmp, "iris.h5")
+        run(2, IRIS_SMALL + ["--output", out])
+        post = xr.open_dataset(out, group="posterior", engine="netcdf4")
+        if post["params"].dims != ("chain", "draw", "param"):
+            fail(f"posterior dims are {post['params'].dims}")
+        if post["params"].shape != (4, 100, 8053):
+            fail(f"posterior shape is {post['params'].shape}")
+        stats = xr.open_dataset(out, group="sample_stats", engine="netcdf4")
+        for v in ("step", "temperature", "loss", "kinetic_temperature", "extended_energy"):
+            if stats[v].dims != ("chain", "draw"):
+                fail(f"sample_stats/{v} dims are {stats[v].dims}")
+        if not np.isfinite(stats["loss"].values).all():
+            fail("non-finite sample losses")
+        with h5py.File(out, "r") as f:
+            cfg = f["config"][0]
+            if b"[simmer]" not in cfg:
+                fail("/config has no [simmer] section")
+            for g in ("data/train/x", "model/tensor_offset", "baseline/params", "initial/velocity",
+                      "trace/test_loss", "ensemble/test/votes"):
+                if g not in f:
+                    fail(f"/{g} missing")
+        print("xarray: posterior and sample_stats open with named dimensions")
+    elif CASE == "badconfig":
+        base = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--simmer.steps", "100",
+                "--ensemble.window", "50", "--adam.epochs", "10"]
+        cases = [
+            (["--simmer.time_step", "-1"], "simmer.time_step"),
+            (["--simmer.steps", "0"], "simmer.steps"),
+            (["--ensemble.window", "5000"], "ensemble.window"),
+            (["--simmer.T_target", "0.01", "--simmer.T_initial", "0.02"], "simmer.T_target"),
+            (["--model.activation", "swish"], "swish"),
+            (["--model.loss", "hinge"], "hinge"),
+            (["--model.init", "he"], "he"),
+            (["--simmer.mode", "hot"], "hot"),
+            (["--model.architecture", "2-20-1"], "model.architecture"),
+            (["--data.source", "csv", "--data.path", "/nonexistent/x.csv", "--data.features", "a",
+              "--data.target", "b"], "/nonexistent/x.csv"),
+            (["--run.output", "/nonexistent-dir/out.h5"], "run.output"),
+            (["--simmer.nosuchkey", "1"], "simmer.nosuchkey"),
+        ]
+        for extra, needle in cases:
+            out = os.path.join(tmp, "bad.h5")
+            args = base + ["--output", out] + extra
+            if "--run.output" in extra:
+                args = base + extra
+            p = run(2, args, expect_ok=False)
+            text = p.stdout + p.stderr
+            if p.returncode == 0:
+                fail(f"{extra}: exited 0")
+            if needle not in text:
+                fail(f"{extra}: message does not name '{needle}':\n{text}")
+            if text.count("simmer_mpi: error:") != 1:
+                fail(f"{extra}: the error was printed {text.count('simmer_mpi: error:')} times:\n{text}")
+            if os.path.exists(out):
+                fail(f"{extra}: an archive was left behind")
+        # An existing output is never overwritten without --overwrite.
+        out = os.path.join(tmp, "exists.h5")
+        with open(out, "w") as fh:
+            fh.write("keep me")
+        p = run(2, base + ["--output", out], expect_ok=False)
+        if p.returncode == 0 or "--overwrite" not in p.stdout + p.stderr:
+            fail("existing output: no refusal mentioning --overwrite")
+        if open(out).read() != "keep me":
+            fail("existing output was modified")
+        print(f"badconfig: {len(cases) + 1} invalid invocations refused with one message each")
+    else:
+        sys.exit(f"unknown case {CASE}")
+print("1 passed, 0 failed")
