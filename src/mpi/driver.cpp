@@ -45,6 +45,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Votes = ensemble::VoteAccumulator::Votes;
 
+/// CPU time of this process: robust to oversubscription, where wall time includes the time a
+/// rank waits for a core.
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -133,9 +141,11 @@ class Run {
   int size_ = 1;
   bool tty_ = false;
   Clock::time_point start_ = Clock::now();
-  double step_seconds_ = 0.0;  ///< time inside gradient steps (Adam updates and NHC steps)
+  // CPU seconds of this rank, by activity.
+  double cpu_start_ = cpu_now();
+  double step_seconds_ = 0.0;  ///< inside gradient steps (Adam updates and NHC steps)
   double eval_seconds_ = 0.0;  ///< evaluating members and trace losses
-  double comm_io_seconds_ = 0.0;
+  double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
 
   std::int64_t chains_total_ = 0;
   std::int64_t members_per_chain_ = 0;
@@ -351,13 +361,13 @@ void Run::create_archive() {
 
 void Run::record_trace(Chain& ch, int phase, std::int64_t step, double temperature,
                        double train_loss) {
-  const auto t0 = Clock::now();
+  const double t0 = cpu_now();
   const auto& test = p_.sets[1];
   const double test_loss = model::loss_value(p_.loss, ch.objective->predict(view(test.x)), view(test.y));
   ch.trace.insert(ch.trace.end(), {static_cast<double>(phase), static_cast<double>(step),
                                    temperature, train_loss, test_loss});
   ch.trace_count += 1;
-  eval_seconds_ += seconds_since(t0);
+  eval_seconds_ += cpu_now() - t0;
 }
 
 void Run::adam_phase() {
@@ -365,7 +375,7 @@ void Run::adam_phase() {
   const std::int64_t epochs = p_.adam.epochs;
   for (auto& ch : chains_) {
     train::AdamState state = train::AdamState::zeros(params_);
-    const auto t0 = Clock::now();
+    const double t0 = cpu_now();
     double recorded_eval = 0.0;
     train::train_adam(p_.adam, state, *ch.objective, ch.rng, [&](std::int64_t epoch, double loss) {
       if (epoch % c_.run.trace_every == 0) {
@@ -384,7 +394,7 @@ void Run::adam_phase() {
         }
       }
     });
-    step_seconds_ += seconds_since(t0) - recorded_eval;
+    step_seconds_ += cpu_now() - t0 - recorded_eval;
     ch.baseline = ch.net.parameters();
     // The retrofit start: velocity from the last two Adam iterates.
     train::NoseHooverChain nhc(p_.nhc, params_);
@@ -393,8 +403,8 @@ void Run::adam_phase() {
         nhc.retrofit_start(ch.net.parameters(), state.previous));
   }
   if (rank_ == 0 && tty_) std::printf("\n");
-  // Adam's trace rows and end points, one collective write each.
-  const auto t0 = Clock::now();
+  // Adam's trace rows, one collective write per field.
+  const double t0 = cpu_now();
   std::vector<io::RowBlock> blocks;
   std::vector<double> rows, base;
   for (auto& ch : chains_) {
@@ -412,7 +422,7 @@ void Run::adam_phase() {
     ch.trace_first = ch.trace_count;
     ch.trace.clear();
   }
-  comm_io_seconds_ += seconds_since(t0);
+  comm_io_seconds_ += cpu_now() - t0;
 }
 
 void Run::write_start_state() {
@@ -433,17 +443,17 @@ void Run::write_start_state() {
       base.insert(base.end(), ch.baseline.begin(), ch.baseline.end());
     }
   }
-  const auto t0 = Clock::now();
+  const double t0 = cpu_now();
   file_->write_rows("/initial/params", blocks, x.data(), io::Type::f64);
   file_->write_rows("/initial/velocity", blocks, v.data(), io::Type::f64);
   if (p_.mode == train::StartMode::retrofit) {
     file_->write_rows("/baseline/params", blocks, base.data(), io::Type::f64);
   }
-  comm_io_seconds_ += seconds_since(t0);
+  comm_io_seconds_ += cpu_now() - t0;
 }
 
 void Run::take_member(Chain& ch, const train::StepRecord& rec) {
-  const auto t0 = Clock::now();
+  const double t0 = cpu_now();
   double train_loss = 0.0;
   for (std::size_t s = 0; s < p_.sets.size(); ++s) {
     const auto& set = p_.sets[s];
@@ -486,7 +496,7 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
   }
   ch.members += 1;
   ch.interval_members += 1;
-  eval_seconds_ += seconds_since(t0);
+  eval_seconds_ += cpu_now() - t0;
 }
 
 std::vector<double> Run::pack(Chain& ch) {
@@ -512,7 +522,7 @@ std::vector<double> Run::pack(Chain& ch) {
 }
 
 void Run::gather(std::int64_t step_done) {
-  const auto t0 = Clock::now();
+  const double t0 = cpu_now();
   std::vector<double> mine;
   for (auto& ch : chains_) {
     const auto packet = pack(ch);
@@ -579,7 +589,7 @@ void Run::gather(std::int64_t step_done) {
   write_intervals();
   write_ensemble();
   file_->flush();
-  comm_io_seconds_ += seconds_since(t0);
+  comm_io_seconds_ += cpu_now() - t0;
   (void)step_done;
 }
 
@@ -690,10 +700,11 @@ void Run::simmer_phase() {
   for (std::int64_t block = 0; block < steps; block += interval) {
     const std::int64_t end = std::min(steps, block + interval);
     for (auto& ch : chains_) {
+      // One CPU clock pair per block: the steps' time is the block's minus the evaluations'.
+      const double t0 = cpu_now();
+      const double eval_before = eval_seconds_;
       for (std::int64_t s = block; s < end; ++s) {
-        const auto t0 = Clock::now();
         const train::StepRecord rec = ch.trajectory->advance();
-        step_seconds_ += seconds_since(t0);
         ch.last_loss = rec.half_step_loss;
         if ((s + 1) % c_.run.trace_every == 0) record_trace(ch, 1, s + 1, rec.temperature, rec.half_step_loss);
         if (ch.next_sample < ch.sample_steps.size() && ch.sample_steps[ch.next_sample] == s) {
@@ -701,6 +712,7 @@ void Run::simmer_phase() {
           ++ch.next_sample;
         }
       }
+      step_seconds_ += cpu_now() - t0 - (eval_seconds_ - eval_before);
     }
     gather(end);
     const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
@@ -793,10 +805,10 @@ void Run::finish() {
   const std::int64_t members_total = members_per_chain_ * chains_total_;
   file_->attribute("/metrics", "members", members_total);
 
-  // Timing: where the wall time went (max over ranks of each part).
-  double parts[3] = {step_seconds_, eval_seconds_, comm_io_seconds_};
-  double parts_max[3] = {0, 0, 0};
-  MPI_Reduce(parts, parts_max, 3, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  // Where the CPU time went, summed over ranks.
+  double parts[4] = {step_seconds_, eval_seconds_, comm_io_seconds_, cpu_now() - cpu_start_};
+  double parts_sum[4] = {0, 0, 0, 0};
+  MPI_Reduce(parts, parts_sum, 4, MPI_DOUBLE, MPI_SUM, 0, comm_);
   const double wall = seconds_since(start_);
   file_->attribute("/", "wall_seconds", wall);
   std::int64_t io_counts[2] = {file_->transfers(), file_->collective_transfers()};
@@ -824,10 +836,11 @@ void Run::finish() {
                   ens[0], ens[2]);
       std::printf("%-34s %18.4f %18.4f\n", "ensemble R²", ens[1], ens[3]);
     }
-    std::printf("\nwall %s on %d rank(s); share of wall time, max over ranks: gradient steps %.1f%%, "
-                "member evaluation and traces %.1f%%, gather + aggregation + I/O %.1f%%\n",
-                format_duration(wall).c_str(), size_, 100 * parts_max[0] / wall, 100 * parts_max[1] / wall,
-                100 * parts_max[2] / wall);
+    const double cpu = parts_sum[3];
+    std::printf("\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
+                "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
+                format_duration(wall).c_str(), size_, cpu, 100 * parts_sum[0] / cpu, 100 * parts_sum[1] / cpu,
+                100 * parts_sum[2] / cpu, 100 * (cpu - parts_sum[0] - parts_sum[1] - parts_sum[2]) / cpu);
     std::printf("archive: %s (%lld of %lld transfers collective)\n", c_.run.output.c_str(),
                 static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
   }
