@@ -227,7 +227,7 @@ TEST_CASE("command-line overrides beat the file", "[config]") {
                                 "--output out/x.h5 --overwrite");
 }
 
-TEST_CASE("--output, --run.output and --help", "[config]") {
+TEST_CASE("the output and overwrite options and help", "[config]") {
   CHECK(parse({"--run.output", "a.h5"}).config.run.output == "a.h5");
   CHECK(parse({"--output=b.h5"}).config.run.output == "b.h5");
   CHECK_THROWS_WITH(parse({"--output", "a.h5", "--run.output", "b.h5"}),
