@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "simmer/core/runtime.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/train/trajectory.hpp"
 
@@ -98,6 +99,7 @@ BENCHMARK_CAPTURE(simmer_step, higgs_28_512x4_1_x10000, "28-512-512-512-512-1",
     ->MinTime(5.0);
 
 int main(int argc, char** argv) {
+  simmer::tune_allocator();
   g_gemm_flops_per_second = measure_gemm_rate();
   benchmark::AddCustomContext("gemm_1024_gflops", std::to_string(g_gemm_flops_per_second / 1e9));
   benchmark::Initialize(&argc, argv);

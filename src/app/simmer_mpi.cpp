@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "simmer/core/runtime.hpp"
 #include "simmer/app/problem.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
@@ -34,6 +35,7 @@ void check_output(const cli::Invocation& inv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tune_allocator();
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "simmer/core/runtime.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/dataset.hpp"
 #include "simmer/data/scaler.hpp"
@@ -63,6 +64,7 @@ Options parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  tune_allocator();
   const Options opt = parse(argc, argv);
   const auto t0 = std::chrono::steady_clock::now();
 

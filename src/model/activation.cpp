@@ -57,7 +57,9 @@ void ActivationLayer::forward(ConstBatchView in, BatchView out) {
     case Activation::linear: y = x; break;
     case Activation::tanh: fast_tanh(in.data(), out.data(), in.size()); break;
     case Activation::relu: y = x.max(0.0); break;
-    case Activation::elu: y = (x > 0.0).select(x, x.exp() - 1.0); break;
+    // max(x,0) + exp(min(x,0)) - 1: no select, so Eigen vectorises the exp (select would
+    // evaluate it one scalar at a time).
+    case Activation::elu: y = x.max(0.0) + (x.min(0.0).exp() - 1.0); break;
     case Activation::sigmoid: y = 1.0 / (1.0 + (-x).exp()); break;
   }
 }
@@ -73,7 +75,8 @@ void ActivationLayer::backward(ConstBatchView in, ConstBatchView out, BatchView 
     case Activation::linear: gi = g; break;
     case Activation::tanh: gi = g * (1.0 - y * y); break;
     case Activation::relu: gi = (x > 0.0).select(g, 0.0); break;
-    case Activation::elu: gi = (x > 0.0).select(g, g * (y + 1.0)); break;
+    // f'(x) = 1 for x > 0, y + 1 otherwise; both are min(y, 0) + 1.
+    case Activation::elu: gi = g * (y.min(0.0) + 1.0); break;
     case Activation::sigmoid: gi = g * y * (1.0 - y); break;
   }
 }
