@@ -43,11 +43,14 @@ double evaluate(LossKind k, ConstBatchView pred, ConstBatchView target, BatchVie
     }
     case LossKind::cce: {
       // mean over rows of logsumexp(z) - Σ t z; gradient (softmax(z) - t) / rows.
-      const Eigen::VectorXd zmax = pred.rowwise().maxCoeff();
+      // Per-row scratch reused across calls: no allocation per step.
+      thread_local Eigen::VectorXd zmax;
+      thread_local Eigen::VectorXd sum;
+      zmax = pred.rowwise().maxCoeff();
       if (grad != nullptr) {
         grad->noalias() = pred.colwise() - zmax;
         grad->array() = grad->array().exp();
-        const Eigen::VectorXd sum = grad->rowwise().sum();
+        sum = grad->rowwise().sum();
         const double value = ((sum.array().log() + zmax.array()).sum() -
                               (target.array() * pred.array()).sum()) /
                              rows;
@@ -56,7 +59,7 @@ double evaluate(LossKind k, ConstBatchView pred, ConstBatchView target, BatchVie
         *grad /= rows;
         return value;
       }
-      const Eigen::VectorXd sum = (pred.colwise() - zmax).array().exp().rowwise().sum();
+      sum = (pred.colwise() - zmax).array().exp().rowwise().sum();
       return ((sum.array().log() + zmax.array()).sum() - (target.array() * pred.array()).sum()) /
              rows;
     }
