@@ -300,6 +300,14 @@ const std::vector<Key>& keys() {
                "thermostat masses Q_1..Q_Nc, comma-separated (empty: all 1)"),
       make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
                "degrees of freedom N_f = (number of parameters) - dof_offset"),
+      make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence,
+               "stop | warn: a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
+               "temperature stays 100x off the target, stops (keeping its samples) or goes on"),
+      make_key("simmer", "stability_check", &C::simmer, &SimmerConfig::stability_check,
+               "refuse | warn | off: compare time_step with the leapfrog limit 2/sqrt(lambda_max) "
+               "of the loss Hessian at the start point"),
+      make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,
+               "steps between a trajectory's health checks (kinetic temperature vs target)"),
       // [ensemble]
       make_key("ensemble", "window", &C::ensemble, &EnsembleConfig::window,
                "the last W steps of the run, from which members are drawn (<= simmer.steps)"),
@@ -329,6 +337,10 @@ const std::vector<Key>& keys() {
                "HDF5 archive path (an existing file is kept unless --overwrite)"),
       make_key("run", "progress_seconds", &C::run, &RunConfig_::progress_seconds,
                "minimum seconds between progress lines when stdout is not a terminal"),
+      make_key("run", "checkpoint_interval", &C::run, &RunConfig_::checkpoint_interval,
+               "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)"),
+      make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
+               "steps between the ranks' collective check for SIGTERM/SIGUSR1 (checkpoint + exit)"),
   };
   return table;
 }
@@ -387,7 +399,9 @@ po::options_description general_options() {
        "INI configuration file ([section] headers, key = value lines)")          //
       ("output", po::value<std::string>()->value_name("PATH"),                   //
        "HDF5 archive path (same as --run.output)")                               //
-      ("overwrite", "replace an existing output archive");
+      ("overwrite", "replace an existing output archive")                      //
+      ("resume", po::value<std::string>()->value_name("ARCHIVE"),                //
+       "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)");
   return general;
 }
 
@@ -548,8 +562,9 @@ void apply_ini(const std::string& text, const std::string& origin, Config& confi
   }
 }
 
-Invocation parse_command_line(int argc, const char* const* argv) {
+Invocation parse_command_line(int argc, const char* const* argv, const Config* base) {
   Invocation inv;
+  if (base != nullptr) inv.config = *base;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) inv.command_line += ' ';
     inv.command_line += argv[i];
@@ -596,7 +611,12 @@ Invocation parse_command_line(int argc, const char* const* argv) {
     return inv;
   }
   inv.overwrite = vm.count("overwrite") != 0;
+  if (vm.count("resume") != 0) {
+    inv.resume_path = vm["resume"].as<std::string>();
+    if (inv.resume_path.empty()) throw Error("command line: --resume needs an archive name");
+  }
   if (vm.count("config") != 0) {
+    inv.config_given = true;
     inv.config_path = vm["config"].as<std::string>();
     if (inv.config_path.empty()) throw Error("command line: --config needs a file name");
     apply_ini(read_file(inv.config_path), inv.config_path, inv.config);
@@ -614,6 +634,7 @@ Invocation parse_command_line(int argc, const char* const* argv) {
     const std::string full = key.full();
     const auto it = vm.find(full);
     if (it == vm.end() || it->second.defaulted()) continue;
+    inv.config_given = true;
     apply_override(key, "--" + full, it->second.as<std::string>());
   }
   if (vm.count("output") != 0) {
@@ -776,12 +797,28 @@ Config validated(const Config& config, int world_size) {
           "must be >= 0 (0: one per MPI rank)");
   if (r.trajectories == 0) r.trajectories = world_size;
   require(r.gather_interval > 0, "run.gather_interval", str(r.gather_interval), "must be > 0");
+  require(r.checkpoint_interval >= 0, "run.checkpoint_interval", str(r.checkpoint_interval),
+          "must be >= 0 (0: checkpoint only after the Adam phase)");
+  require(r.sync_every > 0, "run.sync_every", str(r.sync_every), "must be > 0");
+  require_one_of(s.on_divergence, "simmer.on_divergence", {"stop", "warn"});
+  require_one_of(s.stability_check, "simmer.stability_check", {"refuse", "warn", "off"});
+  require(s.health_every > 0, "simmer.health_every", str(s.health_every), "must be > 0");
   require(r.trace_every > 0, "run.trace_every", str(r.trace_every), "must be > 0");
   require(!r.output.empty(), "run.output", r.output, "must name the output archive");
   require_finite(r.progress_seconds, "run.progress_seconds");
   require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds),
           "must be >= 0");
   return c;
+}
+
+std::vector<std::string> config_differences(const Config& a, const Config& b) {
+  std::vector<std::string> out;
+  for (const Key& k : keys()) {
+    const std::string va = k.get(a, false);
+    const std::string vb = k.get(b, false);
+    if (va != vb) out.push_back(k.full() + ": '" + va + "' vs '" + vb + "'");
+  }
+  return out;
 }
 
 std::string to_ini(const Config& config) {
@@ -802,7 +839,8 @@ std::string to_ini(const Config& config) {
 std::string help_text() {
   std::ostringstream out;
   out << "Usage: simmer_mpi --config FILE [--section.key value ...] [--output PATH] "
-         "[--overwrite]\n\n"
+         "[--overwrite]\n"
+         "       simmer_mpi --resume ARCHIVE   (continue from ARCHIVE.ckpt, any number of ranks)\n\n"
          "Values come from the defaults below, then the INI file (--config), then the command\n"
          "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"
          "written 'key = value' under a [section] header; '#' or ';' start a comment line and\n"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "simmer/core/error.hpp"
 
@@ -91,19 +92,29 @@ ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm) {
   return f;
 }
 
-ParallelFile ParallelFile::open_read(const std::string& path, MPI_Comm comm) {
+ParallelFile ParallelFile::open(const std::string& path, MPI_Comm comm, unsigned flags) {
   ParallelFile f;
   f.comm_ = comm;
   f.path_ = path;
   MPI_Comm_rank(comm, &f.rank_);
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
   check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id());
+  check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
+  check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
+  const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) throw Error("cannot open archive '" + path + "' as HDF5");
   f.file_ = Handle(id, H5Fclose);
   f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
   check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
   return f;
+}
+
+ParallelFile ParallelFile::open_read(const std::string& path, MPI_Comm comm) {
+  return open(path, comm, H5F_ACC_RDONLY);
+}
+
+ParallelFile ParallelFile::open_write(const std::string& path, MPI_Comm comm) {
+  return open(path, comm, H5F_ACC_RDWR);
 }
 
 void ParallelFile::close() {
@@ -126,7 +137,7 @@ void ParallelFile::create_group(const std::string& path) {
 
 void ParallelFile::create_dataset(const std::string& path, Type type,
                                   const std::vector<std::int64_t>& dims,
-                                  const std::vector<std::int64_t>& chunk) {
+                                  const std::vector<std::int64_t>& chunk, bool nan_fill) {
   const auto hdims = to_hsize(dims);
   Handle space(check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
                      "dataspace for '" + path + "'"),
@@ -139,7 +150,13 @@ void ParallelFile::create_dataset(const std::string& path, Type type,
   }
   // Parallel HDF5 needs the storage allocated at creation, not lazily by one rank.
   check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
-  check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "fill time");
+  if (nan_fill && type != Type::i64) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    check(H5Pset_fill_value(dcpl.id(), H5T_NATIVE_DOUBLE, &nan), "fill value");
+    check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_ALLOC), "fill time");
+  } else {
+    check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "fill time");
+  }
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(),

@@ -52,6 +52,9 @@ struct SimmerConfig {
   int chain_length = 3;
   std::vector<double> masses;           ///< empty: all 1
   double dof_offset = 0.0;
+  std::string on_divergence = "stop";   ///< stop | warn: what a diverged trajectory does
+  std::string stability_check = "refuse";  ///< refuse | warn | off: h against 2/sqrt(lambda_max)
+  std::int64_t health_every = 100;      ///< steps between a trajectory's health checks
 };
 
 struct EnsembleConfig {
@@ -71,6 +74,8 @@ struct RunConfig_ {
   std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
   std::string output = "simmer_run.h5";
   double progress_seconds = 10.0;       ///< min seconds between progress lines when not a tty
+  std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
+  std::int64_t sync_every = 100;        ///< steps between the ranks' checks for a stop signal
 };
 
 struct Config {
@@ -87,6 +92,8 @@ struct Invocation {
   Config config;
   std::string config_path;   ///< --config FILE (may be empty: defaults + overrides)
   bool overwrite = false;    ///< --overwrite
+  std::string resume_path;   ///< --resume ARCHIVE: continue that run from its last checkpoint
+  bool config_given = false; ///< a --config file or a --section.key override was given
   bool help = false;         ///< --help was given: `help_text` holds the text to print
   std::string help_text;
   std::string command_line;  ///< argv joined with spaces (for provenance)
@@ -95,7 +102,12 @@ struct Invocation {
 /// Parse argv: `--config FILE`, `--section.key value` overrides (the command line wins over the
 /// file), `--output PATH` (= --run.output), `--overwrite`, `--help`. Throws simmer::Error with a
 /// message that names the file and line (for INI problems), the key and the value.
-Invocation parse_command_line(int argc, const char* const* argv);
+/// With `base`, values start from it instead of the defaults (how --resume applies a command
+/// line on top of the archived configuration).
+Invocation parse_command_line(int argc, const char* const* argv, const Config* base = nullptr);
+
+/// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines.
+std::vector<std::string> config_differences(const Config& a, const Config& b);
 
 /// Parse INI text (sections `[name]`, `key = value`, `#` or `;` comments) into `config`, with
 /// `origin` (a file name) used in messages.

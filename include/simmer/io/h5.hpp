@@ -52,8 +52,9 @@ class ParallelFile {
  public:
   /// Collective. Creates (truncates) `path`. Throws simmer::Error naming the path.
   static ParallelFile create(const std::string& path, MPI_Comm comm);
-  /// Collective. Opens an existing file read-only.
+  /// Collective. Opens an existing file read-only, or for writing (resume).
   static ParallelFile open_read(const std::string& path, MPI_Comm comm);
+  static ParallelFile open_write(const std::string& path, MPI_Comm comm);
 
   /// Collective: flushes and closes.
   void close();
@@ -64,8 +65,9 @@ class ParallelFile {
   void create_group(const std::string& path);
 
   /// Collective. A dataset of `dims` (chunked by `chunk` when non-empty).
+  /// With `nan_fill`, rows never written read as NaN (a trajectory that stopped early).
   void create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
-                      const std::vector<std::int64_t>& chunk = {});
+                      const std::vector<std::int64_t>& chunk = {}, bool nan_fill = false);
 
   /// Collective. Writes the whole dataset from rank 0's buffer (other ranks pass anything;
   /// their selection is empty). For small, replicated data: /data, /model, /ensemble.
@@ -103,6 +105,7 @@ class ParallelFile {
 
  private:
   ParallelFile() = default;
+  static ParallelFile open(const std::string& path, MPI_Comm comm, unsigned flags);
   void transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data);
   Handle file_;
   Handle dxpl_;  ///< collective transfer property list

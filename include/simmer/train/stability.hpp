@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// Leapfrog stability of a time step: the NHC integrator's drift–kick–drift core is stable for
+/// h < 2/sqrt(lambda_max) where lambda_max is the largest eigenvalue of the loss Hessian.
+
+#include "simmer/core/rng.hpp"
+#include "simmer/train/objective.hpp"
+
+namespace simmer::train {
+
+struct CurvatureEstimate {
+  double lambda_max = 0.0;  ///< largest |eigenvalue| of the Hessian found (Rayleigh quotient)
+  int gradients = 0;        ///< gradient evaluations spent
+  /// 2 / sqrt(lambda_max): the largest stable leapfrog step (infinite for a flat loss).
+  [[nodiscard]] double time_step_limit() const;
+};
+
+/// Power iteration on Hessian-vector products from central gradient differences,
+/// H v ≈ (∇L(x + εv) − ∇L(x − εv)) / 2ε, starting from a random direction drawn from `rng`.
+/// Leaves `x` unchanged (it may be the network's own parameter vector).
+CurvatureEstimate estimate_curvature(Objective& objective, Vector& x, Rng& rng, int iterations = 20);
+
+}  // namespace simmer::train
