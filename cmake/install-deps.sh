@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package simmer needs, only those missing. Idempotent; safe to rerun.
-# Usage: cmake/install-deps.sh [--with-slurm] [--with-python]
+# Usage: cmake/install-deps.sh [--with-slurm] [--with-fuzz]
+#   --with-slurm  slurm-wlm + munge, for the job-script test
+#   --with-fuzz   clang 14 and its compiler-rt (libFuzzer, sanitizers), for tests/fuzz/run_fuzz.sh
 set -euo pipefail
 
 packages=(
@@ -16,6 +18,7 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --with-slurm) packages+=(slurm-wlm munge) ;;
+    --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
     *) echo "install-deps.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done

@@ -1,5 +1,9 @@
 #include "simmer/app/problem.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <string>
+
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
 #include "simmer/data/sine.hpp"
@@ -30,12 +34,48 @@ data::Dataset load_all(const cli::Config& c, Problem& p) {
   return d;
 }
 
+/// "'data/iris.csv' (150 rows)": where the rows came from, for split-size messages.
+std::string rows_of(const cli::Config& c, std::int64_t rows, std::int64_t dropped) {
+  std::string what = c.data.source == "csv" ? "'" + c.data.path + "'" : "the sine data";
+  what += " (" + std::to_string(rows) + " rows";
+  if (dropped > 0) what += " after dropping " + std::to_string(dropped) + " with a missing value";
+  return what + ")";
+}
+
+/// data.train / data.test against the rows the data has, naming the key, the value and the
+/// file, before the split (whose own message knows neither). Written so that no sum of two
+/// user values can overflow.
+void check_split_sizes(const cli::Config& c, std::int64_t rows, std::int64_t dropped) {
+  const std::int64_t train = c.data.train;
+  const std::int64_t test = c.data.test;
+  if (train <= 0) {  // data.train_fraction decides
+    const auto n_train = static_cast<std::int64_t>(
+        std::llround(c.data.train_fraction * static_cast<double>(rows)));
+    if (n_train < 1 || n_train >= rows) {
+      throw option_error("data.train_fraction", std::to_string(c.data.train_fraction),
+                         "gives " + std::to_string(n_train) + " training rows of " +
+                             rows_of(c, rows, dropped) + "; both train and test need at least one");
+    }
+    return;
+  }
+  if (train >= rows) {
+    throw option_error("data.train", std::to_string(train),
+                       "leaves no test rows: the data is " + rows_of(c, rows, dropped));
+  }
+  if (test > rows - train) {
+    throw option_error("data.test", std::to_string(test),
+                       "data.train = " + std::to_string(train) + " + data.test = " +
+                           std::to_string(test) + " rows > " + rows_of(c, rows, dropped));
+  }
+}
+
 }  // namespace
 
 Problem build_problem(const cli::Config& c) {
   Problem p;
   p.config = c;
   const data::Dataset all = load_all(c, p);
+  check_split_sizes(c, all.rows(), p.rows_dropped);
   Rng split_rng(c.data.split_seed, 0);
   const data::Split split =
       c.data.train > 0 ? data::split_by_count(all.rows(), c.data.train,

@@ -10,6 +10,7 @@
 #include "simmer/app/problem.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/io/checkpoint_file.hpp"
 #include "simmer/mpi/driver.hpp"
 
 using namespace simmer;
@@ -32,6 +33,36 @@ void check_output(const cli::Invocation& inv) {
   }
 }
 
+/// --resume: the configuration comes from the checkpoint; a command line may repeat it but not
+/// change it (only run.progress_seconds may differ). Returns the checkpoint payload.
+std::vector<unsigned char> resume_invocation(int argc, char** argv, cli::Invocation& inv) {
+  const std::string archive = inv.resume_path;
+  if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
+  const std::string ckpt = archive + ".ckpt";
+  auto payload = io::read_checkpoint_file(ckpt);
+  const auto header = mpi::read_checkpoint_header(payload, ckpt);
+  if (header.version != mpi::simmer_version()) {
+    throw Error("--resume: '" + ckpt + "' was written by simmer " + header.version + ", this is simmer " +
+                mpi::simmer_version() + "; finish it with that version");
+  }
+  cli::Config stored;
+  cli::apply_ini(header.config_ini, ckpt, stored);
+  cli::Invocation again = cli::parse_command_line(argc, argv, &stored);
+  again.config.run.output = stored.run.output;  // --output is not a change of the run
+  std::string differs;
+  for (const auto& d : cli::config_differences(stored, again.config)) {
+    if (d.rfind("run.progress_seconds", 0) == 0) continue;
+    differs += "\n  " + d;
+  }
+  if (!differs.empty()) {
+    throw Error("--resume: the configuration differs from the archived run's (archived vs now):" + differs +
+                "\nresume without --config/overrides to continue the run as it was");
+  }
+  inv = again;
+  inv.config.run.output = archive;  // the archive may have been moved since
+  return payload;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,12 +74,14 @@ int main(int argc, char** argv) {
   int code = 0;
   cli::Invocation inv;
   app::Problem problem;
+  std::vector<unsigned char> resume_payload;
   // Every value is checked before any work starts; a bad one stops all ranks with one message.
   const bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
+    if (!inv.resume_path.empty()) resume_payload = resume_invocation(argc, argv, inv);
     inv.config = cli::validated(inv.config, size);
-    if (rank == 0) check_output(inv);
+    if (rank == 0 && inv.resume_path.empty()) check_output(inv);
     problem = app::build_problem(inv.config);
   });
   if (!ok) {
@@ -56,7 +89,10 @@ int main(int argc, char** argv) {
   } else if (inv.help) {
     if (rank == 0) std::cout << inv.help_text;
   } else {
-    const bool ran = mpi::collective_try(MPI_COMM_WORLD, [&] { code = mpi::run(inv, problem, MPI_COMM_WORLD); });
+    mpi::install_signal_handlers();
+    const bool ran = mpi::collective_try(MPI_COMM_WORLD, [&] {
+      code = mpi::run(inv, problem, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume_payload);
+    });
     if (!ran) code = 1;
   }
   MPI_Finalize();

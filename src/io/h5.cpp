@@ -138,6 +138,10 @@ void ParallelFile::create_group(const std::string& path) {
 void ParallelFile::create_dataset(const std::string& path, Type type,
                                   const std::vector<std::int64_t>& dims,
                                   const std::vector<std::int64_t>& chunk, bool nan_fill) {
+  // A resumed run may find a dataset its first attempt made near the end: replace it.
+  if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) {
+    check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
+  }
   const auto hdims = to_hsize(dims);
   Handle space(check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
                      "dataspace for '" + path + "'"),
@@ -219,6 +223,9 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
   check(H5Tset_size(type.id(), width), "H5Tset_size");
   check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
   const hsize_t n = values.size();
+  if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) {
+    check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
+  }
   Handle space(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");

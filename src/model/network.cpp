@@ -20,13 +20,23 @@ Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
   }
   params_ = Vector::Zero(total);
   grads_ = Vector::Zero(total);
+  bind_layers();
+  activations_.resize(layers_.size());
+  deltas_.resize(layers_.size());
+}
+
+void Network::bind_layers() {
+  if (params_.size() != grads_.size()) {
+    throw Error("network: parameter vector resized to " + std::to_string(params_.size()) +
+                " values; the network has " + std::to_string(grads_.size()));
+  }
   Index offset = 0;
   for (auto& layer : layers_) {
     layer->bind(params_.data() + offset, grads_.data() + offset);
     offset += layer->parameter_count();
   }
-  activations_.resize(layers_.size());
-  deltas_.resize(layers_.size());
+  bound_params_ = params_.data();
+  bound_grads_ = grads_.data();
 }
 
 Index Network::input_size() const { return layers_.front()->input_size(); }
@@ -70,6 +80,7 @@ ConstBatchView Network::forward(ConstBatchView x) {
   }
   rows_ = x.rows();
   reserve(rows_);
+  if (params_.data() != bound_params_ || grads_.data() != bound_grads_) bind_layers();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     ConstBatchView in = i == 0 ? x : top_rows(std::as_const(activations_[i - 1]), rows_);
     layers_[i]->forward(in, top_rows(activations_[i], rows_));
@@ -83,6 +94,7 @@ BatchView Network::output_gradient_buffer(Index rows) {
 }
 
 void Network::backward(ConstBatchView x, BatchView grad_output) {
+  if (params_.data() != bound_params_ || grads_.data() != bound_grads_) bind_layers();
   for (std::size_t i = layers_.size(); i-- > 0;) {
     ConstBatchView in = i == 0 ? x : top_rows(std::as_const(activations_[i - 1]), rows_);
     ConstBatchView out = top_rows(std::as_const(activations_[i]), rows_);

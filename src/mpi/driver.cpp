@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -16,9 +19,11 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/model/initializer.hpp"
 #include "simmer/train/adam.hpp"
+#include "simmer/train/stability.hpp"
 #include "simmer/train/trajectory.hpp"
 
 #ifndef SIMMER_VERSION
@@ -92,7 +97,22 @@ struct Chain {
   // Baseline: Adam end point (retrofit) or first member (ab initio).
   Vector baseline;
   std::vector<double> baseline_metrics;  ///< train, test (accuracy | MSE), train R², test R²
+  // Health (SIMMERING.md §3's integrator can blow up when h exceeds the leapfrog limit).
+  bool stopped = false;            ///< diverged with on_divergence = stop: no more steps
+  std::int64_t diverged_step = -1; ///< first step at which divergence was detected (-1: never)
+  std::string diverged_reason;
+  int strikes = 0;                 ///< consecutive health checks far from the target
+  double last_energy = std::nan("");
+  double last_check_temperature = std::nan("");
 };
+
+/// Exit codes of simmer_mpi (also in the README).
+constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume with --resume
+constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
 
 /// Metric of one prediction on one set: accuracy (classification) or MSE; and R² (regression).
 std::pair<double, double> set_metrics(const app::Problem& p, const app::EvalSet& s,
@@ -105,8 +125,10 @@ std::pair<double, double> set_metrics(const app::Problem& p, const app::EvalSet&
 
 class Run {
  public:
-  Run(const cli::Invocation& inv, const app::Problem& p, MPI_Comm comm)
-      : inv_(inv), p_(p), c_(p.config), comm_(comm) {
+  Run(const cli::Invocation& inv, const app::Problem& p, MPI_Comm comm,
+      const std::vector<unsigned char>* resume)
+      : inv_(inv), p_(p), c_(p.config), comm_(comm), resume_payload_(resume) {
+    resumed_ = resume != nullptr;
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     // OpenMPI forwards rank output through a pseudo-terminal, so isatty alone is not enough:
@@ -120,10 +142,14 @@ class Run {
 
  private:
   void setup_chains();
+  void restore(const std::vector<unsigned char>& payload);
+  void checkpoint(std::int64_t step_done);
+  bool stability_check();
+  void check_health(Chain& ch, const train::StepRecord& rec);
   void create_archive();
   void adam_phase();
   void write_start_state();
-  void simmer_phase();
+  int simmer_phase();
   void take_member(Chain& ch, const train::StepRecord& rec);
   void record_trace(Chain& ch, int phase, std::int64_t step, double temperature, double train_loss);
   void gather(std::int64_t step_done);
@@ -163,8 +189,16 @@ class Run {
   std::vector<double> ens_tracked_;        ///< rows of (chain, member) predictions at tracked points
   std::vector<io::RowBlock> tracked_blocks_;
   std::vector<std::int64_t> tracked_written_;
+  // Per-trajectory running regression accumulators on rank 0 ([trajectory][set]); the ensemble
+  // is their merge in trajectory order, so it depends on neither ranks nor gather boundaries.
+  std::vector<std::vector<ensemble::MeanAccumulator>> traj_means_;
+  std::vector<std::int64_t> diverged_at_;   ///< rank 0: per trajectory, -1 or the step
   double last_progress_ = -1e300;
   double mean_train_loss_ = std::nan("");
+  std::int64_t step_ = 0;                   ///< simmering steps completed
+  const std::vector<unsigned char>* resume_payload_ = nullptr;
+  bool resumed_ = false;
+  std::string checkpoint_path_;
 };
 
 
@@ -213,7 +247,16 @@ void Run::setup_chains() {
       if (p_.classification) ens_votes_.emplace_back(s.rows(), p_.outputs);
       else ens_mean_.emplace_back(s.rows(), p_.outputs);
     }
+    if (!p_.classification) {
+      traj_means_.resize(static_cast<std::size_t>(chains_total_));
+      for (auto& per_set : traj_means_) {
+        for (const auto& s : p_.sets) per_set.emplace_back(s.rows(), p_.outputs);
+      }
+    }
+    diverged_at_.assign(static_cast<std::size_t>(chains_total_), -1);
+    tracked_written_.assign(static_cast<std::size_t>(chains_total_), 0);
   }
+  checkpoint_path_ = c_.run.output + ".ckpt";
 }
 
 void Run::create_archive() {
@@ -300,14 +343,14 @@ void Run::create_archive() {
   f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
   f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
   f.create_group("/posterior");
-  f.create_dataset("/posterior/params", io::Type::f64, {C, D, P}, {1, draw_chunk, P});
+  f.create_dataset("/posterior/params", io::Type::f64, {C, D, P}, {1, draw_chunk, P}, true);
   f.create_group("/sample_stats");
   for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
-    f.create_dataset(std::string("/sample_stats/") + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)});
+    f.create_dataset(std::string("/sample_stats/") + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
   }
   f.create_group("/trace");
   for (const char* n : {"phase", "step", "temperature", "train_loss", "test_loss"}) {
-    f.create_dataset(std::string("/trace/") + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)});
+    f.create_dataset(std::string("/trace/") + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
   }
   f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
   f.attribute("/trace", "train_loss_meaning",
@@ -351,7 +394,7 @@ void Run::create_archive() {
   if (!c_.ensemble.track.empty() && !p_.classification) {
     const auto k = static_cast<std::int64_t>(c_.ensemble.track.size()) * p_.outputs;
     f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, members_per_chain_, k},
-                     {1, std::max<std::int64_t>(members_per_chain_, 1), k});
+                     {1, std::max<std::int64_t>(members_per_chain_, 1), k}, true);
     f.put("/ensemble/test/tracked_rows", c_.ensemble.track,
           {static_cast<std::int64_t>(c_.ensemble.track.size())});
   }
@@ -501,18 +544,19 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
 
 std::vector<double> Run::pack(Chain& ch) {
   std::vector<double> out{static_cast<double>(ch.index), ch.last_loss,
-                          static_cast<double>(ch.interval_members)};
+                          static_cast<double>(ch.interval_members),
+                          static_cast<double>(ch.diverged_step)};
   for (std::size_t s = 0; s < p_.sets.size(); ++s) {
     if (p_.classification) {
       const auto& v = ch.votes[s];
       for (Index i = 0; i < v.size(); ++i) out.push_back(static_cast<double>(v.data()[i]));
       ch.votes[s].setZero();
     } else {
-      auto& m = ch.means[s];
+      // The trajectory's running totals (never reset): see traj_means_.
+      const auto& m = ch.means[s];
       out.push_back(static_cast<double>(m.members()));
       out.insert(out.end(), m.mean().data(), m.mean().data() + m.mean().size());
       out.insert(out.end(), m.m2().data(), m.m2().data() + m.m2().size());
-      m.clear();
     }
   }
   out.insert(out.end(), ch.tracked.begin(), ch.tracked.end());
@@ -553,14 +597,21 @@ void Run::gather(std::int64_t step_done) {
       pos += len + 1;
     }
     double loss_sum = 0.0;
+    std::int64_t live = 0;
     tracked_blocks_.clear();
     ens_tracked_.clear();
-    if (tracked_written_.empty()) tracked_written_.assign(static_cast<std::size_t>(chains_total_), 0);
     for (std::int64_t t = 0; t < chains_total_; ++t) {
       const double* pk = packets[static_cast<std::size_t>(t)];
-      loss_sum += pk[1];
       const auto n = static_cast<std::int64_t>(pk[2]);
-      const double* cur = pk + 3;
+      const auto diverged = static_cast<std::int64_t>(pk[3]);
+      if (std::isfinite(pk[1])) {
+        loss_sum += pk[1];
+        ++live;
+      }
+      if (diverged >= 0 && diverged_at_[static_cast<std::size_t>(t)] < 0) {
+        diverged_at_[static_cast<std::size_t>(t)] = diverged;
+      }
+      const double* cur = pk + 4;
       for (std::size_t s = 0; s < p_.sets.size(); ++s) {
         const Index rows = p_.sets[s].rows();
         const Index cells = rows * p_.outputs;
@@ -571,9 +622,9 @@ void Run::gather(std::int64_t step_done) {
           cur += cells;
         } else {
           const auto m = static_cast<std::int64_t>(cur[0]);
-          const Matrix mean = Eigen::Map<const Matrix>(cur + 1, rows, p_.outputs);
-          const Matrix m2 = Eigen::Map<const Matrix>(cur + 1 + cells, rows, p_.outputs);
-          ens_mean_[s].merge(m, mean, m2);
+          traj_means_[static_cast<std::size_t>(t)][s].restore(
+              m, Eigen::Map<const Matrix>(cur + 1, rows, p_.outputs),
+              Eigen::Map<const Matrix>(cur + 1 + cells, rows, p_.outputs));
           cur += 1 + 2 * cells;
         }
       }
@@ -584,7 +635,16 @@ void Run::gather(std::int64_t step_done) {
         tracked_written_[static_cast<std::size_t>(t)] += n;
       }
     }
-    mean_train_loss_ = loss_sum / static_cast<double>(chains_total_);
+    mean_train_loss_ = live > 0 ? loss_sum / static_cast<double>(live) : std::nan("");
+    if (!p_.classification) {
+      for (std::size_t s = 0; s < p_.sets.size(); ++s) {
+        ens_mean_[s].clear();
+        for (const auto& per_set : traj_means_) {
+          const auto& m = per_set[s];
+          ens_mean_[s].merge(m.members(), m.mean(), m.m2());
+        }
+      }
+    }
   }
   write_intervals();
   write_ensemble();
@@ -694,18 +754,72 @@ void Run::progress(std::int64_t step, double temperature, double mean_loss, bool
   std::fflush(stdout);
 }
 
-void Run::simmer_phase() {
+void Run::check_health(Chain& ch, const train::StepRecord& rec) {
+  // Thresholds (documented in the README): NaN/inf loss or velocities at once; otherwise, at
+  // constant T > 0, a kinetic temperature 100x above or below the target, or a jump of H_ext
+  // larger than 10 N_f T between checks, on `kStrikes` consecutive checks.
+  constexpr int kStrikes = 3;
+  const auto& nhc = ch.trajectory->integrator();
+  const auto& phase = ch.trajectory->phase();
+  std::string reason;
+  if (!std::isfinite(rec.half_step_loss) || !std::isfinite(phase.kinetic)) {
+    reason = "loss or velocities are not finite";
+  } else if ((rec.step + 1) % c_.simmer.health_every == 0) {
+    const double t = rec.temperature;
+    const double t_kin = nhc.kinetic_temperature(phase);
+    const double energy = nhc.extended_energy(phase, rec.half_step_loss, t);
+    bool strike = false;
+    std::string why;
+    if (t > 0.0 && t == ch.last_check_temperature) {
+      if (t_kin > 100.0 * t || t_kin < 0.01 * t) {
+        strike = true;
+        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x off the target " + std::to_string(t);
+      } else if (std::abs(energy - ch.last_energy) > 10.0 * nhc.degrees_of_freedom() * t) {
+        strike = true;
+        why = "extended energy H_ext jumped from " + std::to_string(ch.last_energy) + " to " +
+              std::to_string(energy) + " at constant T";
+      }
+    }
+    ch.strikes = strike ? ch.strikes + 1 : 0;
+    if (ch.strikes >= kStrikes) reason = why + " (" + std::to_string(kStrikes) + " checks in a row)";
+    ch.last_energy = energy;
+    ch.last_check_temperature = t;
+  }
+  if (reason.empty() || ch.diverged_step >= 0) return;
+  ch.diverged_step = rec.step;
+  ch.diverged_reason = reason;
+  ch.stopped = c_.simmer.on_divergence == "stop";
+  // Printed by the owning rank: the others keep going, so this cannot wait for a gather.
+  std::fprintf(stderr,
+               "simmer_mpi: trajectory %lld diverged at step %lld (h = %g, T = %g): %s; %s. A "
+               "smaller simmer.time_step (see the stability limit printed at the start) usually "
+               "helps.\n",
+               static_cast<long long>(ch.index), static_cast<long long>(rec.step), c_.simmer.time_step,
+               rec.temperature, reason.c_str(),
+               ch.stopped ? "it stops here, keeping its samples so far" : "continuing (on_divergence = warn)");
+  std::fflush(stderr);
+}
+
+int Run::simmer_phase() {
   const std::int64_t steps = c_.simmer.steps;
-  const std::int64_t interval = c_.run.gather_interval;
-  for (std::int64_t block = 0; block < steps; block += interval) {
-    const std::int64_t end = std::min(steps, block + interval);
+  const auto next_multiple = [](std::int64_t step, std::int64_t every) {
+    return every > 0 ? (step / every + 1) * every : std::numeric_limits<std::int64_t>::max();
+  };
+  while (step_ < steps) {
+    const std::int64_t next_gather = next_multiple(step_, c_.run.gather_interval);
+    const std::int64_t next_checkpoint = next_multiple(step_, c_.run.checkpoint_interval);
+    const std::int64_t next_sync = next_multiple(step_, c_.run.sync_every);
+    const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync});
     for (auto& ch : chains_) {
+      if (ch.stopped) continue;
       // One CPU clock pair per block: the steps' time is the block's minus the evaluations'.
       const double t0 = cpu_now();
       const double eval_before = eval_seconds_;
-      for (std::int64_t s = block; s < end; ++s) {
+      for (std::int64_t s = step_; s < end && !ch.stopped; ++s) {
         const train::StepRecord rec = ch.trajectory->advance();
         ch.last_loss = rec.half_step_loss;
+        check_health(ch, rec);
+        if (ch.stopped) break;
         if ((s + 1) % c_.run.trace_every == 0) record_trace(ch, 1, s + 1, rec.temperature, rec.half_step_loss);
         if (ch.next_sample < ch.sample_steps.size() && ch.sample_steps[ch.next_sample] == s) {
           take_member(ch, rec);
@@ -714,11 +828,33 @@ void Run::simmer_phase() {
       }
       step_seconds_ += cpu_now() - t0 - (eval_seconds_ - eval_before);
     }
-    gather(end);
-    const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
-    progress(end, temperature, mean_train_loss_, end == steps);
+    step_ = end;
+    // A stop signal on any rank stops all ranks at this common step boundary.
+    int signal = 0;
+    if (end == next_sync || end == steps) {
+      const int mine = static_cast<int>(g_stop_signal);
+      MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
+    }
+    const bool must_gather = end == next_gather || end == steps || end == next_checkpoint || signal != 0;
+    if (must_gather) {
+      gather(end);
+      const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
+      progress(end, temperature, mean_train_loss_, end == steps);
+    }
+    if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint(end);
+    if (signal != 0) {
+      if (rank_ == 0) {
+        std::printf("%ssimmer_mpi: received %s at step %lld: checkpointed to %s; continue with\n"
+                    "  mpirun ... simmer_mpi --resume %s\n",
+                    tty_ ? "\n" : "", signal == SIGTERM ? "SIGTERM" : signal == SIGUSR1 ? "SIGUSR1" : "a stop signal",
+                    static_cast<long long>(end), checkpoint_path_.c_str(), c_.run.output.c_str());
+        std::fflush(stdout);
+      }
+      return kExitStopped;
+    }
   }
   if (rank_ == 0 && tty_) std::printf("\n");
+  return 0;
 }
 
 void Run::finish() {
@@ -802,8 +938,20 @@ void Run::finish() {
       file_->attribute("/metrics", "ensemble_" + sn + "_r2", ens[2 * s + 1]);
     }
   }
-  const std::int64_t members_total = members_per_chain_ * chains_total_;
+  std::int64_t members_total = 0;
+  {
+    std::int64_t local = 0;
+    for (const auto& ch : chains_) local += ch.members;
+    MPI_Allreduce(&local, &members_total, 1, MPI_INT64_T, MPI_SUM, comm_);
+  }
   file_->attribute("/metrics", "members", members_total);
+  // Which trajectories diverged, and where (-1: never).
+  std::vector<std::int64_t> diverged = diverged_at_;
+  diverged.resize(C, -1);
+  MPI_Bcast(diverged.data(), static_cast<int>(C), MPI_INT64_T, 0, comm_);
+  file_->put("/sample_stats/diverged_at_step", diverged, {chains_total_});
+  const auto n_diverged = std::count_if(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  file_->attribute("/", "status", std::string(n_diverged == 0 ? "complete" : "complete, with diverged trajectories"));
 
   // Where the CPU time went, summed over ranks.
   double parts[4] = {step_seconds_, eval_seconds_, comm_io_seconds_, cpu_now() - cpu_start_};
@@ -843,32 +991,295 @@ void Run::finish() {
                 100 * parts_sum[2] / cpu, 100 * (cpu - parts_sum[0] - parts_sum[1] - parts_sum[2]) / cpu);
     std::printf("archive: %s (%lld of %lld transfers collective)\n", c_.run.output.c_str(),
                 static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
+    for (std::size_t t = 0; t < C; ++t) {
+      if (diverged[t] >= 0) {
+        std::printf("trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
+                    "ensemble; consider a smaller simmer.time_step\n",
+                    t, static_cast<long long>(diverged[t]), c_.simmer.time_step);
+      }
+    }
   }
+}
+
+void Run::checkpoint(std::int64_t step_done) {
+  // Called right after a gather: every chain's interval buffers are empty, so the state is the
+  // chains' own plus rank 0's vote table. Each rank serialises its chains; rank 0 writes one file.
+  const double t0 = cpu_now();
+  io::ByteWriter mine;
+  for (const auto& ch : chains_) {
+    io::ByteWriter w;
+    w.i64(ch.index);
+    const Rng::State rs = ch.rng.state();
+    for (const auto word : rs.s) w.pod(word);
+    w.pod(static_cast<std::uint8_t>(rs.has_spare));
+    w.f64(rs.spare);
+    const auto& phase = ch.trajectory->phase();
+    w.vec(ch.net.parameters());
+    w.vec(phase.v);
+    w.vec(phase.chain.s);
+    w.vec(phase.chain.w);
+    w.f64(phase.kinetic);
+    w.i64(static_cast<std::int64_t>(ch.next_sample));
+    w.i64(ch.members);
+    w.i64(ch.stored_first);
+    w.i64(ch.trace_count);
+    w.ints(ch.sample_steps);
+    w.vec(ch.baseline);
+    w.vec(ch.baseline_metrics);
+    w.f64(ch.last_loss);
+    w.i64(ch.diverged_step);
+    w.pod(static_cast<std::uint8_t>(ch.stopped));
+    w.str(ch.diverged_reason);
+    w.i64(ch.strikes);
+    w.f64(ch.last_energy);
+    w.f64(ch.last_check_temperature);
+    for (const auto& m : ch.means) {
+      w.i64(m.members());
+      w.doubles(m.mean().data(), m.mean().size());
+      w.doubles(m.m2().data(), m.m2().size());
+    }
+    mine.i64(static_cast<std::int64_t>(w.bytes().size()));
+    mine.raw(w.bytes());
+  }
+  const int count = static_cast<int>(mine.bytes().size());
+  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
+  std::vector<unsigned char> all;
+  if (rank_ == 0) {
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.bytes().data(), count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm_);
+  int ok = 1;
+  std::string error;
+  if (rank_ == 0) {
+    try {
+      // Chain blobs in trajectory order, whatever rank sent them.
+      std::vector<std::vector<unsigned char>> blobs(static_cast<std::size_t>(chains_total_));
+      io::ByteReader r(all.data(), all.size(), checkpoint_path_);
+      while (!r.done()) {
+        const auto n = static_cast<std::size_t>(r.i64());
+        std::vector<unsigned char> blob(n);
+        for (auto& b : blob) b = r.pod<unsigned char>();
+        io::ByteReader peek(blob.data(), blob.size(), checkpoint_path_);
+        blobs[static_cast<std::size_t>(peek.i64())] = std::move(blob);
+      }
+      io::ByteWriter w;
+      w.str(SIMMER_VERSION);
+      w.str(cli::to_ini(c_));
+      w.i64(step_done);
+      w.i64(chains_total_);
+      for (std::size_t s = 0; s < ens_votes_.size(); ++s) {
+        w.i64(ens_votes_[s].members());
+        const auto& v = ens_votes_[s].votes();
+        w.ints(std::vector<std::int64_t>(v.data(), v.data() + v.size()));
+      }
+      w.ints(diverged_at_);
+      w.ints(tracked_written_);
+      w.f64(mean_train_loss_);
+      for (const auto& b : blobs) {
+        w.i64(static_cast<std::int64_t>(b.size()));
+        w.raw(b);
+      }
+      io::write_checkpoint_file(checkpoint_path_, w.bytes());
+    } catch (const std::exception& e) {
+      ok = 0;
+      error = e.what();
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
+  if (ok == 0) throw Error(rank_ == 0 ? error : "checkpoint failed on rank 0");
+  comm_io_seconds_ += cpu_now() - t0;
+}
+
+void Run::restore(const std::vector<unsigned char>& payload) {
+  io::ByteReader r(payload.data(), payload.size(), checkpoint_path_);
+  r.str();  // version and config: checked by the caller (resume_invocation)
+  r.str();
+  step_ = r.i64();
+  if (r.i64() != chains_total_) throw Error("checkpoint '" + checkpoint_path_ + "': trajectory count differs");
+  std::vector<ensemble::VoteAccumulator::Votes> votes;
+  std::vector<std::int64_t> vote_members;
+  if (p_.classification) {
+    for (const auto& set : p_.sets) {
+      vote_members.push_back(r.i64());
+      const auto flat = r.ints();
+      if (static_cast<Index>(flat.size()) != set.rows() * p_.outputs) {
+        throw Error("checkpoint '" + checkpoint_path_ + "': vote table shape differs");
+      }
+      votes.emplace_back(Eigen::Map<const ensemble::VoteAccumulator::Votes>(flat.data(), set.rows(), p_.outputs));
+    }
+  }
+  const auto diverged = r.ints();
+  const auto tracked = r.ints();
+  const double mean_loss = r.f64();
+  if (rank_ == 0) {
+    for (std::size_t s = 0; s < votes.size(); ++s) ens_votes_[s].add_votes(votes[s], vote_members[s]);
+    diverged_at_ = diverged;
+    tracked_written_ = tracked;
+    mean_train_loss_ = mean_loss;
+  }
+  std::size_t local = 0;
+  for (std::int64_t t = 0; t < chains_total_; ++t) {
+    const auto n = static_cast<std::size_t>(r.i64());
+    std::vector<unsigned char> blob(n);
+    for (auto& b : blob) b = r.pod<unsigned char>();
+    if (t % size_ != rank_) continue;
+    Chain& ch = chains_[local++];
+    io::ByteReader c(blob.data(), blob.size(), checkpoint_path_);
+    if (c.i64() != ch.index) throw Error("checkpoint '" + checkpoint_path_ + "': chains out of order");
+    Rng::State rs;
+    for (auto& word : rs.s) word = c.pod<std::uint64_t>();
+    rs.has_spare = c.pod<std::uint8_t>() != 0;
+    rs.spare = c.f64();
+    ch.rng.set_state(rs);
+    ch.net.parameters() = c.vec();
+    train::PhaseState phase;
+    phase.v = c.vec();
+    phase.chain.s = c.vec();
+    phase.chain.w = c.vec();
+    phase.kinetic = c.f64();
+    ch.next_sample = static_cast<std::size_t>(c.i64());
+    ch.members = c.i64();
+    ch.stored_first = c.i64();
+    ch.trace_count = c.i64();
+    ch.trace_first = ch.trace_count;
+    ch.sample_steps = c.ints();
+    ch.baseline = c.vec();
+    const Vector bm = c.vec();
+    ch.baseline_metrics.assign(bm.data(), bm.data() + bm.size());
+    ch.last_loss = c.f64();
+    ch.diverged_step = c.i64();
+    ch.stopped = c.pod<std::uint8_t>() != 0;
+    ch.diverged_reason = c.str();
+    ch.strikes = static_cast<int>(c.i64());
+    ch.last_energy = c.f64();
+    ch.last_check_temperature = c.f64();
+    for (auto& m : ch.means) {
+      const auto members = c.i64();
+      const auto mean = c.doubles();
+      const auto m2 = c.doubles();
+      m.restore(members, Eigen::Map<const Matrix>(mean.data(), m.mean().rows(), m.mean().cols()),
+                Eigen::Map<const Matrix>(m2.data(), m.mean().rows(), m.mean().cols()));
+    }
+    ch.trajectory = std::make_unique<train::Trajectory>(
+        *ch.objective, p_.nhc,
+        p_.ramp.increment == 0.0 ? train::constant_schedule(p_.ramp.target) : train::ramp_schedule(p_.ramp),
+        std::move(phase), step_);
+  }
+}
+
+bool Run::stability_check() {
+  // Power iteration at each trajectory's start point; the worst curvature decides.
+  double worst[2] = {0.0, -1.0};  // lambda_max, trajectory
+  for (auto& ch : chains_) {
+    Rng rng = Rng::stream(c_.run.seed ^ 0x5ab1e5ab1eULL, static_cast<std::uint64_t>(ch.index));
+    const auto est = train::estimate_curvature(*ch.objective, ch.net.parameters(), rng);
+    if (est.lambda_max > worst[0]) {
+      worst[0] = est.lambda_max;
+      worst[1] = static_cast<double>(ch.index);
+    }
+  }
+  struct {
+    double value;
+    int index;
+  } in{worst[0], static_cast<int>(worst[1])}, out{0.0, -1};
+  MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
+  const double limit = out.value > 0.0 ? 2.0 / std::sqrt(out.value) : std::numeric_limits<double>::infinity();
+  const double h = c_.simmer.time_step;
+  file_->attribute("/", "lambda_max", out.value);
+  file_->attribute("/", "time_step_limit", limit);
+  if (rank_ == 0) {
+    std::printf("stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
+                "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
+                out.value, out.index, limit, h, h < limit ? " (stable)" : " (ABOVE the limit)");
+    std::fflush(stdout);
+  }
+  if (h < limit) return true;
+  if (c_.simmer.stability_check == "warn") {
+    if (rank_ == 0) {
+      std::fprintf(stderr, "simmer_mpi: warning: simmer.time_step = %g is above the stability limit %.4g; "
+                           "continuing (simmer.stability_check = warn)\n", h, limit);
+    }
+    return true;
+  }
+  if (rank_ == 0) {
+    std::fprintf(stderr,
+                 "simmer_mpi: error: option 'simmer.time_step' = '%g': above the leapfrog stability "
+                 "limit 2/sqrt(lambda_max) = %.4g at the start point (lambda_max = %.4g, trajectory %d); "
+                 "use simmer.time_step < %.3g, or simmer.stability_check = warn to run anyway\n",
+                 h, limit, out.value, out.index, 0.9 * limit);
+  }
+  file_->attribute("/", "status", std::string("refused: time step above the stability limit"));
+  return false;
 }
 
 int Run::execute() {
   setup_chains();
   if (rank_ == 0) {
     std::printf("simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
-                "trajectory, %lld stored\n",
+                "trajectory, %lld stored%s\n",
                 SIMMER_VERSION, static_cast<long long>(chains_total_), size_, train::to_string(p_.mode).c_str(),
                 static_cast<long long>(params_), static_cast<long long>(members_per_chain_),
-                static_cast<long long>(draws_));
+                static_cast<long long>(draws_), resumed_ ? " (resumed)" : "");
     std::fflush(stdout);
   }
-  create_archive();
-  adam_phase();
-  write_start_state();
-  simmer_phase();
+  if (resumed_) {
+    restore(*resume_payload_);
+    file_.emplace(io::ParallelFile::open_write(c_.run.output, comm_));
+    if (rank_ == 0) {
+      std::printf("resuming at step %lld of %lld from %s\n", static_cast<long long>(step_),
+                  static_cast<long long>(c_.simmer.steps), checkpoint_path_.c_str());
+    }
+  } else {
+    create_archive();
+    adam_phase();
+    write_start_state();
+    if (c_.simmer.stability_check != "off" && !stability_check()) {
+      file_->close();
+      return kExitUnstable;
+    }
+    checkpoint(0);  // the end of the Adam phase (or the ab initio start)
+  }
+  const int code = simmer_phase();
+  if (code != 0) {
+    file_->attribute("/", "status", std::string("stopped by a signal: resume with --resume"));
+    file_->close();
+    return code;
+  }
   finish();
   return 0;
 }
 
 }  // namespace
 
-int run(const cli::Invocation& invocation, const app::Problem& problem, MPI_Comm comm) {
-  Run r(invocation, problem, comm);
+const char* simmer_version() { return SIMMER_VERSION; }
+
+CheckpointHeader read_checkpoint_header(const std::vector<unsigned char>& payload, const std::string& origin) {
+  io::ByteReader r(payload.data(), payload.size(), origin);
+  CheckpointHeader h;
+  h.version = r.str();
+  h.config_ini = r.str();
+  h.step = r.i64();
+  return h;
+}
+
+int run(const cli::Invocation& invocation, const app::Problem& problem, MPI_Comm comm,
+        const std::vector<unsigned char>* resume) {
+  Run r(invocation, problem, comm, resume);
   return r.execute();
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
 }
 
 }  // namespace simmer::mpi

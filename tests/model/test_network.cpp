@@ -91,3 +91,19 @@ TEST_CASE("initialisation is seeded and biases are zero", "[init]") {
   CHECK(a.parameters().segment(24, 8).isZero());
   CHECK(a.parameters().tail(2).isZero());
 }
+
+TEST_CASE("move-assigning a new parameter vector re-points the layers", "[network]") {
+  // Eigen's move assignment swaps buffers; the layers' views must follow (a checkpoint restore
+  // once computed with the freed old buffer).
+  Network net = build_network({"2-3-1", Activation::tanh, Activation::linear});
+  Rng rng(5);
+  net.initialize(Init::glorot_normal, rng);
+  Matrix x(4, 2);
+  x << 0.1, 0.2, -0.3, 0.4, 0.5, -0.6, 0.7, 0.8;
+  const Matrix before = net.forward(view(x));
+  const Vector copy = net.parameters();
+  net.parameters() = Vector::Zero(copy.size());  // move-assign a temporary
+  CHECK(net.forward(view(x)).isZero());
+  net.parameters() = Vector(copy);
+  CHECK(Matrix(net.forward(view(x))) == before);
+}

@@ -35,6 +35,8 @@ class Network {
   [[nodiscard]] std::vector<TensorLayout> layout() const;
 
   /// The flat parameter vector (read/write in place) and the gradient of the last backward().
+  /// Assigning a new vector to it (even by move, which swaps buffers) is safe: forward() and
+  /// backward() re-point the layers' views when the buffer moved.
   Vector& parameters() { return params_; }
   [[nodiscard]] const Vector& parameters() const { return params_; }
   [[nodiscard]] const Vector& gradient() const { return grads_; }
@@ -59,9 +61,14 @@ class Network {
   BatchView output_gradient_buffer(Index rows);
 
  private:
+  /// Point every layer's views at params_/grads_ (again, when their buffers moved).
+  void bind_layers();
+
   std::vector<LayerPtr> layers_;
   Vector params_;
   Vector grads_;
+  const double* bound_params_ = nullptr;
+  const double* bound_grads_ = nullptr;
   Index capacity_ = 0;
   Index rows_ = 0;
   std::vector<Matrix> activations_;  ///< outputs of each layer, [capacity][size]
