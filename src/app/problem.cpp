@@ -85,7 +85,17 @@ Problem build_problem(const cli::Config& c) {
   p.train = data::subset(all, split.train);
   p.test = data::subset(all, split.test);
   p.classification = all.task == data::Task::classification;
+  p.loss = model::parse_loss(c.model.loss);
   p.outputs = all.outputs();
+  p.classes = p.classification ? all.outputs() : 0;
+  // Binary cross-entropy: one logit per row for two classes; the target is the class index.
+  const bool binary = p.classification && p.loss == model::LossKind::bce;
+  if (binary && p.classes != 2) {
+    throw option_error("model.loss", c.model.loss,
+                       "needs exactly two classes; '" + c.data.target + "' has " + std::to_string(p.classes) +
+                           " (use cce)");
+  }
+  if (binary) p.outputs = 1;
 
   p.architecture.layers = c.model.architecture;
   p.architecture.activation = model::parse_activation(c.model.activation);
@@ -102,7 +112,6 @@ Problem build_problem(const cli::Config& c) {
                            std::to_string(p.outputs) +
                            (p.classification ? " (one logit per class)" : " (one per target)"));
   }
-  p.loss = model::parse_loss(c.model.loss);
   p.init = model::parse_init(c.model.init);
   p.mode = train::parse_start_mode(c.simmer.mode);
 
@@ -134,6 +143,10 @@ Problem build_problem(const cli::Config& c) {
     s.x_raw = d->x;
     s.x = p.x_scaler.transform(d->x);
     s.y = d->y;
+    if (binary) {
+      s.y.resize(d->rows(), 1);
+      for (Index i = 0; i < d->rows(); ++i) s.y(i, 0) = static_cast<double>(d->labels[static_cast<std::size_t>(i)]);
+    }
     s.labels = d->labels;
     p.sets.push_back(std::move(s));
   }

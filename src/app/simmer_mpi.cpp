@@ -90,10 +90,15 @@ int main(int argc, char** argv) {
     if (rank == 0) std::cout << inv.help_text;
   } else {
     mpi::install_signal_handlers();
-    const bool ran = mpi::collective_try(MPI_COMM_WORLD, [&] {
+    // Inside the run, ranks are in collectives: an error on one rank cannot be agreed on
+    // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
+    // the last checkpoint can be resumed).
+    try {
       code = mpi::run(inv, problem, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume_payload);
-    });
-    if (!ran) code = 1;
+    } catch (const std::exception& e) {
+      std::cerr << "simmer_mpi: error on rank " << rank << ": " << e.what() << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
   }
   MPI_Finalize();
   return code;

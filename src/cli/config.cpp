@@ -337,6 +337,9 @@ const std::vector<Key>& keys() {
                "HDF5 archive path (an existing file is kept unless --overwrite)"),
       make_key("run", "progress_seconds", &C::run, &RunConfig_::progress_seconds,
                "minimum seconds between progress lines when stdout is not a terminal"),
+      make_key("run", "progress", &C::run, &RunConfig_::progress,
+               "auto | bar | lines: a redrawn bar on a terminal, plain lines for logs (auto looks "
+               "at where mpirun's own output goes)"),
       make_key("run", "checkpoint_interval", &C::run, &RunConfig_::checkpoint_interval,
                "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)"),
       make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
@@ -800,6 +803,7 @@ Config validated(const Config& config, int world_size) {
   require(r.checkpoint_interval >= 0, "run.checkpoint_interval", str(r.checkpoint_interval),
           "must be >= 0 (0: checkpoint only after the Adam phase)");
   require(r.sync_every > 0, "run.sync_every", str(r.sync_every), "must be > 0");
+  require_one_of(r.progress, "run.progress", {"auto", "bar", "lines"});
   require_one_of(s.on_divergence, "simmer.on_divergence", {"stop", "warn"});
   require_one_of(s.stability_check, "simmer.stability_check", {"refuse", "warn", "off"});
   require(s.health_every > 0, "simmer.health_every", str(s.health_every), "must be > 0");

@@ -1,5 +1,7 @@
 #include "simmer/ensemble/accumulator.hpp"
 
+#include <cmath>
+
 #include "simmer/core/error.hpp"
 
 namespace simmer::ensemble {
@@ -68,11 +70,19 @@ std::vector<std::int64_t> argmax_rows(ConstBatchView scores) {
   return out;
 }
 
+std::vector<std::int64_t> predicted_classes(ConstBatchView scores) {
+  if (scores.cols() != 1) return argmax_rows(scores);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(scores.rows()));
+  for (Index i = 0; i < scores.rows(); ++i) out[static_cast<std::size_t>(i)] = scores(i, 0) > 0.0 ? 1 : 0;
+  return out;
+}
+
 void VoteAccumulator::add(ConstBatchView scores) {
-  if (scores.rows() != votes_.rows() || scores.cols() != votes_.cols()) {
+  const Index classes = scores.cols() == 1 ? 2 : scores.cols();
+  if (scores.rows() != votes_.rows() || classes != votes_.cols()) {
     throw Error("ensemble: member scores shape differs from the vote table's");
   }
-  const auto winners = argmax_rows(scores);
+  const auto winners = predicted_classes(scores);
   for (Index i = 0; i < scores.rows(); ++i) votes_(i, winners[static_cast<std::size_t>(i)]) += 1;
   members_ += 1;
 }
@@ -100,9 +110,8 @@ Matrix VoteAccumulator::fractions() const {
 }
 
 double accuracy(const std::vector<std::int64_t>& predicted, const std::vector<std::int64_t>& truth) {
-  if (predicted.size() != truth.size() || truth.empty()) {
-    throw Error("accuracy: prediction and truth sizes differ or are empty");
-  }
+  if (predicted.size() != truth.size()) throw Error("accuracy: prediction and truth sizes differ");
+  if (truth.empty()) return std::nan("");
   std::size_t right = 0;
   for (std::size_t i = 0; i < truth.size(); ++i) right += predicted[i] == truth[i] ? 1 : 0;
   return static_cast<double>(right) / static_cast<double>(truth.size());
@@ -113,10 +122,12 @@ double sum_squared_error(ConstBatchView prediction, ConstBatchView truth) {
 }
 
 double mean_squared_error(ConstBatchView prediction, ConstBatchView truth) {
+  if (truth.size() == 0) return std::nan("");
   return sum_squared_error(prediction, truth) / static_cast<double>(truth.size());
 }
 
 double r_squared(ConstBatchView prediction, ConstBatchView truth) {
+  if (truth.rows() < 2) return std::nan("");
   const Eigen::RowVectorXd mean = truth.colwise().mean();
   const double total = (truth.rowwise() - mean).squaredNorm();
   return 1.0 - sum_squared_error(prediction, truth) / total;

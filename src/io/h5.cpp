@@ -252,6 +252,10 @@ void ParallelFile::write_rows(const std::string& path, const std::vector<RowBloc
   const int rank = H5Sget_simple_extent_ndims(fspace.id());
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(fspace.id(), dims.data(), nullptr);
+  // An empty dataset (e.g. no trace records) has nothing to select: no rank writes.
+  for (const hsize_t d : dims) {
+    if (d == 0) return;
+  }
   hsize_t row_size = 1;
   for (std::size_t d = 2; d < dims.size(); ++d) row_size *= dims[d];
   check(H5Sselect_none(fspace.id()), "select none");

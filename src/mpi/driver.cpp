@@ -114,11 +114,28 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
 
+/// Whether progress goes to a person at a terminal. mpirun hands its ranks a pseudo-terminal
+/// even when its own output is redirected to a file, so under a launcher the launcher's stdout
+/// (the parent process's fd 1) decides; a terminal type is needed too.
+bool output_is_terminal() {
+  const char* term = std::getenv("TERM");
+  if (isatty(STDOUT_FILENO) == 0 || term == nullptr || *term == '\0' || std::string(term) == "dumb") {
+    return false;
+  }
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr && std::getenv("PMIX_RANK") == nullptr) return true;
+  char target[256] = {};
+  const std::string link = "/proc/" + std::to_string(getppid()) + "/fd/1";
+  const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+  if (n <= 0) return false;
+  const std::string where(target, static_cast<std::size_t>(n));
+  return where.rfind("/dev/pts/", 0) == 0 || where.rfind("/dev/tty", 0) == 0;
+}
+
 /// Metric of one prediction on one set: accuracy (classification) or MSE; and R² (regression).
 std::pair<double, double> set_metrics(const app::Problem& p, const app::EvalSet& s,
                                       ConstBatchView prediction) {
   if (p.classification) {
-    return {ensemble::accuracy(ensemble::argmax_rows(prediction), s.labels), std::nan("")};
+    return {ensemble::accuracy(ensemble::predicted_classes(prediction), s.labels), std::nan("")};
   }
   return {ensemble::mean_squared_error(prediction, view(s.y)), ensemble::r_squared(prediction, view(s.y))};
 }
@@ -131,11 +148,7 @@ class Run {
     resumed_ = resume != nullptr;
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
-    // OpenMPI forwards rank output through a pseudo-terminal, so isatty alone is not enough:
-    // a live bar also needs a real terminal type. Redraws are rate-limited either way.
-    const char* term = std::getenv("TERM");
-    tty_ = isatty(STDOUT_FILENO) != 0 && term != nullptr && std::string(term) != "dumb" &&
-           std::string(term).size() > 0;
+    tty_ = c_.run.progress == "bar" || (c_.run.progress == "auto" && output_is_terminal());
   }
 
   int execute();
@@ -146,6 +159,7 @@ class Run {
   void checkpoint(std::int64_t step_done);
   bool stability_check();
   void check_health(Chain& ch, const train::StepRecord& rec);
+  void score_baseline(Chain& ch);
   void create_archive();
   void adam_phase();
   void write_start_state();
@@ -196,6 +210,8 @@ class Run {
   double last_progress_ = -1e300;
   double mean_train_loss_ = std::nan("");
   std::int64_t step_ = 0;                   ///< simmering steps completed
+  Clock::time_point simmer_start_ = Clock::now();
+  std::int64_t simmer_first_step_ = 0;
   const std::vector<unsigned char>* resume_payload_ = nullptr;
   bool resumed_ = false;
   std::string checkpoint_path_;
@@ -231,7 +247,7 @@ void Run::setup_chains() {
     }
     members = static_cast<std::int64_t>(ch.sample_steps.size());
     for (const auto& s : p_.sets) {
-      if (p_.classification) ch.votes.push_back(Votes::Zero(s.rows(), p_.outputs));
+      if (p_.classification) ch.votes.push_back(Votes::Zero(s.rows(), p_.classes));
       else ch.means.emplace_back(s.rows(), p_.outputs);
     }
   }
@@ -244,7 +260,7 @@ void Run::setup_chains() {
   trace_records_ = adam_records_ + steps / c_.run.trace_every;
   if (rank_ == 0) {
     for (const auto& s : p_.sets) {
-      if (p_.classification) ens_votes_.emplace_back(s.rows(), p_.outputs);
+      if (p_.classification) ens_votes_.emplace_back(s.rows(), p_.classes);
       else ens_mean_.emplace_back(s.rows(), p_.outputs);
     }
     if (!p_.classification) {
@@ -338,7 +354,7 @@ void Run::create_archive() {
   // Per-chain datasets: chunks never span two chains, so no chunk is shared by two ranks.
   const std::int64_t draw_chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(std::max<std::int64_t>(D, 1), (1 << 20) / (8 * std::max<Index>(P, 1))));
   f.create_group("/baseline");
-  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P});
+  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);
   f.create_group("/initial");
   f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
   f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
@@ -383,9 +399,9 @@ void Run::create_archive() {
     const std::string g = "/ensemble/" + s.name;
     f.create_group(g);
     if (p_.classification) {
-      f.create_dataset(g + "/votes", io::Type::i64, {s.rows(), p_.outputs});
+      f.create_dataset(g + "/votes", io::Type::i64, {s.rows(), p_.classes});
       f.create_dataset(g + "/prediction", io::Type::i64, {s.rows()});
-      f.create_dataset(g + "/fraction", io::Type::f64, {s.rows(), p_.outputs});
+      f.create_dataset(g + "/fraction", io::Type::f64, {s.rows(), p_.classes});
     } else {
       f.create_dataset(g + "/mean", io::Type::f64, {s.rows(), p_.outputs});
       f.create_dataset(g + "/variance", io::Type::f64, {s.rows(), p_.outputs});
@@ -423,7 +439,17 @@ void Run::adam_phase() {
     train::train_adam(p_.adam, state, *ch.objective, ch.rng, [&](std::int64_t epoch, double loss) {
       if (epoch % c_.run.trace_every == 0) {
         const double before = eval_seconds_;
-        record_trace(ch, 0, epoch - epochs, 0.0, loss);
+        // Full batch: the epoch's loss belongs to the parameters before its update, so the test
+        // loss is taken there too (mini-batch: the epoch's mean loss, test loss after it).
+        const bool full_batch = p_.adam.batch_size == 0 || p_.adam.batch_size >= p_.sets[0].rows();
+        if (full_batch) {
+          const Vector keep = ch.net.parameters();
+          ch.net.parameters() = state.previous;
+          record_trace(ch, 0, epoch - epochs, 0.0, loss);
+          ch.net.parameters() = keep;
+        } else {
+          record_trace(ch, 0, epoch - epochs, 0.0, loss);
+        }
         recorded_eval += eval_seconds_ - before;
       }
       if (rank_ == 0 && ch.index == 0) {
@@ -439,6 +465,7 @@ void Run::adam_phase() {
     });
     step_seconds_ += cpu_now() - t0 - recorded_eval;
     ch.baseline = ch.net.parameters();
+    score_baseline(ch);
     // The retrofit start: velocity from the last two Adam iterates.
     train::NoseHooverChain nhc(p_.nhc, params_);
     ch.trajectory = std::make_unique<train::Trajectory>(
@@ -495,6 +522,18 @@ void Run::write_start_state() {
   comm_io_seconds_ += cpu_now() - t0;
 }
 
+void Run::score_baseline(Chain& ch) {
+  ch.baseline_metrics.clear();
+  const Vector keep = ch.net.parameters();
+  ch.net.parameters() = ch.baseline;
+  for (std::size_t s = 0; s < 2; ++s) {
+    const auto [metric, r2] = set_metrics(p_, p_.sets[s], ch.objective->predict(view(p_.sets[s].x)));
+    ch.baseline_metrics.push_back(metric);
+    ch.baseline_metrics.push_back(r2);
+  }
+  ch.net.parameters() = keep;
+}
+
 void Run::take_member(Chain& ch, const train::StepRecord& rec) {
   const double t0 = cpu_now();
   double train_loss = 0.0;
@@ -503,7 +542,7 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
     ConstBatchView pred = ch.objective->predict(view(set.x));
     if (s == 0) train_loss = model::loss_value(p_.loss, pred, view(set.y));
     if (p_.classification) {
-      const auto winners = ensemble::argmax_rows(pred);
+      const auto winners = ensemble::predicted_classes(pred);
       for (Index i = 0; i < set.rows(); ++i) ch.votes[s](i, winners[static_cast<std::size_t>(i)]) += 1;
     } else {
       ch.means[s].add(pred);
@@ -514,19 +553,9 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
       }
     }
   }
-  if (ch.members == 0) {
-    // Ab initio baseline: the first member.
-    if (p_.mode == train::StartMode::abinitio) ch.baseline = ch.net.parameters();
-    ch.baseline_metrics.clear();
-    train::NetworkObjective& obj = *ch.objective;
-    Vector keep = ch.net.parameters();
-    ch.net.parameters() = ch.baseline;
-    for (std::size_t s = 0; s < 2; ++s) {
-      const auto [metric, r2] = set_metrics(p_, p_.sets[s], obj.predict(view(p_.sets[s].x)));
-      ch.baseline_metrics.push_back(metric);
-      ch.baseline_metrics.push_back(r2);
-    }
-    ch.net.parameters() = keep;
+  if (ch.members == 0 && p_.mode == train::StartMode::abinitio) {
+    ch.baseline = ch.net.parameters();  // ab initio baseline: the first member
+    score_baseline(ch);
   }
   if (ch.members % c_.ensemble.store_every == 0) {
     const auto& phase = ch.trajectory->phase();
@@ -614,9 +643,9 @@ void Run::gather(std::int64_t step_done) {
       const double* cur = pk + 4;
       for (std::size_t s = 0; s < p_.sets.size(); ++s) {
         const Index rows = p_.sets[s].rows();
-        const Index cells = rows * p_.outputs;
+        const Index cells = rows * (p_.classification ? p_.classes : p_.outputs);
         if (p_.classification) {
-          Votes v(rows, p_.outputs);
+          Votes v(rows, p_.classes);
           for (Index i = 0; i < cells; ++i) v.data()[i] = static_cast<std::int64_t>(cur[i]);
           ens_votes_[s].add_votes(v, n);
           cur += cells;
@@ -727,7 +756,9 @@ void Run::progress(std::int64_t step, double temperature, double mean_loss, bool
   last_progress_ = el;
   const std::int64_t total = c_.simmer.steps;
   const double frac = static_cast<double>(step) / static_cast<double>(total);
-  const double eta = frac > 0 ? el / frac * (1 - frac) : 0.0;
+  // ETA from the simmering rate alone (not Adam's, nor the steps done before a resume).
+  const double done = static_cast<double>(step - simmer_first_step_);
+  const double eta = done > 0 ? seconds_since(simmer_start_) / done * static_cast<double>(total - step) : 0.0;
   std::string metric = "-";
   char buf[64];
   const auto& test = p_.sets[1];
@@ -802,6 +833,8 @@ void Run::check_health(Chain& ch, const train::StepRecord& rec) {
 
 int Run::simmer_phase() {
   const std::int64_t steps = c_.simmer.steps;
+  simmer_start_ = Clock::now();
+  simmer_first_step_ = step_;
   const auto next_multiple = [](std::int64_t step, std::int64_t every) {
     return every > 0 ? (step / every + 1) * every : std::numeric_limits<std::int64_t>::max();
   };
@@ -836,11 +869,10 @@ int Run::simmer_phase() {
       MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
     }
     const bool must_gather = end == next_gather || end == steps || end == next_checkpoint || signal != 0;
-    if (must_gather) {
-      gather(end);
-      const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
-      progress(end, temperature, mean_train_loss_, end == steps);
-    }
+    if (must_gather) gather(end);
+    // Between gathers the loss and metric shown are the last gathered ones.
+    const double temperature = chains_.empty() ? p_.ramp(end - 1) : chains_.front().trajectory->temperature_at(end - 1);
+    progress(end, temperature, mean_train_loss_, end == steps);
     if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint(end);
     if (signal != 0) {
       if (rank_ == 0) {
@@ -862,7 +894,21 @@ void Run::finish() {
   std::vector<double> mine;
   for (const auto& ch : chains_) {
     mine.push_back(static_cast<double>(ch.index));
-    mine.insert(mine.end(), ch.baseline_metrics.begin(), ch.baseline_metrics.end());
+    if (ch.baseline_metrics.size() == 4) {
+      mine.insert(mine.end(), ch.baseline_metrics.begin(), ch.baseline_metrics.end());
+    } else {  // a trajectory that stopped before its first member has no baseline
+      mine.insert(mine.end(), 4, std::nan(""));
+    }
+  }
+  if (p_.mode == train::StartMode::abinitio) {
+    std::vector<io::RowBlock> blocks;
+    std::vector<double> rows;
+    for (const auto& ch : chains_) {
+      if (ch.baseline.size() != params_) continue;
+      blocks.push_back({ch.index, 0, static_cast<std::int64_t>(params_)});
+      rows.insert(rows.end(), ch.baseline.begin(), ch.baseline.end());
+    }
+    file_->write_rows("/baseline/params", blocks, rows.data(), io::Type::f64);
   }
   const int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
@@ -917,12 +963,20 @@ void Run::finish() {
     }
   }
   MPI_Bcast(ens.data(), 4, MPI_DOUBLE, 0, comm_);
-  const auto mean_sd = [&](std::size_t offset) {
+  const auto mean_sd = [&](std::size_t offset) {  // over trajectories that have a baseline
     double m = 0, q = 0;
-    for (std::size_t t = 0; t < C; ++t) m += base[4 * t + offset];
-    m /= static_cast<double>(C);
-    for (std::size_t t = 0; t < C; ++t) q += (base[4 * t + offset] - m) * (base[4 * t + offset] - m);
-    return std::pair{m, C > 1 ? std::sqrt(q / static_cast<double>(C - 1)) : 0.0};
+    std::size_t n = 0;
+    for (std::size_t t = 0; t < C; ++t) {
+      if (std::isnan(base[4 * t + offset])) continue;
+      m += base[4 * t + offset];
+      ++n;
+    }
+    if (n == 0) return std::pair{std::nan(""), std::nan("")};
+    m /= static_cast<double>(n);
+    for (std::size_t t = 0; t < C; ++t) {
+      if (!std::isnan(base[4 * t + offset])) q += (base[4 * t + offset] - m) * (base[4 * t + offset] - m);
+    }
+    return std::pair{m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
   };
   const char* split_names[] = {"train", "test"};
   for (std::size_t s = 0; s < 2; ++s) {
@@ -957,7 +1011,8 @@ void Run::finish() {
   double parts[4] = {step_seconds_, eval_seconds_, comm_io_seconds_, cpu_now() - cpu_start_};
   double parts_sum[4] = {0, 0, 0, 0};
   MPI_Reduce(parts, parts_sum, 4, MPI_DOUBLE, MPI_SUM, 0, comm_);
-  const double wall = seconds_since(start_);
+  double wall = seconds_since(start_);
+  MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm_);  // attributes must be identical on all ranks
   file_->attribute("/", "wall_seconds", wall);
   std::int64_t io_counts[2] = {file_->transfers(), file_->collective_transfers()};
   file_->attribute("/", "io_transfers", io_counts[0]);
@@ -1108,10 +1163,10 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     for (const auto& set : p_.sets) {
       vote_members.push_back(r.i64());
       const auto flat = r.ints();
-      if (static_cast<Index>(flat.size()) != set.rows() * p_.outputs) {
+      if (static_cast<Index>(flat.size()) != set.rows() * p_.classes) {
         throw Error("checkpoint '" + checkpoint_path_ + "': vote table shape differs");
       }
-      votes.emplace_back(Eigen::Map<const ensemble::VoteAccumulator::Votes>(flat.data(), set.rows(), p_.outputs));
+      votes.emplace_back(Eigen::Map<const ensemble::VoteAccumulator::Votes>(flat.data(), set.rows(), p_.classes));
     }
   }
   const auto diverged = r.ints();

@@ -25,7 +25,7 @@ struct EvalSet {
   std::string name;                  ///< "train", "test", "points"
   Matrix x_raw;                      ///< raw units
   Matrix x;                          ///< scaled to the network's input range
-  Matrix y;                          ///< raw targets (one-hot for classification); empty for points
+  Matrix y;                          ///< raw targets (one-hot, or 0/1 for BCE); empty for points
   std::vector<std::int64_t> labels;  ///< classification truth (empty for points)
   [[nodiscard]] bool has_targets() const { return y.rows() > 0; }
   [[nodiscard]] Index rows() const { return x.rows(); }
@@ -39,7 +39,8 @@ struct Problem {
   data::MinMaxScaler y_scaler;  ///< regression only
   std::vector<EvalSet> sets;    ///< train, test, then optional points
   bool classification = false;
-  Index outputs = 0;            ///< network outputs (classes or targets)
+  Index outputs = 0;            ///< network outputs (classes, 1 for BCE, or targets)
+  Index classes = 0;            ///< classification: classes that vote (2 for BCE's one logit)
   std::int64_t rows_read = 0;
   std::int64_t rows_dropped = 0;
 

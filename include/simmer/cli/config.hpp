@@ -74,6 +74,7 @@ struct RunConfig_ {
   std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
   std::string output = "simmer_run.h5";
   double progress_seconds = 10.0;       ///< min seconds between progress lines when not a tty
+  std::string progress = "auto";        ///< auto | bar | lines
   std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
   std::int64_t sync_every = 100;        ///< steps between the ranks' checks for a stop signal
 };

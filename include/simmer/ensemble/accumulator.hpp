@@ -42,7 +42,7 @@ class VoteAccumulator {
  public:
   VoteAccumulator() = default;
   VoteAccumulator(Index points, Index classes);
-  /// Add one member's logits (or probabilities) [points][classes].
+  /// Add one member's logits [points][classes] (or [points][1] for a binary logit).
   void add(ConstBatchView scores);
   /// Add votes already counted elsewhere (same shape).
   void add_votes(const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic,
@@ -63,7 +63,11 @@ class VoteAccumulator {
 /// Arg-max per row, lowest index on ties.
 std::vector<std::int64_t> argmax_rows(ConstBatchView scores);
 
-/// Metrics of SIMMERING.md §5.
+/// The class each row votes for: arg-max of the logits, or, for a single logit (binary
+/// cross-entropy), class 1 when the logit is > 0.
+std::vector<std::int64_t> predicted_classes(ConstBatchView scores);
+
+/// Metrics of SIMMERING.md §5 (NaN for an empty set).
 double accuracy(const std::vector<std::int64_t>& predicted, const std::vector<std::int64_t>& truth);
 double mean_squared_error(ConstBatchView prediction, ConstBatchView truth);
 double sum_squared_error(ConstBatchView prediction, ConstBatchView truth);
