@@ -23,10 +23,11 @@ const std::vector<std::string> kAllKeys = {
     "adam.epochs", "adam.lr", "adam.batch", "adam.beta1", "adam.beta2", "adam.epsilon",
     "simmer.mode", "simmer.time_step", "simmer.steps", "simmer.T_initial", "simmer.T_target",
     "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.masses", "simmer.dof_offset",
+    "simmer.on_divergence", "simmer.stability_check", "simmer.health_every",
     "ensemble.window", "ensemble.stride", "ensemble.count", "ensemble.fraction",
     "ensemble.store_every", "ensemble.points", "ensemble.track",
     "run.trajectories", "run.seed", "run.gather_interval", "run.trace_every", "run.output",
-    "run.progress_seconds"};
+    "run.progress_seconds", "run.progress", "run.checkpoint_interval", "run.sync_every"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {
