@@ -955,8 +955,10 @@ void Run::finish() {
     for (std::size_t s = 0; s < 2; ++s) {
       const auto& set = p_.sets[s];
       if (p_.classification) {
+        if (ens_votes_[s].members() == 0) continue;  // no members: no ensemble (NaN)
         ens[2 * s] = ensemble::accuracy(ens_votes_[s].majority(), set.labels);
       } else {
+        if (ens_mean_[s].members() == 0) continue;
         ens[2 * s] = ensemble::mean_squared_error(view(ens_mean_[s].mean()), view(set.y));
         ens[2 * s + 1] = ensemble::r_squared(view(ens_mean_[s].mean()), view(set.y));
       }
