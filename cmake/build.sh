@@ -8,6 +8,7 @@ cd "$root"
 build=${SIMMER_BUILD_DIR:-build}
 # shellcheck disable=SC2086
 bash cmake/install-deps.sh ${SIMMER_DEPS_FLAGS:-}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" > "$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; exit 1; }
+mkdir -p "$build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" > "$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "${SIMMER_JOBS:-$(nproc)}"
