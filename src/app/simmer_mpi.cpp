@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // From here a SIGTERM/SIGUSR1 only sets a flag: the run checks it at its first sync point.
+  mpi::install_signal_handlers();
   int code = 0;
   cli::Invocation inv;
   app::Problem problem;
@@ -89,7 +91,6 @@ int main(int argc, char** argv) {
   } else if (inv.help) {
     if (rank == 0) std::cout << inv.help_text;
   } else {
-    mpi::install_signal_handlers();
     // Inside the run, ranks are in collectives: an error on one rank cannot be agreed on
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
     // the last checkpoint can be resumed).
