@@ -19,6 +19,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
 #include "simmer/core/error.hpp"
 #include "simmer/core/types.hpp"
@@ -113,6 +114,8 @@ struct IsVector<std::vector<T>> : std::true_type {};
 template <class T>
 T parse_as(const std::string& text) {
   if constexpr (std::is_same_v<T, std::string>) {
+    // Only a command-line value can hold one; the effective INI (/config, to_ini) could not.
+    if (text.find('\n') != std::string::npos) throw BadValue("contains a line break");
     return text;
   } else if constexpr (std::is_same_v<T, double>) {
     return parse_real(text);
@@ -431,16 +434,25 @@ po::options_description section_options(const SectionInfo& section) {
 }
 
 /// The value after '=': trimmed, a trailing " # comment" removed, and surrounding double quotes
-/// removed (so a value may keep leading blanks or contain " #"). Returns false when a quote is
-/// not closed.
+/// removed (so a value may keep leading blanks or contain " #"). Inside quotes "" stands for
+/// one quote (as in CSV), so every string has exactly one quoted spelling and to_ini's output
+/// reads back unchanged (a lone inner quote followed by '#' once ended the value early: found
+/// by tests/fuzz/fuzz_config). Returns false when the quote is not closed or text other than a
+/// comment follows it.
 bool ini_value(const std::string& raw, std::string& value) {
   const std::string text = trim(raw);
   if (!text.empty() && text.front() == '"') {
+    std::string unquoted;
     for (std::size_t q = 1; q < text.size(); ++q) {
-      if (text[q] != '"') continue;
-      const std::string rest = trim(text.substr(q + 1));
-      if (rest.empty() || rest.front() == '#') {
-        value = text.substr(1, q - 1);
+      if (text[q] != '"') {
+        unquoted += text[q];
+      } else if (q + 1 < text.size() && text[q + 1] == '"') {
+        unquoted += '"';
+        ++q;
+      } else {
+        const std::string rest = trim(text.substr(q + 1));
+        if (!rest.empty() && rest.front() != '#') return false;
+        value = std::move(unquoted);
         return true;
       }
     }
@@ -461,7 +473,13 @@ bool ini_value(const std::string& raw, std::string& value) {
 std::string ini_quote(const std::string& s) {
   const bool needs = !s.empty() && (is_space(s.front()) || is_space(s.back()) ||
                                     s.front() == '"' || s.find('#') != std::string::npos);
-  return needs ? "\"" + s + "\"" : s;
+  if (!needs) return s;
+  std::string quoted = "\"";
+  for (const char c : s) {
+    quoted += c;
+    if (c == '"') quoted += '"';
+  }
+  return quoted + '"';
 }
 
 std::string read_file(const std::string& path) {
@@ -721,10 +739,16 @@ Config validated(const Config& config, int world_size) {
     require(outputs == 1, "model.architecture", m.architecture,
             "bce needs a single output (the logit of class 1)");
   }
+  // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
+  // own Index arithmetic later, so absurd sizes stop here with the key and the count.
   double parameters = 0.0;
   for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
-    parameters += static_cast<double>(widths[i] + 1) * static_cast<double>(widths[i + 1]);
+    parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);
   }
+  constexpr double kMaxParameters = 1e9;  // 8 GB per parameter vector in float64
+  require(parameters <= kMaxParameters, "model.architecture", m.architecture,
+          "has " + format_short(parameters) + " parameters; at most " +
+              format_short(kMaxParameters) + " are supported");
 
   // [adam]
   require(a.epochs >= 0, "adam.epochs", str(a.epochs), "must be >= 0");

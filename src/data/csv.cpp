@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -141,7 +142,15 @@ NumberStatus parse_number(std::string_view text, double& value) {
   const char* first = text.data();
   const char* last = text.data() + text.size();
   const auto [end, ec] = std::from_chars(first, last, value);
-  if (ec == std::errc::result_out_of_range && end == last) return NumberStatus::out_of_range;
+  if (ec == std::errc::result_out_of_range && end == last) {
+    // from_chars reports underflow ("1e-400") like overflow; a number too small for a double
+    // is read as its nearest double (0 or subnormal), as numpy and pandas do. strtod tells the
+    // two apart; the text is a valid decimal number here, so both parse the same characters.
+    const double nearest = std::strtod(std::string(text).c_str(), nullptr);
+    if (std::isinf(nearest)) return NumberStatus::out_of_range;
+    value = nearest;
+    return NumberStatus::ok;
+  }
   if (ec != std::errc{} || end != last) return NumberStatus::not_a_number;
   if (!std::isfinite(value)) return NumberStatus::not_finite;
   return NumberStatus::ok;

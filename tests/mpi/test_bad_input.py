@@ -4,11 +4,11 @@ refused with one clear message and loses nothing (run by CTest with Debian's /us
 
 usage: test_bad_input.py SIMMER_MPI PROJECT_ROOT CASE
 
-Each refusal is checked twice under `mpirun -n 2`: with a fresh output path (exit code 2, the
-message names the file / key, the line and column where there is one, and the value; it is
-printed once, by one rank, with no HDF5 error stack; no archive is created) and with an existing
-output and --overwrite (same message; the existing file is unchanged, byte for byte). The broken
-files are written into a temporary directory.
+Each refusal runs under `mpirun -n 2` with a fresh output path: exit code 2, the message names
+the file / key, the line and column where there is one, and the value; it is printed once, by
+one rank, with no HDF5 error stack; no archive is created. The first refusal of each case runs a
+second time with an existing output and --overwrite: same message, and the existing file is
+unchanged byte for byte. The broken files are written into a temporary directory.
 
 cases:
   data_missing          data.path does not exist
@@ -135,6 +135,7 @@ class Workspace:
         self.data = self.write("good.csv", csv_text(good_rows()))
         self.ini = self.write("base.ini", BASE_INI.format(data=self.data))
         self.counter = 0
+        self.checked_existing = False  # the --overwrite variant runs once per case (time)
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -161,7 +162,8 @@ class Workspace:
         variants = []
         fresh = fresh_output or self.path(f"fresh{self.counter}.h5")
         variants.append(("fresh output", base + extra + ["--output", fresh], fresh, None))
-        if existing:
+        if existing and not self.checked_existing:
+            self.checked_existing = True
             old, blob = self.existing_output()
             variants.append(("existing output + --overwrite",
                              base + extra + ["--output", old, "--overwrite"], old, blob))

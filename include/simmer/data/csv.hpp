@@ -30,7 +30,8 @@ struct CsvReport {
 /// must be numbers. Errors (simmer::Error) name the file, line and column:
 ///  - file missing/unreadable, empty, header only (no data rows), unknown column name;
 ///  - a row with a different number of fields than the header (ragged);
-///  - a non-numeric, NaN or infinite value in a used numeric column;
+///  - a non-numeric, NaN or infinite value in a used numeric column, or one beyond the range of
+///    a double ("1e999"; one too small, "1e-400", reads as its nearest double, 0 or subnormal);
 ///  - classification with fewer than two classes.
 Dataset read_csv(const CsvSpec& spec, CsvReport* report = nullptr);
 
