@@ -114,6 +114,29 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
 
+/// Every rank's `mine`, concatenated in rank order on rank 0 (empty elsewhere): MPI_Gatherv with
+/// the counts gathered first.
+template <class T>
+std::vector<T> gather_to_root(const std::vector<T>& mine, MPI_Datatype type, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  std::vector<T> all;
+  if (rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(), displs.data(), type, 0, comm);
+  return all;
+}
+
 /// Whether progress goes to a person at a terminal. mpirun hands its ranks a pseudo-terminal
 /// even when its own output is redirected to a file, so under a launcher the launcher's stdout
 /// (the parent process's fd 1) decides; a terminal type is needed too.
@@ -602,19 +625,7 @@ void Run::gather(std::int64_t step_done) {
     mine.push_back(static_cast<double>(packet.size()));
     mine.insert(mine.end(), packet.begin(), packet.end());
   }
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
-  std::vector<double> all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm_);
+  const std::vector<double> all = gather_to_root(mine, MPI_DOUBLE, comm_);
   if (rank_ == 0) {
     // Index packets by trajectory, then merge in trajectory order: the ensemble's bits do not
     // depend on how trajectories were spread over ranks.
@@ -910,19 +921,7 @@ void Run::finish() {
     }
     file_->write_rows("/baseline/params", blocks, rows.data(), io::Type::f64);
   }
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
-  std::vector<double> all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm_);
+  const std::vector<double> all = gather_to_root(mine, MPI_DOUBLE, comm_);
   const auto C = static_cast<std::size_t>(chains_total_);
   std::vector<double> base(4 * C, 0.0);  // [chain][train metric, train R², test metric, test R²]
   if (rank_ == 0) {
@@ -1098,19 +1097,7 @@ void Run::checkpoint(std::int64_t step_done) {
     mine.i64(static_cast<std::int64_t>(w.bytes().size()));
     mine.raw(w.bytes());
   }
-  const int count = static_cast<int>(mine.bytes().size());
-  std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
-  std::vector<unsigned char> all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(mine.bytes().data(), count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm_);
+  const std::vector<unsigned char> all = gather_to_root(mine.bytes(), MPI_BYTE, comm_);
   int ok = 1;
   std::string error;
   if (rank_ == 0) {
