@@ -1,6 +1,10 @@
 // simmer_mpi: parse, validate, build, run, report. See ARCHITECTURE.md.
 #include <mpi.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <filesystem>
@@ -25,9 +29,15 @@ void check_output(const cli::Invocation& inv) {
   if (!fs::is_directory(dir)) {
     throw option_error("run.output", out.string(), "its directory '" + dir.string() + "' does not exist");
   }
-  if (access(dir.c_str(), W_OK) != 0) {
-    throw option_error("run.output", out.string(), "its directory '" + dir.string() + "' is not writable");
+  // access(W_OK) says yes to root everywhere (even /proc): create and remove a probe file.
+  const fs::path probe = dir / (".simmer_write_probe_" + std::to_string(getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    throw option_error("run.output", out.string(),
+                       "its directory '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")");
   }
+  ::close(fd);
+  fs::remove(probe);
   if (fs::exists(out) && !inv.overwrite) {
     throw option_error("run.output", out.string(), "exists; pass --overwrite to replace it");
   }
