@@ -32,5 +32,7 @@ SIMMER_BUILD_DIR="$build" SIMMER_DEPS_FLAGS="--with-slurm" bash cmake/build.sh \
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:print_stacktrace=1:detect_leaks=1:fast_unwind_on_malloc=0:check_initialization_order=1:strict_string_checks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
+# Tests may shorten their runs under the sanitizers (a simmering step is several times slower).
+export SIMMER_TEST_SANITIZED=1
 # Unit tests run two at a time; the MPI and SLURM tests are RUN_SERIAL.
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" "$@"

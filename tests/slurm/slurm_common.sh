@@ -1,7 +1,10 @@
 # shellcheck shell=bash
 # Bringing up (and tearing down) a one-node SLURM on localhost for the tests under tests/slurm.
-# Sourced, not run. The same procedure as slurm_test.sh (../shared/docs/LOCAL-SLURM.md):
+# Sourced, not run; both slurm_test.sh and slurm_requeue_test.sh use it
+# (../shared/docs/LOCAL-SLURM.md's procedure):
 #   - reuses a SLURM that already answers sinfo (then starts and stops nothing);
+#   - cancels jobs a killed earlier test run left queued (slurmctld saves its job state, so a
+#     requeued test job survives a daemon restart and would hold the node until its time limit);
 #   - otherwise, as root: starts munged if munge does not work, writes /etc/slurm/slurm.conf
 #     when it is absent or not ours (saving a foreign one as slurm.conf.pre-simmer; the marker
 #     line is the one slurm_test.sh writes, so either test recognises the other's file), starts
@@ -96,6 +99,27 @@ slurm_answers() {
   timeout 10 sinfo -h >/dev/null 2>&1
 }
 
+# Jobs named simmer-slurm-<test>-<pid> (the tests' job names) whose submitting test process is no
+# longer alive: left by a run that was killed before its EXIT trap could scancel them. Cancels
+# them and waits (up to 30 s) for them to leave the queue. A concurrent test's jobs are kept.
+cancel_stale_test_jobs() {
+  local id name pid stale=() _
+  while read -r id name; do
+    [[ "$name" =~ ^simmer-slurm-[a-z]+-([0-9]+)$ ]] || continue
+    pid=${BASH_REMATCH[1]}
+    [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null && continue
+    stale+=("$id")
+  done < <(timeout 10 squeue -h -o '%A %j' 2>/dev/null)
+  [ ${#stale[@]} -gt 0 ] || return 0
+  log "cancelling ${#stale[@]} job(s) left by an earlier test run: ${stale[*]}"
+  timeout 10 scancel "${stale[@]}" >/dev/null 2>&1
+  for _ in $(seq 30); do
+    [ -z "$(timeout 10 squeue -h -j "$(IFS=,; echo "${stale[*]}")" -o '%A' 2>/dev/null)" ] && return 0
+    sleep 1
+  done
+  log "the cancelled jobs are still in the queue after 30 s (squeue: $(timeout 10 squeue -h -o '%A %j %T' 2>&1 | tr '\n' ';'))"
+}
+
 # Skips (exit 77 through the caller's skip) when a SLURM client or daemon is not installed, when
 # SLURM is not running and this is not root, or when the daemons do not bring a node up.
 # Sets $partition (the default partition, else the first one).
@@ -178,6 +202,8 @@ EOF
     fi
     wait_until_usable || { slurm_diagnostics; skip "slurmctld/slurmd did not bring the node up within ${UP_TIMEOUT} s (state '$(node_state)')"; }
   fi
+
+  cancel_stale_test_jobs
 
   partition=$(timeout 10 sinfo -h -o '%P' | sed -n 's/\*$//p' | head -n1)
   [ -n "$partition" ] || partition=$(timeout 10 sinfo -h -o '%P' | head -n1)

@@ -4,8 +4,9 @@
 # Usage: tests/slurm/slurm_test.sh SIMMER_MPI PROJECT_ROOT
 #
 #  1. Brings up munge, slurmctld and slurmd on localhost as ../shared/docs/LOCAL-SLURM.md shows
-#     (reusing a SLURM that already answers sinfo; writing /etc/slurm/slurm.conf only when it is
-#     absent or not ours). Needs root for that part.
+#     (tests/slurm/slurm_common.sh: reusing a SLURM that already answers sinfo; writing
+#     /etc/slurm/slurm.conf only when it is absent or not ours; cancelling jobs left by an
+#     earlier test run that was killed). Needs root for that part.
 #  2. Submits jobs/slurm/simmer.sbatch and jobs/slurm/simmer_array.sbatch (array 0-1) with
 #     `sbatch --wait`, 2 tasks each and a reduced sine configuration, into a temporary directory.
 #  3. Checks each job's exit code and that each archive is valid HDF5 with the groups
@@ -21,60 +22,29 @@
 set -uo pipefail
 
 SKIP=77
-PATH=$PATH:/usr/sbin:/sbin
-CONF=/etc/slurm/slurm.conf
-MARKER="# simmer tests/slurm/slurm_test.sh: one-node localhost cluster"
-CTLD_PID=/run/slurmctld.pid
-SLURMD_PID=/run/slurmd.pid
-MUNGED_PID=/run/munge/munged.pid
-UP_TIMEOUT=20        # seconds the daemons get to bring the node up
 JOB_TIMEOUT=75       # seconds each `sbatch --wait` may take
 JOB_NAME="simmer-slurm-test-$$"
-
-started_munged=0 started_ctld=0 started_slurmd=0
 tmp=""
 
 log() { echo "slurm_test: $*"; }
+skip() { echo "SKIP: $*"; exit $SKIP; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# A pid file's process, if it is alive and is the named program (guards against pid reuse).
-alive_pid() {   # pidfile comm
-  local pid
-  [ -f "$1" ] || return 1
-  pid=$(cat "$1" 2>/dev/null) || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$2" ] || return 1
-  echo "$pid"
-}
-
-stop_daemon() {  # pidfile comm
-  local pid _
-  pid=$(alive_pid "$1" "$2") || return 0
-  log "stopping $2 (pid $pid)"
-  kill "$pid" 2>/dev/null
-  for _ in $(seq 50); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.2
-  done
-  log "$2 (pid $pid) ignored SIGTERM for 10 s: SIGKILL"
-  kill -9 "$pid" 2>/dev/null
-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/slurm/slurm_common.sh
+. "$here/slurm_common.sh"
 
 cleanup() {
   trap - EXIT INT TERM
   # Jobs this test submitted that are still queued or running (after a failure or timeout).
   if [ -n "$tmp" ]; then timeout 5 scancel --name="$JOB_NAME" >/dev/null 2>&1; fi
-  [ "$started_slurmd" = 1 ] && stop_daemon "$SLURMD_PID" slurmd
-  [ "$started_ctld" = 1 ] && stop_daemon "$CTLD_PID" slurmctld
-  [ "$started_munged" = 1 ] && stop_daemon "$MUNGED_PID" munged
+  slurm_stop_started_daemons
   if [ -n "$tmp" ] && [ -d "$tmp" ]; then
     if [ "${SIMMER_SLURM_KEEP:-0}" = 1 ]; then log "kept $tmp"; else rm -rf "$tmp"; fi
   fi
 }
 trap cleanup EXIT
 trap 'echo "slurm_test: interrupted" >&2; exit 1' INT TERM
-
-skip() { echo "SKIP: $*"; exit $SKIP; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # ---------------------------------------------------------------------------------- arguments
 [ $# -eq 2 ] || { echo "usage: $0 SIMMER_MPI PROJECT_ROOT" >&2; exit 2; }
@@ -86,128 +56,7 @@ for f in jobs/slurm/simmer.sbatch jobs/slurm/simmer_array.sbatch jobs/sine_retro
 done
 
 # --------------------------------------------------------------------------------- bring-up
-for b in sinfo sbatch srun scontrol scancel slurmctld slurmd munged munge unmunge; do
-  command -v "$b" >/dev/null 2>&1 || skip "'$b' is not installed (cmake/install-deps.sh --with-slurm installs slurm-wlm and munge)"
-done
-
-# The first partition's node state as sinfo reports it (idle, mix, alloc, down, drain...), or
-# nothing if SLURM does not answer.
-node_state() { timeout 10 sinfo -h -o '%t' 2>/dev/null | head -n1 | tr -d '*~#$@^-'; }
-usable() { case "$(node_state)" in idle|mix|alloc|comp|completing) return 0 ;; *) return 1 ;; esac; }
-
-# Waits up to UP_TIMEOUT seconds for a usable node, resuming a down/drained one once.
-wait_until_usable() {
-  local deadline=$((SECONDS + UP_TIMEOUT)) resumed=0 state
-  while [ $SECONDS -lt $deadline ]; do
-    usable && return 0
-    state=$(node_state)
-    if [ $resumed = 0 ] && [[ "$state" =~ ^(down|drain|drng|drained|fail)$ ]]; then
-      node=$(timeout 10 sinfo -h -o '%N' 2>/dev/null | head -n1)
-      log "node '$node' is $state: scontrol update state=resume"
-      timeout 10 scontrol update nodename="$node" state=resume >/dev/null 2>&1
-      resumed=1
-    fi
-    sleep 1
-  done
-  return 1
-}
-
-diagnostics() {
-  local f
-  for f in /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log; do
-    [ -f "$f" ] && { echo "---- last lines of $f"; tail -n 15 "$f"; }
-  done
-  timeout 10 sinfo -R 2>&1 | head -n 5
-}
-
-# Is a SLURM already answering? (Skip the probe when our own localhost config is in place and
-# no slurmctld runs here: sinfo would spend ~9 s retrying before it fails.)
-slurm_answers() {
-  if [ -f "$CONF" ] && grep -qxF "$MARKER" "$CONF" && command -v pgrep >/dev/null 2>&1 \
-     && ! pgrep -x slurmctld >/dev/null 2>&1; then
-    return 1
-  fi
-  timeout 10 sinfo -h >/dev/null 2>&1
-}
-
-if slurm_answers; then
-  log "SLURM is already running: reusing it"
-  wait_until_usable || skip "the running SLURM has no usable node (state '$(node_state)') after ${UP_TIMEOUT} s"
-else
-  [ "$(id -u)" -eq 0 ] || skip "SLURM is not running and starting slurmctld/slurmd needs root"
-  log "starting munge, slurmctld and slurmd on localhost"
-  mkdir -p /var/spool/slurmd /var/spool/slurmctld /run/munge /var/log/slurm
-  chown munge:munge /run/munge
-  if [ ! -f /etc/munge/munge.key ]; then
-    mungekey -c || skip "cannot create /etc/munge/munge.key"
-  fi
-  chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key
-
-  if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-    force=()
-    # A socket left by a munged that died would make the new one refuse to start.
-    [ -S /run/munge/munge.socket.2 ] && force=(--force)
-    su munge -s /bin/sh -c "/usr/sbin/munged ${force[*]}" || skip "munged failed to start"
-    started_munged=1
-    for _ in $(seq 25); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.2; done
-    munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || skip "munged started but munge/unmunge does not work"
-  fi
-
-  if [ ! -f "$CONF" ] || ! grep -qxF "$MARKER" "$CONF"; then
-    if [ -f "$CONF" ] && [ ! -f "$CONF.pre-simmer" ]; then
-      cp -p "$CONF" "$CONF.pre-simmer"
-      log "saved the existing $CONF as $CONF.pre-simmer"
-    fi
-    # LOCAL-SLURM.md's configuration, with this machine's CPU count and memory (a node that
-    # declares more than it has is drained) and log files for diagnostics.
-    cpus=$(nproc)
-    mem_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)
-    [ "$mem_mb" -gt 20000 ] && mem_mb=20000
-    mkdir -p "$(dirname "$CONF")"
-    cat > "$CONF" <<EOF
-$MARKER
-ClusterName=local
-SlurmctldHost=localhost
-AuthType=auth/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmctldPidFile=$CTLD_PID
-SlurmdPidFile=$SLURMD_PID
-SlurmdSpoolDir=/var/spool/slurmd
-StateSaveLocation=/var/spool/slurmctld
-SlurmctldLogFile=/var/log/slurm/slurmctld.log
-SlurmdLogFile=/var/log/slurm/slurmd.log
-SlurmUser=root
-ReturnToService=2
-MpiDefault=none
-NodeName=localhost CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
-    log "wrote $CONF (CPUs=$cpus RealMemory=$mem_mb)"
-  fi
-
-  if pid=$(alive_pid "$CTLD_PID" slurmctld); then
-    log "slurmctld is already running (pid $pid): leaving it"
-  else
-    slurmctld || { diagnostics; skip "slurmctld failed to start"; }
-    started_ctld=1
-  fi
-  if pid=$(alive_pid "$SLURMD_PID" slurmd); then
-    log "slurmd is already running (pid $pid): leaving it"
-  else
-    slurmd || { diagnostics; skip "slurmd failed to start"; }
-    started_slurmd=1
-  fi
-  wait_until_usable || { diagnostics; skip "slurmctld/slurmd did not bring the node up within ${UP_TIMEOUT} s (state '$(node_state)')"; }
-fi
-
-# The default partition (marked '*'), else the first one.
-partition=$(timeout 10 sinfo -h -o '%P' | sed -n 's/\*$//p' | head -n1)
-[ -n "$partition" ] || partition=$(timeout 10 sinfo -h -o '%P' | head -n1)
-log "SLURM is up: partition '$partition', node state '$(node_state)'"
+slurm_bring_up
 
 # -------------------------------------------------------------------------------------- jobs
 tmp=$(mktemp -d /tmp/simmer-slurm-test.XXXXXX) || fail "mktemp failed"
