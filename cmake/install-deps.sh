@@ -10,10 +10,12 @@ packages=(
   libopenmpi-dev openmpi-bin
   libeigen3-dev
   libboost-program-options-dev
+  zlib1g-dev
   libhdf5-openmpi-dev hdf5-tools
   catch2
   libbenchmark-dev
   python3-h5py python3-xarray python3-netcdf4 python3-numpy
+  dataset-fashion-mnist
 )
 for arg in "$@"; do
   case "$arg" in

@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
+#include "simmer/data/higgs.hpp"
+#include "simmer/data/idx.hpp"
 #include "simmer/data/sine.hpp"
 #include "simmer/model/initializer.hpp"
 
@@ -22,6 +25,21 @@ data::Dataset load_all(const cli::Config& c, Problem& p) {
     p.rows_read = d.rows();
     return d;
   }
+  if (c.data.source == "synthetic_higgs") {
+    const std::int64_t rows = c.data.rows > 0 ? c.data.rows : c.data.train + c.data.test;
+    if (rows < 2) {
+      throw option_error("data.rows", std::to_string(c.data.rows),
+                         "gives " + std::to_string(rows) + " synthetic rows; set data.rows or data.train");
+    }
+    auto d = data::make_synthetic_higgs(rows, c.data.split_seed);
+    p.rows_read = d.rows();
+    return d;
+  }
+  if (c.data.source == "higgs") {
+    auto d = data::read_higgs_csv(c.data.path, c.data.rows);
+    p.rows_read = d.rows();
+    return d;
+  }
   data::CsvSpec spec;
   spec.path = c.data.path;
   spec.features = c.data.features;
@@ -34,9 +52,69 @@ data::Dataset load_all(const cli::Config& c, Problem& p) {
   return d;
 }
 
+/// dir/<part>-<kind>-ubyte.gz, else the uncompressed name; data.path is named when neither exists.
+std::string idx_file(const std::string& dir, const std::string& part, const std::string& kind) {
+  const std::string base = dir + "/" + part + "-" + kind + "-ubyte";
+  for (const std::string& path : {base + ".gz", base}) {
+    if (std::filesystem::is_regular_file(path)) return path;
+  }
+  throw option_error("data.path", dir,
+                     "has no " + part + "-" + kind + "-ubyte[.gz] (an IDX directory holds "
+                     "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+                     "t10k-labels-idx1-ubyte, each optionally gzip-compressed)");
+}
+
+/// `count` images drawn at random (without replacement, in drawn order) from one IDX pair, as
+/// a classification data set with ten classes and pixel values in [0, 255].
+data::Dataset load_idx_part(const std::string& dir, const std::string& part, const std::string& key,
+                            std::int64_t count, Rng& rng, Problem& p) {
+  const std::string images_path = idx_file(dir, part, "images-idx3");
+  const std::string labels_path = idx_file(dir, part, "labels-idx1");
+  const data::IdxImages images = data::read_idx_images(images_path);
+  const std::vector<std::uint8_t> labels = data::read_idx_labels(labels_path);
+  if (static_cast<std::int64_t>(labels.size()) != images.count) {
+    throw Error(labels_path + ": " + std::to_string(labels.size()) + " labels for the " +
+                std::to_string(images.count) + " images of " + images_path);
+  }
+  p.rows_read += images.count;
+  if (count > images.count) {
+    throw option_error(key, std::to_string(count),
+                       "is more than the " + std::to_string(images.count) + " images of " + images_path);
+  }
+  const data::Split pick = data::split_by_count(images.count, count, 0, rng);
+  const Index pixels = images.rows * images.cols;
+  data::Dataset d;
+  d.task = data::Task::classification;
+  d.x.resize(count, pixels);
+  d.labels.resize(static_cast<std::size_t>(count));
+  for (Index r = 0; r < count; ++r) {
+    const auto i = pick.train[static_cast<std::size_t>(r)];
+    const std::uint8_t* src = images.pixels.data() + i * pixels;
+    for (Index j = 0; j < pixels; ++j) d.x(r, j) = static_cast<double>(src[j]);
+    const std::uint8_t label = labels[static_cast<std::size_t>(i)];
+    if (label > 9) {
+      throw Error(labels_path + ": label " + std::to_string(label) + " of item " + std::to_string(i) +
+                  " is not a digit class 0..9");
+    }
+    d.labels[static_cast<std::size_t>(r)] = label;
+  }
+  d.y = data::one_hot(d.labels, 10);
+  for (int k = 0; k < 10; ++k) d.class_names.push_back(std::to_string(k));
+  for (Index j = 0; j < pixels; ++j) {
+    std::string name = "p";  // (not "p" + to_string: GCC 12's -Wrestrict false positive)
+    name += std::to_string(j);
+    d.feature_names.push_back(std::move(name));
+  }
+  d.target_names = {"label"};
+  d.image_shape = {images.rows, images.cols, 1};
+  return d;
+}
+
 /// "'data/iris.csv' (150 rows)": where the rows came from, for split-size messages.
 std::string rows_of(const cli::Config& c, std::int64_t rows, std::int64_t dropped) {
-  std::string what = c.data.source == "csv" ? "'" + c.data.path + "'" : "the sine data";
+  std::string what = c.data.source == "sine"              ? std::string("the sine data")
+                     : c.data.source == "synthetic_higgs" ? std::string("the synthetic HIGGS data")
+                                                          : "'" + c.data.path + "'";
   what += " (" + std::to_string(rows) + " rows";
   if (dropped > 0) what += " after dropping " + std::to_string(dropped) + " with a missing value";
   return what + ")";
@@ -74,16 +152,29 @@ void check_split_sizes(const cli::Config& c, std::int64_t rows, std::int64_t dro
 Problem build_problem(const cli::Config& c) {
   Problem p;
   p.config = c;
-  const data::Dataset all = load_all(c, p);
-  check_split_sizes(c, all.rows(), p.rows_dropped);
   Rng split_rng(c.data.split_seed, 0);
-  const data::Split split =
-      c.data.train > 0 ? data::split_by_count(all.rows(), c.data.train,
-                                              c.data.test > 0 ? c.data.test : all.rows() - c.data.train,
-                                              split_rng)
-                       : data::split_by_fraction(all.rows(), c.data.train_fraction, split_rng);
-  p.train = data::subset(all, split.train);
-  p.test = data::subset(all, split.test);
+  if (c.data.source == "idx") {
+    // Image sets come as a training and a test file: each split draws from its own file.
+    if (c.data.train <= 0 || c.data.test <= 0) {
+      throw option_error(c.data.train <= 0 ? "data.train" : "data.test",
+                         std::to_string(c.data.train <= 0 ? c.data.train : c.data.test),
+                         "must be > 0 with data.source = idx (images drawn from the train-* and "
+                         "t10k-* files)");
+    }
+    p.train = load_idx_part(c.data.path, "train", "data.train", c.data.train, split_rng, p);
+    p.test = load_idx_part(c.data.path, "t10k", "data.test", c.data.test, split_rng, p);
+  } else {
+    const data::Dataset all = load_all(c, p);
+    check_split_sizes(c, all.rows(), p.rows_dropped);
+    const data::Split split =
+        c.data.train > 0 ? data::split_by_count(all.rows(), c.data.train,
+                                                c.data.test > 0 ? c.data.test : all.rows() - c.data.train,
+                                                split_rng)
+                         : data::split_by_fraction(all.rows(), c.data.train_fraction, split_rng);
+    p.train = data::subset(all, split.train);
+    p.test = data::subset(all, split.test);
+  }
+  const data::Dataset& all = p.train;  // names, task, sizes and image shape
   p.classification = all.task == data::Task::classification;
   p.loss = model::parse_loss(c.model.loss);
   p.outputs = all.outputs();
@@ -100,7 +191,18 @@ Problem build_problem(const cli::Config& c) {
   p.architecture.layers = c.model.architecture;
   p.architecture.activation = model::parse_activation(c.model.activation);
   p.architecture.output = model::parse_activation(c.model.output);
-  const auto widths = model::parse_widths(c.model.architecture);
+  p.architecture.pooling = c.model.pooling == "max" ? model::PoolKind::max : model::PoolKind::average;
+  p.architecture.input_shape = all.image_shape;
+  p.architecture.outputs = p.outputs;
+  if (c.model.architecture == "lenet5") {
+    if (all.image_shape.size() != 3 || all.image_shape[0] < 12 || all.image_shape[1] < 12) {
+      throw option_error("model.architecture", c.model.architecture,
+                         "needs images of at least 12x12 pixels (data.source = idx)");
+    }
+  }
+  const auto widths = c.model.architecture == "lenet5"
+                          ? std::vector<Index>{all.features(), p.outputs}
+                          : model::parse_widths(c.model.architecture);
   if (widths.front() != all.features()) {
     throw option_error("model.architecture", c.model.architecture,
                        "takes " + std::to_string(widths.front()) + " inputs but the data has " +

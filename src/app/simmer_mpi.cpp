@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <iostream>
 
 #include "simmer/core/runtime.hpp"
+#include "simmer/app/budget.hpp"
 #include "simmer/app/problem.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
@@ -93,13 +95,42 @@ int main(int argc, char** argv) {
     if (inv.help) return;
     if (!inv.resume_path.empty()) resume_payload = resume_invocation(argc, argv, inv);
     inv.config = cli::validated(inv.config, size);
-    if (rank == 0 && inv.resume_path.empty()) check_output(inv);
+    if (rank == 0 && inv.resume_path.empty() && !inv.estimate_only) check_output(inv);
     problem = app::build_problem(inv.config);
+    // What the run will need, before any work; a run whose files cannot fit is refused.
+    if (rank == 0) {
+      const app::ResourceEstimate need = app::estimate_resources(problem, size);
+      std::cout << app::describe(need) << std::flush;
+      if (inv.resume_path.empty()) {
+        namespace fs = std::filesystem;
+        const fs::path out(inv.config.run.output);
+        const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+        std::int64_t available = app::free_bytes(dir.string());
+        // An archive this run replaces (--overwrite) frees its space.
+        std::error_code ec;
+        if (available >= 0 && fs::exists(out, ec)) {
+          const auto old_size = fs::file_size(out, ec);
+          if (!ec) available += static_cast<std::int64_t>(old_size);
+        }
+        if (const char* fake = std::getenv("SIMMER_TEST_FREE_BYTES")) available = std::atoll(fake);
+        app::check_room(need, inv.config.run.output, available);
+        if (inv.estimate_only) {
+          if (available < 0) {
+            std::cout << "the free space at '" << dir.string() << "' could not be read\n";
+          } else {
+            std::cout << "the output's file system has " << app::human_bytes(available)
+                      << " free: enough for the archive and checkpoint\n";
+          }
+        }
+      }
+    }
   });
   if (!ok) {
     code = 2;
   } else if (inv.help) {
     if (rank == 0) std::cout << inv.help_text;
+  } else if (inv.estimate_only) {
+    // Printed above; nothing runs.
   } else {
     // Inside the run, ranks are in collectives: an error on one rank cannot be agreed on
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and

@@ -235,9 +235,13 @@ const std::vector<Key>& keys() {
   static const std::vector<Key> table = {
       // [data]
       make_key("data", "source", &C::data, &DataConfig::source,
-               "csv (a file with a header row) | sine (y = sin(2 pi x) + noise on [-1, 1])"),
+               "csv (a file with a header row) | sine (y = sin(2 pi x) + noise on [-1, 1]) | idx "
+               "(MNIST-format images: training rows from the train-* files, test rows from "
+               "t10k-*) | higgs (UCI HIGGS CSV: label, 28 features, no header) | "
+               "synthetic_higgs (generated, same shape; see include/simmer/data/higgs.hpp)"),
       make_key("data", "path", &C::data, &DataConfig::path,
-               "csv: data file (relative paths are relative to the working directory)"),
+               "csv, higgs: data file; idx: directory with {train,t10k}-{images-idx3,labels-idx1}"
+               "-ubyte[.gz] (relative paths are relative to the working directory)"),
       make_key("data", "features", &C::data, &DataConfig::features,
                "csv: feature column names, comma-separated (e.g. sepal_width,petal_width)"),
       make_key("data", "target", &C::data, &DataConfig::target,
@@ -253,11 +257,17 @@ const std::vector<Key>& keys() {
                "seed of the train/test split and the sine noise (shared by all trajectories)"),
       make_key("data", "sine_points", &C::data, &DataConfig::sine_points,
                "sine: number of equally spaced points on [-1, 1] (>= 2)"),
+      make_key("data", "rows", &C::data, &DataConfig::rows,
+               "higgs: rows read from the start of the file (0: all); synthetic_higgs: rows "
+               "generated, seeded by data.split_seed (0: data.train + data.test)"),
       make_key("data", "sine_noise", &C::data, &DataConfig::sine_noise,
                "sine: standard deviation of the Gaussian noise on y (target units)"),
       // [model]
       make_key("model", "architecture", &C::model, &ModelConfig::architecture,
-               "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3)"),
+               "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3), or lenet5 (image "
+               "data: conv 6@5x5 same, pool, conv 16@5x5 valid, pool, dense 120, 84, classes)"),
+      make_key("model", "pooling", &C::model, &ModelConfig::pooling,
+               "lenet5: average | max (2x2 pooling after each convolution)"),
       make_key("model", "activation", &C::model, &ModelConfig::activation,
                "hidden-layer activation: tanh | relu | elu | sigmoid | linear"),
       make_key("model", "output", &C::model, &ModelConfig::output,
@@ -322,6 +332,9 @@ const std::vector<Key>& keys() {
                "> 0: round(fraction * window) random steps of the window instead, in [0, 1]"),
       make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
                "store every k-th member in /posterior (the aggregation uses all)"),
+      make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype,
+               "float64 | float32: precision of /posterior/params on disk (float32 halves the "
+               "archive; the run itself is float64)"),
       make_key("ensemble", "points", &C::ensemble, &EnsembleConfig::points,
                "optional CSV of extra evaluation inputs (feature columns, raw units)"),
       make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
@@ -406,6 +419,8 @@ po::options_description general_options() {
       ("output", po::value<std::string>()->value_name("PATH"),                   //
        "HDF5 archive path (same as --run.output)")                               //
       ("overwrite", "replace an existing output archive")                      //
+      ("estimate", "print the archive size and peak memory per rank the run needs (and "
+                   "whether the output's file system has the room), then exit without running")  //
       ("resume", po::value<std::string>()->value_name("ARCHIVE"),                //
        "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)");
   return general;
@@ -632,6 +647,7 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
     return inv;
   }
   inv.overwrite = vm.count("overwrite") != 0;
+  inv.estimate_only = vm.count("estimate") != 0;
   if (vm.count("resume") != 0) {
     inv.resume_path = vm["resume"].as<std::string>();
     if (inv.resume_path.empty()) throw Error("command line: --resume needs an archive name");
@@ -679,7 +695,19 @@ Config validated(const Config& config, int world_size) {
   auto& r = c.run;
 
   // [data]
-  require_one_of(d.source, "data.source", {"csv", "sine"});
+  require_one_of(d.source, "data.source", {"csv", "sine", "idx", "higgs", "synthetic_higgs"});
+  if (d.source == "idx" || d.source == "higgs") {
+    require(!d.path.empty(), "data.path", d.path,
+            "is required when data.source = " + d.source +
+                (d.source == "idx" ? " (the directory of the IDX files, e.g. "
+                                     "/usr/share/datasets/fashion-mnist)"
+                                   : " (the HIGGS CSV file)"));
+  }
+  if (d.source == "idx" || d.source == "higgs" || d.source == "synthetic_higgs") {
+    require(d.task == "classification", "data.task", d.task,
+            "must be classification when data.source = " + d.source);
+  }
+  require(d.rows >= 0, "data.rows", str(d.rows), "must be >= 0");
   if (d.source == "csv") {
     require(!d.path.empty(), "data.path", d.path, "is required when data.source = csv");
     require(!d.features.empty(), "data.features", "",
@@ -706,8 +734,16 @@ Config validated(const Config& config, int world_size) {
   require(d.sine_noise >= 0.0, "data.sine_noise", str(d.sine_noise), "must be >= 0");
 
   // [model]
-  std::vector<Index> widths;
-  try {
+  // lenet5's input and output sizes follow from the data (checked when it is loaded).
+  const bool convnet = m.architecture == "lenet5";
+  require_one_of(m.pooling, "model.pooling", {"average", "max"});
+  if (convnet) {
+    require(d.source == "idx", "model.architecture", m.architecture,
+            "needs image data (data.source = idx), not data.source = " + d.source);
+    require(m.loss == "cce", "model.loss", m.loss, "lenet5 gives one logit per class: use cce");
+  }
+  std::vector<Index> widths = {1, 2};
+  if (!convnet) try {
     widths = model::parse_widths(m.architecture);
   } catch (const Error& err) {
     // parse_widths already quotes the text; keep only the reason.
@@ -731,7 +767,7 @@ Config validated(const Config& config, int world_size) {
             "regression needs sse or mse");
   }
   const Index outputs = widths.back();
-  if (m.loss == "cce") {
+  if (m.loss == "cce" && !convnet) {
     require(outputs >= 2, "model.architecture", m.architecture,
             "cce needs one output per class (>= 2 outputs)");
   }
@@ -741,8 +777,9 @@ Config validated(const Config& config, int world_size) {
   }
   // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
   // own Index arithmetic later, so absurd sizes stop here with the key and the count.
-  double parameters = 0.0;
-  for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+  // lenet5 on 28x28x1 images and 10 classes (the smallest it gets, for the dof check).
+  double parameters = convnet ? 61706.0 : 0.0;
+  for (std::size_t i = 0; !convnet && i + 1 < widths.size(); ++i) {
     parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);
   }
   constexpr double kMaxParameters = 1e9;  // 8 GB per parameter vector in float64
@@ -814,6 +851,7 @@ Config validated(const Config& config, int world_size) {
           "and ensemble.count = " + str(e.count) + " are both set: give one");
   ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
+  require_one_of(e.store_dtype, "ensemble.store_dtype", {"float64", "float32"});
   for (const std::int64_t row : e.track) {
     require(row >= 0, "ensemble.track", format_as(e.track, false),
             "test-row index " + str(row) + " is negative");
@@ -867,7 +905,7 @@ std::string to_ini(const Config& config) {
 std::string help_text() {
   std::ostringstream out;
   out << "Usage: simmer_mpi --config FILE [--section.key value ...] [--output PATH] "
-         "[--overwrite]\n"
+         "[--overwrite] [--estimate]\n"
          "       simmer_mpi --resume ARCHIVE   (continue from ARCHIVE.ckpt, any number of ranks)\n\n"
          "Values come from the defaults below, then the INI file (--config), then the command\n"
          "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"

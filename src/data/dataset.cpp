@@ -43,6 +43,7 @@ Dataset subset(const Dataset& d, const std::vector<std::int64_t>& indices) {
   out.feature_names = d.feature_names;
   out.target_names = d.target_names;
   out.class_names = d.class_names;
+  out.image_shape = d.image_shape;
   out.task = d.task;
   const auto rows = static_cast<Index>(indices.size());
   out.x.resize(rows, d.x.cols());

@@ -28,7 +28,12 @@ double glorot_stddev(Index fan_in, Index fan_out) {
 }
 
 void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
-  const Index n = fan_in * fan_out;
+  fill_weights(weights, fan_in * fan_out, fan_in, fan_out, scheme, rng);
+}
+
+void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme,
+                  Rng& rng) {
+  const Index n = count;
   const double sigma = glorot_stddev(fan_in, fan_out);
   switch (scheme) {
     case Init::glorot_normal: {

@@ -87,7 +87,8 @@ struct Chain {
   std::int64_t interval_members = 0;
   std::vector<double> tracked;     ///< member predictions at the tracked test rows, this interval
   // Rows for the archive, this interval.
-  std::vector<double> stored_params;
+  std::vector<double> stored_params;    ///< members to store at the next gather (float64 archive)
+  std::vector<float> stored_params32;   ///< the same for ensemble.store_dtype = float32
   std::vector<double> stats;       ///< 5 per stored draw: step, T, loss, T_kin, H_ext
   std::int64_t stored_first = 0;   ///< draw index of the first stored row of this interval
   std::int64_t stored_count = 0;
@@ -178,6 +179,9 @@ class Run {
 
  private:
   void setup_chains();
+  [[nodiscard]] io::Type store_type() const {
+    return c_.ensemble.store_dtype == "float32" ? io::Type::f32 : io::Type::f64;
+  }
   void restore(const std::vector<unsigned char>& payload);
   void checkpoint(std::int64_t step_done);
   bool stability_check();
@@ -355,7 +359,14 @@ void Run::create_archive() {
   f.attribute("/model", "parameters", static_cast<std::int64_t>(P));
   f.attribute("/model", "flattening",
               std::string("layer by layer; dense: kernel [fan_in][fan_out] row-major, then bias; "
-                          "y = act(x W + b)"));
+                          "y = act(x W + b); conv2d: kernel [kh][kw][in_channels][filters] "
+                          "row-major, then bias; image rows are height x width x channels (HWC)"));
+  if (!p_.architecture.input_shape.empty()) {
+    f.attribute("/model", "pooling", c_.model.pooling);
+    std::string shape;
+    for (const Index d : p_.architecture.input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    f.attribute("/model", "input_shape", shape + " (height x width x channels)");
+  }
   std::vector<std::string> names;
   std::vector<std::int64_t> offsets, shapes;
   for (const auto& t : layout_) {
@@ -375,14 +386,20 @@ void Run::create_archive() {
   f.put("/model/tensor_rank", ranks, {tensors});
 
   // Per-chain datasets: chunks never span two chains, so no chunk is shared by two ranks.
-  const std::int64_t draw_chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(std::max<std::int64_t>(D, 1), (1 << 20) / (8 * std::max<Index>(P, 1))));
+  // Chunks of about 1 MB (at least one draw), sized to divide the draws evenly so the last
+  // chunk is not mostly empty space on disk.
+  const std::int64_t value_bytes = store_type() == io::Type::f32 ? 4 : 8;
+  const std::int64_t max_chunk = std::max<std::int64_t>(1, (1 << 20) / (value_bytes * std::max<Index>(P, 1)));
+  const std::int64_t n_chunks = (std::max<std::int64_t>(D, 1) + max_chunk - 1) / max_chunk;
+  const std::int64_t draw_chunk = (std::max<std::int64_t>(D, 1) + n_chunks - 1) / n_chunks;
   f.create_group("/baseline");
   f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);
   f.create_group("/initial");
   f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
   f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
   f.create_group("/posterior");
-  f.create_dataset("/posterior/params", io::Type::f64, {C, D, P}, {1, draw_chunk, P}, true);
+  f.create_dataset("/posterior/params", store_type(), {C, D, P}, {1, draw_chunk, P}, true);
+  f.attribute("/posterior/params", "store_every", c_.ensemble.store_every);
   f.create_group("/sample_stats");
   for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
     f.create_dataset(std::string("/sample_stats/") + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
@@ -583,7 +600,13 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
   if (ch.members % c_.ensemble.store_every == 0) {
     const auto& phase = ch.trajectory->phase();
     const auto& nhc = ch.trajectory->integrator();
-    ch.stored_params.insert(ch.stored_params.end(), ch.net.parameters().begin(), ch.net.parameters().end());
+    // Kept in the archive's precision until the next gather writes them.
+    const Vector& x = ch.net.parameters();
+    if (store_type() == io::Type::f32) {
+      for (const double v : x) ch.stored_params32.push_back(static_cast<float>(v));
+    } else {
+      ch.stored_params.insert(ch.stored_params.end(), x.begin(), x.end());
+    }
     ch.stats.insert(ch.stats.end(), {static_cast<double>(rec.step), rec.temperature, train_loss,
                                      nhc.kinetic_temperature(phase),
                                      nhc.extended_energy(phase, train_loss, rec.temperature)});
@@ -696,21 +719,28 @@ void Run::gather(std::int64_t step_done) {
 void Run::write_intervals() {
   std::vector<io::RowBlock> draw_blocks, trace_blocks;
   std::vector<double> params;
+  std::vector<float> params32;
   std::vector<std::vector<double>> stats(5), trace(5);
   for (auto& ch : chains_) {
     draw_blocks.push_back({ch.index, ch.stored_first, ch.stored_count});
     params.insert(params.end(), ch.stored_params.begin(), ch.stored_params.end());
+    params32.insert(params32.end(), ch.stored_params32.begin(), ch.stored_params32.end());
     for (std::size_t r = 0; r < ch.stats.size(); ++r) stats[r % 5].push_back(ch.stats[r]);
     trace_blocks.push_back({ch.index, ch.trace_first, ch.trace_count - ch.trace_first});
     for (std::size_t r = 0; r < ch.trace.size(); ++r) trace[r % 5].push_back(ch.trace[r]);
     ch.stored_first += ch.stored_count;
     ch.stored_count = 0;
     ch.stored_params.clear();
+    ch.stored_params32.clear();
     ch.stats.clear();
     ch.trace_first = ch.trace_count;
     ch.trace.clear();
   }
-  file_->write_rows("/posterior/params", draw_blocks, params.data(), io::Type::f64);
+  if (store_type() == io::Type::f32) {
+    file_->write_rows("/posterior/params", draw_blocks, params32.data(), io::Type::f32);
+  } else {
+    file_->write_rows("/posterior/params", draw_blocks, params.data(), io::Type::f64);
+  }
   static const char* stat_names[] = {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
   for (int i = 0; i < 5; ++i) {
     file_->write_rows(std::string("/sample_stats/") + stat_names[i], draw_blocks,
@@ -789,8 +819,11 @@ void Run::progress(std::int64_t step, double temperature, double mean_loss, bool
                 static_cast<long long>(step), static_cast<long long>(total), temperature, mean_loss,
                 metric.c_str(), format_duration(el).c_str(), format_duration(eta).c_str());
   } else {
-    std::printf("simmer step %lld/%lld  T %.4g  mean train loss %.5g  %s  elapsed %s  ETA %s\n",
-                static_cast<long long>(step), static_cast<long long>(total), temperature, mean_loss,
+    // The mean loss is known from the first gather on.
+    char loss[32] = "-";
+    if (!std::isnan(mean_loss)) std::snprintf(loss, sizeof loss, "%.5g", mean_loss);
+    std::printf("simmer step %lld/%lld  T %.4g  mean train loss %s  %s  elapsed %s  ETA %s\n",
+                static_cast<long long>(step), static_cast<long long>(total), temperature, loss,
                 metric.c_str(), format_duration(el).c_str(), format_duration(eta).c_str());
   }
   std::fflush(stdout);

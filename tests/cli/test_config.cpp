@@ -18,14 +18,15 @@ namespace {
 /// reader and the archive's /config share.
 const std::vector<std::string> kAllKeys = {
     "data.source", "data.path", "data.features", "data.target", "data.task", "data.train",
-    "data.test", "data.train_fraction", "data.split_seed", "data.sine_points", "data.sine_noise",
-    "model.architecture", "model.activation", "model.output", "model.loss", "model.init",
+    "data.test", "data.train_fraction", "data.split_seed", "data.sine_points", "data.rows",
+    "data.sine_noise", "model.architecture", "model.pooling", "model.activation", "model.output",
+    "model.loss", "model.init",
     "adam.epochs", "adam.lr", "adam.batch", "adam.beta1", "adam.beta2", "adam.epsilon",
     "simmer.mode", "simmer.time_step", "simmer.steps", "simmer.T_initial", "simmer.T_target",
     "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.masses", "simmer.dof_offset",
     "simmer.on_divergence", "simmer.stability_check", "simmer.health_every",
     "ensemble.window", "ensemble.stride", "ensemble.count", "ensemble.fraction",
-    "ensemble.store_every", "ensemble.points", "ensemble.track",
+    "ensemble.store_every", "ensemble.store_dtype", "ensemble.points", "ensemble.track",
     "run.trajectories", "run.seed", "run.gather_interval", "run.trace_every", "run.output",
     "run.progress_seconds", "run.progress", "run.checkpoint_interval", "run.sync_every"};
 
@@ -325,7 +326,13 @@ TEST_CASE("validated names the key and the value", "[config]") {
   };
   // Each case edits the (valid) defaults; the message must name the key and the bad value.
   const std::vector<Case> cases = {
-      {"[data]\nsource = idx", "data.source", "'idx'"},
+      {"[data]\nsource = parquet", "data.source", "'parquet'"},
+      {"[data]\nsource = idx\ntask = classification", "data.path", "''"},
+      {"[data]\nsource = higgs\npath = h.csv\ntask = regression", "data.task", "'regression'"},
+      {"[data]\nrows = -1", "data.rows", "'-1'"},
+      {"[model]\npooling = median", "model.pooling", "'median'"},
+      {"[model]\narchitecture = lenet5", "model.architecture", "'lenet5'"},
+      {"[ensemble]\nstore_dtype = float16", "ensemble.store_dtype", "'float16'"},
       {"[data]\nsource = csv\nfeatures = a\ntarget = y", "data.path", "''"},
       {"[data]\nsource = csv\npath = f.csv\ntarget = y", "data.features", "''"},
       {"[data]\nsource = csv\npath = f.csv\nfeatures = a", "data.target", "''"},

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "simmer/model/architecture.hpp"
+#include "simmer/model/pool.hpp"
 #include "simmer/train/adam.hpp"
 #include "simmer/train/trajectory.hpp"
 
@@ -86,6 +87,72 @@ TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
   g_allocations = 0;
   g_counting = true;
   for (int s = 0; s < 50; ++s) traj.advance();
+  train::train_adam(adam, state, f, rng);
+  g_counting = false;
+  CHECK(g_allocations.load() == 0);
+}
+
+TEST_CASE("LeNet-5's image layers allocate nothing in forward and backward", "[alloc]") {
+  // Conv2D (both chunked GEMM paths), pooling, flatten and the activations between them, on a
+  // batch that splits into a partial last chunk. The dense head is left out here: see below.
+  const auto pooling = GENERATE(model::PoolKind::average, model::PoolKind::max);
+  INFO("pooling " << model::to_string(pooling) << ", seed 6");
+  Rng rng(6);
+  model::Network net = model::build_lenet5(28, 28, 1, 10, model::Activation::tanh, pooling);
+  net.initialize(model::Init::glorot_uniform, rng);
+  const Index rows = 5;
+  net.reserve(rows);
+  const auto& layers = net.layers();
+  std::vector<Matrix> values(1, Matrix(rows, net.input_size()));
+  for (Index i = 0; i < values[0].size(); ++i) values[0].data()[i] = rng.uniform(-1, 1);
+  std::vector<Matrix> grads(1, Matrix(rows, net.input_size()));
+  for (const auto& layer : layers) {
+    values.emplace_back(rows, layer->output_size());
+    grads.emplace_back(rows, layer->output_size());
+  }
+  for (int pass = 0; pass < 2; ++pass) {  // the first pass is warm-up
+    g_allocations = 0;
+    g_counting = pass == 1;
+    for (std::size_t i = 0; i < layers.size() && layers[i]->kind() != "dense"; ++i) {
+      BatchView out(values[i + 1].data(), rows, values[i + 1].cols());
+      layers[i]->forward(view(values[i]), out);
+      BatchView grad_out(grads[i + 1].data(), rows, grads[i + 1].cols());
+      grad_out.setOnes();
+      BatchView grad_in(grads[i].data(), rows, grads[i].cols());
+      layers[i]->backward(view(values[i]), view(values[i + 1]), grad_out, &grad_in);
+    }
+    g_counting = false;
+  }
+  CHECK(g_allocations.load() == 0);
+}
+
+// [!mayfail] until Dense takes its GEMM packing buffers from a GemmWorkspace (patch
+// build-conv/dense_gemm_workspace.patch): Eigen's product allocates them per call for LeNet-5's
+// 400 × 120 layer. Remove the tag with that change.
+TEST_CASE("LeNet-5: a simmering step and an Adam epoch allocate nothing", "[alloc][!mayfail]") {
+  const auto pooling = GENERATE(model::PoolKind::average, model::PoolKind::max);
+  INFO("pooling " << model::to_string(pooling) << ", seed 8");
+  Rng rng(8);
+  model::Network net = model::build_lenet5(28, 28, 1, 10, model::Activation::tanh, pooling);
+  net.initialize(model::Init::glorot_uniform, rng);
+  const Index rows = 16;
+  Matrix x(rows, 28 * 28), y = Matrix::Zero(rows, 10);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
+  for (Index i = 0; i < rows; ++i) y(i, static_cast<Index>(rng.below(10))) = 1;
+  train::NetworkObjective f(net, model::LossKind::cce, x, y);
+  train::NhcOptions opt;
+  opt.time_step = 1e-3;
+  train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
+                         train::NoseHooverChain(opt, net.parameter_count()).rest_start());
+  train::AdamOptions adam;
+  adam.epochs = 2;
+  train::AdamState state = train::AdamState::zeros(net.parameter_count());
+  for (int s = 0; s < 3; ++s) traj.advance();  // warm-up: thread-local scratch, first use
+  train::train_adam(adam, state, f, rng);
+  adam.epochs = 7;
+  g_allocations = 0;
+  g_counting = true;
+  for (int s = 0; s < 5; ++s) traj.advance();
   train::train_adam(adam, state, f, rng);
   g_counting = false;
   CHECK(g_allocations.load() == 0);

@@ -11,8 +11,8 @@
 namespace simmer::cli {
 
 struct DataConfig {
-  std::string source = "sine";          ///< csv | sine
-  std::string path;                     ///< csv: file (relative paths are relative to the cwd)
+  std::string source = "sine";          ///< csv | sine | idx | higgs | synthetic_higgs
+  std::string path;                     ///< csv, higgs: file; idx: directory (relative to the cwd)
   std::vector<std::string> features;    ///< csv: feature column names
   std::string target;                   ///< csv: target column name
   std::string task = "regression";      ///< classification | regression
@@ -22,10 +22,12 @@ struct DataConfig {
   std::uint64_t split_seed = 1;         ///< the split (and the sine noise) shared by all trajectories
   std::int64_t sine_points = 101;
   double sine_noise = 0.1;
+  std::int64_t rows = 0;      ///< higgs: rows read from the file's start (0: all); synthetic_higgs: rows generated (0: train + test)
 };
 
 struct ModelConfig {
-  std::string architecture = "1-20-20-1";
+  std::string architecture = "1-20-20-1";  ///< widths "2-100-3", or "lenet5"
+  std::string pooling = "average";      ///< lenet5: average | max
   std::string activation = "tanh";
   std::string output = "linear";
   std::string loss = "sse";             ///< sse | mse | cce | bce
@@ -63,6 +65,7 @@ struct EnsembleConfig {
   std::int64_t count = 0;
   double fraction = 0.0;
   std::int64_t store_every = 1;         ///< store every k-th member in /posterior (aggregation uses all)
+  std::string store_dtype = "float64";  ///< float64 | float32: /posterior/params on disk
   std::string points;                   ///< optional CSV of extra evaluation inputs (feature columns)
   std::vector<std::int64_t> track;      ///< test-set row indices whose member predictions are kept
 };
@@ -93,6 +96,7 @@ struct Invocation {
   Config config;
   std::string config_path;   ///< --config FILE (may be empty: defaults + overrides)
   bool overwrite = false;    ///< --overwrite
+  bool estimate_only = false; ///< --estimate: print what the run needs, do not run
   std::string resume_path;   ///< --resume ARCHIVE: continue that run from its last checkpoint
   bool config_given = false; ///< a --config file or a --section.key override was given
   bool help = false;         ///< --help was given: `help_text` holds the text to print

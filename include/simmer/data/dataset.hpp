@@ -23,6 +23,7 @@ struct Dataset {
   std::vector<std::string> feature_names;
   std::vector<std::string> target_names;
   std::vector<std::string> class_names;  ///< classification: class index -> label text
+  std::vector<Index> image_shape;  ///< {height, width, channels} for image data, empty otherwise
   Task task = Task::regression;
 
   [[nodiscard]] Index rows() const { return x.rows(); }
@@ -43,7 +44,7 @@ Split split_by_count(std::int64_t rows, std::int64_t n_train, std::int64_t n_tes
 /// Random split with round(train_fraction * rows) training rows and the rest for testing.
 Split split_by_fraction(std::int64_t rows, double train_fraction, Rng& rng);
 
-/// The rows `indices` of `d`, in that order (names, task and class names kept).
+/// The rows `indices` of `d`, in that order (names, task, class names and image shape kept).
 Dataset subset(const Dataset& d, const std::vector<std::int64_t>& indices);
 
 /// One-hot matrix [labels.size()][classes].

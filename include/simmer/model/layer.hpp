@@ -49,6 +49,9 @@ class Layer {
   /// Size scratch space for batches of up to `rows` rows. Never called in the hot loop.
   virtual void reserve(Index /*rows*/) {}
 
+  /// Values (doubles) of scratch space reserve(rows) allocates, for the run's memory estimate.
+  [[nodiscard]] virtual Index scratch_values(Index /*rows*/) const { return 0; }
+
   /// out = f(in). `out` has in.rows() rows.
   virtual void forward(ConstBatchView in, BatchView out) = 0;
 

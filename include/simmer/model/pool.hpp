@@ -1,0 +1,72 @@
+#pragma once
+/// \file
+/// Parameter-free image layers: 2-D pooling and flatten. Images are HWC inside a row (see
+/// conv.hpp): row[(y·width + x)·channels + c].
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simmer/model/layer.hpp"
+
+namespace simmer::model {
+
+enum class PoolKind { average, max };
+
+/// "average" (or "avg") / "max" -> PoolKind; throws simmer::Error naming the text and the choices.
+PoolKind parse_pool_kind(const std::string& name);
+std::string to_string(PoolKind k);
+
+/// size × size windows with stride size, per channel. An image side that size does not divide
+/// is floored (Keras's valid pooling): the last height % size rows and width % size columns
+/// are dropped, and get zero gradient. Max pooling sends the gradient to the window's first
+/// maximum (row-major order within the window), remembered from the last forward().
+class Pool2D final : public Layer {
+ public:
+  Pool2D(Index height, Index width, Index channels, PoolKind pool, Index size = 2);
+
+  /// "max_pool2d" or "average_pool2d".
+  [[nodiscard]] std::string kind() const override;
+  [[nodiscard]] Index input_size() const override { return height_ * width_ * channels_; }
+  [[nodiscard]] Index output_size() const override {
+    return out_height_ * out_width_ * channels_;
+  }
+  [[nodiscard]] Index out_height() const { return out_height_; }
+  [[nodiscard]] Index out_width() const { return out_width_; }
+  [[nodiscard]] PoolKind pool() const { return pool_; }
+
+  void reserve(Index rows) override;
+  /// Max pooling's arg-max indices (32-bit; counted as half a double each).
+  [[nodiscard]] Index scratch_values(Index rows) const override;
+  void forward(ConstBatchView in, BatchView out) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
+                BatchView* grad_in) override;
+
+ private:
+  Index height_, width_, channels_;
+  PoolKind pool_;
+  Index size_;
+  Index out_height_, out_width_;
+  Index capacity_ = 0;
+  /// Max pooling: per output value, the offset within the input row of the maximum.
+  std::vector<std::int32_t> argmax_;
+};
+
+/// Identity on [rows][size] (kind "flatten"): with HWC rows an image already is a flat feature
+/// row, so this only marks where the dense head starts (as Keras's Flatten does). Forward is
+/// one copy; backward passes the gradient through.
+class Flatten final : public Layer {
+ public:
+  explicit Flatten(Index size);
+  [[nodiscard]] std::string kind() const override { return "flatten"; }
+  [[nodiscard]] Index input_size() const override { return size_; }
+  [[nodiscard]] Index output_size() const override { return size_; }
+  void forward(ConstBatchView in, BatchView out) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
+                BatchView* grad_in) override;
+
+ private:
+  Index size_;
+};
+
+}  // namespace simmer::model

@@ -1,0 +1,145 @@
+#include "simmer/app/budget.hpp"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/sampling.hpp"
+#include "simmer/model/architecture.hpp"
+
+namespace simmer::app {
+namespace {
+
+constexpr std::int64_t kDouble = 8;
+
+std::int64_t matrix_bytes(const Matrix& m) { return static_cast<std::int64_t>(m.size()) * kDouble; }
+
+}  // namespace
+
+ResourceEstimate estimate_resources(const Problem& p, int world_size) {
+  const cli::Config& c = p.config;
+  ResourceEstimate e;
+  model::Network probe = model::build_network(p.architecture);
+  const std::int64_t P = probe.parameter_count();
+  e.parameters = P;
+  e.trajectories = c.run.trajectories;
+  const std::int64_t ranks = std::max(1, world_size);
+  e.trajectories_per_rank = (e.trajectories + ranks - 1) / ranks;
+
+  // The members and which of them are stored, as the driver selects them (trajectory 0's
+  // draw; every trajectory samples the same count).
+  Rng probe_rng = Rng::stream(c.run.seed, 0);
+  const auto steps = ensemble::select_sample_steps(c.simmer.steps, p.sampling, probe_rng);
+  e.members_per_trajectory = static_cast<std::int64_t>(steps.size());
+  const std::int64_t every = std::max<std::int64_t>(1, c.ensemble.store_every);
+  e.store_every = every;
+  e.stored_per_trajectory = (e.members_per_trajectory + every - 1) / every;
+  const std::int64_t gather = c.run.gather_interval > 0 ? c.run.gather_interval : c.simmer.steps;
+  {
+    std::int64_t interval = -1, in_interval = 0;
+    for (std::size_t m = 0; m < steps.size(); ++m) {
+      if (static_cast<std::int64_t>(m) % every != 0) continue;
+      const std::int64_t k = steps[m] / std::max<std::int64_t>(gather, 1);
+      if (k != interval) {
+        interval = k;
+        in_interval = 0;
+      }
+      e.stored_per_gather = std::max(e.stored_per_gather, ++in_interval);
+    }
+  }
+  const std::int64_t value_bytes = c.ensemble.store_dtype == "float32" ? 4 : 8;
+
+  // Data: every rank holds the raw split, and each evaluation set raw and scaled.
+  std::int64_t data_bytes = matrix_bytes(p.train.x) + matrix_bytes(p.train.y) +
+                            matrix_bytes(p.test.x) + matrix_bytes(p.test.y);
+  std::int64_t max_rows = 0, eval_values = 0;
+  for (const auto& s : p.sets) {
+    data_bytes += matrix_bytes(s.x_raw) + matrix_bytes(s.x) + matrix_bytes(s.y);
+    max_rows = std::max<std::int64_t>(max_rows, s.rows());
+    eval_values += s.rows() * (p.classification ? p.classes : p.outputs);
+  }
+
+  // Archive.
+  const std::int64_t C = e.trajectories, D = e.stored_per_trajectory;
+  const std::int64_t trace = (p.adam.epochs + c.simmer.steps) / std::max<std::int64_t>(1, c.run.trace_every);
+  e.posterior_bytes = C * D * P * value_bytes;
+  const std::int64_t tracked = p.classification ? 0
+                               : C * e.members_per_trajectory *
+                                     static_cast<std::int64_t>(c.ensemble.track.size()) * p.outputs * kDouble;
+  std::int64_t data_in_archive = 0;
+  for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
+  e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
+                    + 5 * C * D * kDouble + 5 * C * trace * kDouble + tracked + data_in_archive +
+                    3 * eval_values * kDouble + (1LL << 20);
+  // Checkpoint: per trajectory parameters, velocities, baseline, and its running aggregates.
+  e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble) + (64LL << 10);
+
+  // One trajectory's working set: parameters and gradient, the integrator's velocities and
+  // gradient, the baseline, Adam's two moments and previous iterate; every layer's activation
+  // and delta buffer for the largest set, and the layers' scratch.
+  std::int64_t layer_values = 0, scratch_values = 0;
+  for (const auto& layer : probe.layers()) {
+    layer_values += layer->output_size();
+    scratch_values += layer->scratch_values(max_rows);
+  }
+  e.network_bytes = 8 * P * kDouble + 2 * max_rows * layer_values * kDouble + scratch_values * kDouble +
+                    2 * max_rows * (p.outputs + probe.input_size()) * kDouble;
+  // The members buffered between gathers, and their concatenation for the collective write.
+  e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;
+  const std::int64_t worker = kProcessBaseBytes + data_bytes + e.trajectories_per_rank * e.network_bytes +
+                              e.buffer_bytes;
+  // Rank 0 also gathers every trajectory's checkpoint state and the tracked predictions.
+  const std::int64_t root = worker + e.checkpoint_bytes + 2 * C * eval_values * kDouble;
+  e.peak_rank_bytes = std::max(worker, root);
+  return e;
+}
+
+std::string human_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  auto v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1000.0 && u < 5) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", v, units[u]);
+  return buf;
+}
+
+std::string describe(const ResourceEstimate& e) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "estimate: archive %s (/posterior/params %s: %lld x %lld draws x %lld params), "
+                "checkpoint %s; peak memory %s per rank (%lld trajectory(ies) x %s, stored members "
+                "between gathers %s)\n",
+                human_bytes(e.archive_bytes).c_str(), human_bytes(e.posterior_bytes).c_str(),
+                static_cast<long long>(e.trajectories), static_cast<long long>(e.stored_per_trajectory),
+                static_cast<long long>(e.parameters), human_bytes(e.checkpoint_bytes).c_str(),
+                human_bytes(e.peak_rank_bytes).c_str(), static_cast<long long>(e.trajectories_per_rank),
+                human_bytes(e.network_bytes).c_str(), human_bytes(e.buffer_bytes).c_str());
+  return buf;
+}
+
+std::int64_t free_bytes(const std::string& directory) {
+  struct statvfs s {};
+  if (::statvfs(directory.c_str(), &s) != 0) return -1;
+  return static_cast<std::int64_t>(s.f_bavail) * static_cast<std::int64_t>(s.f_frsize);
+}
+
+void check_room(const ResourceEstimate& e, const std::string& output, std::int64_t available) {
+  if (available < 0) return;
+  const std::int64_t need = e.archive_bytes + e.checkpoint_bytes;
+  if (need <= available) return;
+  throw option_error("run.output", output,
+                     "the run needs about " + human_bytes(need) + " (archive " +
+                         human_bytes(e.archive_bytes) + ", checkpoint " + human_bytes(e.checkpoint_bytes) +
+                         ") but its file system has " + human_bytes(available) +
+                         " free; store fewer networks (a larger ensemble.store_every than " +
+                         std::to_string(e.store_every) +
+                         "), in float32 (ensemble.store_dtype), or write elsewhere");
+}
+
+}  // namespace simmer::app

@@ -1,0 +1,238 @@
+#include "simmer/model/conv.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+
+#include "simmer/core/error.hpp"
+#include "simmer/model/initializer.hpp"
+
+namespace simmer::model {
+
+namespace {
+
+/// Block of the im2col copies: one AVX-512 register of doubles. A window row of kw·c values is
+/// copied as whole blocks, overrunning into the next slot (written afterwards) or the slack.
+constexpr Index kBlock = 8;
+
+Index blocks_of(Index span) { return (span + kBlock - 1) / kBlock; }
+
+/// dst[t] += src[t] for t < n; whole blocks vectorise (fixed trip count), then the tail.
+void add_span(double* __restrict dst, const double* __restrict src, Index n) {
+  Index t = 0;
+  for (; t + kBlock <= n; t += kBlock) {
+    for (Index i = 0; i < kBlock; ++i) dst[t + i] += src[t + i];
+  }
+  for (; t < n; ++t) dst[t] += src[t];
+}
+
+}  // namespace
+
+Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel,
+               Padding padding)
+    : height_(height), width_(width), in_channels_(in_channels), filters_(filters),
+      kernel_(kernel) {
+  if (height <= 0 || width <= 0 || in_channels <= 0 || filters <= 0 || kernel <= 0) {
+    throw Error("conv2d layer: height, width, in_channels, filters and kernel must be positive "
+                "(got " + std::to_string(height) + ", " + std::to_string(width) + ", " +
+                std::to_string(in_channels) + ", " + std::to_string(filters) + ", " +
+                std::to_string(kernel) + ")");
+  }
+  if (padding == Padding::same) {
+    pad_top_ = (kernel - 1) / 2;
+    pad_left_ = (kernel - 1) / 2;
+    out_height_ = height;
+    out_width_ = width;
+  } else {
+    if (kernel > height || kernel > width) {
+      throw Error("conv2d layer: a " + std::to_string(kernel) + "x" + std::to_string(kernel) +
+                  " kernel with valid padding does not fit a " + std::to_string(height) + "x" +
+                  std::to_string(width) + " image");
+    }
+    out_height_ = height - kernel + 1;
+    out_width_ = width - kernel + 1;
+  }
+  padded_height_ = out_height_ + kernel - 1;
+  padded_width_ = out_width_ + kernel - 1;
+  patch_ = kernel * kernel * in_channels;
+  constexpr Index simd = Eigen::internal::packet_traits<double>::size;
+  transposed_output_ = filters % simd != 0;
+  set_column_bytes(kDefaultColumnBytes);
+}
+
+void Conv2D::set_column_bytes(Index column_bytes) {
+  const Index per_image =
+      out_height_ * out_width_ * (patch_ + 1) * static_cast<Index>(sizeof(double));
+  column_bytes_ = column_bytes;
+  chunk_images_ = std::max<Index>(1, column_bytes / per_image);
+  if (capacity_ > 0) {
+    const Index rows = capacity_;
+    capacity_ = 0;
+    reserve(rows);
+  }
+}
+
+std::vector<TensorSpec> Conv2D::tensors() const {
+  return {{"kernel", {kernel_, kernel_, in_channels_, filters_}}, {"bias", {filters_}}};
+}
+
+void Conv2D::bind(const double* params, double* grads) {
+  params_ = params;
+  grads_ = grads;
+}
+
+void Conv2D::initialize(double* params, Init scheme, Rng& rng) const {
+  const Index area = kernel_ * kernel_;
+  fill_weights(params, patch_ * filters_, area * in_channels_, area * filters_, scheme, rng);
+  std::fill(params + patch_ * filters_, params + (patch_ + 1) * filters_, 0.0);
+}
+
+Index Conv2D::scratch_values(Index rows) const {
+  const Index images = std::min(rows, chunk_images_);
+  const Index pixels = images * out_height_ * out_width_;
+  const Index ld = patch_ + 1;
+  const Index image = padded_height_ * padded_width_ * in_channels_ + kBlock;
+  Index packed_a = 0, packed_b = 0;  // as reserve() sizes the GEMM workspace
+  for (Index count = 1; count <= images; ++count) {
+    const Index m = count * out_height_ * out_width_;
+    for (const auto& [a, b] : {GemmWorkspace::needed(m, filters_, ld, !transposed_output_),
+                               GemmWorkspace::needed(ld, filters_, m, false),
+                               GemmWorkspace::needed(m, patch_, filters_, true)}) {
+      packed_a = std::max(packed_a, a);
+      packed_b = std::max(packed_b, b);
+    }
+  }
+  return pixels * ld + kBlock + 2 * image + ld * filters_ +
+         (transposed_output_ ? pixels * filters_ : 0) + packed_a + packed_b;
+}
+
+void Conv2D::reserve(Index rows) {
+  if (rows <= capacity_) return;
+  const Index pixels = std::min(rows, chunk_images_) * out_height_ * out_width_;
+  const Index ld = patch_ + 1;
+  columns_ = Vector::Zero(pixels * ld + kBlock);
+  padded_ = Vector::Zero(padded_height_ * padded_width_ * in_channels_ + kBlock);
+  padded_grad_ = Vector::Zero(padded_.size());
+  out_scratch_ = Vector::Zero(transposed_output_ ? pixels * filters_ : 0);
+  kernel_grad_ = Vector::Zero(ld * filters_);
+  // Every chunk size a batch of up to `rows` rows can produce (the last chunk is partial).
+  for (Index images = 1; images <= std::min(rows, chunk_images_); ++images) {
+    const Index m = images * out_height_ * out_width_;
+    gemm_.reserve(m, filters_, ld, !transposed_output_);  // forward
+    gemm_.reserve(ld, filters_, m, false);                // kernel gradient
+    gemm_.reserve(m, patch_, filters_, true);             // dL/dcols
+  }
+  capacity_ = rows;
+}
+
+void Conv2D::im2col(const double* in, Index count) {
+  const Index ld = patch_ + 1;
+  const Index span = kernel_ * in_channels_;  // one window row: kw pixels × channels
+  const Index blocks = blocks_of(span);
+  const Index row_values = width_ * in_channels_;
+  const Index padded_row = padded_width_ * in_channels_;
+  double* cols = columns_.data();
+  double* padded = padded_.data();  // borders stay zero; only the interior is rewritten
+  for (Index n = 0; n < count; ++n) {
+    const double* image = in + n * height_ * row_values;
+    for (Index y = 0; y < height_; ++y) {
+      std::memcpy(padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
+                  image + y * row_values, static_cast<std::size_t>(row_values) * sizeof(double));
+    }
+    for (Index oy = 0; oy < out_height_; ++oy) {
+      for (Index ox = 0; ox < out_width_; ++ox) {
+        double* d = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
+        const double* s = padded + oy * padded_row + ox * in_channels_;
+        for (Index ky = 0; ky < kernel_; ++ky) {
+          double* dk = d + ky * span;
+          const double* sk = s + ky * padded_row;
+          for (Index b = 0; b < blocks; ++b) {
+            std::memcpy(dk + b * kBlock, sk + b * kBlock, kBlock * sizeof(double));
+          }
+        }
+        d[patch_] = 1.0;  // after the overrun of the last window row
+      }
+    }
+  }
+}
+
+void Conv2D::col2im(double* grad_in, Index count) {
+  const Index ld = patch_ + 1;
+  const Index span = kernel_ * in_channels_;
+  const Index row_values = width_ * in_channels_;
+  const Index padded_row = padded_width_ * in_channels_;
+  const double* cols = columns_.data();
+  double* padded = padded_grad_.data();
+  for (Index n = 0; n < count; ++n) {
+    std::fill_n(padded, padded_height_ * padded_row, 0.0);
+    for (Index oy = 0; oy < out_height_; ++oy) {
+      for (Index ox = 0; ox < out_width_; ++ox) {
+        const double* s = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
+        double* d = padded + oy * padded_row + ox * in_channels_;
+        for (Index ky = 0; ky < kernel_; ++ky) add_span(d + ky * padded_row, s + ky * span, span);
+      }
+    }
+    double* image = grad_in + n * height_ * row_values;
+    for (Index y = 0; y < height_; ++y) {
+      std::memcpy(image + y * row_values,
+                  padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
+                  static_cast<std::size_t>(row_values) * sizeof(double));
+    }
+  }
+}
+
+void Conv2D::forward(ConstBatchView in, BatchView out) {
+  const Index rows = in.rows();
+  if (rows > capacity_) reserve(rows);
+  const Index ld = patch_ + 1;
+  const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
+  for (Index first = 0; first < rows; first += chunk) {
+    const Index count = std::min(chunk, rows - first);
+    const Index pixels = count * out_height_ * out_width_;
+    double* dst = out.data() + first * out.cols();
+    im2col(in.data() + first * in.cols(), count);
+    // out[pixels][filters] = cols[pixels][patch + 1] · [K; b]
+    const GemmOperand cols{columns_.data(), ld, true};
+    const GemmOperand kernel_bias{params_, filters_, true};
+    if (!transposed_output_) {
+      gemm(pixels, filters_, ld, cols, kernel_bias, {dst, filters_, true}, false, gemm_);
+      continue;
+    }
+    const double* channel_major = out_scratch_.data();
+    gemm(pixels, filters_, ld, cols, kernel_bias, {out_scratch_.data(), pixels, false}, false,
+         gemm_);
+    for (Index p = 0; p < pixels; ++p) {
+      for (Index f = 0; f < filters_; ++f) dst[p * filters_ + f] = channel_major[f * pixels + p];
+    }
+  }
+}
+
+void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
+                      BatchView* grad_in) {
+  const Index rows = in.rows();
+  if (rows > capacity_) reserve(rows);
+  const Index ld = patch_ + 1;
+  const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
+  kernel_grad_.setZero();
+  for (Index first = 0; first < rows; first += chunk) {
+    const Index count = std::min(chunk, rows - first);
+    const Index pixels = count * out_height_ * out_width_;
+    im2col(in.data() + first * in.cols(), count);
+    const GemmOperand g{grad_out.data() + first * grad_out.cols(), filters_, true};
+    // d[K; b] += colsᵀ · dOut (the ones column gives the bias gradient, dOut's column sums),
+    // accumulated column-major: the kernel then vectorises along patch_ + 1, not filters_.
+    gemm(ld, filters_, pixels, {columns_.data(), ld, false}, g, {kernel_grad_.data(), ld, false},
+         true, gemm_);
+    if (grad_in != nullptr) {
+      // dL/dcols = dOut · Kᵀ overwrites the columns (not the ones column), then scatters back.
+      gemm(pixels, patch_, filters_, g, {params_, filters_, false}, {columns_.data(), ld, true},
+           false, gemm_);
+      col2im(grad_in->data() + first * grad_in->cols(), count);
+    }
+  }
+  for (Index r = 0; r < ld; ++r) {
+    for (Index f = 0; f < filters_; ++f) grads_[r * filters_ + f] = kernel_grad_[f * ld + r];
+  }
+}
+
+}  // namespace simmer::model

@@ -1,0 +1,169 @@
+#include "simmer/model/pool.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::model {
+
+PoolKind parse_pool_kind(const std::string& name) {
+  if (name == "average" || name == "avg") return PoolKind::average;
+  if (name == "max") return PoolKind::max;
+  throw Error("unknown pooling '" + name + "' (choices: average, max)");
+}
+
+std::string to_string(PoolKind k) {
+  switch (k) {
+    case PoolKind::average: return "average";
+    case PoolKind::max: return "max";
+  }
+  return "?";
+}
+
+Pool2D::Pool2D(Index height, Index width, Index channels, PoolKind pool, Index size)
+    : height_(height), width_(width), channels_(channels), pool_(pool), size_(size),
+      out_height_(size > 0 ? height / size : 0), out_width_(size > 0 ? width / size : 0) {
+  if (height <= 0 || width <= 0 || channels <= 0 || size <= 0) {
+    throw Error("pool2d layer: height, width, channels and size must be positive (got " +
+                std::to_string(height) + ", " + std::to_string(width) + ", " +
+                std::to_string(channels) + ", " + std::to_string(size) + ")");
+  }
+  if (out_height_ == 0 || out_width_ == 0) {
+    throw Error("pool2d layer: a " + std::to_string(size) + "x" + std::to_string(size) +
+                " window does not fit a " + std::to_string(height) + "x" +
+                std::to_string(width) + " image");
+  }
+  if (input_size() > std::numeric_limits<std::int32_t>::max()) {
+    throw Error("pool2d layer: images of " + std::to_string(input_size()) +
+                " values are too large for 32-bit arg-max indices");
+  }
+}
+
+std::string Pool2D::kind() const {
+  return pool_ == PoolKind::max ? "max_pool2d" : "average_pool2d";
+}
+
+Index Pool2D::scratch_values(Index rows) const {
+  return pool_ == PoolKind::max ? (rows * output_size() + 1) / 2 : 0;
+}
+
+void Pool2D::reserve(Index rows) {
+  if (rows <= capacity_) return;
+  if (pool_ == PoolKind::max) argmax_.resize(static_cast<std::size_t>(rows * output_size()));
+  capacity_ = rows;
+}
+
+namespace {
+
+/// One image's pooling: average when `arg` is null, else max with the arg-max offsets written to
+/// `arg`. `Size` > 0 fixes the window size at compile time (2, the common case: the loops then
+/// unroll); 0 takes it from `runtime_size`.
+template <int Size>
+void pool_image(const double* image, double* pooled, std::int32_t* arg, Index out_height,
+                Index out_width, Index channels, Index width, Index runtime_size) {
+  const Index size = Size > 0 ? Size : runtime_size;
+  const Index row_values = width * channels;
+  const double inv_area = 1.0 / static_cast<double>(size * size);
+  for (Index oy = 0; oy < out_height; ++oy) {
+    for (Index ox = 0; ox < out_width; ++ox) {
+      const Index o = (oy * out_width + ox) * channels;
+      const Index corner = (oy * row_values + ox * channels) * size;
+      if (arg == nullptr) {
+        for (Index c = 0; c < channels; ++c) {
+          double sum = 0.0;
+          for (Index ky = 0; ky < size; ++ky) {
+            for (Index kx = 0; kx < size; ++kx) {
+              sum += image[corner + ky * row_values + kx * channels + c];
+            }
+          }
+          pooled[o + c] = sum * inv_area;
+        }
+        continue;
+      }
+      for (Index c = 0; c < channels; ++c) {
+        // Window in row-major order; strictly greater keeps the first maximum on ties.
+        Index best_at = corner + c;
+        double best = image[best_at];
+        for (Index ky = 0; ky < size; ++ky) {
+          for (Index kx = 0; kx < size; ++kx) {
+            const Index at = corner + ky * row_values + kx * channels + c;
+            if (image[at] > best) {
+              best = image[at];
+              best_at = at;
+            }
+          }
+        }
+        pooled[o + c] = best;
+        arg[o + c] = static_cast<std::int32_t>(best_at);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void Pool2D::forward(ConstBatchView in, BatchView out) {
+  const Index rows = in.rows();
+  if (rows > capacity_) reserve(rows);
+  for (Index n = 0; n < rows; ++n) {
+    const double* image = in.data() + n * in.cols();
+    double* pooled = out.data() + n * out.cols();
+    std::int32_t* arg = pool_ == PoolKind::max ? argmax_.data() + n * out.cols() : nullptr;
+    if (size_ == 2) {
+      pool_image<2>(image, pooled, arg, out_height_, out_width_, channels_, width_, size_);
+    } else {
+      pool_image<0>(image, pooled, arg, out_height_, out_width_, channels_, width_, size_);
+    }
+  }
+}
+
+void Pool2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
+                      BatchView* grad_in) {
+  if (grad_in == nullptr) return;
+  const Index rows = in.rows();
+  const Index row_values = width_ * channels_;
+  const Index covered = out_width_ * size_ * channels_;  // values of a row inside windows
+  const double inv_area = 1.0 / static_cast<double>(size_ * size_);
+  // Average: every input value is written once, in order (its window's share of the gradient,
+  // zero outside the windows). Max: the image's gradient is zeroed while it is in cache, then
+  // each window's gradient goes to its arg-max (windows do not overlap).
+  for (Index n = 0; n < rows; ++n) {
+    const double* g = grad_out.data() + n * grad_out.cols();
+    double* gi = grad_in->data() + n * grad_in->cols();
+    if (pool_ == PoolKind::max) {
+      const std::int32_t* arg = argmax_.data() + n * grad_out.cols();
+      std::fill_n(gi, grad_in->cols(), 0.0);
+      for (Index o = 0; o < grad_out.cols(); ++o) gi[arg[o]] = g[o];
+      continue;
+    }
+    for (Index oy = 0; oy < out_height_; ++oy) {
+      const double* g_row = g + oy * out_width_ * channels_;
+      for (Index ky = 0; ky < size_; ++ky) {
+        double* dst = gi + (oy * size_ + ky) * row_values;
+        for (Index ox = 0; ox < out_width_; ++ox) {
+          const double* gw = g_row + ox * channels_;
+          for (Index kx = 0; kx < size_; ++kx) {
+            double* d = dst + (ox * size_ + kx) * channels_;
+            for (Index c = 0; c < channels_; ++c) d[c] = inv_area * gw[c];
+          }
+        }
+        std::fill(dst + covered, dst + row_values, 0.0);
+      }
+    }
+    std::fill(gi + out_height_ * size_ * row_values, gi + height_ * row_values, 0.0);
+  }
+}
+
+Flatten::Flatten(Index size) : size_(size) {
+  if (size <= 0) throw Error("flatten layer: size must be positive");
+}
+
+void Flatten::forward(ConstBatchView in, BatchView out) { out = in; }
+
+void Flatten::backward(ConstBatchView /*in*/, ConstBatchView /*out*/, BatchView grad_out,
+                       BatchView* grad_in) {
+  if (grad_in != nullptr) *grad_in = grad_out;
+}
+
+}  // namespace simmer::model
