@@ -41,16 +41,30 @@ void Dense::initialize(double* params, Init scheme, Rng& rng) const {
   std::fill(params + fan_in_ * fan_out_, params + fan_in_ * fan_out_ + fan_out_, 0.0);
 }
 
+void Dense::reserve(Index rows) {
+  gemm_.reserve(rows, fan_out_, fan_in_);  // forward
+  gemm_.reserve(fan_in_, fan_out_, rows);  // weight gradient
+  gemm_.reserve(rows, fan_in_, fan_out_);  // input gradient
+}
+
+// The products are Eigen's (same kernel, blocking and results as `out.noalias() = in * W`),
+// with the packing buffers kept in gemm_ instead of allocated per call.
 void Dense::forward(ConstBatchView in, BatchView out) {
-  out.noalias() = in * weight_;
+  gemm(in.rows(), fan_out_, fan_in_, {in.data(), fan_in_, true}, {weight_.data(), fan_out_, true},
+       {out.data(), fan_out_, true}, false, gemm_);
   out.rowwise() += bias_;
 }
 
 void Dense::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
                      BatchView* grad_in) {
-  weight_grad_.noalias() = in.transpose() * grad_out;
+  // dW = inᵀ · dOut (inᵀ: the row-major batch seen column-major).
+  gemm(fan_in_, fan_out_, in.rows(), {in.data(), fan_in_, false},
+       {grad_out.data(), fan_out_, true}, {weight_grad_.data(), fan_out_, true}, false, gemm_);
   bias_grad_.noalias() = grad_out.colwise().sum();
-  if (grad_in != nullptr) grad_in->noalias() = grad_out * weight_.transpose();
+  if (grad_in != nullptr) {
+    gemm(in.rows(), fan_in_, fan_out_, {grad_out.data(), fan_out_, true},
+         {weight_.data(), fan_out_, false}, {grad_in->data(), fan_in_, true}, false, gemm_);
+  }
 }
 
 }  // namespace simmer::model

@@ -3,6 +3,7 @@
 /// Fully connected layer y = x·W + b. Storage (stable; the archive's layout depends on it):
 /// W as [fan_in][fan_out] row-major, then b [fan_out].
 
+#include "simmer/model/gemm.hpp"
 #include "simmer/model/layer.hpp"
 
 namespace simmer::model {
@@ -16,6 +17,9 @@ class Dense final : public Layer {
   [[nodiscard]] std::vector<TensorSpec> tensors() const override;
   void bind(const double* params, double* grads) override;
   void initialize(double* params, Init scheme, Rng& rng) const override;
+  /// Sizes the GEMM packing buffers (Eigen's product would allocate them per call from
+  /// 400 × 120 kernels on).
+  void reserve(Index rows) override;
   void forward(ConstBatchView in, BatchView out) override;
   void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
                 BatchView* grad_in) override;
@@ -29,6 +33,7 @@ class Dense final : public Layer {
   Eigen::Map<const Eigen::RowVectorXd> bias_{nullptr, 0};
   WeightGradMap weight_grad_{nullptr, 0, 0};
   Eigen::Map<Eigen::RowVectorXd> bias_grad_{nullptr, 0};
+  GemmWorkspace gemm_;
 };
 
 }  // namespace simmer::model

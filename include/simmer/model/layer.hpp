@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The layer interface. A layer maps a batch [rows][input_size] to [rows][output_size] (one
-/// sample per row; image layers flatten channel × height × width into the row), owns no
+/// sample per row; image layers flatten height × width × channels (HWC) into the row), owns no
 /// parameters (they live in the Network's one flat vector and the layer sees them through
 /// views bound by `bind`) and keeps whatever scratch space its backward pass needs, sized once
 /// by `reserve`. Dense, activation, convolution and pooling layers all fit this shape, so the

@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""Bar chart: Adam vs simmering test metric for every case.
+
+From archives: test accuracy (classification) or test R² (regression) from /metrics —
+baseline_test_<metric>_mean ± _sd over the chains (Adam's end point; for an ab initio run the
+first member of each chain) and ensemble_test_<metric>. One bar pair per archive, labelled with
+the archive's file name (or --labels).
+From a study table (--table summary.csv, as jobs/study/study.py writes it; columns case, metric,
+adam_mean, adam_sd, ensemble_mean, ensemble_sd, n_seeds, beat): mean ± sd over seeds for both,
+and "beat" = seeds where the ensemble beat Adam. Archives and a table can be combined.
+One panel per metric. Values below the axis limit (e.g. a diverged R² of −228) are clipped and
+written in the bar.
+"""
+import csv
+import math
+import os
+
+import numpy as np
+
+import simmer_archive as sa
+from simmer_archive import plt
+
+METRIC_LABELS = {"accuracy": "test accuracy", "r2": "test R²"}
+R2_FLOOR = -0.5
+
+
+def normalise_metric(name):
+    key = name.strip().lower().replace("test_", "").replace("²", "2").replace("^", "")
+    return {"acc": "accuracy", "r-squared": "r2", "rsquared": "r2"}.get(key, key)
+
+
+def number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def from_archive(path, label=None):
+    with sa.Archive(path) as ar:
+        metric = "accuracy" if ar.task == "classification" else "r2"
+        purpose = "the bar chart"
+        mean = ar.require_attr(f"baseline_test_{metric}_mean", "metrics", purpose)
+        sd = ar.attr(f"baseline_test_{metric}_sd", "metrics", 0.0)
+        ens = ar.require_attr(f"ensemble_test_{metric}", "metrics", purpose)
+        chains = ar.attr("trajectories")
+        return dict(case=label or ar.name, metric=metric, adam_mean=float(mean), adam_sd=float(sd),
+                    ensemble_mean=float(ens), ensemble_sd=math.nan,
+                    baseline=ar.baseline_label(),
+                    note=f"{int(chains)} chains" if chains is not None else "")
+
+
+def from_table(path):
+    if not os.path.exists(path):
+        raise sa.ArchiveError(f"{path}: no such file")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        need = {"case", "metric", "adam_mean", "adam_sd", "ensemble_mean", "ensemble_sd"}
+        missing = need - set(reader.fieldnames or [])
+        if missing:
+            raise sa.ArchiveError(f"{path}: lacks column(s) {', '.join(sorted(missing))} "
+                                  "(expected case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat)")
+        rows = []
+        for row in reader:
+            n = row.get("n_seeds", "")
+            beat = row.get("beat", "")
+            note = f"beat {beat} of {n}" if n not in ("", None) and beat not in ("", None) else \
+                (f"{n} seeds" if n else "")
+            case = row["case"].strip()
+            rows.append(dict(case=case, metric=normalise_metric(row["metric"]),
+                             adam_mean=number(row["adam_mean"]), adam_sd=number(row["adam_sd"]),
+                             ensemble_mean=number(row["ensemble_mean"]),
+                             ensemble_sd=number(row["ensemble_sd"]),
+                             baseline="first member" if "abinitio" in case.replace("_", "").replace(" ", "")
+                             else "Adam",
+                             note=note))
+    if not rows:
+        raise sa.ArchiveError(f"{path}: the table has no rows")
+    return rows
+
+
+def draw_panel(ax, rows, metric):
+    x = np.arange(len(rows))
+    width = 0.38
+    adam = np.array([r["adam_mean"] for r in rows])
+    adam_sd = np.array([r["adam_sd"] for r in rows])
+    ens = np.array([r["ensemble_mean"] for r in rows])
+    ens_sd = np.array([r["ensemble_sd"] for r in rows])
+    finite = np.concatenate([adam[np.isfinite(adam)], ens[np.isfinite(ens)]])
+    if metric == "accuracy":
+        low = min(0.0, finite.min()) if finite.size else 0.0
+        bottom, top = low, 1.0
+    else:
+        low = finite.min() if finite.size else 0.0
+        bottom = max(min(0.0, low - 0.05), R2_FLOOR)
+        top = 1.0
+    def shown(values):  # bar heights from 0, clipped at the panel's floor
+        return np.clip(np.nan_to_num(values, nan=0.0), bottom, top)
+
+    def errors(values, sd):  # no error bar on a missing or clipped value
+        return np.where(np.isfinite(sd) & np.isfinite(values) & (values >= bottom), sd, 0.0)
+
+    ens_has_sd = np.isfinite(ens_sd).any()
+    bars = [(x - width / 2, adam, adam_sd, sa.ADAM_COLOUR, "Adam / first member (mean ± sd)"),
+            (x + width / 2, ens, ens_sd, sa.ENSEMBLE_COLOUR,
+             "simmering ensemble" + (" (mean ± sd)" if ens_has_sd else ""))]
+    for xs, values, sd, colour, label in bars:
+        has_sd = np.isfinite(sd).any()
+        drawn = ax.bar(xs, shown(values), width, color=colour, label=label,
+                       yerr=errors(values, sd) if has_sd else None, capsize=3,
+                       error_kw=dict(lw=1, ecolor="black"))
+        for bar, xi, v, e in zip(drawn, xs, values, errors(values, sd)):
+            if not np.isfinite(v):
+                ax.annotate("n/a", (xi, max(bottom, 0.0)), xytext=(0, 3), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7.5)
+            elif v < bottom:  # clipped: hatch the bar and write the real value inside it
+                bar.set_hatch("//")
+                bar.set_edgecolor("white")
+                ax.annotate(f"{v:.3g}\n(clipped)", (xi, bottom), xytext=(0, 4), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, color="black",
+                            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
+            else:
+                tip = v + e if v >= 0 else 0.0
+                ax.annotate(f"{v:.3f}", (xi, tip), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, rotation=90)
+    labels = []
+    for r in rows:
+        text = r["case"]
+        if r["baseline"] != "Adam":
+            text += f"\n(vs {r['baseline']})"
+        if r["note"]:
+            text += f"\n{r['note']}"
+        labels.append(text)
+    ax.set_xticks(x, labels, fontsize=8, rotation=30 if len(rows) > 4 else 0,
+                  ha="right" if len(rows) > 4 else "center")
+    ax.set_ylabel(METRIC_LABELS.get(metric, f"test {metric}"))
+    ax.set_ylim(bottom, top + 0.2 * (top - bottom))  # room for the value labels
+    ax.set_yticks([t for t in ax.get_yticks() if bottom - 1e-9 <= t <= top + 1e-9])
+    ax.axhline(top, color="0.6", lw=0.6, ls=":")
+    if bottom < 0:
+        ax.axhline(0, color="black", lw=0.6)
+    ax.grid(axis="y", alpha=0.25)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+
+
+def main():
+    p = sa.parser(__doc__)
+    p.add_argument("archives", nargs="*", metavar="RUN.h5", help="simmer archives, one bar pair each")
+    p.add_argument("--table", metavar="FILE.csv", help="a study summary (jobs/study/study.py)")
+    p.add_argument("--labels", nargs="+", metavar="LABEL", help="labels for the archives, in order")
+    p.add_argument("--title", default=None, help="figure title")
+    sa.add_output_arguments(p, "bars")
+    args = p.parse_args()
+    if not args.archives and not args.table:
+        p.error("give at least one archive or --table FILE.csv")
+    if args.labels and len(args.labels) != len(args.archives):
+        p.error(f"--labels: {len(args.labels)} labels for {len(args.archives)} archives")
+    if not args.output and not args.archives:
+        args.output = os.path.splitext(os.path.basename(args.table))[0] + "_bars"
+
+    rows = []
+    for k, path in enumerate(args.archives):
+        rows.append(from_archive(path, args.labels[k] if args.labels else None))
+    if args.table:
+        rows += from_table(args.table)
+
+    metrics = [m for m in ("accuracy", "r2") if any(r["metric"] == m for r in rows)]
+    metrics += sorted({r["metric"] for r in rows} - set(metrics))
+    counts = [sum(r["metric"] == m for r in rows) for m in metrics]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(max(5.0, 1.25 * sum(counts) + 2.2 * len(metrics)), 4.8),
+                             gridspec_kw=dict(width_ratios=[max(c, 1.5) for c in counts]),
+                             layout="constrained", squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        draw_panel(ax, [r for r in rows if r["metric"] == metric], metric)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=2, frameon=False, fontsize=9,
+               bbox_to_anchor=(0.5, 0.96))
+    source = "mean ± sd over seeds" if args.table and not args.archives else "error bars: sd over chains (archives) / seeds (table)"
+    if not args.table:
+        source = "Adam error bars: sd over chains"
+    fig.suptitle(args.title or f"Adam vs simmering, test metric per case ({source})", fontsize=10)
+    fig.get_layout_engine().set(rect=(0, 0, 1, 0.93))
+    prefix = sa.output_prefix(args, args.archives[0] if args.archives else args.table, "bars")
+    return sa.save(fig, prefix, args.dpi)
+
+
+if __name__ == "__main__":
+    sa.run_main(main)

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""The fit of a one-feature regression run, and the distribution of member predictions.
+
+Left: train and test data (/data/*), the ground truth sin(2πx) when data.source = sine, the
+ensemble mean with a 95 % band (mean ± 1.96 sd of the members, /ensemble/<set>/{mean,variance})
+on the archive's dense evaluation set (default `points`: run simmer_mpi with
+--ensemble.points analysis/sine_grid.csv), and Adam's fit when the archive stores it
+(/baseline/<set>/prediction; otherwise the legend says it is not in the archive).
+Right: histograms of every member's prediction at two tracked test inputs
+(/ensemble/test/tracked [chain, member, point], rows /ensemble/test/tracked_rows: run with
+--ensemble.track ROWS), with the true value and the ensemble mean.
+"""
+import sys
+
+import numpy as np
+
+import simmer_archive as sa
+from simmer_archive import plt
+
+HIST_COLOURS = ("#7b3294", "#008837")
+
+
+def sorted_curve(x, y):
+    order = np.argsort(x)
+    return x[order], y[order]
+
+
+def adam_predictions(ar, set_name):
+    """Adam's predictions [chain, point] on a set, if the archive stores them; else None."""
+    for name in (f"baseline/{set_name}/prediction", f"baseline/{set_name}_prediction"):
+        if ar.has(name):
+            values = np.asarray(ar.file[name][()], dtype=float)
+            if values.ndim == 3:
+                values = values[..., 0]
+            return np.atleast_2d(values)
+    return None
+
+
+def main():
+    p = sa.parser(__doc__)
+    p.add_argument("archive", help="simmer archive (.h5) of a one-feature regression run")
+    p.add_argument("--points-set", default="points", metavar="SET",
+                   help="evaluation set drawn as the curves (default: points, the grid given "
+                        "with ensemble.points; `test` works without a grid but is sparse)")
+    p.add_argument("--at", nargs=2, type=float, metavar=("X1", "X2"),
+                   help="inputs for the member histograms: the tracked test rows nearest to "
+                        "X1 and X2 (default: the first two tracked rows)")
+    p.add_argument("--no-distributions", action="store_true",
+                   help="draw only the fit (for archives run without ensemble.track)")
+    p.add_argument("--bins", type=int, default=40, help="histogram bins (default 40)")
+    sa.add_output_arguments(p, "fit")
+    args = p.parse_args()
+
+    figure = "the regression fit"
+    with sa.Archive(args.archive) as ar:
+        ar.require_task("regression", figure)
+        set_name = args.points_set
+        hint = ("rerun with --ensemble.points GRID.csv (e.g. analysis/sine_grid.csv) for a dense "
+                "grid, or use --points-set test") if set_name == "points" else None
+        grid_x = np.asarray(ar.require(f"data/{set_name}/x", figure, hint), dtype=float)
+        mean = np.asarray(ar.require(f"ensemble/{set_name}/mean", figure, hint), dtype=float)
+        variance = np.asarray(ar.require(f"ensemble/{set_name}/variance", figure, hint), dtype=float)
+        if grid_x.ndim != 2 or grid_x.shape[1] != 1:
+            raise sa.ArchiveError(f"{args.archive}: /data/{set_name}/x has {grid_x.shape[-1]} "
+                                  f"features; {figure} needs exactly one")
+        if mean.ndim == 2 and mean.shape[1] != 1:
+            raise sa.ArchiveError(f"{args.archive}: the network has {mean.shape[1]} outputs; "
+                                  f"{figure} needs exactly one")
+        data = {}
+        for s in ("train", "test"):
+            data[s] = (np.asarray(ar.require(f"data/{s}/x", figure), dtype=float)[:, 0],
+                       np.asarray(ar.require(f"data/{s}/y", figure), dtype=float).reshape(-1))
+        members = ar.attr("members", f"ensemble/{set_name}")
+        sine = ar.config.get("data.source") == "sine"
+        adam_grid = adam_predictions(ar, set_name)
+        adam_test = adam_predictions(ar, "test") if adam_grid is None else None
+        baseline = ar.baseline_label()
+        feature = (ar.feature_names() or ["x"])[0]
+        target = (ar.strings("data/target_names") or ["y"])[0]
+        title = ar.describe()
+        metrics = {k: ar.attr(k, "metrics") for k in ("baseline_test_r2_mean", "ensemble_test_r2",
+                                                      "baseline_test_mse_mean", "ensemble_test_mse")}
+        tracked = rows = None
+        if not args.no_distributions:
+            track_hint = "rerun with --ensemble.track ROWS (e.g. 0,5), or use --no-distributions"
+            tracked = np.asarray(ar.require("ensemble/test/tracked", "the member distributions",
+                                            track_hint), dtype=float)
+            rows = np.asarray(ar.require("ensemble/test/tracked_rows", "the member distributions",
+                                         track_hint)).astype(int).reshape(-1)
+
+    gx, gmean = sorted_curve(grid_x[:, 0], mean.reshape(-1))
+    _, gsd = sorted_curve(grid_x[:, 0], np.sqrt(np.maximum(variance.reshape(-1), 0.0)))
+
+    if args.no_distributions:
+        fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+        hist_axes = []
+    else:
+        fig = plt.figure(figsize=(11.0, 5.0), layout="constrained")
+        grid = fig.add_gridspec(2, 2, width_ratios=(1.9, 1.0))
+        ax = fig.add_subplot(grid[:, 0])
+        hist_axes = [fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, 1])]
+
+    # Left panel: the fit.
+    if sine:
+        tx = np.linspace(min(gx.min(), -1.0), max(gx.max(), 1.0), 600)
+        ax.plot(tx, np.sin(2 * np.pi * tx), color="black", lw=1.0, ls="--", label="truth sin(2πx)",
+                zorder=2)
+    ax.fill_between(gx, gmean - 1.96 * gsd, gmean + 1.96 * gsd, color=sa.ENSEMBLE_COLOUR, alpha=0.22,
+                    lw=0, label="ensemble mean ± 1.96 sd", zorder=1)
+    ens_label = f"ensemble mean ({members} members)" if members else "ensemble mean"
+    ax.plot(gx, gmean, color=sa.ENSEMBLE_COLOUR, lw=1.8, label=ens_label, zorder=3)
+    if adam_grid is not None:
+        for c in range(adam_grid.shape[0]):
+            x_sorted, y_sorted = sorted_curve(grid_x[:, 0], adam_grid[c])
+            ax.plot(x_sorted, y_sorted, color=sa.ADAM_COLOUR, lw=1.2 if c == 0 else 0.6,
+                    alpha=1.0 if c == 0 else 0.4, label=f"{baseline} fit" if c == 0 else None, zorder=3)
+    elif adam_test is not None:
+        ax.scatter(np.repeat(data["test"][0][None, :], adam_test.shape[0], 0).ravel(), adam_test.ravel(),
+                   marker="x", s=22, color=sa.ADAM_COLOUR, label=f"{baseline} at test inputs", zorder=4)
+    else:
+        # No Adam predictions stored: say so rather than re-evaluate /baseline/params.
+        r2 = metrics["baseline_test_r2_mean"]
+        note = f"{baseline} fit: not in archive"
+        if r2 is not None:
+            note += f" (test R² {r2:.3f})"
+        ax.plot([], [], color=sa.ADAM_COLOUR, lw=1.2, ls="none", label=note)
+    ax.scatter(*data["train"], s=16, facecolor="white", edgecolor="0.2", lw=0.9, label="train", zorder=5)
+    ax.scatter(*data["test"], s=18, color="0.2", marker="s", label="test", zorder=5)
+    ax.set_xlabel(feature)
+    ax.set_ylabel(target)
+    ax.margins(y=0.1)
+    ax.grid(alpha=0.25)
+    r2_ens = metrics["ensemble_test_r2"]
+    ax.set_title(f"fit on /{set_name} ({len(gx)} points)"
+                 + (f"; ensemble test R² {r2_ens:.3f}" if r2_ens is not None else ""), fontsize=10)
+
+    # Right panels: member predictions at two tracked inputs.
+    if hist_axes:
+        chosen = choose_tracked(rows, data["test"][0], args.at, args.archive)
+        outputs = tracked.shape[2] // max(len(rows), 1)
+        letters = "AB"
+        for k, (hax, index) in enumerate(zip(hist_axes, chosen)):
+            row = rows[index]
+            values = tracked[:, :, index * outputs].ravel()
+            values = values[np.isfinite(values)]
+            x0, y0 = data["test"][0][row], data["test"][1][row]
+            colour = HIST_COLOURS[k]
+            ax.axvline(x0, color=colour, lw=1.0, ls=":", zorder=1)
+            ax.annotate(letters[k], (x0, 0.985), xycoords=("data", "axes fraction"), ha="center",
+                        va="top", color=colour, fontweight="bold", zorder=6,
+                        bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
+            if values.size == 0:
+                hax.text(0.5, 0.5, "no member predictions stored", ha="center", va="center",
+                         transform=hax.transAxes)
+                continue
+            hax.hist(values, bins=args.bins, color=colour, alpha=0.55, density=True)
+            m, sd = values.mean(), values.std()
+            hax.axvline(m, color=colour, lw=1.8, label=f"member mean {m:.3f}")
+            hax.axvline(y0, color="black", lw=1.2, ls="--", label=f"test target {y0:.3f}")
+            if sine:
+                hax.axvline(np.sin(2 * np.pi * x0), color="0.5", lw=1.0, ls=":",
+                            label=f"truth {np.sin(2 * np.pi * x0):.3f}")
+            hax.set_title(f"{letters[k]}: {feature} = {x0:.3g} (test row {row}); "
+                          f"{values.size} members, sd {sd:.3f}", fontsize=9)
+            hax.set_ylabel("density")
+            hax.legend(fontsize=7.5, loc="upper left", frameon=False)
+            hax.margins(y=0.35)
+        hist_axes[-1].set_xlabel(f"member prediction of {target}")
+
+    handles, labels = ax.get_legend_handles_labels()
+    # Below the fit, so it never covers the data.
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=8.5,
+              frameon=False)
+    fig.suptitle(title, fontsize=10)
+    return sa.save(fig, sa.output_prefix(args, args.archive, "fit"), args.dpi)
+
+
+def choose_tracked(rows, test_x, at, path):
+    """Indices into the tracked rows: the first two, or the ones nearest to the --at inputs."""
+    if len(rows) == 0:
+        raise sa.ArchiveError(f"{path}: /ensemble/test/tracked_rows is empty (run with --ensemble.track ROWS)")
+    if at is None:
+        return [0, 1 if len(rows) > 1 else 0]
+    xs = test_x[rows]
+    chosen = [int(np.argmin(np.abs(xs - a))) for a in at]
+    for a, i in zip(at, chosen):
+        if abs(xs[i] - a) > 1e-9:
+            print(f"note: the tracked test input nearest to {a:g} is {xs[i]:g} (tracked rows "
+                  f"{', '.join(str(r) for r in rows)} at x = {', '.join(f'{v:g}' for v in xs)})",
+                  file=sys.stderr)
+    return chosen
+
+
+if __name__ == "__main__":
+    sa.run_main(main)

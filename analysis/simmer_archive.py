@@ -1,0 +1,218 @@
+"""Reading simmer archives for the figure scripts (ARCHITECTURE.md, "Archive layout").
+
+Only reads what simmer_mpi wrote; no network is ever re-evaluated. Anything a figure needs and
+the archive lacks raises ArchiveError with a one-line message that names the file, the missing
+object and, where it exists, the simmer_mpi option that would have written it. `run_main` turns
+that into `script: error: ...` on stderr and exit code 1.
+"""
+import argparse
+import configparser
+import os
+import sys
+
+import h5py
+import numpy as np
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+# Class colours for the decision map and bars (Okabe–Ito-like, distinct when mixed by vote share).
+CLASS_COLOURS = np.array([[0.84, 0.19, 0.15],   # red
+                          [0.17, 0.63, 0.17],   # green
+                          [0.16, 0.38, 0.82],   # blue
+                          [0.93, 0.62, 0.05],   # orange
+                          [0.55, 0.30, 0.70],   # purple
+                          [0.10, 0.70, 0.75]])  # teal
+TRAIN_COLOUR = "#1f77b4"
+TEST_COLOUR = "#d95f02"
+ENSEMBLE_COLOUR = "#d95f02"
+ADAM_COLOUR = "#1f77b4"
+TEMPERATURE_COLOUR = "#444444"
+
+
+class ArchiveError(Exception):
+    """The archive cannot give what a figure needs; the message names the file."""
+
+
+def _text(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _text(value[()])
+    return str(value)
+
+
+class Archive:
+    """A simmer archive opened read-only, with the accessors the figures share."""
+
+    def __init__(self, path):
+        self.path = path
+        if not os.path.exists(path):
+            raise ArchiveError(f"{path}: no such file")
+        try:
+            self.file = h5py.File(path, "r")
+        except OSError as e:
+            raise ArchiveError(f"{path}: not a readable HDF5 archive ({e})") from None
+        if "config" not in self.file and "trace" not in self.file and "ensemble" not in self.file:
+            raise ArchiveError(f"{path}: not a simmer archive (no /config, /trace or /ensemble)")
+        self._config = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+    # ---- generic access -------------------------------------------------------------------
+    def has(self, name):
+        return name.lstrip("/") in self.file
+
+    def require(self, name, purpose, hint=None):
+        """The dataset `name` as a numpy array, or ArchiveError naming file, object and purpose."""
+        if not self.has(name):
+            msg = f"{self.path}: lacks /{name.lstrip('/')} (needed for {purpose})"
+            if hint:
+                msg += f"; {hint}"
+            raise ArchiveError(msg)
+        obj = self.file[name.lstrip("/")]
+        if not isinstance(obj, h5py.Dataset):
+            raise ArchiveError(f"{self.path}: /{name.lstrip('/')} is not a dataset (needed for {purpose})")
+        return obj[()]
+
+    def attr(self, name, group="/", default=None):
+        group = group.strip("/")
+        if group and not self.has(group):
+            return default
+        obj = self.file[group] if group else self.file
+        if name not in obj.attrs:
+            return default
+        value = obj.attrs[name]
+        if isinstance(value, (bytes, np.bytes_, str)):
+            return _text(value)
+        if isinstance(value, np.ndarray) and value.shape == ():
+            return value[()]
+        return value
+
+    def require_attr(self, name, group, purpose):
+        value = self.attr(name, group)
+        if value is None:
+            raise ArchiveError(f"{self.path}: lacks attribute {name} of {group} (needed for {purpose})")
+        return value
+
+    def strings(self, name):
+        if not self.has(name):
+            return []
+        return [_text(v) for v in np.atleast_1d(self.file[name.lstrip("/")][()])]
+
+    # ---- what the run was -----------------------------------------------------------------
+    @property
+    def config(self):
+        """The effective configuration (/config INI text) as {"section.key": "value"}."""
+        if self._config is None:
+            self._config = {}
+            if self.has("config"):
+                text = _text(np.atleast_1d(self.file["config"][()])[0])
+                parser = configparser.ConfigParser(interpolation=None, strict=False)
+                parser.optionxform = str
+                try:
+                    parser.read_string(text)
+                except configparser.Error as e:
+                    raise ArchiveError(f"{self.path}: /config is not readable INI text ({e})") from None
+                for section in parser.sections():
+                    for key, value in parser.items(section):
+                        self._config[f"{section}.{key}"] = value.strip()
+        return self._config
+
+    @property
+    def task(self):
+        task = self.attr("task") or self.config.get("data.task")
+        if task is None:
+            raise ArchiveError(f"{self.path}: lacks the root attribute task (classification or regression)")
+        return task
+
+    @property
+    def mode(self):
+        return self.attr("mode") or self.config.get("simmer.mode", "retrofit")
+
+    @property
+    def name(self):
+        """Label of the run: the archive's file name without extension."""
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+    def describe(self):
+        """One line for a figure title: file, mode, network, number of chains."""
+        parts = [self.name, {"abinitio": "ab initio"}.get(self.mode, self.mode)]
+        arch = self.attr("architecture", "model") or self.config.get("model.architecture")
+        if arch:
+            parts.append(arch)
+        chains = self.attr("trajectories")
+        if chains is not None:
+            parts.append(f"{int(chains)} chain{'s' if int(chains) != 1 else ''}")
+        return ", ".join(parts)
+
+    def feature_names(self):
+        names = self.strings("data/feature_names")
+        return names
+
+    def class_names(self):
+        return self.strings("data/class_names")
+
+    def require_task(self, task, figure):
+        if self.task != task:
+            raise ArchiveError(f"{self.path}: holds a {self.task} run; {figure} needs a {task} run")
+
+    def baseline_label(self):
+        """What /baseline holds: Adam's end point (retrofit) or the first member (ab initio)."""
+        return "Adam" if self.mode == "retrofit" else "first member"
+
+    def set_size(self, name):
+        return self.file[f"data/{name}/y"].shape[0] if self.has(f"data/{name}/y") else None
+
+
+# ---- command-line and output helpers ----------------------------------------------------------
+def parser(description, epilog=None):
+    return argparse.ArgumentParser(description=description, epilog=epilog,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_output_arguments(p, default_suffix):
+    p.add_argument("-o", "--output", metavar="PREFIX",
+                   help=f"write PREFIX.png and PREFIX.pdf (default: <archive name>_{default_suffix} "
+                        "in the current directory)")
+    p.add_argument("--dpi", type=float, default=150, help="resolution of the PNG (default 150)")
+
+
+def output_prefix(args, archive_path, suffix):
+    prefix = args.output
+    if not prefix:
+        prefix = os.path.splitext(os.path.basename(archive_path))[0] + "_" + suffix
+    root, ext = os.path.splitext(prefix)
+    if ext.lower() in (".png", ".pdf"):
+        prefix = root
+    return prefix
+
+
+def save(fig, prefix, dpi):
+    """Write PREFIX.png and PREFIX.pdf; returns their paths."""
+    directory = os.path.dirname(prefix)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    paths = [prefix + ".png", prefix + ".pdf"]
+    fig.savefig(paths[0], dpi=dpi)
+    fig.savefig(paths[1])
+    plt.close(fig)
+    return paths
+
+
+def run_main(main):
+    """Run a figure's main: archive problems become one line on stderr and exit code 1."""
+    prog = os.path.basename(sys.argv[0])
+    try:
+        paths = main()
+    except ArchiveError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    for path in paths or []:
+        print(path)
+    sys.exit(0)

@@ -1,0 +1,75 @@
+#pragma once
+/// \file
+/// simmer_analyze's subcommands on finished archives (docs/ANALYZE.md). Each throws
+/// simmer::Error naming the file and what is missing or wrong; the main turns that into one
+/// line and exit code 2.
+
+#include <mpi.h>
+
+#include <fstream>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace simmer::analyze {
+
+/// Configuration highlights, sizes, the baseline-vs-ensemble table from /metrics and the
+/// trajectories' health (kinetic temperature per stage, H_ext drift at the last stage, split-R̂
+/// and ESS of the sample loss), as text on `out`.
+void summary(const std::string& archive, std::ostream& out);
+
+struct PredictOptions {
+  std::string archive;
+  std::string points;               ///< CSV with the archive's feature columns (raw units)
+  std::string output;               ///< CSV to write ("" = standard output)
+  std::vector<double> quantiles;    ///< regression: member quantiles per output
+};
+
+/// Every stored network on the points. Collective over `comm`: the draws are split over the
+/// ranks; votes are summed and regression predictions gathered to rank 0, which merges them per
+/// trajectory in draw order and then over trajectories in order (as the run does), so the
+/// output does not depend on the number of ranks. Rank 0 writes the CSV. Returns the exit code
+/// (0, or 2 after one message from the lowest failing rank).
+int predict(const PredictOptions& options, MPI_Comm comm, std::ostream& out);
+
+struct MergeOptions {
+  std::vector<std::string> archives;  ///< inputs, chains renumbered in this order
+  std::string output;
+  bool overwrite = false;
+  std::string command_line;           ///< provenance
+};
+
+/// Concatenates compatible archives of a seed study along the chain axis and recomputes the
+/// ensemble and /metrics (serial: call on one rank). Refuses incompatible inputs naming the key
+/// and both values. Prints a short report on `out`.
+void merge(const MergeOptions& options, std::ostream& out);
+
+struct ExportOptions {
+  std::string archive;
+  std::string what;      ///< trace | samples | ensemble
+  bool params = false;   ///< samples: the long parameter table instead
+  std::string output;    ///< "" = standard output
+};
+
+/// One tidy CSV table (one observation per row, header row).
+void export_csv(const ExportOptions& options, std::ostream& out);
+
+/// Opens `path` for writing (or returns `fallback` for ""), throwing an Error naming the path.
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, std::ostream& fallback);
+  ~OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  std::ostream& stream() { return *stream_; }
+  /// Flushes and checks the write succeeded (disk full, ...).
+  void close();
+
+ private:
+  std::string path_;
+  std::unique_ptr<std::ofstream> file_;
+  std::ostream* stream_ = nullptr;
+};
+
+}  // namespace simmer::analyze

@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// Convergence diagnostics of a scalar sampled by several chains: split-R̂ (Gelman et al. 2013,
+/// BDA3 §11.4) and the effective sample size by Geyer's initial monotone sequence estimator, as
+/// Stan and ArviZ compute them (ArviZ `rhat(method="split")` / `ess(method="mean")`: split
+/// chains, no rank normalisation). No MPI, no HDF5: tested serially.
+
+#include <string>
+#include <vector>
+
+namespace simmer::analyze {
+
+/// Draws of one scalar: chains[c][d], every chain the same length.
+using Chains = std::vector<std::vector<double>>;
+
+/// Each chain cut into its first and second half (the middle draw of an odd length is dropped,
+/// as ArviZ does): 2 × chains of ⌊draws/2⌋.
+Chains split_chains(const Chains& chains);
+
+/// Split-R̂ = sqrt(((n−1)/n · W + B/n) / W) over the split chains (n draws each; W the mean
+/// within-chain variance, B/n the variance of the chain means). Needs ≥ 2 chains of ≥ 4
+/// draws (else NaN); NaN when every split chain is constant (W = 0).
+double split_rhat(const Chains& chains);
+
+/// Effective sample size of the chains' mean: S·n / τ̂ over the S split chains of n draws, with
+/// τ̂ = −1 + 2 Σ ρ̂_t summed over Geyer's initial positive pairs, made monotone (Stan's
+/// `ess_mean`; ArviZ `_ess`). ρ̂_t = 1 − (W − mean_c acov_c(t)) / var⁺ from the biased
+/// within-chain autocovariances. τ̂ is bounded below by 1/log10(S·n). Needs ≥ 2 chains of ≥ 4
+/// draws (else NaN); constant draws give S·n.
+double effective_sample_size(const Chains& chains);
+
+/// Biased autocovariance of one chain at lag `lag`: (1/n) Σ_{i<n−lag} (x_i − x̄)(x_{i+lag} − x̄).
+double autocovariance(const std::vector<double>& chain, std::size_t lag);
+
+/// The chains as used by the diagnostics: rows of `draws` [chains][length] with their
+/// non-finite entries (unwritten draws of a stopped trajectory) dropped, chains with fewer than
+/// `min_draws` finite draws left out, the rest cut to the shortest remaining length (their
+/// first draws, so every chain covers the same steps).
+Chains usable_chains(const Chains& draws, std::size_t min_draws = 4);
+
+/// "1.003" / "n/a" (for NaN), for reports.
+std::string format_diagnostic(double value, int precision);
+
+}  // namespace simmer::analyze

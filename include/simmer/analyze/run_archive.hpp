@@ -1,0 +1,62 @@
+#pragma once
+/// \file
+/// A simmer archive opened for analysis: its layout checked (ARCHITECTURE.md, "Archive
+/// layout"), the stored configuration parsed back, the scalers and the network rebuilt exactly
+/// as the run built them (app::build_problem), so a stored parameter row reproduces the run's
+/// member predictions.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simmer/cli/config.hpp"
+#include "simmer/data/scaler.hpp"
+#include "simmer/io/archive_reader.hpp"
+#include "simmer/model/architecture.hpp"
+#include "simmer/model/loss.hpp"
+
+namespace simmer::analyze {
+
+struct RunArchive {
+  std::string path;
+  std::string config_text;      ///< /config: the effective INI of the run
+  cli::Config config;
+  bool classification = false;
+  std::vector<std::string> feature_names;
+  std::vector<std::string> target_names;
+  std::vector<std::string> class_names;  ///< classification only
+  data::MinMaxScaler x_scaler;
+  data::MinMaxScaler y_scaler;           ///< regression only
+  model::ArchitectureSpec architecture;
+  model::LossKind loss = model::LossKind::sse;
+  Index parameters = 0;
+  Index outputs = 0;   ///< network outputs: classes, 1 for a binary logit, or targets
+  Index classes = 0;   ///< classification: classes that vote (2 for one binary logit)
+  std::int64_t chains = 0;
+  std::int64_t draws = 0;  ///< stored draws per chain (/posterior/params axis 1)
+  io::Type store_type = io::Type::f64;
+  std::vector<std::string> sets;  ///< /ensemble groups present: train, test[, points]
+};
+
+/// Checks that `reader` holds a simmer archive (naming the first missing object) and reads what
+/// every subcommand needs. Throws simmer::Error naming the file.
+RunArchive load_run(const io::ArchiveReader& reader);
+
+/// The run's network (fresh parameters), checked against /model's parameter count and the
+/// data's feature and output counts.
+model::Network build_network(const RunArchive& run);
+
+/// Which stored draws hold a network: (chain, draw) pairs in chain-then-draw order whose
+/// /sample_stats/step is finite (a stopped trajectory's unwritten rows read NaN).
+std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
+                                                                 const RunArchive& run);
+
+/// "28x28x1 (height x width x channels)" -> {28, 28, 1}; throws naming the file and the text.
+std::vector<Index> parse_input_shape(const std::string& text, const std::string& origin);
+
+/// CSV helpers: numbers with 17 significant digits (round-trip), "nan" for NaN; text quoted
+/// when it holds a comma, quote or newline.
+std::string csv_number(double value);
+std::string csv_text(const std::string& text);
+
+}  // namespace simmer::analyze

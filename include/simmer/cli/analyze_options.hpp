@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// simmer_analyze's command line: a subcommand and its options, parsed with
+/// Boost.Program_options (which lives in src/cli alone) into a plain struct.
+
+#include <string>
+#include <vector>
+
+namespace simmer::cli {
+
+struct AnalyzeInvocation {
+  std::string command;                ///< summary | predict | merge | export ("" with --help alone)
+  std::vector<std::string> archives;  ///< positional archive paths
+  std::string points;                 ///< predict --points
+  std::string output;                 ///< predict/export --out, merge -o
+  std::vector<double> quantiles;      ///< predict --quantiles
+  std::string what;                   ///< export --what
+  bool params = false;                ///< export --params
+  bool overwrite = false;             ///< merge --overwrite
+  bool help = false;                  ///< --help given: help_text holds the text
+  std::string help_text;
+  std::string command_line;           ///< argv joined with spaces (for provenance)
+};
+
+/// Parses `simmer_analyze COMMAND [options] ARCHIVE...`. Throws simmer::Error with a one-line
+/// message naming the subcommand and the option or value at fault.
+AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv);
+
+}  // namespace simmer::cli

@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// Serial, read-only access to an HDF5 file (a simmer archive, or anything claiming to be one):
+/// what simmer_analyze reads. Every failure throws simmer::Error naming the file and the object,
+/// never an HDF5 error stack (the caller silences it with H5Eset_auto2). Any number of processes
+/// may hold the same file open this way.
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simmer/io/h5.hpp"
+
+namespace simmer::io {
+
+/// One scalar attribute, as read: text, integer or real (other kinds are skipped).
+struct AttributeValue {
+  enum class Kind { text, integer, real };
+  std::string name;
+  Kind kind = Kind::text;
+  std::string text;
+  std::int64_t integer = 0;
+  double real = 0.0;
+};
+
+class ArchiveReader {
+ public:
+  /// Opens `path` read-only. Throws naming the path when it does not exist, is not a regular
+  /// file, is not HDF5, or HDF5 cannot open it (truncated or damaged).
+  explicit ArchiveReader(const std::string& path);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] hid_t id() const { return file_.id(); }
+
+  /// Whether the object (group or dataset, absolute path) exists; false for a broken parent.
+  [[nodiscard]] bool exists(const std::string& object) const;
+  [[nodiscard]] bool is_group(const std::string& object) const;
+  /// Throws "'<file>' is not a simmer archive: it has no <object> (<why>)" when it is missing.
+  void require(const std::string& object, const std::string& why) const;
+
+  /// Child names of a group, in creation order when tracked (else by name).
+  [[nodiscard]] std::vector<std::string> members(const std::string& group) const;
+
+  /// Shape of a dataset.
+  [[nodiscard]] std::vector<std::int64_t> dims(const std::string& dataset) const;
+  /// Float32, float64 or integer storage (strings: Type::i64 is never returned for them;
+  /// use is_string).
+  [[nodiscard]] Type type(const std::string& dataset) const;
+  [[nodiscard]] bool is_string(const std::string& dataset) const;
+
+  /// The whole dataset converted to double / int64 (row-major).
+  [[nodiscard]] std::vector<double> read_doubles(const std::string& dataset) const;
+  [[nodiscard]] std::vector<std::int64_t> read_ints(const std::string& dataset) const;
+  /// A 1-D string dataset (fixed- or variable-length), trailing NULs removed.
+  [[nodiscard]] std::vector<std::string> read_strings(const std::string& dataset) const;
+  /// The slab at `index` along the first axis (e.g. one chain of [chain, draw, param]), or with
+  /// `second` ≥ 0 the row [index, second, ...]; converted to double.
+  [[nodiscard]] std::vector<double> read_slab(const std::string& dataset, std::int64_t index,
+                                              std::int64_t second = -1) const;
+
+  [[nodiscard]] bool has_attribute(const std::string& object, const std::string& name) const;
+  [[nodiscard]] std::string attribute_text(const std::string& object, const std::string& name) const;
+  [[nodiscard]] double attribute_real(const std::string& object, const std::string& name) const;
+  [[nodiscard]] std::int64_t attribute_integer(const std::string& object, const std::string& name) const;
+  /// Every scalar text/integer/real attribute of an object, in creation order.
+  [[nodiscard]] std::vector<AttributeValue> attributes(const std::string& object) const;
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  [[nodiscard]] Handle open_dataset(const std::string& dataset) const;
+  std::string path_;
+  Handle file_;
+};
+
+}  // namespace simmer::io

@@ -1,0 +1,161 @@
+#include "simmer/analyze/diagnostics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace simmer::analyze {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0.0;
+  for (const double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+/// Sample variance (ddof = 1).
+double variance_of(const std::vector<double>& v) {
+  const double m = mean_of(v);
+  double q = 0.0;
+  for (const double x : v) q += (x - m) * (x - m);
+  return q / static_cast<double>(v.size() - 1);
+}
+
+/// ≥ 2 chains, all of the same length ≥ 4.
+bool valid(const Chains& chains) {
+  if (chains.size() < 2 || chains.front().size() < 4) return false;
+  return std::all_of(chains.begin(), chains.end(),
+                     [&](const std::vector<double>& c) { return c.size() == chains.front().size(); });
+}
+
+}  // namespace
+
+Chains split_chains(const Chains& chains) {
+  Chains out;
+  out.reserve(2 * chains.size());
+  for (const auto& c : chains) {
+    const std::size_t half = c.size() / 2;
+    out.emplace_back(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(half));
+  }
+  for (const auto& c : chains) {
+    const std::size_t half = c.size() / 2;
+    out.emplace_back(c.end() - static_cast<std::ptrdiff_t>(half), c.end());
+  }
+  return out;
+}
+
+double autocovariance(const std::vector<double>& chain, std::size_t lag) {
+  const std::size_t n = chain.size();
+  if (lag >= n) return 0.0;
+  const double m = mean_of(chain);
+  double s = 0.0;
+  for (std::size_t i = 0; i + lag < n; ++i) s += (chain[i] - m) * (chain[i + lag] - m);
+  return s / static_cast<double>(n);
+}
+
+double split_rhat(const Chains& chains) {
+  if (!valid(chains)) return kNaN;
+  const Chains split = split_chains(chains);
+  const auto n = static_cast<double>(split.front().size());
+  std::vector<double> means, variances;
+  for (const auto& c : split) {
+    means.push_back(mean_of(c));
+    variances.push_back(variance_of(c));
+  }
+  const double within = mean_of(variances);
+  const double between = n * variance_of(means);
+  if (!(within > 0.0)) return kNaN;
+  return std::sqrt((between / within + n - 1.0) / n);
+}
+
+double effective_sample_size(const Chains& chains) {
+  if (!valid(chains)) return kNaN;
+  const Chains split = split_chains(chains);
+  const std::size_t draws = split.front().size();
+  const auto n = static_cast<double>(draws);
+  const double total = static_cast<double>(split.size()) * n;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& c : split) {
+    for (const double x : c) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return kNaN;
+  if (hi - lo < 1e-15) return total;  // constant draws: numpy's float64 resolution, as ArviZ
+
+  // Mean over chains of the autocovariance at one lag (computed only for the lags Geyer's
+  // sequence reaches, which is few for a well-mixing chain).
+  const auto mean_acov = [&](std::size_t lag) {
+    double s = 0.0;
+    for (const auto& c : split) s += autocovariance(c, lag);
+    return s / static_cast<double>(split.size());
+  };
+  std::vector<double> chain_means;
+  for (const auto& c : split) chain_means.push_back(mean_of(c));
+  const double mean_var = mean_acov(0) * n / (n - 1.0);
+  const double var_plus = mean_var * (n - 1.0) / n + variance_of(chain_means);
+
+  std::vector<double> rho(draws, 0.0);
+  double rho_even = 1.0;
+  double rho_odd = 1.0 - (mean_var - mean_acov(1)) / var_plus;
+  rho[0] = rho_even;
+  rho[1] = rho_odd;
+  // Geyer's initial positive sequence: pairs ρ̂_{t+1} + ρ̂_{t+2} while their sum stays positive.
+  std::size_t t = 1;
+  while (t + 3 < draws && rho_even + rho_odd > 0.0) {
+    rho_even = 1.0 - (mean_var - mean_acov(t + 1)) / var_plus;
+    rho_odd = 1.0 - (mean_var - mean_acov(t + 2)) / var_plus;
+    if (rho_even + rho_odd >= 0.0) {
+      rho[t + 1] = rho_even;
+      rho[t + 2] = rho_odd;
+    }
+    t += 2;
+  }
+  // max_t = t − 2 (may be −1 when the loop never ran): work with max_t + 1 ≥ 0.
+  const std::size_t last = t - 1;  // = max_t + 1
+  if (rho_even > 0.0) rho[last] = rho_even;
+  // Geyer's initial monotone sequence: no pair larger than the one before it.
+  for (std::size_t u = 1; u + 3 <= last; u += 2) {  // u <= max_t − 2
+    if (rho[u + 1] + rho[u + 2] > rho[u - 1] + rho[u]) {
+      rho[u + 1] = (rho[u - 1] + rho[u]) / 2.0;
+      rho[u + 2] = rho[u + 1];
+    }
+  }
+  double tau = -1.0;
+  for (std::size_t u = 0; u < last; ++u) tau += 2.0 * rho[u];
+  tau += rho[last];
+  tau = std::max(tau, 1.0 / std::log10(total));
+  for (const double r : rho) {
+    if (std::isnan(r)) return kNaN;
+  }
+  return total / tau;
+}
+
+Chains usable_chains(const Chains& draws, std::size_t min_draws) {
+  Chains out;
+  for (const auto& row : draws) {
+    std::vector<double> finite;
+    for (const double x : row) {
+      if (std::isfinite(x)) finite.push_back(x);
+    }
+    if (finite.size() >= min_draws) out.push_back(std::move(finite));
+  }
+  if (out.empty()) return out;
+  std::size_t shortest = out.front().size();
+  for (const auto& c : out) shortest = std::min(shortest, c.size());
+  for (auto& c : out) c.resize(shortest);
+  return out;
+}
+
+std::string format_diagnostic(double value, int precision) {
+  if (std::isnan(value)) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, value);
+  return buf;
+}
+
+}  // namespace simmer::analyze

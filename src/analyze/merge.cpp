@@ -1,0 +1,443 @@
+// simmer_analyze merge: archives of a seed study concatenated along the chain axis, with the
+// ensemble and /metrics recomputed. Written serially through io::ParallelFile on MPI_COMM_SELF,
+// in the layout of mpi::Run::create_archive (dimension scales, link creation order, NaN fill).
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "simmer/analyze/commands.hpp"
+#include "simmer/analyze/run_archive.hpp"
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/io/h5.hpp"
+
+namespace simmer::analyze {
+namespace {
+
+namespace fs = std::filesystem;
+using Votes = ensemble::VoteAccumulator::Votes;
+
+struct Input {
+  std::optional<io::ArchiveReader> reader;
+  RunArchive run;
+};
+
+/// Keys whose values may differ between the runs of one seed study: the seed and how the run
+/// was carried out, none of which changes what a trajectory is.
+bool may_differ(const std::string& key) {
+  return key == "run.seed" || key == "run.output" || key == "run.trajectories" || key.rfind("run.progress", 0) == 0 ||
+         key == "run.checkpoint_interval" || key == "run.sync_every" || key == "run.gather_interval";
+}
+
+/// The data sets both archives must hold identically.
+std::vector<std::string> data_paths(const io::ArchiveReader& r) {
+  std::vector<std::string> out;
+  for (const std::string set : {"train", "test", "points"}) {
+    for (const std::string v : {"x", "y"}) {
+      const std::string p = "/data/" + set + "/" + v;
+      if (r.exists(p)) out.push_back(p);
+    }
+  }
+  for (const std::string s : {"x_min", "x_max", "y_min", "y_max"}) {
+    if (r.exists("/data/scaling/" + s)) out.push_back("/data/scaling/" + s);
+  }
+  return out;
+}
+
+/// "" when both archives hold the same data, else the first dataset that differs.
+std::string data_difference(const io::ArchiveReader& a, const io::ArchiveReader& b) {
+  const auto pa = data_paths(a), pb = data_paths(b);
+  for (const auto& p : pa) {
+    if (std::find(pb.begin(), pb.end(), p) == pb.end()) return p + " (only in '" + a.path() + "')";
+    if (a.dims(p) != b.dims(p) || a.read_doubles(p) != b.read_doubles(p)) return p;
+  }
+  for (const auto& p : pb) {
+    if (std::find(pa.begin(), pa.end(), p) == pa.end()) return p + " (only in '" + b.path() + "')";
+  }
+  return "";
+}
+
+void check_compatible(const Input& first, const Input& other) {
+  const auto& a = *first.reader;
+  const auto& b = *other.reader;
+  const std::string pair = "'" + a.path() + "' and '" + b.path() + "'";
+  bool split_seed_differs = false;
+  for (const auto& line : cli::config_differences(first.run.config, other.run.config)) {
+    const std::string key = line.substr(0, line.find(':'));
+    if (may_differ(key)) continue;
+    if (key == "data.split_seed") {
+      split_seed_differs = true;
+      continue;
+    }
+    throw Error("cannot merge " + pair + ": not runs of one study: " + line + " (" + a.path() + " vs " + b.path() +
+                "); only run.seed, run.trajectories and how the run was carried out may differ");
+  }
+  const std::string differs = data_difference(a, b);
+  if (!differs.empty()) {
+    throw Error("cannot merge " + pair + ": different data: " + differs + " differs" +
+                (split_seed_differs ? " (data.split_seed: '" + std::to_string(first.run.config.data.split_seed) +
+                                          "' vs '" + std::to_string(other.run.config.data.split_seed) + "')"
+                                    : std::string()));
+  }
+  if (first.run.draws != other.run.draws || first.run.parameters != other.run.parameters ||
+      first.run.store_type != other.run.store_type || first.run.sets != other.run.sets) {
+    throw Error("cannot merge " + pair + ": their /posterior or /ensemble layouts differ");
+  }
+}
+
+std::string status_of(const io::ArchiveReader& r) {
+  return r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string("unknown");
+}
+
+void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
+  for (const auto& a : r.attributes(object)) {
+    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
+    switch (a.kind) {
+      case io::AttributeValue::Kind::text: f.attribute(object, a.name, a.text); break;
+      case io::AttributeValue::Kind::integer: f.attribute(object, a.name, a.integer); break;
+      case io::AttributeValue::Kind::real: f.attribute(object, a.name, a.real); break;
+    }
+  }
+}
+
+/// A group of small replicated datasets (/data, /model) with its attributes, recursively.
+void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& group) {
+  f.create_group(group);
+  copy_attributes(r, f, group);
+  for (const auto& name : r.members(group)) {
+    const std::string path = group + "/" + name;
+    if (r.is_group(path)) {
+      copy_tree(r, f, path);
+      continue;
+    }
+    if (r.is_string(path)) {
+      f.put_strings(path, r.read_strings(path));
+    } else if (r.type(path) == io::Type::i64) {
+      f.put(path, r.read_ints(path), r.dims(path));
+    } else {
+      f.put(path, r.read_doubles(path), r.dims(path));
+    }
+    copy_attributes(r, f, path);
+  }
+}
+
+/// Per-chain rows of `path` from every input, renumbered in input order: one transfer per chain.
+void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, const std::string& path,
+                     io::Type type) {
+  std::int64_t out_chain = 0;
+  for (const auto& in : inputs) {
+    for (std::int64_t c = 0; c < in.run.chains; ++c, ++out_chain) {
+      const std::vector<double> rows = in.reader->read_slab(path, c);
+      const auto shape = in.reader->dims(path);
+      const std::int64_t count = shape.size() >= 2 ? shape[1] : 1;
+      if (type == io::Type::f32) {
+        const std::vector<float> narrow(rows.begin(), rows.end());  // exact: they were float32
+        f.write_rows(path, {{out_chain, 0, count}}, narrow.data(), io::Type::f32);
+      } else {
+        f.write_rows(path, {{out_chain, 0, count}}, rows.data(), io::Type::f64);
+      }
+    }
+  }
+}
+
+template <class T>
+std::vector<T> concatenated(const std::vector<Input>& inputs, const std::string& path) {
+  std::vector<T> out;
+  for (const auto& in : inputs) {
+    std::vector<T> part;
+    if constexpr (std::is_same_v<T, double>) part = in.reader->read_doubles(path);
+    else part = in.reader->read_ints(path);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
+std::pair<double, double> mean_sd(const std::vector<double>& values) {
+  double m = 0.0, q = 0.0;
+  std::size_t n = 0;
+  for (const double v : values) {
+    if (std::isnan(v)) continue;
+    m += v;
+    ++n;
+  }
+  if (n == 0) return {std::nan(""), std::nan("")};
+  m /= static_cast<double>(n);
+  for (const double v : values) {
+    if (!std::isnan(v)) q += (v - m) * (v - m);
+  }
+  return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
+}
+
+std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {
+  if (r.has_attribute(group, "members")) return r.attribute_integer(group, "members");
+  return r.attribute_integer("/metrics", "members");
+}
+
+Matrix as_matrix(const std::vector<double>& v, Index rows, Index cols) {
+  if (static_cast<Index>(v.size()) != rows * cols) throw Error("merge: unexpected ensemble shape");
+  return Eigen::Map<const Matrix>(v.data(), rows, cols);
+}
+
+void write_archive(const std::vector<Input>& inputs, const std::string& path, const MergeOptions& o) {
+  const Input& first = inputs.front();
+  const io::ArchiveReader& r0 = *first.reader;
+  const RunArchive& run0 = first.run;
+  std::int64_t C = 0;
+  for (const auto& in : inputs) C += in.run.chains;
+  const std::int64_t D = run0.draws, P = run0.parameters;
+  const std::int64_t R = r0.exists("/trace/step") ? r0.dims("/trace/step").back() : 0;
+
+  io::ParallelFile f = io::ParallelFile::create(path, MPI_COMM_SELF);
+  // Root: the first archive's attributes, then what the merge changes.
+  copy_attributes(r0, f, "/");
+  char stamp[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  f.attribute("/", "created_at", std::string(stamp));
+  f.attribute("/", "command_line", o.command_line);
+  f.attribute("/", "trajectories", C);
+  std::string merged_from, seeds;
+  double lambda_max = -1.0, limit = std::numeric_limits<double>::infinity(), wall = 0.0;
+  for (const auto& in : inputs) {
+    merged_from += (merged_from.empty() ? "" : ", ") + in.run.path + " (run.seed " +
+                   std::to_string(in.run.config.run.seed) + ", " + std::to_string(in.run.chains) + " trajectories)";
+    seeds += (seeds.empty() ? "" : ",") + std::to_string(in.run.config.run.seed);
+    const io::ArchiveReader& r = *in.reader;
+    if (r.has_attribute("/", "lambda_max")) lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
+    if (r.has_attribute("/", "time_step_limit")) limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
+    if (r.has_attribute("/", "wall_seconds")) wall += r.attribute_real("/", "wall_seconds");
+  }
+  f.attribute("/", "merged_from", merged_from);
+  if (lambda_max >= 0.0) {
+    f.attribute("/", "lambda_max", lambda_max);
+    f.attribute("/", "time_step_limit", limit);
+  }
+  f.attribute("/", "wall_seconds", wall);
+
+  cli::Config config = run0.config;
+  config.run.trajectories = C;
+  config.run.output = o.output;
+  f.put_strings("/config", {cli::to_ini(config)});
+  f.attribute("/config", "run_seeds", seeds);
+  f.attribute("/config", "merged_from", merged_from);
+
+  copy_tree(r0, f, "/data");
+  copy_tree(r0, f, "/model");
+
+  // Per-chain datasets, shaped and chunked as create_archive makes them.
+  const io::Type store = run0.store_type;
+  const std::int64_t value_bytes = store == io::Type::f32 ? 4 : 8;
+  const std::int64_t max_chunk = std::max<std::int64_t>(1, (1 << 20) / (value_bytes * std::max<std::int64_t>(P, 1)));
+  const std::int64_t n_chunks = (std::max<std::int64_t>(D, 1) + max_chunk - 1) / max_chunk;
+  const std::int64_t draw_chunk = (std::max<std::int64_t>(D, 1) + n_chunks - 1) / n_chunks;
+  f.create_group("/baseline");
+  copy_attributes(r0, f, "/baseline");
+  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);
+  f.create_group("/initial");
+  f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
+  f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
+  f.create_group("/posterior");
+  f.create_dataset("/posterior/params", store, {C, D, P}, {1, draw_chunk, P}, true);
+  copy_attributes(r0, f, "/posterior/params");
+  const std::vector<std::string> stats{"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
+  const std::vector<std::string> trace{"phase", "step", "temperature", "train_loss", "test_loss"};
+  f.create_group("/sample_stats");
+  for (const auto& n : stats) {
+    f.create_dataset("/sample_stats/" + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
+  }
+  f.create_group("/trace");
+  copy_attributes(r0, f, "/trace");
+  for (const auto& n : trace) {
+    f.create_dataset("/trace/" + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
+  }
+  std::vector<double> chain_ids(static_cast<std::size_t>(C)), draw_ids(static_cast<std::size_t>(D)),
+      param_ids(static_cast<std::size_t>(P));
+  std::iota(chain_ids.begin(), chain_ids.end(), 0.0);
+  std::iota(draw_ids.begin(), draw_ids.end(), 0.0);
+  std::iota(param_ids.begin(), param_ids.end(), 0.0);
+  f.put("/posterior/chain", chain_ids, {C});
+  f.put("/posterior/draw", draw_ids, {D});
+  f.put("/posterior/param", param_ids, {P});
+  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
+  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
+  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
+  f.put("/sample_stats/chain", chain_ids, {C});
+  f.put("/sample_stats/draw", draw_ids, {D});
+  std::vector<std::pair<std::string, unsigned>> axes0, axes1;
+  for (const auto& n : stats) {
+    axes0.emplace_back("/sample_stats/" + n, 0U);
+    axes1.emplace_back("/sample_stats/" + n, 1U);
+  }
+  f.attach_scale("/sample_stats/chain", "chain", axes0);
+  f.attach_scale("/sample_stats/draw", "draw", axes1);
+
+  copy_chain_rows(inputs, f, "/baseline/params", io::Type::f64);
+  copy_chain_rows(inputs, f, "/initial/params", io::Type::f64);
+  copy_chain_rows(inputs, f, "/initial/velocity", io::Type::f64);
+  copy_chain_rows(inputs, f, "/posterior/params", store);
+  for (const auto& n : stats) copy_chain_rows(inputs, f, "/sample_stats/" + n, io::Type::f64);
+  if (R > 0) {
+    for (const auto& n : trace) copy_chain_rows(inputs, f, "/trace/" + n, io::Type::f64);
+  }
+
+  // /ensemble: votes add; regression means and variances combine by Chan's formula.
+  f.create_group("/ensemble");
+  std::vector<Votes> merged_votes;
+  std::vector<ensemble::VoteAccumulator> vote_sets;
+  std::vector<ensemble::MeanAccumulator> mean_sets;
+  for (const auto& set : run0.sets) {
+    const std::string g = "/ensemble/" + set;
+    f.create_group(g);
+    const std::int64_t rows = r0.exists("/data/" + set + "/x") ? r0.dims("/data/" + set + "/x").front()
+                                                              : r0.dims(g + (run0.classification ? "/votes" : "/mean")).front();
+    if (run0.classification) {
+      ensemble::VoteAccumulator acc(rows, run0.classes);
+      for (const auto& in : inputs) {
+        const auto v = in.reader->read_ints(g + "/votes");
+        if (static_cast<Index>(v.size()) != rows * run0.classes) throw Error("'" + in.run.path + "': " + g + "/votes has an unexpected shape");
+        acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), set_members(*in.reader, g));
+      }
+      const Votes& votes = acc.votes();
+      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
+      f.put(g + "/prediction", acc.majority(), {rows});
+      const Matrix fraction = acc.fractions();
+      f.put(g + "/fraction", std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
+            {rows, run0.classes});
+      f.attribute(g, "members", acc.members());
+      vote_sets.push_back(std::move(acc));
+    } else {
+      ensemble::MeanAccumulator acc(rows, run0.outputs);
+      for (const auto& in : inputs) {
+        const std::int64_t n = set_members(*in.reader, g);
+        const Matrix mean = as_matrix(in.reader->read_doubles(g + "/mean"), rows, run0.outputs);
+        const Matrix variance = as_matrix(in.reader->read_doubles(g + "/variance"), rows, run0.outputs);
+        acc.merge(n, mean, variance * static_cast<double>(std::max<std::int64_t>(n - 1, 0)));
+      }
+      const Matrix mean = acc.mean(), variance = acc.variance();
+      f.put(g + "/mean", std::vector<double>(mean.data(), mean.data() + mean.size()), {rows, run0.outputs});
+      f.put(g + "/variance", std::vector<double>(variance.data(), variance.data() + variance.size()),
+            {rows, run0.outputs});
+      f.attribute(g, "members", acc.members());
+      mean_sets.push_back(std::move(acc));
+    }
+  }
+  if (r0.exists("/ensemble/test/tracked")) {
+    const auto shape = r0.dims("/ensemble/test/tracked");
+    f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, shape[1], shape[2]},
+                     {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
+    copy_chain_rows(inputs, f, "/ensemble/test/tracked", io::Type::f64);
+    if (r0.exists("/ensemble/test/tracked_rows")) {
+      f.put("/ensemble/test/tracked_rows", r0.read_ints("/ensemble/test/tracked_rows"),
+            r0.dims("/ensemble/test/tracked_rows"));
+    }
+  }
+
+  // /baseline per-chain metrics, /sample_stats/diverged_at_step and /metrics.
+  const std::string metric = run0.classification ? "accuracy" : "mse";
+  std::vector<std::string> baseline_columns;
+  for (const std::string split : {"train", "test"}) {
+    baseline_columns.push_back(split + "_" + metric);
+    if (!run0.classification) baseline_columns.push_back(split + "_r2");
+  }
+  f.create_group("/metrics");
+  for (const auto& column : baseline_columns) {
+    const std::string p = "/baseline/" + column;
+    if (!r0.exists(p)) continue;
+    const auto values = concatenated<double>(inputs, p);
+    f.put(p, values, {C});
+    const auto [m, sd] = mean_sd(values);
+    f.attribute("/metrics", "baseline_" + column + "_mean", m);
+    f.attribute("/metrics", "baseline_" + column + "_sd", sd);
+  }
+  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
+    const std::string& set = run0.sets[s];
+    if (set != "train" && set != "test") continue;
+    const std::string y = "/data/" + set + "/y";
+    if (!r0.exists(y)) continue;
+    if (run0.classification) {
+      const auto& acc = vote_sets[s];
+      const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
+      f.attribute("/metrics", "ensemble_" + set + "_accuracy", accuracy);
+    } else {
+      const auto& acc = mean_sets[s];
+      const Matrix truth = as_matrix(r0.read_doubles(y), acc.mean().rows(), acc.mean().cols());
+      const bool any = acc.members() > 0;
+      f.attribute("/metrics", "ensemble_" + set + "_mse",
+                  any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan(""));
+      f.attribute("/metrics", "ensemble_" + set + "_r2",
+                  any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan(""));
+    }
+  }
+  std::int64_t members = 0;
+  for (const auto& in : inputs) members += in.reader->attribute_integer("/metrics", "members");
+  f.attribute("/metrics", "members", members);
+  std::vector<std::int64_t> diverged;
+  for (const auto& in : inputs) {
+    if (in.reader->exists("/sample_stats/diverged_at_step")) {
+      const auto d = in.reader->read_ints("/sample_stats/diverged_at_step");
+      diverged.insert(diverged.end(), d.begin(), d.end());
+    } else {
+      diverged.insert(diverged.end(), static_cast<std::size_t>(in.run.chains), -1);
+    }
+  }
+  f.put("/sample_stats/diverged_at_step", diverged, {C});
+  const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  f.attribute("/", "status", std::string(any_diverged ? "complete, with diverged trajectories" : "complete"));
+  f.attribute("/", "io_transfers", f.transfers());
+  f.attribute("/", "io_collective_transfers", f.collective_transfers());
+  f.close();
+}
+
+}  // namespace
+
+void merge(const MergeOptions& o, std::ostream& out) {
+  if (o.output.empty()) throw Error("merge: the output is missing: -o OUT.h5");
+  if (o.archives.size() < 2) throw Error("merge: needs at least two archives (got " + std::to_string(o.archives.size()) + ")");
+  std::error_code ec;
+  for (const auto& a : o.archives) {
+    if (fs::exists(o.output, ec) && fs::exists(a, ec) && fs::equivalent(o.output, a, ec)) {
+      throw Error("merge: the output '" + o.output + "' is one of the inputs");
+    }
+  }
+  if (fs::exists(o.output, ec) && !o.overwrite) {
+    throw Error("merge: the output '" + o.output + "' exists; pass --overwrite to replace it");
+  }
+  const fs::path dir = fs::path(o.output).has_parent_path() ? fs::path(o.output).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
+
+  std::vector<Input> inputs(o.archives.size());
+  for (std::size_t i = 0; i < o.archives.size(); ++i) {
+    inputs[i].reader.emplace(o.archives[i]);
+    inputs[i].run = load_run(*inputs[i].reader);
+    const std::string status = status_of(*inputs[i].reader);
+    if (status.rfind("complete", 0) != 0) {
+      throw Error("merge: '" + o.archives[i] + "' has status '" + status +
+                  "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
+    }
+    if (i > 0) check_compatible(inputs.front(), inputs[i]);
+  }
+
+  // Written next to the output and renamed at the end: no half-written archive under its name.
+  const std::string partial = o.output + ".partial";
+  try {
+    write_archive(inputs, partial, o);
+    fs::rename(partial, o.output);
+  } catch (const std::exception& e) {
+    fs::remove(partial, ec);
+    throw Error("merge: writing '" + o.output + "' failed: " + e.what());
+  }
+  std::int64_t chains = 0;
+  for (const auto& in : inputs) chains += in.run.chains;
+  out << "merged " << inputs.size() << " archives (" << chains << " trajectories, chains renumbered 0.." << chains - 1
+      << " in input order) into " << o.output << "\n";
+}
+
+}  // namespace simmer::analyze

@@ -1,0 +1,238 @@
+// simmer_analyze predict: every stored network on new inputs, the draws split over MPI ranks.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simmer/analyze/commands.hpp"
+#include "simmer/analyze/run_archive.hpp"
+#include "simmer/core/error.hpp"
+#include "simmer/data/csv.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/train/objective.hpp"
+
+namespace simmer::analyze {
+namespace {
+
+using Votes = ensemble::VoteAccumulator::Votes;
+
+/// True when no rank failed; otherwise the lowest failing rank prints its message once.
+bool agree(MPI_Comm comm, bool failed, const std::string& message) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = failed ? rank : size;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return true;
+  if (rank == first) std::cerr << "simmer_analyze: error: " << message << std::endl;
+  return false;
+}
+
+/// Linear interpolation between order statistics (numpy's default): sorted[q (n − 1)].
+double quantile(std::vector<double>& values, double q) {
+  std::sort(values.begin(), values.end());
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+std::string quantile_label(double q) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "q%g", q);
+  return buf;
+}
+
+/// Everything a rank needs before evaluating: identical on every rank.
+struct Setup {
+  std::optional<io::ArchiveReader> reader;
+  RunArchive run;
+  Matrix x;  ///< points, scaled to the network's input range
+  std::vector<std::pair<std::int64_t, std::int64_t>> draws;
+};
+
+Setup prepare(const PredictOptions& o) {
+  Setup s;
+  s.reader.emplace(o.archive);
+  s.run = load_run(*s.reader);
+  for (const double q : o.quantiles) {
+    if (!(q >= 0.0 && q <= 1.0)) throw Error("--quantiles: " + std::to_string(q) + " is not in [0, 1]");
+  }
+  data::CsvSpec spec;
+  spec.path = o.points;
+  spec.features = s.run.feature_names;
+  spec.target = s.run.feature_names.front();  // any numeric column: points have no target
+  spec.task = data::Task::regression;
+  data::CsvReport report;
+  const data::Dataset points = data::read_csv(spec, &report);
+  if (report.rows_dropped > 0) {
+    throw Error("'" + o.points + "': " + std::to_string(report.rows_dropped) +
+                " row(s) with a missing feature value; predict needs every feature of every point");
+  }
+  s.x = s.run.x_scaler.transform(points.x);
+  s.draws = written_draws(*s.reader, s.run);
+  if (s.draws.empty()) throw Error("'" + o.archive + "': no stored networks in /posterior/params");
+  return s;
+}
+
+}  // namespace
+
+int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  Setup s;
+  std::string message;
+  bool failed = false;
+  try {
+    s = prepare(o);
+  } catch (const std::exception& e) {
+    failed = true;
+    message = e.what();
+  }
+  if (!agree(comm, failed, message)) return 2;
+
+  const RunArchive& run = s.run;
+  const Index points = s.x.rows();
+  const Index width = run.classification ? run.classes : run.outputs;
+  const auto n_draws = static_cast<std::int64_t>(s.draws.size());
+  const std::int64_t begin = n_draws * rank / size;
+  const std::int64_t end = n_draws * (rank + 1) / size;
+  Votes votes = Votes::Zero(points, run.classification ? run.classes : 0);
+  std::vector<double> predictions;  // regression: [my draws][points][outputs]
+  try {
+    if (!run.classification && n_draws * points * width > INT_MAX) {
+      throw Error("predict: " + std::to_string(n_draws) + " draws x " + std::to_string(points) +
+                  " points are too many predictions to gather at once; split the points file");
+    }
+    model::Network net = build_network(run);
+    const Matrix dummy_y = Matrix::Zero(points, run.outputs);
+    // The run's own path from network output to target units (NetworkObjective::predict).
+    train::NetworkObjective objective =
+        run.classification
+            ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
+            : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
+    predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
+    for (std::int64_t i = begin; i < end; ++i) {
+      const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
+      const std::vector<double> params = s.reader->read_slab("/posterior/params", chain, draw);
+      net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size()));
+      if (!net.parameters().allFinite()) {
+        throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " +
+                    std::to_string(draw) + "] is not finite although its step was written");
+      }
+      // One batched forward pass over all points.
+      const ConstBatchView pred = objective.predict(view(s.x));
+      if (run.classification) {
+        const auto winners = ensemble::predicted_classes(pred);
+        for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
+      } else {
+        predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
+      }
+    }
+  } catch (const std::exception& e) {
+    failed = true;
+    message = e.what();
+  }
+  if (!agree(comm, failed, message)) return 2;
+
+  Votes total_votes;
+  std::vector<double> all;
+  if (run.classification) {
+    total_votes = Votes::Zero(votes.rows(), votes.cols());
+    MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0, comm);
+  } else {
+    // Every rank's block of draws, concatenated in rank order = draw order.
+    const int count = static_cast<int>(predictions.size());
+    std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    if (rank == 0) {
+      int offset = 0;
+      for (int r = 0; r < size; ++r) {
+        displs[static_cast<std::size_t>(r)] = offset;
+        offset += counts[static_cast<std::size_t>(r)];
+      }
+      all.resize(static_cast<std::size_t>(offset));
+    }
+    MPI_Gatherv(predictions.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                comm);
+  }
+
+  int code = 0;
+  if (rank == 0) {
+    try {
+      OutputFile file(o.output, out);
+      std::ostream& csv = file.stream();
+      csv << "point";
+      if (run.classification) {
+        for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
+        csv << ",majority,majority_class\n";
+        ensemble::VoteAccumulator acc(points, run.classes);
+        acc.add_votes(total_votes, n_draws);
+        const Matrix fraction = acc.fractions();
+        const auto majority = acc.majority();
+        for (Index p = 0; p < points; ++p) {
+          csv << p;
+          for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(fraction(p, k));
+          const auto m = majority[static_cast<std::size_t>(p)];
+          csv << "," << m << "," << csv_text(run.class_names[static_cast<std::size_t>(m)]) << "\n";
+        }
+      } else {
+        // Per trajectory in draw order, then over trajectories in order: the run's aggregation.
+        ensemble::MeanAccumulator total(points, run.outputs);
+        const Index cells = points * run.outputs;
+        std::size_t i = 0;
+        while (i < s.draws.size()) {
+          const std::int64_t chain = s.draws[i].first;
+          ensemble::MeanAccumulator per_chain(points, run.outputs);
+          for (; i < s.draws.size() && s.draws[i].first == chain; ++i) {
+            per_chain.add(ConstBatchView(all.data() + static_cast<Index>(i) * cells, points, run.outputs));
+          }
+          total.merge(per_chain.members(), per_chain.mean(), per_chain.m2());
+        }
+        const Matrix variance = total.variance();
+        std::vector<std::string> names = run.target_names;
+        names.resize(static_cast<std::size_t>(run.outputs));
+        for (std::size_t k = 0; k < names.size(); ++k) {
+          if (names[k].empty()) names[k] = "y" + std::to_string(k);
+        }
+        for (const auto& name : names) {
+          csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name);
+          for (const double q : o.quantiles) csv << "," << csv_text(quantile_label(q) + "_" + name);
+        }
+        csv << "\n";
+        std::vector<double> column(s.draws.size());
+        for (Index p = 0; p < points; ++p) {
+          csv << p;
+          for (Index k = 0; k < run.outputs; ++k) {
+            csv << "," << csv_number(total.mean()(p, k)) << "," << csv_number(std::sqrt(variance(p, k)));
+            if (o.quantiles.empty()) continue;
+            for (std::size_t d = 0; d < s.draws.size(); ++d) {
+              column[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
+            }
+            for (const double q : o.quantiles) csv << "," << csv_number(quantile(column, q));
+          }
+          csv << "\n";
+        }
+      }
+      file.close();
+      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " stored network(s) of "
+                << run.chains << " trajectories, on " << size << " rank(s)"
+                << (o.output.empty() ? std::string() : "; wrote " + o.output) << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "simmer_analyze: error: " << e.what() << std::endl;
+      code = 2;
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  return code;
+}
+
+}  // namespace simmer::analyze

@@ -1,0 +1,168 @@
+#include "simmer/analyze/run_archive.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::analyze {
+namespace {
+
+Eigen::RowVectorXd row_of(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::RowVectorXd>(v.data(), static_cast<Index>(v.size()));
+}
+
+}  // namespace
+
+std::vector<Index> parse_input_shape(const std::string& text, const std::string& origin) {
+  // "28x28x1 (height x width x channels)": the first word, split at 'x'.
+  const std::string word = text.substr(0, text.find(' '));
+  std::vector<Index> shape;
+  std::stringstream in(word);
+  std::string part;
+  while (std::getline(in, part, 'x')) {
+    char* end = nullptr;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || end == nullptr || *end != '\0' || v <= 0) {
+      shape.clear();
+      break;
+    }
+    shape.push_back(static_cast<Index>(v));
+  }
+  if (shape.size() != 3) {
+    throw Error("'" + origin + "': /model attribute input_shape '" + text +
+                "' is not 'HEIGHTxWIDTHxCHANNELS'");
+  }
+  return shape;
+}
+
+RunArchive load_run(const io::ArchiveReader& r) {
+  RunArchive run;
+  run.path = r.path();
+  // The objects every subcommand relies on, in the order a reader meets them.
+  if (!r.has_attribute("/", "simmer_version")) {
+    throw Error("'" + r.path() + "' is not a simmer archive: no root attribute 'simmer_version'");
+  }
+  r.require("/config", "the run's configuration");
+  r.require("/model", "the network layout");
+  r.require("/data/feature_names", "the input columns");
+  r.require("/data/scaling/x_min", "the input scaling");
+  r.require("/data/scaling/x_max", "the input scaling");
+  r.require("/posterior/params", "the stored networks");
+  r.require("/sample_stats/step", "the stored draws' steps");
+  r.require("/ensemble", "the run's ensemble");
+  r.require("/metrics", "the run's metrics");
+  if (!r.has_attribute("/model", "parameters")) {
+    throw Error("'" + r.path() + "' is not a simmer archive: /model has no attribute 'parameters'");
+  }
+
+  const auto config = r.read_strings("/config");
+  if (config.size() != 1) throw Error("'" + r.path() + "': /config does not hold one INI text");
+  run.config_text = config.front();
+  cli::apply_ini(run.config_text, r.path() + ":/config", run.config);
+  const cli::Config& c = run.config;
+
+  run.classification = r.has_attribute("/", "task") ? r.attribute_text("/", "task") == "classification"
+                                                     : c.data.task == "classification";
+  run.feature_names = r.read_strings("/data/feature_names");
+  if (r.exists("/data/target_names")) run.target_names = r.read_strings("/data/target_names");
+  if (run.classification) {
+    r.require("/data/class_names", "the class labels of a classification run");
+    run.class_names = r.read_strings("/data/class_names");
+  } else {
+    r.require("/data/scaling/y_min", "the output scaling of a regression run");
+    r.require("/data/scaling/y_max", "the output scaling of a regression run");
+    run.y_scaler = data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/y_min")),
+                                      row_of(r.read_doubles("/data/scaling/y_max")));
+  }
+  run.x_scaler = data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/x_min")),
+                                    row_of(r.read_doubles("/data/scaling/x_max")));
+  if (run.x_scaler.columns() != static_cast<Index>(run.feature_names.size())) {
+    throw Error("'" + r.path() + "': /data/scaling/x_min has " + std::to_string(run.x_scaler.columns()) +
+                " columns for " + std::to_string(run.feature_names.size()) + " feature names");
+  }
+
+  // The architecture as app::build_problem makes it.
+  run.loss = model::parse_loss(c.model.loss);
+  const bool binary = run.classification && run.loss == model::LossKind::bce;
+  run.classes = run.classification ? static_cast<Index>(run.class_names.size()) : 0;
+  run.outputs = run.classification ? (binary ? 1 : run.classes)
+                                   : run.y_scaler.columns();
+  run.architecture.layers = c.model.architecture;
+  run.architecture.activation = model::parse_activation(c.model.activation);
+  run.architecture.output = model::parse_activation(c.model.output);
+  run.architecture.pooling = c.model.pooling == "max" ? model::PoolKind::max : model::PoolKind::average;
+  run.architecture.outputs = run.outputs;
+  if (model::is_image_architecture(c.model.architecture)) {
+    run.architecture.input_shape = parse_input_shape(r.attribute_text("/model", "input_shape"), r.path());
+  }
+  run.parameters = static_cast<Index>(r.attribute_integer("/model", "parameters"));
+
+  const auto shape = r.dims("/posterior/params");
+  if (shape.size() != 3 || shape[2] != run.parameters) {
+    throw Error("'" + r.path() + "': /posterior/params is not [chain, draw, " +
+                std::to_string(run.parameters) + "]");
+  }
+  run.chains = shape[0];
+  run.draws = shape[1];
+  run.store_type = r.type("/posterior/params");
+  const auto stats = r.dims("/sample_stats/step");
+  if (stats.size() != 2 || stats[0] != run.chains || stats[1] != run.draws) {
+    throw Error("'" + r.path() + "': /sample_stats/step is not [chain, draw] like /posterior/params");
+  }
+  for (const auto& name : r.members("/ensemble")) {
+    if (r.is_group("/ensemble/" + name)) run.sets.push_back(name);
+  }
+  return run;
+}
+
+model::Network build_network(const RunArchive& run) {
+  model::Network net = model::build_network(run.architecture);
+  if (net.parameter_count() != run.parameters) {
+    throw Error("'" + run.path + "': the network rebuilt from /config ('" + run.config.model.architecture +
+                "') has " + std::to_string(net.parameter_count()) + " parameters, /model says " +
+                std::to_string(run.parameters));
+  }
+  if (net.input_size() != static_cast<Index>(run.feature_names.size())) {
+    throw Error("'" + run.path + "': the network takes " + std::to_string(net.input_size()) +
+                " inputs but the archive names " + std::to_string(run.feature_names.size()) + " features");
+  }
+  if (net.output_size() != run.outputs) {
+    throw Error("'" + run.path + "': the network gives " + std::to_string(net.output_size()) +
+                " outputs, the data needs " + std::to_string(run.outputs));
+  }
+  return net;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
+                                                                 const RunArchive& run) {
+  const auto steps = reader.read_doubles("/sample_stats/step");
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (std::int64_t c = 0; c < run.chains; ++c) {
+    for (std::int64_t d = 0; d < run.draws; ++d) {
+      if (std::isfinite(steps[static_cast<std::size_t>(c * run.draws + d)])) out.emplace_back(c, d);
+    }
+  }
+  return out;
+}
+
+std::string csv_number(double value) {
+  if (std::isnan(value)) return "nan";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  return buf;
+}
+
+std::string csv_text(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+}  // namespace simmer::analyze

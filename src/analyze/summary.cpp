@@ -1,0 +1,245 @@
+// simmer_analyze summary: what a run was, how it did, and whether its trajectories were healthy.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "simmer/analyze/commands.hpp"
+#include "simmer/analyze/diagnostics.hpp"
+#include "simmer/analyze/run_archive.hpp"
+#include "simmer/core/error.hpp"
+
+namespace simmer::analyze {
+namespace {
+
+std::string printf_string(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000.0 && u < 4) {
+    bytes /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+std::string text_attr(const io::ArchiveReader& r, const std::string& obj, const std::string& name) {
+  return r.has_attribute(obj, name) ? r.attribute_text(obj, name) : std::string("?");
+}
+
+double real_attr(const io::ArchiveReader& r, const std::string& obj, const std::string& name) {
+  return r.has_attribute(obj, name) ? r.attribute_real(obj, name) : std::nan("");
+}
+
+std::int64_t rows_of(const io::ArchiveReader& r, const std::string& dataset) {
+  return r.exists(dataset) ? r.dims(dataset).front() : 0;
+}
+
+/// One temperature stage of one chain: consecutive stored draws at the same temperature.
+struct Stage {
+  double temperature = 0.0;
+  std::size_t first = 0;  ///< index into the chain's written draws
+  std::size_t count = 0;
+};
+
+std::vector<Stage> stages_of(const std::vector<double>& temperature) {
+  std::vector<Stage> out;
+  for (std::size_t i = 0; i < temperature.size(); ++i) {
+    if (out.empty() || temperature[i] != out.back().temperature) out.push_back({temperature[i], i, 0});
+    out.back().count += 1;
+  }
+  return out;
+}
+
+void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
+  const bool retrofit = run.config.simmer.mode == "retrofit";
+  const std::string base = retrofit ? "Adam" : "first sample";
+  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const auto row = [&](const std::string& label, const std::string& train, const std::string& test) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %-36s %20s %20s\n", label.c_str(), train.c_str(), test.c_str());
+    out << buf;
+  };
+  const auto mean_sd = [&](const std::string& split, const std::string& metric, const char* fmt) {
+    const double m = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_mean");
+    const double sd = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_sd");
+    return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
+  };
+  const auto ens = [&](const std::string& split, const std::string& metric, const char* fmt) {
+    const double v = real_attr(r, "/metrics", "ensemble_" + split + "_" + metric);
+    return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
+  };
+  out << "\nmetrics (/metrics; baseline = " << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member")
+      << ", mean ± sd over " << run.chains << ")\n";
+  row("", "train", "test");
+  const std::string n = std::to_string(run.chains);
+  const std::string ensemble = "ensemble (" + std::to_string(members) + " members)";
+  if (run.classification) {
+    row(base + " accuracy", mean_sd("train", "accuracy", "%.4f"), mean_sd("test", "accuracy", "%.4f"));
+    row(ensemble + " accuracy", ens("train", "accuracy", "%.4f"), ens("test", "accuracy", "%.4f"));
+  } else {
+    row(base + " MSE", mean_sd("train", "mse", "%.4g"), mean_sd("test", "mse", "%.4g"));
+    row(base + " R²", mean_sd("train", "r2", "%.4f"), mean_sd("test", "r2", "%.4f"));
+    row(ensemble + " MSE", ens("train", "mse", "%.4g"), ens("test", "mse", "%.4g"));
+    row("ensemble R²", ens("train", "r2", "%.4f"), ens("test", "r2", "%.4f"));
+  }
+}
+
+void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
+  const auto C = static_cast<std::size_t>(run.chains);
+  const auto D = static_cast<std::size_t>(run.draws);
+  const auto read = [&](const std::string& name) {
+    return r.exists("/sample_stats/" + name) ? r.read_doubles("/sample_stats/" + name)
+                                              : std::vector<double>(C * D, std::nan(""));
+  };
+  const auto step = read("step"), temperature = read("temperature"), loss = read("loss"),
+             kinetic = read("kinetic_temperature"), energy = read("extended_energy");
+  std::vector<std::int64_t> diverged(C, -1);
+  if (r.exists("/sample_stats/diverged_at_step")) {
+    const auto d = r.read_ints("/sample_stats/diverged_at_step");
+    if (d.size() == C) diverged = d;
+  }
+  out << "\ntrajectory health (stored draws grouped by temperature stage; H_ext drift = max |H_ext - first| / "
+         "|first| over the last stage)\n";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "  %5s %9s %10s %6s %12s %9s %12s\n", "chain", "diverged", "T", "draws",
+                "mean T_kin", "T_kin/T", "H_ext drift");
+  out << buf;
+  std::size_t most_stages = 0;
+  Chains loss_chains(C);
+  for (std::size_t c = 0; c < C; ++c) {
+    std::vector<double> t, k, e;
+    for (std::size_t d = 0; d < D; ++d) {
+      const std::size_t i = c * D + d;
+      if (!std::isfinite(step[i])) continue;  // unwritten row of a stopped trajectory
+      t.push_back(temperature[i]);
+      k.push_back(kinetic[i]);
+      e.push_back(energy[i]);
+      loss_chains[c].push_back(loss[i]);
+    }
+    const std::string div = diverged[c] >= 0 ? "step " + std::to_string(diverged[c]) : "-";
+    const auto stages = stages_of(t);
+    most_stages = std::max(most_stages, stages.size());
+    if (stages.empty()) {
+      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-", "-");
+      out << buf;
+    }
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const Stage& st = stages[s];
+      double sum = 0.0;
+      for (std::size_t i = st.first; i < st.first + st.count; ++i) sum += k[i];
+      const double mean = sum / static_cast<double>(st.count);
+      const std::string ratio = st.temperature > 0.0 ? printf_string("%.3f", mean / st.temperature) : "-";
+      std::string drift = "-";
+      if (s + 1 == stages.size()) {
+        const double first = e[st.first];
+        double worst = 0.0;
+        for (std::size_t i = st.first; i < st.first + st.count; ++i) worst = std::max(worst, std::abs(e[i] - first));
+        const double rel = first != 0.0 ? worst / std::abs(first) : worst;
+        drift = std::isfinite(rel) ? printf_string("%.3g", rel) : "n/a";
+      }
+      std::snprintf(buf, sizeof buf, "  %5zu %9s %10.4g %6zu %12.5g %9s %12s\n", c, s == 0 ? div.c_str() : "",
+                    st.temperature, st.count, mean, ratio.c_str(), drift.c_str());
+      out << buf;
+    }
+  }
+  const Chains usable = usable_chains(loss_chains, 4);
+  const double rhat = split_rhat(usable);
+  const double ess = effective_sample_size(usable);
+  out << "\nloss (/sample_stats/loss) across trajectories: split-R̂ " << format_diagnostic(rhat, 4) << ", ESS "
+      << format_diagnostic(ess, 0);
+  if (usable.size() >= 2) {
+    out << " of " << usable.size() * usable.front().size() << " draws (" << usable.size() << " chains × "
+        << usable.front().size() << ")";
+    if (most_stages > 1) out << "; the draws span " << most_stages << " temperature stages";
+  } else {
+    out << " (needs ≥ 2 trajectories with ≥ 4 stored draws)";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+void summary(const std::string& archive, std::ostream& out) {
+  const io::ArchiveReader r(archive);
+  const RunArchive run = load_run(r);
+  const cli::Config& c = run.config;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(archive, ec);
+
+  out << "archive   " << archive << " (" << (ec ? std::string("?") : human_bytes(static_cast<double>(bytes)))
+      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
+      << ", status '" << text_attr(r, "/", "status") << "'\n";
+  if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
+
+  std::string source = c.data.source;
+  if (!c.data.path.empty()) source += " '" + c.data.path + "'";
+  out << "data      " << source << ": " << (run.classification ? "classification" : "regression") << ", "
+      << run.feature_names.size() << " feature(s) ";
+  if (run.feature_names.size() <= 8) out << join(run.feature_names, ",");
+  else out << run.feature_names.front() << ".." << run.feature_names.back();
+  out << " -> " << join(run.target_names, ",");
+  if (run.classification) out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
+  out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
+  if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
+  out << "\n";
+  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
+      << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
+  out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories x " << c.simmer.steps
+      << " steps, h = " << c.simmer.time_step;
+  const double limit = real_attr(r, "/", "time_step_limit");
+  if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
+  if (c.simmer.mode == "retrofit") out << ", after " << c.adam.epochs << " Adam epochs";
+  out << ", seed " << c.run.seed;
+  if (r.exists("/config") && r.has_attribute("/config", "run_seeds")) out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
+  out << "\n";
+  out << "T         ";
+  if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
+    out << "constant " << c.simmer.T_target << "\n";
+  } else {
+    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every " << c.simmer.every
+        << " steps\n";
+  }
+  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
+  if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
+  if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
+  out << ": " << members << " members";
+  if (run.chains > 0) out << " (" << members / run.chains << " per trajectory)";
+  out << "\n";
+  const auto written = written_draws(r, run);
+  const double value_bytes = run.store_type == io::Type::f32 ? 4.0 : 8.0;
+  out << "stored    " << run.chains << " x " << run.draws << " draws (every " << c.ensemble.store_every
+      << (c.ensemble.store_every == 1 ? "st" : "th") << " member, "
+      << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
+      << human_bytes(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)) << "), "
+      << written.size() << " written";
+  if (r.exists("/trace/step")) out << "; trace " << r.dims("/trace/step").back() << " records per trajectory";
+  out << "\n";
+  const double wall = real_attr(r, "/", "wall_seconds");
+  if (!std::isnan(wall)) {
+    out << "run       " << printf_string("%.1f", wall) << " s wall on "
+        << (r.has_attribute("/", "mpi_ranks") ? r.attribute_integer("/", "mpi_ranks") : 0) << " rank(s)\n";
+  }
+
+  metrics_table(r, run, out);
+  health(r, run, out);
+}
+
+}  // namespace simmer::analyze

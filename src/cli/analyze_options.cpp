@@ -1,0 +1,180 @@
+#include "simmer/cli/analyze_options.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "simmer/core/error.hpp"
+
+namespace simmer::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+const char* const kOverview =
+    "Usage: simmer_analyze COMMAND [options] ARCHIVE...\n"
+    "Reads simmer_mpi archives (HDF5). Commands:\n"
+    "  summary RUN.h5                          configuration, sizes, baseline vs ensemble metrics,\n"
+    "                                          trajectory health (T_kin per stage, H_ext drift,\n"
+    "                                          split-R-hat and ESS of the sample loss)\n"
+    "  predict RUN.h5 --points FILE.csv        every stored network on new inputs (raw units);\n"
+    "                                          under mpirun the draws are split over the ranks\n"
+    "  merge A.h5 B.h5 ... -o ALL.h5           combine the archives of a seed study\n"
+    "  export RUN.h5 --what trace|samples|ensemble   tidy CSV tables\n"
+    "`simmer_analyze COMMAND --help` describes each. Errors: one line on stderr, exit code 2.\n";
+
+struct Command {
+  const char* name;
+  const char* usage;
+  const char* about;
+};
+
+const Command kCommands[] = {
+    {"summary", "simmer_analyze summary RUN.h5",
+     "Prints the run's configuration highlights, sizes, the baseline-vs-ensemble table of /metrics\n"
+     "and each trajectory's health: the mean kinetic temperature of its stored draws at each\n"
+     "temperature stage against the target T, the relative drift of H_ext over the last stage, and\n"
+     "the split-R-hat and effective sample size of /sample_stats/loss across trajectories (n/a\n"
+     "with fewer than 2 trajectories of 4 stored draws)."},
+    {"predict", "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST]",
+     "Evaluates every stored network (/posterior/params) on the rows of FILE.csv, whose header\n"
+     "names the archive's feature columns (/data/feature_names; other columns are ignored), in\n"
+     "raw units. Inputs are scaled with the archive's /data/scaling and regression outputs\n"
+     "un-scaled, as in the run. Output CSV, one row per point:\n"
+     "  classification: point, fraction_<class>... (vote fraction), majority, majority_class\n"
+     "  regression:     point, then per output mean_<y>, sd_<y>, q<p>_<y>... (member quantiles)\n"
+     "Under mpirun the draws are split over the ranks; the output does not depend on their number."},
+    {"merge", "simmer_analyze merge A.h5 B.h5 ... -o ALL.h5 [--overwrite]",
+     "Combines archives of one study that differ only in run.seed (and run.trajectories or how\n"
+     "the run was carried out) into one archive, chains renumbered 0..N-1 in input order:\n"
+     "/posterior, /sample_stats, /trace, /initial and /baseline concatenated, /ensemble\n"
+     "recomputed (votes summed; regression mean/variance combined), /metrics recomputed.\n"
+     "data.split_seed may differ only when the data are identical."},
+    {"export", "simmer_analyze export RUN.h5 --what trace|samples|ensemble [--params] [--out FILE.csv]",
+     "Writes one tidy table (one observation per row, a header row):\n"
+     "  trace:    chain,phase,step,temperature,train_loss,test_loss (phase 0 = Adam, 1 = simmering)\n"
+     "  samples:  chain,draw,step,temperature,loss,kinetic_temperature,extended_energy\n"
+     "            (--params: chain,draw,param,value for every stored network instead)\n"
+     "  ensemble: set,row, then fraction_<class>...,prediction,prediction_class\n"
+     "            or mean_<y>,sd_<y> per output"},
+};
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<double> parse_quantiles(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (part.empty()) continue;
+    char* end = nullptr;
+    const double q = std::strtod(part.c_str(), &end);
+    if (end == nullptr || *end != '\0' || !(q >= 0.0 && q <= 1.0)) {
+      throw Error("predict: --quantiles '" + text + "': '" + part + "' is not a probability in [0, 1]");
+    }
+    out.push_back(q);
+  }
+  return out;
+}
+
+po::options_description options_of(const std::string& command) {
+  po::options_description desc("Options", 100, 40);
+  desc.add_options()("help,h", "print this help and exit");
+  if (command == "predict") {
+    desc.add_options()                                                                        //
+        ("points", po::value<std::string>()->value_name("FILE.csv"), "inputs to evaluate (raw units)")  //
+        ("out", po::value<std::string>()->value_name("OUT.csv"), "write here instead of stdout")        //
+        ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.5,0.975"),
+         "regression: member quantiles per output (comma-separated; '' for none)");
+  } else if (command == "merge") {
+    desc.add_options()                                                                   //
+        ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
+        ("overwrite", "replace an existing output");
+  } else if (command == "export") {
+    desc.add_options()                                                                           //
+        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")      //
+        ("params", "with --what samples: the parameters as chain,draw,param,value")               //
+        ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
+  }
+  return desc;
+}
+
+std::string help_of(const Command& c) {
+  std::ostringstream out;
+  out << "Usage: " << c.usage << "\n\n" << c.about << "\n\n" << options_of(c.name);
+  return out.str();
+}
+
+}  // namespace
+
+AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) {
+  AnalyzeInvocation inv;
+  for (int i = 0; i < argc; ++i) inv.command_line += (i > 0 ? " " : "") + std::string(argv[i]);
+  if (argc < 2) throw Error("no command given: summary, predict, merge or export (see --help)");
+  const std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    inv.help = true;
+    inv.help_text = kOverview;
+    if (first == "help" && argc > 2 && find_command(argv[2]) != nullptr) inv.help_text = help_of(*find_command(argv[2]));
+    return inv;
+  }
+  const Command* command = find_command(first);
+  if (command == nullptr) {
+    throw Error("unknown command '" + first + "': use summary, predict, merge or export (see --help)");
+  }
+  inv.command = first;
+  po::options_description desc = options_of(first);
+  po::options_description all;
+  all.add(desc);
+  all.add_options()("archive", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("archive", -1);
+  po::variables_map vm;
+  try {
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).style(style).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw Error(first + ": " + e.what() + " (see simmer_analyze " + first + " --help)");
+  }
+  if (vm.count("help") != 0) {
+    inv.help = true;
+    inv.help_text = help_of(*command);
+    return inv;
+  }
+  if (vm.count("archive") != 0) inv.archives = vm["archive"].as<std::vector<std::string>>();
+  const auto text = [&](const char* key) { return vm.count(key) != 0 ? vm[key].as<std::string>() : std::string(); };
+  inv.output = first == "merge" ? text("output") : text("out");
+  if (first == "merge") {
+    inv.overwrite = vm.count("overwrite") != 0;
+    if (inv.archives.size() < 2) throw Error("merge: needs at least two archives: merge A.h5 B.h5 ... -o ALL.h5");
+    if (inv.output.empty()) throw Error("merge: the output is missing: -o ALL.h5");
+    return inv;
+  }
+  if (inv.archives.size() != 1) {
+    throw Error(first + ": needs exactly one archive (got " + std::to_string(inv.archives.size()) + "): " +
+                command->usage);
+  }
+  if (first == "predict") {
+    inv.points = text("points");
+    if (inv.points.empty()) throw Error("predict: --points FILE.csv is missing");
+    inv.quantiles = parse_quantiles(text("quantiles"));
+  } else if (first == "export") {
+    inv.what = text("what");
+    inv.params = vm.count("params") != 0;
+    if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble") {
+      throw Error("export: --what '" + inv.what + "' must be trace, samples or ensemble");
+    }
+    if (inv.params && inv.what != "samples") throw Error("export: --params goes with --what samples");
+  }
+  return inv;
+}
+
+}  // namespace simmer::cli

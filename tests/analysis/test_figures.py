@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""The figure scripts of analysis/ on small archives (run by CTest with Debian's /usr/bin/python3,
+which has h5py, numpy and matplotlib).
+
+usage: test_figures.py SIMMER_MPI PROJECT_ROOT
+
+Makes a small sine retrofit archive (the 201-point grid analysis/sine_grid.csv as
+ensemble.points, test rows 0 and 5 tracked) and a small Iris ab initio archive (jobs/iris_grid.csv
+as ensemble.points) with simmer_mpi, runs every figure script on them (and bars.py on a study
+table), and checks each PNG (> 10 kB) and PDF exists and starts like one. Then the error cases:
+a figure on an archive lacking what it needs must exit non-zero with one line naming the file
+and write nothing.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+try:
+    import matplotlib  # noqa: F401  (the figure scripts need it)
+except ImportError as e:
+    sys.exit(f"FAIL: matplotlib is missing for {sys.executable} ({e}); cmake/install-deps.sh installs "
+             "python3-matplotlib")
+
+SIMMER, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+ANALYSIS = os.path.join(ROOT, "analysis")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+FAILURES = []
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    FAILURES.append(msg)
+
+
+def simmer(args, cwd):
+    cmd = ["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args
+    p = subprocess.run(cmd, env=ENV, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+
+
+def figure(script, args, cwd):
+    cmd = [os.path.join(ANALYSIS, script)] + args
+    return subprocess.run(cmd, env=ENV, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def check_outputs(prefix, what):
+    png, pdf = prefix + ".png", prefix + ".pdf"
+    for path, magic, least in ((png, b"\x89PNG", 10_000), (pdf, b"%PDF", 1_000)):
+        if not os.path.exists(path):
+            fail(f"{what}: {path} was not written")
+            continue
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(4)
+        if head != magic:
+            fail(f"{what}: {path} does not start with {magic!r}")
+        if size <= least:
+            fail(f"{what}: {path} has {size} bytes (expected > {least})")
+        else:
+            print(f"ok   {what}: {os.path.basename(path)} {size} bytes")
+
+
+def expect_figure(script, args, prefix, cwd):
+    p = figure(script, args + ["-o", prefix], cwd)
+    what = f"{script} {' '.join(args)}"
+    if p.returncode != 0:
+        fail(f"{what} exited {p.returncode}: {p.stderr.strip()}")
+        return
+    check_outputs(prefix, what)
+
+
+def expect_error(script, args, path, needle, cwd):
+    prefix = os.path.join(cwd, "should_not_exist")
+    p = figure(script, args + ["-o", prefix], cwd)
+    what = f"{script} {' '.join(args)}"
+    message = p.stderr.strip()
+    if p.returncode == 0:
+        fail(f"{what}: exited 0 on an archive lacking {needle}")
+    if path not in message or needle not in message:
+        fail(f"{what}: the message does not name {path} and {needle}: {message!r}")
+    if "Traceback" in message or len(message.splitlines()) != 1:
+        fail(f"{what}: expected one line of error, got: {message!r}")
+    for ext in (".png", ".pdf"):
+        if os.path.exists(prefix + ext):
+            fail(f"{what}: wrote {prefix + ext} although it failed")
+    if p.returncode != 0 and path in message and needle in message:
+        print(f"ok   {what}: exit {p.returncode}: {message}")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="simmer_figures_")
+    ENV["MPLCONFIGDIR"] = os.path.join(tmp, "mpl")
+    try:
+        sine = os.path.join(tmp, "sine.h5")
+        iris = os.path.join(tmp, "iris.h5")
+        simmer(["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"),
+                "--ensemble.points", os.path.join(ANALYSIS, "sine_grid.csv"), "--ensemble.track", "0,5",
+                "--adam.epochs", "300", "--simmer.steps", "1500", "--simmer.every", "150",
+                "--ensemble.window", "500", "--ensemble.store_every", "50",
+                "--run.trajectories", "2", "--run.gather_interval", "500", "--output", sine], tmp)
+        simmer(["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
+                "--data.path", os.path.join(ROOT, "data/iris.csv"),
+                "--ensemble.points", os.path.join(ROOT, "jobs/iris_grid.csv"),
+                "--simmer.steps", "600", "--ensemble.window", "400", "--ensemble.count", "50",
+                "--ensemble.store_every", "50", "--run.trajectories", "2",
+                "--run.gather_interval", "300", "--output", iris], tmp)
+
+        out = os.path.join(tmp, "out")
+        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py"):
+            p = figure(script, ["--help"], tmp)
+            if p.returncode != 0 or "usage:" not in p.stdout:
+                fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
+        expect_figure("loss_curves.py", [sine], os.path.join(out, "sine_loss"), tmp)
+        expect_figure("loss_curves.py", [iris], os.path.join(out, "iris_loss"), tmp)
+        expect_figure("regression_fit.py", [sine], os.path.join(out, "sine_fit"), tmp)
+        expect_figure("regression_fit.py", [sine, "--at", "0.3", "-0.2"], os.path.join(out, "sine_fit_at"), tmp)
+        expect_figure("decision_map.py", [iris], os.path.join(out, "iris_map"), tmp)
+        expect_figure("decision_map.py", [iris, "--at", "3,1", "3.5,0.6"], os.path.join(out, "iris_map_at"), tmp)
+        expect_figure("bars.py", [sine, iris], os.path.join(out, "bars"), tmp)
+        table = os.path.join(tmp, "summary.csv")
+        with open(table, "w") as f:
+            f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
+                    "sine,r2,0.91,0.03,0.90,0.02,4,1\n"
+                    "autompg_s,r2,0.61,0.02,-228,150,4,0\n"
+                    "iris_retrofit,accuracy,0.94,0.02,0.95,0.02,4,2\n"
+                    "iris_abinitio,accuracy,0.935,0.024,0.921,0.01,4,1\n"
+                    "higgs,accuracy,nan,nan,nan,nan,0,0\n")
+        expect_figure("bars.py", ["--table", table], os.path.join(out, "bars_table"), tmp)
+
+        # Archives lacking what a figure needs.
+        expect_error("regression_fit.py", [iris], iris, "classification", tmp)
+        expect_error("decision_map.py", [sine], sine, "regression", tmp)
+        no_grid = os.path.join(tmp, "sine_no_grid.h5")
+        shutil.copy(sine, no_grid)
+        with h5py.File(no_grid, "a") as f:
+            del f["ensemble/points"]
+            del f["data/points"]
+        expect_error("regression_fit.py", [no_grid], no_grid, "/data/points/x", tmp)
+        iris_no_grid = os.path.join(tmp, "iris_no_grid.h5")
+        shutil.copy(iris, iris_no_grid)
+        with h5py.File(iris_no_grid, "a") as f:
+            del f["ensemble/points"]
+        expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
+        expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
+                     "no such file", tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        sys.exit(1)
+    print("all figure checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "simmer/analyze/diagnostics.hpp"
+#include "simmer/core/rng.hpp"
+
+using namespace simmer::analyze;
+
+namespace {
+
+/// `chains` chains of `draws` iid N(mean_c, 1) draws from a fixed seed; chain c has mean
+/// offsets[c] (0 when offsets is empty).
+Chains normal_chains(std::size_t chains, std::size_t draws, std::uint64_t seed,
+                     const std::vector<double>& offsets = {}) {
+  simmer::Rng rng(seed);
+  Chains out(chains);
+  for (std::size_t c = 0; c < chains; ++c) {
+    for (std::size_t d = 0; d < draws; ++d) out[c].push_back((offsets.empty() ? 0.0 : offsets[c]) + rng.normal());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("split-R̂ and ESS of a case worked by hand", "[diagnostics]") {
+  // Split: {1,2} {3,4} {2,3} {4,5}, n = 2: chain means 1.5 3.5 2.5 4.5, each variance 1/2.
+  // W = 1/2, B = n · var(means) = 2 · 5/3 = 10/3: R̂ = sqrt((B/W + n − 1)/n) = sqrt(23/6).
+  const Chains a{{1, 2, 3, 4}, {2, 3, 4, 5}};
+  CHECK(split_rhat(a) == Approx(std::sqrt(23.0 / 6.0)).epsilon(1e-14));
+  // Two draws per split chain: Geyer's sequence has only ρ̂0 = 1, so τ̂ = −1 + ρ̂0 = 0, raised to
+  // the floor 1/log10(S n) = 1/log10(8): ESS = 8 log10(8).
+  CHECK(effective_sample_size(a) == Approx(8.0 * std::log10(8.0)).epsilon(1e-14));
+
+  // Split into {1,2,3,2,1} {2,3,4,3,2} {2,3,2,1,2} {2,3,3,2,1} (n = 5, S = 4):
+  // acov(0) = 0.56 0.56 0.4 0.56 → W = mean · n/(n−1) = 0.65;
+  // var⁺ = W (n−1)/n + var(means 1.8 2.8 2 2.2) = 0.52 + 0.186667 = 0.706667;
+  // acov(1) = 0.032 0.032 0 0.112, mean 0.044 → ρ̂1 = 1 − (W − 0.044)/var⁺ = 0.142453;
+  // the first pair (ρ̂2, ρ̂3) = (−0.347, −0.030) sums negative, so τ̂ = −1 + 2(1 + ρ̂1) = 1.284906
+  // and ESS = 20/τ̂ = 15.565345.
+  const Chains b{{1, 2, 3, 2, 1, 2, 3, 2, 1, 2}, {2, 3, 4, 3, 2, 2, 3, 3, 2, 1}};
+  CHECK(effective_sample_size(b) == Approx(20.0 / (-1.0 + 2.0 * (1.0 + 0.14245283018867916))).epsilon(1e-12));
+  CHECK(effective_sample_size(b) == Approx(15.565345080763585).epsilon(1e-12));
+  CHECK(split_rhat(b) == Approx(1.0426789952710696).epsilon(1e-12));
+}
+
+TEST_CASE("ESS follows ArviZ's estimator through the monotone correction", "[diagnostics]") {
+  // Reference: ArviZ's _ess/_rhat on _split_chains transcribed to numpy (direct autocovariances
+  // instead of the FFT). Here the pair (ρ̂4, ρ̂5) exceeds (ρ̂2, ρ̂3) and is cut down to it.
+  const Chains c{{-1.1, 1.6, 0.4, 0.8, 0.7, -2.1, 0.6, -0.1, -0.0, 0.1, -1.5, 0.4, -1.3, -1.6, -1.6,
+                  -0.5, 0.1, -0.9, -1.5, 1.4},
+                 {-0.8, 1.3, 0.1, -0.4, -0.5, 0.8, 1.6, 0.3, 0.9, 2.4, 0.1, -0.7, -1.0, -0.8, 0.2,
+                  0.1, -0.6, 1.3, -1.9, -0.7}};
+  CHECK(effective_sample_size(c) == Approx(16.55676657496865).epsilon(1e-12));
+  CHECK(split_rhat(c) == Approx(1.102809289117863).epsilon(1e-12));
+}
+
+TEST_CASE("iid normal chains give R̂ ≈ 1 and ESS ≈ N", "[diagnostics]") {
+  const Chains iid = normal_chains(4, 1000, 20240611);
+  const double rhat = split_rhat(iid);
+  const double ess = effective_sample_size(iid);
+  INFO("fixed seed 20240611: R̂ = " << rhat << ", ESS = " << ess << " of 4000 draws");
+  CHECK(rhat == Approx(1.0).margin(0.01));
+  CHECK(ess > 0.8 * 4000);
+  CHECK(ess < 1.25 * 4000);
+}
+
+TEST_CASE("chains with different means give R̂ >> 1", "[diagnostics]") {
+  const Chains apart = normal_chains(4, 500, 7, {0.0, 3.0, -3.0, 6.0});
+  INFO("fixed seed 7");
+  CHECK(split_rhat(apart) > 2.0);
+  CHECK(effective_sample_size(apart) < 100.0);
+}
+
+TEST_CASE("autocorrelated chains have ESS well below N", "[diagnostics]") {
+  // AR(1) with φ = 0.9: τ = (1 + φ)/(1 − φ) = 19, so ESS ≈ N/19.
+  simmer::Rng rng(11);
+  Chains ar(4);
+  for (auto& c : ar) {
+    double x = 0.0;
+    for (int d = 0; d < 5000; ++d) {
+      x = 0.9 * x + std::sqrt(1 - 0.81) * rng.normal();
+      c.push_back(x);
+    }
+  }
+  const double ess = effective_sample_size(ar);
+  INFO("fixed seed 11: ESS = " << ess << " of 20000 draws (theory ≈ 1053)");
+  CHECK(ess > 700);
+  CHECK(ess < 1500);
+}
+
+TEST_CASE("diagnostics need 2 chains of 4 draws; NaN rows are dropped", "[diagnostics]") {
+  CHECK(std::isnan(split_rhat({{1, 2, 3, 4}})));
+  CHECK(std::isnan(effective_sample_size({{1, 2, 3}, {2, 3, 4}})));
+  CHECK(std::isnan(split_rhat({{1, 2, 3, 4}, {1, 2, 3}})));  // unequal lengths
+  CHECK(effective_sample_size({{1, 1, 1, 1}, {1, 1, 1, 1}}) == 8.0);
+  CHECK(std::isnan(split_rhat({{1, 1, 1, 1}, {1, 1, 1, 1}})));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Chains usable = usable_chains({{1, 2, 3, 4, 5, nan}, {2, 3, 4, 5, nan, nan}, {1, nan, nan, nan, nan, nan}});
+  REQUIRE(usable.size() == 2);
+  CHECK(usable[0] == std::vector<double>{1, 2, 3, 4});
+  CHECK(usable[1] == std::vector<double>{2, 3, 4, 5});
+  CHECK(format_diagnostic(nan, 3) == "n/a");
+  CHECK(format_diagnostic(1.23456, 3) == "1.235");
+}
