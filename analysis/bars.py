@@ -97,31 +97,42 @@ def draw_panel(ax, rows, metric):
     def shown(values):  # bar heights from 0, clipped at the panel's floor
         return np.clip(np.nan_to_num(values, nan=0.0), bottom, top)
 
-    def errors(values, sd):  # no error bar on a missing or clipped value
-        return np.where(np.isfinite(sd) & np.isfinite(values) & (values >= bottom), sd, 0.0)
+    ceiling = top + 0.12 * (top - bottom)
+
+    def errors(values, sd):
+        """Error bars that fit in the panel; none for a missing or clipped value or one whose bar
+        would leave the panel (its sd is written in the label instead)."""
+        ok = np.isfinite(sd) & np.isfinite(values) & (values >= bottom)
+        ok &= (values - np.nan_to_num(sd) >= bottom) & (values + np.nan_to_num(sd) <= ceiling)
+        return np.where(ok, sd, 0.0)
 
     ens_has_sd = np.isfinite(ens_sd).any()
     bars = [(x - width / 2, adam, adam_sd, sa.ADAM_COLOUR, "Adam / first member (mean ± sd)"),
             (x + width / 2, ens, ens_sd, sa.ENSEMBLE_COLOUR,
              "simmering ensemble" + (" (mean ± sd)" if ens_has_sd else ""))]
     for xs, values, sd, colour, label in bars:
-        has_sd = np.isfinite(sd).any()
+        drawn_sd = errors(values, sd)
         drawn = ax.bar(xs, shown(values), width, color=colour, label=label,
-                       yerr=errors(values, sd) if has_sd else None, capsize=3,
+                       yerr=np.where(drawn_sd > 0, drawn_sd, np.nan) if np.isfinite(sd).any() else None, capsize=3,
                        error_kw=dict(lw=1, ecolor="black"))
-        for bar, xi, v, e in zip(drawn, xs, values, errors(values, sd)):
+        for bar, xi, v, s_, e in zip(drawn, xs, values, sd, drawn_sd):
+            text = f"{v:.3g}" if np.isfinite(v) and abs(v) >= 10 else f"{v:.3f}"
+            if np.isfinite(s_) and s_ > 0 and e == 0:  # sd not drawn: say it
+                text += f" ± {s_:.2g}"
             if not np.isfinite(v):
                 ax.annotate("n/a", (xi, max(bottom, 0.0)), xytext=(0, 3), textcoords="offset points",
                             ha="center", va="bottom", fontsize=7.5)
             elif v < bottom:  # clipped: hatch the bar and write the real value inside it
                 bar.set_hatch("//")
                 bar.set_edgecolor("white")
-                ax.annotate(f"{v:.3g}\n(clipped)", (xi, bottom), xytext=(0, 4), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=7, color="black",
+                ax.annotate(text.replace(" ± ", "\n± ") + "\n(clipped)", (xi, bottom), xytext=(0, 4),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=7,
                             bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
-            else:
-                tip = v + e if v >= 0 else 0.0
-                ax.annotate(f"{v:.3f}", (xi, tip), xytext=(0, 2), textcoords="offset points",
+            elif v >= 0:
+                ax.annotate(text, (xi, v + e), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, rotation=90)
+            else:  # a negative bar: the label above the zero line, where there is room
+                ax.annotate(text, (xi, 0.0), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize=7, rotation=90)
     labels = []
     for r in rows:
@@ -181,7 +192,7 @@ def main():
     fig.suptitle(args.title or f"Adam vs simmering, test metric per case ({source})", fontsize=10)
     fig.get_layout_engine().set(rect=(0, 0, 1, 0.93))
     prefix = sa.output_prefix(args, args.archives[0] if args.archives else args.table, "bars")
-    return sa.save(fig, prefix, args.dpi)
+    return sa.save(fig, prefix, args)
 
 
 if __name__ == "__main__":

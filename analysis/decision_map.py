@@ -197,7 +197,7 @@ def main():
         if k == len(chosen) - 1:
             bax.set_xlabel("vote share")
     fig.suptitle(title, fontsize=10)
-    return sa.save(fig, sa.output_prefix(args, args.archive, "map"), args.dpi)
+    return sa.save(fig, sa.output_prefix(args, args.archive, "map"), args)
 
 
 if __name__ == "__main__":

@@ -71,8 +71,10 @@ def main():
     for label, values, colour in curves:
         if chains > 1 and not args.no_chains:
             alpha = max(0.08, min(0.35, 2.0 / chains))
+            every = max(1, len(step) // 600)  # thinned: light lines need no full resolution
             for c in range(chains):
-                ax.plot(step, values[c], color=colour, lw=0.6, alpha=alpha, zorder=1)
+                ax.plot(step[::every], values[c, ::every], color=colour, lw=0.6, alpha=alpha, zorder=1,
+                        rasterized=True)
         mean = chain_mean(values)
         what = f"{label} (mean of {chains} chains)" if chains > 1 else label
         ax.plot(step, mean, color=colour, lw=1.6, label=what, zorder=3)
@@ -133,7 +135,7 @@ def main():
     ax.legend(handles + h2, labels + l2, loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=3,
               frameon=False, fontsize=9)
     fig.suptitle(title, fontsize=10)
-    return sa.save(fig, sa.output_prefix(args, args.archive, "loss"), args.dpi)
+    return sa.save(fig, sa.output_prefix(args, args.archive, "loss"), args)
 
 
 if __name__ == "__main__":

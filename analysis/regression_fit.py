@@ -172,7 +172,7 @@ def main():
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=8.5,
               frameon=False)
     fig.suptitle(title, fontsize=10)
-    return sa.save(fig, sa.output_prefix(args, args.archive, "fit"), args.dpi)
+    return sa.save(fig, sa.output_prefix(args, args.archive, "fit"), args)
 
 
 def choose_tracked(rows, test_x, at, path):

@@ -181,6 +181,8 @@ def add_output_arguments(p, default_suffix):
                    help=f"write PREFIX.png and PREFIX.pdf (default: <archive name>_{default_suffix} "
                         "in the current directory)")
     p.add_argument("--dpi", type=float, default=150, help="resolution of the PNG (default 150)")
+    p.add_argument("--palette", action="store_true",
+                   help="write the PNG with a 256-colour palette (a third of the size; for README figures)")
 
 
 def output_prefix(args, archive_path, suffix):
@@ -193,15 +195,25 @@ def output_prefix(args, archive_path, suffix):
     return prefix
 
 
-def save(fig, prefix, dpi):
-    """Write PREFIX.png and PREFIX.pdf; returns their paths."""
+def save(fig, prefix, args):
+    """Write PREFIX.png and PREFIX.pdf (args.dpi, args.palette); returns their paths."""
     directory = os.path.dirname(prefix)
     if directory:
         os.makedirs(directory, exist_ok=True)
     paths = [prefix + ".png", prefix + ".pdf"]
-    fig.savefig(paths[0], dpi=dpi)
+    fig.savefig(paths[0], dpi=args.dpi)
     fig.savefig(paths[1])
     plt.close(fig)
+    if getattr(args, "palette", False):
+        try:
+            from PIL import Image
+        except ImportError:
+            print("note: --palette needs PIL (python3-pil); the PNG keeps full colour", file=sys.stderr)
+        else:
+            with Image.open(paths[0]) as image:
+                rgb = image.convert("RGB")
+            rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT,
+                         dither=Image.Dither.NONE).save(paths[0], optimize=True)
     return paths
 
 

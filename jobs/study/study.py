@@ -133,8 +133,13 @@ def report(out_dir, seeds, cases):
             rows.append([name, seed, metric, adam, ens, wall, status])
         am, asd, _ = mean_sd(adams)
         em, esd, n_ok = mean_sd(enss)
+        finite = sorted(x for x in enss if math.isfinite(x))
+        emed = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2 if finite else float("nan")
+        finite = sorted(x for x in adams if math.isfinite(x))
+        amed = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2 if finite else float("nan")
         summary.append(dict(case=name, metric=metric, adam_mean=am, adam_sd=asd, ensemble_mean=em,
-                            ensemble_sd=esd, n_seeds=done, beat=beat,
+                            ensemble_sd=esd, n_seeds=done, beat=beat, adam_median=amed,
+                            ensemble_median=emed,
                             wall_mean=mean_sd(walls)[0], note=note or "", ranks=ranks,
                             statuses=sorted(set(statuses))))
     with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
@@ -172,13 +177,14 @@ def write_markdown(summary, seeds, table, out_dir):
         "test metric is strictly higher than Adam's. Archives: runs/study/ (not in the "
         "repository); per-seed numbers: runs/study/runs.csv.",
         "",
-        "| case | metric | Adam (mean ± sd) | ensemble (mean ± sd) | seeds where simmering beat Adam | wall time per seed |",
-        "|---|---|---|---|---|---|",
+        "| case | metric | Adam (mean ± sd) | ensemble (mean ± sd) | median Adam / ensemble | seeds where simmering beat Adam | wall time per seed |",
+        "|---|---|---|---|---|---|---|",
     ]
     for s in summary:
         wall = s["wall_mean"]
         lines.append(f"| {s['case']} | test {s['metric']} | {fmt(s['adam_mean'], s['adam_sd'])} | "
-                     f"{fmt(s['ensemble_mean'], s['ensemble_sd'])} | {s['beat']} of {s['n_seeds']} | "
+                     f"{fmt(s['ensemble_mean'], s['ensemble_sd'])} | "
+                     f"{s['adam_median']:.4f} / {s['ensemble_median']:.4f} | {s['beat']} of {s['n_seeds']} | "
                      + (f"{wall:.1f} s on {s['ranks']} rank(s)" if math.isfinite(wall) else "n/a") + " |")
     lines += ["", "## Shortened cases and deviations", ""]
     for s in summary:

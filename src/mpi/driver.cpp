@@ -977,6 +977,30 @@ void Run::finish() {
     for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 3];
     file_->put("/baseline/test_r2", col, {chains_total_});
   }
+  // The baseline network's outputs on every evaluation set (raw target units for regression,
+  // logits for classification): Adam's fit on the extra points, for figures, with no network
+  // re-evaluated afterwards. Rows of a trajectory without a baseline stay NaN.
+  for (const auto& s : p_.sets) {
+    const std::string g = "/baseline/" + s.name;
+    file_->create_group(g);
+    file_->create_dataset(g + "/prediction", io::Type::f64, {chains_total_, s.rows(), p_.outputs},
+                          {1, std::max<std::int64_t>(s.rows(), 1), p_.outputs}, true);
+    std::vector<io::RowBlock> blocks;
+    std::vector<double> rows;
+    for (auto& ch : chains_) {
+      if (ch.baseline.size() != params_) continue;
+      const Vector keep = ch.net.parameters();
+      ch.net.parameters() = ch.baseline;
+      const ConstBatchView pred = ch.objective->predict(view(s.x));
+      rows.insert(rows.end(), pred.data(), pred.data() + pred.size());
+      ch.net.parameters() = keep;
+      blocks.push_back({ch.index, 0, s.rows()});
+    }
+    file_->write_rows(g + "/prediction", blocks, rows.data(), io::Type::f64);
+    file_->attribute(g + "/prediction", "units",
+                     std::string(p_.classification ? "logits [chain, row, class]"
+                                                   : "target units [chain, row, output]"));
+  }
   file_->attribute("/baseline", "kind", std::string(p_.mode == train::StartMode::retrofit
                                                         ? "Adam end point of each trajectory"
                                                         : "first ensemble member of each trajectory"));

@@ -116,7 +116,7 @@ def main():
             if p.returncode != 0 or "usage:" not in p.stdout:
                 fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
         expect_figure("loss_curves.py", [sine], os.path.join(out, "sine_loss"), tmp)
-        expect_figure("loss_curves.py", [iris], os.path.join(out, "iris_loss"), tmp)
+        expect_figure("loss_curves.py", [iris, "--palette", "--dpi", "110"], os.path.join(out, "iris_loss"), tmp)
         expect_figure("regression_fit.py", [sine], os.path.join(out, "sine_fit"), tmp)
         expect_figure("regression_fit.py", [sine, "--at", "0.3", "-0.2"], os.path.join(out, "sine_fit_at"), tmp)
         expect_figure("decision_map.py", [iris], os.path.join(out, "iris_map"), tmp)
