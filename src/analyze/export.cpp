@@ -2,6 +2,7 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
@@ -46,7 +47,8 @@ void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
 void export_samples(const io::ArchiveReader& r, const RunArchive& run, bool params, std::ostream& csv) {
   const auto C = static_cast<std::size_t>(run.chains);
   const auto D = static_cast<std::size_t>(run.draws);
-  const std::vector<std::string> fields{"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
+  const std::vector<std::string> fields{"step", "temperature", "loss", "kinetic_temperature",
+                                        "extended_energy"};
   const auto table = read_fields(r, "/sample_stats", fields, C * D);
   if (params) {
     csv << "chain,draw,param,value\n";
@@ -80,11 +82,8 @@ void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ost
     for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
     csv << ",prediction,prediction_class\n";
   } else {
-    std::vector<std::string> names = run.target_names;
-    names.resize(static_cast<std::size_t>(run.outputs));
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      if (names[k].empty()) names[k] = "y" + std::to_string(k);
-      csv << "," << csv_text("mean_" + names[k]) << "," << csv_text("sd_" + names[k]);
+    for (const auto& name : output_names(run)) {
+      csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name);
     }
     csv << "\n";
   }
@@ -96,7 +95,8 @@ void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ost
       const auto fraction = r.read_doubles(g + "/fraction");
       const auto prediction = r.read_ints(g + "/prediction");
       const auto K = static_cast<std::size_t>(run.classes);
-      if (fraction.size() != prediction.size() * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
+      if (fraction.size() != prediction.size() * K)
+        throw Error("'" + r.path() + "': " + g + " shapes disagree");
       for (std::size_t i = 0; i < prediction.size(); ++i) {
         csv << set << "," << i;
         for (std::size_t k = 0; k < K; ++k) csv << "," << csv_number(fraction[i * K + k]);
@@ -136,9 +136,12 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   const io::ArchiveReader r(o.archive);
   const RunArchive run = load_run(r);
   OutputFile file(o.output, out);
-  if (o.what == "trace") export_trace(r, run, file.stream());
-  else if (o.what == "samples") export_samples(r, run, o.params, file.stream());
-  else export_ensemble(r, run, file.stream());
+  if (o.what == "trace")
+    export_trace(r, run, file.stream());
+  else if (o.what == "samples")
+    export_samples(r, run, o.params, file.stream());
+  else
+    export_ensemble(r, run, file.stream());
   file.close();
 }
 

@@ -33,8 +33,9 @@ struct Input {
 /// Keys whose values may differ between the runs of one seed study: the seed and how the run
 /// was carried out, none of which changes what a trajectory is.
 bool may_differ(const std::string& key) {
-  return key == "run.seed" || key == "run.output" || key == "run.trajectories" || key.rfind("run.progress", 0) == 0 ||
-         key == "run.checkpoint_interval" || key == "run.sync_every" || key == "run.gather_interval";
+  return key == "run.seed" || key == "run.output" || key == "run.trajectories" ||
+         key.rfind("run.progress", 0) == 0 || key == "run.checkpoint_interval" || key == "run.sync_every" ||
+         key == "run.gather_interval";
 }
 
 /// The data sets both archives must hold identically.
@@ -77,15 +78,16 @@ void check_compatible(const Input& first, const Input& other) {
       split_seed_differs = true;
       continue;
     }
-    throw Error("cannot merge " + pair + ": not runs of one study: " + line + " (" + a.path() + " vs " + b.path() +
-                "); only run.seed, run.trajectories and how the run was carried out may differ");
+    throw Error("cannot merge " + pair + ": not runs of one study: " + line + " (" + a.path() + " vs " +
+                b.path() + "); only run.seed, run.trajectories and how the run was carried out may differ");
   }
   const std::string differs = data_difference(a, b);
   if (!differs.empty()) {
     throw Error("cannot merge " + pair + ": different data: " + differs + " differs" +
-                (split_seed_differs ? " (data.split_seed: '" + std::to_string(first.run.config.data.split_seed) +
-                                          "' vs '" + std::to_string(other.run.config.data.split_seed) + "')"
-                                    : std::string()));
+                (split_seed_differs
+                     ? " (data.split_seed: '" + std::to_string(first.run.config.data.split_seed) + "' vs '" +
+                           std::to_string(other.run.config.data.split_seed) + "')"
+                     : std::string()));
   }
   if (first.run.draws != other.run.draws || first.run.parameters != other.run.parameters ||
       first.run.store_type != other.run.store_type || first.run.sets != other.run.sets) {
@@ -99,11 +101,18 @@ std::string status_of(const io::ArchiveReader& r) {
 
 void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
   for (const auto& a : r.attributes(object)) {
-    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
+    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid")
+      continue;  // dimension-scale bookkeeping
     switch (a.kind) {
-      case io::AttributeValue::Kind::text: f.attribute(object, a.name, a.text); break;
-      case io::AttributeValue::Kind::integer: f.attribute(object, a.name, a.integer); break;
-      case io::AttributeValue::Kind::real: f.attribute(object, a.name, a.real); break;
+      case io::AttributeValue::Kind::text:
+        f.attribute(object, a.name, a.text);
+        break;
+      case io::AttributeValue::Kind::integer:
+        f.attribute(object, a.name, a.integer);
+        break;
+      case io::AttributeValue::Kind::real:
+        f.attribute(object, a.name, a.real);
+        break;
     }
   }
 }
@@ -130,10 +139,15 @@ void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::strin
 }
 
 /// Per-chain rows of `path` from every input, renumbered in input order: one transfer per chain.
+/// An input without `path` (an archive from before it existed) leaves its chains' rows NaN.
 void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, const std::string& path,
                      io::Type type) {
   std::int64_t out_chain = 0;
   for (const auto& in : inputs) {
+    if (!in.reader->exists(path)) {
+      out_chain += in.run.chains;
+      continue;
+    }
     for (std::int64_t c = 0; c < in.run.chains; ++c, ++out_chain) {
       const std::vector<double> rows = in.reader->read_slab(path, c);
       const auto shape = in.reader->dims(path);
@@ -153,8 +167,10 @@ std::vector<T> concatenated(const std::vector<Input>& inputs, const std::string&
   std::vector<T> out;
   for (const auto& in : inputs) {
     std::vector<T> part;
-    if constexpr (std::is_same_v<T, double>) part = in.reader->read_doubles(path);
-    else part = in.reader->read_ints(path);
+    if constexpr (std::is_same_v<T, double>)
+      part = in.reader->read_doubles(path);
+    else
+      part = in.reader->read_ints(path);
     out.insert(out.end(), part.begin(), part.end());
   }
   return out;
@@ -207,12 +223,16 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   std::string merged_from, seeds;
   double lambda_max = -1.0, limit = std::numeric_limits<double>::infinity(), wall = 0.0;
   for (const auto& in : inputs) {
-    merged_from += (merged_from.empty() ? "" : ", ") + in.run.path + " (run.seed " +
-                   std::to_string(in.run.config.run.seed) + ", " + std::to_string(in.run.chains) + " trajectories)";
-    seeds += (seeds.empty() ? "" : ",") + std::to_string(in.run.config.run.seed);
+    if (!merged_from.empty()) merged_from += ", ";
+    merged_from += in.run.path + " (run.seed " + std::to_string(in.run.config.run.seed) + ", " +
+                   std::to_string(in.run.chains) + " trajectories)";
+    if (!seeds.empty()) seeds += ',';
+    seeds += std::to_string(in.run.config.run.seed);
     const io::ArchiveReader& r = *in.reader;
-    if (r.has_attribute("/", "lambda_max")) lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
-    if (r.has_attribute("/", "time_step_limit")) limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
+    if (r.has_attribute("/", "lambda_max"))
+      lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
+    if (r.has_attribute("/", "time_step_limit"))
+      limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
     if (r.has_attribute("/", "wall_seconds")) wall += r.attribute_real("/", "wall_seconds");
   }
   f.attribute("/", "merged_from", merged_from);
@@ -235,7 +255,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   // Per-chain datasets, shaped and chunked as create_archive makes them.
   const io::Type store = run0.store_type;
   const std::int64_t value_bytes = store == io::Type::f32 ? 4 : 8;
-  const std::int64_t max_chunk = std::max<std::int64_t>(1, (1 << 20) / (value_bytes * std::max<std::int64_t>(P, 1)));
+  const std::int64_t max_chunk =
+      std::max<std::int64_t>(1, (1 << 20) / (value_bytes * std::max<std::int64_t>(P, 1)));
   const std::int64_t n_chunks = (std::max<std::int64_t>(D, 1) + max_chunk - 1) / max_chunk;
   const std::int64_t draw_chunk = (std::max<std::int64_t>(D, 1) + n_chunks - 1) / n_chunks;
   f.create_group("/baseline");
@@ -247,7 +268,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.create_group("/posterior");
   f.create_dataset("/posterior/params", store, {C, D, P}, {1, draw_chunk, P}, true);
   copy_attributes(r0, f, "/posterior/params");
-  const std::vector<std::string> stats{"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
+  const std::vector<std::string> stats{"step", "temperature", "loss", "kinetic_temperature",
+                                       "extended_energy"};
   const std::vector<std::string> trace{"phase", "step", "temperature", "train_loss", "test_loss"};
   f.create_group("/sample_stats");
   for (const auto& n : stats) {
@@ -280,6 +302,18 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.attach_scale("/sample_stats/draw", "draw", axes1);
 
   copy_chain_rows(inputs, f, "/baseline/params", io::Type::f64);
+  // The baseline networks' outputs on each evaluation set: /baseline/<set>/prediction [chain, row, output].
+  for (const auto& name : r0.members("/baseline")) {
+    const std::string prediction = "/baseline/" + name + "/prediction";
+    if (!r0.is_group("/baseline/" + name) || !r0.exists(prediction)) continue;
+    const auto shape = r0.dims(prediction);
+    if (shape.size() != 3) continue;
+    f.create_group("/baseline/" + name);
+    f.create_dataset(prediction, io::Type::f64, {C, shape[1], shape[2]},
+                     {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
+    copy_attributes(r0, f, prediction);
+    copy_chain_rows(inputs, f, prediction, io::Type::f64);
+  }
   copy_chain_rows(inputs, f, "/initial/params", io::Type::f64);
   copy_chain_rows(inputs, f, "/initial/velocity", io::Type::f64);
   copy_chain_rows(inputs, f, "/posterior/params", store);
@@ -296,17 +330,20 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   for (const auto& set : run0.sets) {
     const std::string g = "/ensemble/" + set;
     f.create_group(g);
-    const std::int64_t rows = r0.exists("/data/" + set + "/x") ? r0.dims("/data/" + set + "/x").front()
-                                                              : r0.dims(g + (run0.classification ? "/votes" : "/mean")).front();
+    const std::int64_t rows = r0.exists("/data/" + set + "/x")
+                                  ? r0.dims("/data/" + set + "/x").front()
+                                  : r0.dims(g + (run0.classification ? "/votes" : "/mean")).front();
     if (run0.classification) {
       ensemble::VoteAccumulator acc(rows, run0.classes);
       for (const auto& in : inputs) {
         const auto v = in.reader->read_ints(g + "/votes");
-        if (static_cast<Index>(v.size()) != rows * run0.classes) throw Error("'" + in.run.path + "': " + g + "/votes has an unexpected shape");
+        if (static_cast<Index>(v.size()) != rows * run0.classes)
+          throw Error("'" + in.run.path + "': " + g + "/votes has an unexpected shape");
         acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), set_members(*in.reader, g));
       }
       const Votes& votes = acc.votes();
-      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
+      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()),
+            {rows, run0.classes});
       f.put(g + "/prediction", acc.majority(), {rows});
       const Matrix fraction = acc.fractions();
       f.put(g + "/fraction", std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
@@ -364,7 +401,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (!r0.exists(y)) continue;
     if (run0.classification) {
       const auto& acc = vote_sets[s];
-      const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
+      const double accuracy =
+          acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
       f.attribute("/metrics", "ensemble_" + set + "_accuracy", accuracy);
     } else {
       const auto& acc = mean_sets[s];
@@ -389,7 +427,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     }
   }
   f.put("/sample_stats/diverged_at_step", diverged, {C});
-  const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  const bool any_diverged =
+      std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute("/", "status", std::string(any_diverged ? "complete, with diverged trajectories" : "complete"));
   f.attribute("/", "io_transfers", f.transfers());
   f.attribute("/", "io_collective_transfers", f.collective_transfers());
@@ -400,7 +439,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
 
 void merge(const MergeOptions& o, std::ostream& out) {
   if (o.output.empty()) throw Error("merge: the output is missing: -o OUT.h5");
-  if (o.archives.size() < 2) throw Error("merge: needs at least two archives (got " + std::to_string(o.archives.size()) + ")");
+  if (o.archives.size() < 2)
+    throw Error("merge: needs at least two archives (got " + std::to_string(o.archives.size()) + ")");
   std::error_code ec;
   for (const auto& a : o.archives) {
     if (fs::exists(o.output, ec) && fs::exists(a, ec) && fs::equivalent(o.output, a, ec)) {
@@ -410,8 +450,10 @@ void merge(const MergeOptions& o, std::ostream& out) {
   if (fs::exists(o.output, ec) && !o.overwrite) {
     throw Error("merge: the output '" + o.output + "' exists; pass --overwrite to replace it");
   }
-  const fs::path dir = fs::path(o.output).has_parent_path() ? fs::path(o.output).parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
+  const fs::path dir =
+      fs::path(o.output).has_parent_path() ? fs::path(o.output).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
 
   std::vector<Input> inputs(o.archives.size());
   for (std::size_t i = 0; i < o.archives.size(); ++i) {
@@ -436,8 +478,8 @@ void merge(const MergeOptions& o, std::ostream& out) {
   }
   std::int64_t chains = 0;
   for (const auto& in : inputs) chains += in.run.chains;
-  out << "merged " << inputs.size() << " archives (" << chains << " trajectories, chains renumbered 0.." << chains - 1
-      << " in input order) into " << o.output << "\n";
+  out << "merged " << inputs.size() << " archives (" << chains << " trajectories, chains renumbered 0.."
+      << chains - 1 << " in input order) into " << o.output << "\n";
 }
 
 }  // namespace simmer::analyze

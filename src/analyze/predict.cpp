@@ -116,9 +116,9 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
     const Matrix dummy_y = Matrix::Zero(points, run.outputs);
     // The run's own path from network output to target units (NetworkObjective::predict).
     train::NetworkObjective objective =
-        run.classification
-            ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
-            : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
+        run.classification ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
+                           : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(),
+                                                     run.y_scaler.offset());
     predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
     for (std::int64_t i = begin; i < end; ++i) {
       const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
@@ -147,7 +147,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
   std::vector<double> all;
   if (run.classification) {
     total_votes = Votes::Zero(votes.rows(), votes.cols());
-    MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0, comm);
+    MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0,
+               comm);
   } else {
     // Every rank's block of draws, concatenated in rank order = draw order.
     const int count = static_cast<int>(predictions.size());
@@ -161,8 +162,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       }
       all.resize(static_cast<std::size_t>(offset));
     }
-    MPI_Gatherv(predictions.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
-                comm);
+    MPI_Gatherv(predictions.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                0, comm);
   }
 
   int code = 0;
@@ -198,12 +199,7 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
           total.merge(per_chain.members(), per_chain.mean(), per_chain.m2());
         }
         const Matrix variance = total.variance();
-        std::vector<std::string> names = run.target_names;
-        names.resize(static_cast<std::size_t>(run.outputs));
-        for (std::size_t k = 0; k < names.size(); ++k) {
-          if (names[k].empty()) names[k] = "y" + std::to_string(k);
-        }
-        for (const auto& name : names) {
+        for (const auto& name : output_names(run)) {
           csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name);
           for (const double q : o.quantiles) csv << "," << csv_text(quantile_label(q) + "_" + name);
         }
@@ -215,7 +211,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
             csv << "," << csv_number(total.mean()(p, k)) << "," << csv_number(std::sqrt(variance(p, k)));
             if (o.quantiles.empty()) continue;
             for (std::size_t d = 0; d < s.draws.size(); ++d) {
-              column[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
+              column[d] =
+                  all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
             }
             for (const double q : o.quantiles) csv << "," << csv_number(quantile(column, q));
           }
@@ -223,8 +220,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
         }
       }
       file.close();
-      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " stored network(s) of "
-                << run.chains << " trajectories, on " << size << " rank(s)"
+      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws
+                << " stored network(s) of " << run.chains << " trajectories, on " << size << " rank(s)"
                 << (o.output.empty() ? std::string() : "; wrote " + o.output) << "\n";
     } catch (const std::exception& e) {
       std::cerr << "simmer_analyze: error: " << e.what() << std::endl;

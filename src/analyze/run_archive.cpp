@@ -65,7 +65,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   const cli::Config& c = run.config;
 
   run.classification = r.has_attribute("/", "task") ? r.attribute_text("/", "task") == "classification"
-                                                     : c.data.task == "classification";
+                                                    : c.data.task == "classification";
   run.feature_names = r.read_strings("/data/feature_names");
   if (r.exists("/data/target_names")) run.target_names = r.read_strings("/data/target_names");
   if (run.classification) {
@@ -88,8 +88,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   run.loss = model::parse_loss(c.model.loss);
   const bool binary = run.classification && run.loss == model::LossKind::bce;
   run.classes = run.classification ? static_cast<Index>(run.class_names.size()) : 0;
-  run.outputs = run.classification ? (binary ? 1 : run.classes)
-                                   : run.y_scaler.columns();
+  run.outputs = run.classification ? (binary ? 1 : run.classes) : run.y_scaler.columns();
   run.architecture.layers = c.model.architecture;
   run.architecture.activation = model::parse_activation(c.model.activation);
   run.architecture.output = model::parse_activation(c.model.output);
@@ -146,6 +145,18 @@ std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::Archi
     }
   }
   return out;
+}
+
+std::vector<std::string> output_names(const RunArchive& run) {
+  std::vector<std::string> names = run.target_names;
+  names.resize(static_cast<std::size_t>(run.outputs));
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (!names[k].empty()) continue;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "y%zu", k);
+    names[k] = buf;
+  }
+  return names;
 }
 
 std::string csv_number(double value) {

@@ -33,6 +33,15 @@ std::string human_bytes(double bytes) {
   return buf;
 }
 
+/// `text` padded with spaces to `width` characters (UTF-8 code points, so "±" and "²" count
+/// once), on the left (right-aligned) or the right.
+std::string pad(const std::string& text, std::size_t width, bool right_align) {
+  std::size_t chars = 0;
+  for (const char ch : text) chars += (static_cast<unsigned char>(ch) & 0xC0U) != 0x80U ? 1 : 0;
+  const std::string fill(width > chars ? width - chars : 0, ' ');
+  return right_align ? fill + text : text + fill;
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
@@ -70,11 +79,10 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const bool retrofit = run.config.simmer.mode == "retrofit";
   const std::string base = retrofit ? "Adam" : "first sample";
-  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::int64_t members =
+      r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
   const auto row = [&](const std::string& label, const std::string& train, const std::string& test) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "  %-36s %20s %20s\n", label.c_str(), train.c_str(), test.c_str());
-    out << buf;
+    out << "  " << pad(label, 34, false) << " " << pad(train, 20, true) << " " << pad(test, 20, true) << "\n";
   };
   const auto mean_sd = [&](const std::string& split, const std::string& metric, const char* fmt) {
     const double m = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_mean");
@@ -85,18 +93,19 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     const double v = real_attr(r, "/metrics", "ensemble_" + split + "_" + metric);
     return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
   };
-  out << "\nmetrics (/metrics; baseline = " << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member")
+  out << "\nmetrics (/metrics; baseline = "
+      << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member")
       << ", mean ± sd over " << run.chains << ")\n";
   row("", "train", "test");
-  const std::string n = std::to_string(run.chains);
-  const std::string ensemble = "ensemble (" + std::to_string(members) + " members)";
+  const std::string ensemble_members = " (" + std::to_string(members) + " members)";
   if (run.classification) {
     row(base + " accuracy", mean_sd("train", "accuracy", "%.4f"), mean_sd("test", "accuracy", "%.4f"));
-    row(ensemble + " accuracy", ens("train", "accuracy", "%.4f"), ens("test", "accuracy", "%.4f"));
+    row("ensemble accuracy" + ensemble_members, ens("train", "accuracy", "%.4f"),
+        ens("test", "accuracy", "%.4f"));
   } else {
     row(base + " MSE", mean_sd("train", "mse", "%.4g"), mean_sd("test", "mse", "%.4g"));
     row(base + " R²", mean_sd("train", "r2", "%.4f"), mean_sd("test", "r2", "%.4f"));
-    row(ensemble + " MSE", ens("train", "mse", "%.4g"), ens("test", "mse", "%.4g"));
+    row("ensemble MSE" + ensemble_members, ens("train", "mse", "%.4g"), ens("test", "mse", "%.4g"));
     row("ensemble R²", ens("train", "r2", "%.4f"), ens("test", "r2", "%.4f"));
   }
 }
@@ -106,7 +115,7 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   const auto D = static_cast<std::size_t>(run.draws);
   const auto read = [&](const std::string& name) {
     return r.exists("/sample_stats/" + name) ? r.read_doubles("/sample_stats/" + name)
-                                              : std::vector<double>(C * D, std::nan(""));
+                                             : std::vector<double>(C * D, std::nan(""));
   };
   const auto step = read("step"), temperature = read("temperature"), loss = read("loss"),
              kinetic = read("kinetic_temperature"), energy = read("extended_energy");
@@ -115,14 +124,16 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     const auto d = r.read_ints("/sample_stats/diverged_at_step");
     if (d.size() == C) diverged = d;
   }
-  out << "\ntrajectory health (stored draws grouped by temperature stage; H_ext drift = max |H_ext - first| / "
+  out << "\ntrajectory health (stored draws grouped by temperature stage; H_ext drift = max |H_ext - first| "
+         "/ "
          "|first| over the last stage)\n";
   char buf[200];
   std::snprintf(buf, sizeof buf, "  %5s %9s %10s %6s %12s %9s %12s\n", "chain", "diverged", "T", "draws",
                 "mean T_kin", "T_kin/T", "H_ext drift");
   out << buf;
   std::size_t most_stages = 0;
-  Chains loss_chains(C);
+  Chains loss_chains(C), last_stage_loss(C);
+  double last_temperature = std::nan("");
   for (std::size_t c = 0; c < C; ++c) {
     std::vector<double> t, k, e;
     for (std::size_t d = 0; d < D; ++d) {
@@ -137,7 +148,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     const auto stages = stages_of(t);
     most_stages = std::max(most_stages, stages.size());
     if (stages.empty()) {
-      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-", "-");
+      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-",
+                    "-");
       out << buf;
     }
     for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -148,9 +160,13 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
       const std::string ratio = st.temperature > 0.0 ? printf_string("%.3f", mean / st.temperature) : "-";
       std::string drift = "-";
       if (s + 1 == stages.size()) {
+        last_temperature = st.temperature;
+        last_stage_loss[c].assign(loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first),
+                                  loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first + st.count));
         const double first = e[st.first];
         double worst = 0.0;
-        for (std::size_t i = st.first; i < st.first + st.count; ++i) worst = std::max(worst, std::abs(e[i] - first));
+        for (std::size_t i = st.first; i < st.first + st.count; ++i)
+          worst = std::max(worst, std::abs(e[i] - first));
         const double rel = first != 0.0 ? worst / std::abs(first) : worst;
         drift = std::isfinite(rel) ? printf_string("%.3g", rel) : "n/a";
       }
@@ -159,19 +175,25 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
       out << buf;
     }
   }
-  const Chains usable = usable_chains(loss_chains, 4);
-  const double rhat = split_rhat(usable);
-  const double ess = effective_sample_size(usable);
-  out << "\nloss (/sample_stats/loss) across trajectories: split-R̂ " << format_diagnostic(rhat, 4) << ", ESS "
-      << format_diagnostic(ess, 0);
-  if (usable.size() >= 2) {
-    out << " of " << usable.size() * usable.front().size() << " draws (" << usable.size() << " chains × "
-        << usable.front().size() << ")";
-    if (most_stages > 1) out << "; the draws span " << most_stages << " temperature stages";
-  } else {
-    out << " (needs ≥ 2 trajectories with ≥ 4 stored draws)";
-  }
-  out << "\n";
+  // Split-R̂ and ESS of the loss over all stored draws and, when those span a temperature ramp
+  // (where R̂ also sees the ramp), over the last stage's draws alone.
+  const auto diagnose = [&](const Chains& chains, const std::string& which) {
+    const Chains usable = usable_chains(chains, 4);
+    out << "  " << which << ": split-R̂ " << format_diagnostic(split_rhat(usable), 3) << ", ESS "
+        << format_diagnostic(effective_sample_size(usable), 0);
+    if (usable.size() >= 2) {
+      out << " of " << usable.size() * usable.front().size() << " draws (" << usable.size() << " chains × "
+          << usable.front().size() << ")\n";
+    } else {
+      out << " (needs ≥ 2 trajectories with ≥ 4 stored draws)\n";
+    }
+  };
+  out << "\nloss (/sample_stats/loss) across trajectories\n";
+  diagnose(loss_chains, most_stages > 1
+                            ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
+                            : "all stored draws");
+  if (most_stages > 1)
+    diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
 }
 
 }  // namespace
@@ -184,39 +206,45 @@ void summary(const std::string& archive, std::ostream& out) {
   const auto bytes = std::filesystem::file_size(archive, ec);
 
   out << "archive   " << archive << " (" << (ec ? std::string("?") : human_bytes(static_cast<double>(bytes)))
-      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
-      << ", status '" << text_attr(r, "/", "status") << "'\n";
-  if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
+      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created "
+      << text_attr(r, "/", "created_at") << ", status '" << text_attr(r, "/", "status") << "'\n";
+  if (r.has_attribute("/", "merged_from"))
+    out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
 
   std::string source = c.data.source;
   if (!c.data.path.empty()) source += " '" + c.data.path + "'";
   out << "data      " << source << ": " << (run.classification ? "classification" : "regression") << ", "
       << run.feature_names.size() << " feature(s) ";
-  if (run.feature_names.size() <= 8) out << join(run.feature_names, ",");
-  else out << run.feature_names.front() << ".." << run.feature_names.back();
+  if (run.feature_names.size() <= 8)
+    out << join(run.feature_names, ",");
+  else
+    out << run.feature_names.front() << ".." << run.feature_names.back();
   out << " -> " << join(run.target_names, ",");
-  if (run.classification) out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
+  if (run.classification)
+    out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
   out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
   if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
   out << "\n";
-  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
-      << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
-  out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories x " << c.simmer.steps
+  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output
+      << ", loss " << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
+  out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × " << c.simmer.steps
       << " steps, h = " << c.simmer.time_step;
   const double limit = real_attr(r, "/", "time_step_limit");
   if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
   if (c.simmer.mode == "retrofit") out << ", after " << c.adam.epochs << " Adam epochs";
   out << ", seed " << c.run.seed;
-  if (r.exists("/config") && r.has_attribute("/config", "run_seeds")) out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
+  if (r.exists("/config") && r.has_attribute("/config", "run_seeds"))
+    out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
   out << "\n";
   out << "T         ";
   if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
     out << "constant " << c.simmer.T_target << "\n";
   } else {
-    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every " << c.simmer.every
-        << " steps\n";
+    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every "
+        << c.simmer.every << " steps\n";
   }
-  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::int64_t members =
+      r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
@@ -225,9 +253,10 @@ void summary(const std::string& archive, std::ostream& out) {
   out << "\n";
   const auto written = written_draws(r, run);
   const double value_bytes = run.store_type == io::Type::f32 ? 4.0 : 8.0;
-  out << "stored    " << run.chains << " x " << run.draws << " draws (every " << c.ensemble.store_every
-      << (c.ensemble.store_every == 1 ? "st" : "th") << " member, "
-      << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
+  out << "stored    " << run.chains << " × " << run.draws << " draws ("
+      << (c.ensemble.store_every == 1 ? std::string("every member")
+                                      : "every " + std::to_string(c.ensemble.store_every) + "th member")
+      << ", " << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
       << human_bytes(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)) << "), "
       << written.size() << " written";
   if (r.exists("/trace/step")) out << "; trace " << r.dims("/trace/step").back() << " records per trajectory";

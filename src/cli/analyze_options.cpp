@@ -88,19 +88,19 @@ po::options_description options_of(const std::string& command) {
   po::options_description desc("Options", 100, 40);
   desc.add_options()("help,h", "print this help and exit");
   if (command == "predict") {
-    desc.add_options()                                                                        //
+    desc.add_options()                                                                                  //
         ("points", po::value<std::string>()->value_name("FILE.csv"), "inputs to evaluate (raw units)")  //
         ("out", po::value<std::string>()->value_name("OUT.csv"), "write here instead of stdout")        //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.5,0.975"),
          "regression: member quantiles per output (comma-separated; '' for none)");
   } else if (command == "merge") {
-    desc.add_options()                                                                   //
+    desc.add_options()                                                                      //
         ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
         ("overwrite", "replace an existing output");
   } else if (command == "export") {
-    desc.add_options()                                                                           //
-        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")      //
-        ("params", "with --what samples: the parameters as chain,draw,param,value")               //
+    desc.add_options()                                                                         //
+        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")  //
+        ("params", "with --what samples: the parameters as chain,draw,param,value")            //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }
   return desc;
@@ -116,13 +116,17 @@ std::string help_of(const Command& c) {
 
 AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) {
   AnalyzeInvocation inv;
-  for (int i = 0; i < argc; ++i) inv.command_line += (i > 0 ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) inv.command_line += ' ';
+    inv.command_line += argv[i];
+  }
   if (argc < 2) throw Error("no command given: summary, predict, merge or export (see --help)");
   const std::string first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     inv.help = true;
     inv.help_text = kOverview;
-    if (first == "help" && argc > 2 && find_command(argv[2]) != nullptr) inv.help_text = help_of(*find_command(argv[2]));
+    if (first == "help" && argc > 2 && find_command(argv[2]) != nullptr)
+      inv.help_text = help_of(*find_command(argv[2]));
     return inv;
   }
   const Command* command = find_command(first);
@@ -139,7 +143,9 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
   po::variables_map vm;
   try {
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).style(style).run(), vm);
+    po::store(
+        po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).style(style).run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw Error(first + ": " + e.what() + " (see simmer_analyze " + first + " --help)");
@@ -150,17 +156,20 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     return inv;
   }
   if (vm.count("archive") != 0) inv.archives = vm["archive"].as<std::vector<std::string>>();
-  const auto text = [&](const char* key) { return vm.count(key) != 0 ? vm[key].as<std::string>() : std::string(); };
+  const auto text = [&](const char* key) {
+    return vm.count(key) != 0 ? vm[key].as<std::string>() : std::string();
+  };
   inv.output = first == "merge" ? text("output") : text("out");
   if (first == "merge") {
     inv.overwrite = vm.count("overwrite") != 0;
-    if (inv.archives.size() < 2) throw Error("merge: needs at least two archives: merge A.h5 B.h5 ... -o ALL.h5");
+    if (inv.archives.size() < 2)
+      throw Error("merge: needs at least two archives: merge A.h5 B.h5 ... -o ALL.h5");
     if (inv.output.empty()) throw Error("merge: the output is missing: -o ALL.h5");
     return inv;
   }
   if (inv.archives.size() != 1) {
-    throw Error(first + ": needs exactly one archive (got " + std::to_string(inv.archives.size()) + "): " +
-                command->usage);
+    throw Error(first + ": needs exactly one archive (got " + std::to_string(inv.archives.size()) +
+                "): " + command->usage);
   }
   if (first == "predict") {
     inv.points = text("points");

@@ -21,9 +21,9 @@ void summary(const std::string& archive, std::ostream& out);
 
 struct PredictOptions {
   std::string archive;
-  std::string points;               ///< CSV with the archive's feature columns (raw units)
-  std::string output;               ///< CSV to write ("" = standard output)
-  std::vector<double> quantiles;    ///< regression: member quantiles per output
+  std::string points;             ///< CSV with the archive's feature columns (raw units)
+  std::string output;             ///< CSV to write ("" = standard output)
+  std::vector<double> quantiles;  ///< regression: member quantiles per output
 };
 
 /// Every stored network on the points. Collective over `comm`: the draws are split over the
@@ -37,7 +37,7 @@ struct MergeOptions {
   std::vector<std::string> archives;  ///< inputs, chains renumbered in this order
   std::string output;
   bool overwrite = false;
-  std::string command_line;           ///< provenance
+  std::string command_line;  ///< provenance
 };
 
 /// Concatenates compatible archives of a seed study along the chain axis and recomputes the
@@ -47,9 +47,9 @@ void merge(const MergeOptions& options, std::ostream& out);
 
 struct ExportOptions {
   std::string archive;
-  std::string what;      ///< trace | samples | ensemble
-  bool params = false;   ///< samples: the long parameter table instead
-  std::string output;    ///< "" = standard output
+  std::string what;     ///< trace | samples | ensemble
+  bool params = false;  ///< samples: the long parameter table instead
+  std::string output;   ///< "" = standard output
 };
 
 /// One tidy CSV table (one observation per row, header row).

@@ -19,19 +19,19 @@ namespace simmer::analyze {
 
 struct RunArchive {
   std::string path;
-  std::string config_text;      ///< /config: the effective INI of the run
+  std::string config_text;  ///< /config: the effective INI of the run
   cli::Config config;
   bool classification = false;
   std::vector<std::string> feature_names;
   std::vector<std::string> target_names;
   std::vector<std::string> class_names;  ///< classification only
   data::MinMaxScaler x_scaler;
-  data::MinMaxScaler y_scaler;           ///< regression only
+  data::MinMaxScaler y_scaler;  ///< regression only
   model::ArchitectureSpec architecture;
   model::LossKind loss = model::LossKind::sse;
   Index parameters = 0;
-  Index outputs = 0;   ///< network outputs: classes, 1 for a binary logit, or targets
-  Index classes = 0;   ///< classification: classes that vote (2 for one binary logit)
+  Index outputs = 0;  ///< network outputs: classes, 1 for a binary logit, or targets
+  Index classes = 0;  ///< classification: classes that vote (2 for one binary logit)
   std::int64_t chains = 0;
   std::int64_t draws = 0;  ///< stored draws per chain (/posterior/params axis 1)
   io::Type store_type = io::Type::f64;
@@ -53,6 +53,9 @@ std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::Archi
 
 /// "28x28x1 (height x width x channels)" -> {28, 28, 1}; throws naming the file and the text.
 std::vector<Index> parse_input_shape(const std::string& text, const std::string& origin);
+
+/// Regression output names for CSV headers: /data/target_names, "y<k>" where missing.
+std::vector<std::string> output_names(const RunArchive& run);
 
 /// CSV helpers: numbers with 17 significant digits (round-trip), "nan" for NaN; text quoted
 /// when it holds a comma, quote or newline.

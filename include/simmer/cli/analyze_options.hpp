@@ -19,7 +19,7 @@ struct AnalyzeInvocation {
   bool overwrite = false;             ///< merge --overwrite
   bool help = false;                  ///< --help given: help_text holds the text
   std::string help_text;
-  std::string command_line;           ///< argv joined with spaces (for provenance)
+  std::string command_line;  ///< argv joined with spaces (for provenance)
 };
 
 /// Parses `simmer_analyze COMMAND [options] ARCHIVE...`. Throws simmer::Error with a one-line

@@ -1,0 +1,568 @@
+#!/usr/bin/python3
+"""End-to-end checks of simmer_analyze on small simmer_mpi runs (run by CTest with Debian's
+/usr/bin/python3, which has h5py, numpy and xarray).
+
+usage: test_analyze.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
+cases: summary   configuration, metrics and health of an Iris and a sine run; split-R-hat and ESS
+                 equal an independent numpy transcription of ArviZ's; n/a for one trajectory;
+                 NaN rows of a stopped trajectory are skipped
+       predict   on the archive's own test inputs with every member stored (float64): votes equal
+                 /ensemble/test/votes, the sine mean equals /ensemble/test/mean; quantiles equal
+                 numpy's; identical output under mpirun -n 1, 2 and 3; float32 archives read
+       merge     merge(A, B) against A and B combined in numpy (posterior concatenated, votes
+                 added, means combined by Chan's formula, metrics recomputed); A merged with itself
+                 doubles votes and chains; xarray opens the result; incompatible runs refused
+       export    trace, samples (and --params) and ensemble tables equal the archive's arrays
+       badfiles  missing, non-HDF5, truncated and non-simmer files: one line naming the file,
+                 exit code 2, no HDF5 error stack
+"""
+import csv
+import io
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+# Small Iris retrofit run: every member stored (float64), a stride so members are deterministic.
+IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
+              "--data.path", os.path.join(ROOT, "data/iris.csv"),
+              "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50",
+              "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
+              "--ensemble.stride", "2", "--ensemble.store_every", "1",
+              "--run.trajectories", "3", "--run.gather_interval", "150", "--run.trace_every", "10"]
+SINE_SMALL = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
+              "--simmer.steps", "300", "--simmer.every", "50", "--ensemble.window", "100",
+              "--ensemble.store_every", "1", "--run.trajectories", "3", "--run.gather_interval", "70"]
+
+
+def opts(base, *pairs):
+    """`base` with `--key value` pairs replaced or added (simmer_mpi refuses a repeated option)."""
+    out = list(base)
+    for key, value in zip(pairs[0::2], pairs[1::2]):
+        if key in out:
+            out[out.index(key) + 1] = value
+        else:
+            out += [key, value]
+    return out
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def simmer(ranks, args):
+    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+
+
+def analyze(args, ranks=None, expect=0):
+    cmd = ([ANALYZE] if ranks is None else ["mpirun", "--oversubscribe", "-n", str(ranks), ANALYZE]) + args
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    if expect is not None and p.returncode != expect:
+        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {expect})\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def read_csv(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+def write_points(path, names, x, extra=True):
+    """The points with their feature columns in reverse order, plus an ignored text column."""
+    with open(path, "w") as fh:
+        cols = list(reversed(range(len(names))))
+        fh.write(",".join((["label"] if extra else []) + [names[j] for j in cols]) + "\n")
+        for row in x:
+            fh.write(",".join((["ignored"] if extra else []) + [repr(float(row[j])) for j in cols]) + "\n")
+
+
+def write_idx(dirname, part, n, rng):
+    """n 28x28 IDX images whose class is the position of a bright square (as test_large.py)."""
+    labels = rng.integers(0, 10, size=n).astype(np.uint8)
+    images = rng.integers(0, 40, size=(n, 28, 28)).astype(np.uint8)
+    for i, c in enumerate(labels):
+        images[i, 2 + 2 * int(c):8 + 2 * int(c), 4 + int(c):10 + int(c)] = 250
+    with open(os.path.join(dirname, f"{part}-images-idx3-ubyte"), "wb") as fh:
+        fh.write(struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes())
+    with open(os.path.join(dirname, f"{part}-labels-idx1-ubyte"), "wb") as fh:
+        fh.write(struct.pack(">II", 0x801, n) + labels.tobytes())
+
+
+def names_of(f, key):
+    return [n.decode() if isinstance(n, bytes) else n for n in f[key][()]]
+
+
+# --- ArviZ's split-R-hat and ESS ('mean'), transcribed to numpy independently of the C++ ---------
+def _split(a):
+    h = a.shape[1] // 2
+    return np.concatenate([a[:, :h], a[:, -h:]])
+
+
+def rhat(a):
+    a = _split(np.asarray(a, float))
+    n = a.shape[1]
+    b = n * np.var(a.mean(1), ddof=1)
+    w = np.mean(np.var(a, axis=1, ddof=1))
+    return np.sqrt((b / w + n - 1) / n)
+
+
+def ess(a):
+    a = _split(np.asarray(a, float))
+    m, n = a.shape
+    c = a - a.mean(1, keepdims=True)
+    acov = np.array([[np.sum(r[:n - t] * r[t:]) / n for t in range(n)] for r in c])
+    mean_var = acov[:, 0].mean() * n / (n - 1)
+    var_plus = mean_var * (n - 1) / n + np.var(a.mean(1), ddof=1)
+    rho = np.zeros(n)
+    rho[0] = even = 1.0
+    rho[1] = odd = 1 - (mean_var - acov[:, 1].mean()) / var_plus
+    t = 1
+    while t < n - 3 and even + odd > 0:
+        even = 1 - (mean_var - acov[:, t + 1].mean()) / var_plus
+        odd = 1 - (mean_var - acov[:, t + 2].mean()) / var_plus
+        if even + odd >= 0:
+            rho[t + 1], rho[t + 2] = even, odd
+        t += 2
+    max_t = t - 2
+    if even > 0:
+        rho[max_t + 1] = even
+    t = 1
+    while t <= max_t - 2:
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
+            rho[t + 1] = rho[t + 2] = (rho[t - 1] + rho[t]) / 2
+        t += 2
+    tau = -1 + 2 * rho[:max_t + 1].sum() + rho[max_t + 1:max_t + 2].sum()
+    return m * n / max(tau, 1 / np.log10(m * n))
+
+
+def diagnostics_line(text, which):
+    for line in text.splitlines():
+        if line.strip().startswith(which):
+            return line
+    fail(f"summary has no '{which}' line:\n{text}")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    iris = os.path.join(tmp, "iris.h5")
+    sine = os.path.join(tmp, "sine.h5")
+
+    if CASE == "summary":
+        simmer(2, opts(IRIS_SMALL, "--run.trajectories", "4", "--output", iris))
+        text = analyze(["summary", iris]).stdout
+        with h5py.File(iris, "r") as f:
+            m = f["metrics"].attrs
+            expect = ["classification", "2-100-50-50-3", "retrofit", "4 trajectories", "400 steps",
+                      "h = 0.002", "0 -> 0.1 by 0.01 every 50 steps", f"{int(m['members'])} members",
+                      "4 × 100 draws", "status 'complete'",
+                      f"{m['ensemble_test_accuracy']:.4f}", f"{m['baseline_test_accuracy_mean']:.4f}",
+                      "mean T_kin", "H_ext drift", "split-R̂"]
+            for e in expect:
+                if e not in text:
+                    fail(f"summary lacks '{e}':\n{text}")
+            loss = f["sample_stats/loss"][()]
+            temps = f["sample_stats/temperature"][()]
+            kin = f["sample_stats/kinetic_temperature"][()]
+        # Split-R-hat and ESS over all draws equal the numpy transcription of ArviZ's.
+        line = diagnostics_line(text, "all stored draws")
+        want = f"split-R̂ {rhat(loss):.3f}, ESS {ess(loss):.0f} of 400 draws (4 chains × 100)"
+        if want not in line:
+            fail(f"diagnostics '{line.strip()}' differ from numpy's '{want}'")
+        last = temps[0, -1]
+        sel = temps[0] == last
+        line = diagnostics_line(text, "last stage")
+        want = f"split-R̂ {rhat(loss[:, sel]):.3f}, ESS {ess(loss[:, sel]):.0f}"
+        if want not in line:
+            fail(f"last-stage diagnostics '{line.strip()}' differ from numpy's '{want}'")
+        # Mean kinetic temperature of chain 0 at the last stage.
+        if f"{kin[0, sel].mean():.5g}" not in text:
+            fail(f"chain 0's mean T_kin at T = {last} ({kin[0, sel].mean():.5g}) is not in the summary")
+
+        # A stopped trajectory: its unwritten rows read NaN and are skipped.
+        stopped = os.path.join(tmp, "stopped.h5")
+        shutil.copy(iris, stopped)
+        with h5py.File(stopped, "r+") as f:
+            for k in ("step", "temperature", "loss", "kinetic_temperature", "extended_energy"):
+                f[f"sample_stats/{k}"][1, 60:] = np.nan
+            f["sample_stats/diverged_at_step"][1] = 321
+        text = analyze(["summary", stopped]).stdout
+        line = diagnostics_line(text, "all stored draws")
+        want = f"split-R̂ {rhat(loss[:, :60]):.3f}, ESS {ess(loss[:, :60]):.0f} of 240 draws (4 chains × 60)"
+        if want not in line or "step 321" not in text:
+            fail(f"NaN rows not skipped: '{line.strip()}' vs '{want}'\n{text}")
+
+        # One trajectory: no R-hat.
+        simmer(1, opts(IRIS_SMALL, "--run.trajectories", "1", "--output", os.path.join(tmp, "one.h5")))
+        text = analyze(["summary", os.path.join(tmp, "one.h5")]).stdout
+        if "split-R̂ n/a, ESS n/a" not in text:
+            fail(f"one trajectory: expected n/a diagnostics:\n{text}")
+        simmer(2, opts(SINE_SMALL, "--output", sine))
+        text = analyze(["summary", sine]).stdout
+        with h5py.File(sine, "r") as f:
+            mse = f["metrics"].attrs["ensemble_test_mse"]
+        for e in ("regression", "1-20-20-1", "ensemble MSE", "ensemble R²", f"{mse:.4g}"):
+            if e not in text:
+                fail(f"sine summary lacks '{e}':\n{text}")
+        print("summary: highlights, metrics, health and R-hat/ESS (= numpy's) of Iris and sine runs")
+
+    elif CASE == "predict":
+        simmer(2, opts(IRIS_SMALL, "--output", iris))
+        pts = os.path.join(tmp, "iris_points.csv")
+        with h5py.File(iris, "r") as f:
+            write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()])
+            votes = f["ensemble/test/votes"][()]
+            majority = f["ensemble/test/prediction"][()]
+            classes = names_of(f, "data/class_names")
+        outs = {}
+        for n in (1, 2, 3):
+            out = os.path.join(tmp, f"iris_pred_{n}.csv")
+            analyze(["predict", iris, "--points", pts, "--out", out], ranks=n)
+            outs[n] = open(out).read()
+        if not outs[1] == outs[2] == outs[3]:
+            fail("iris: predict output differs between mpirun -n 1, 2 and 3")
+        header, rows = read_csv(outs[1])
+        if header != ["point"] + [f"fraction_{c}" for c in classes] + ["majority", "majority_class"]:
+            fail(f"iris: header {header}")
+        fraction = np.array([[float(v) for v in r[1:1 + len(classes)]] for r in rows])
+        members = votes.sum(axis=1)[0]
+        if not np.array_equal(np.rint(fraction * members).astype(np.int64), votes):
+            fail("iris: predicted vote fractions differ from /ensemble/test/votes")
+        if not np.array_equal([int(r[-2]) for r in rows], majority):
+            fail("iris: predicted majority differs from /ensemble/test/prediction")
+        if [r[-1] for r in rows] != [classes[m] for m in majority]:
+            fail("iris: majority class names wrong")
+        # Without mpirun (a singleton MPI process) too, to stdout.
+        if analyze(["predict", iris, "--points", pts]).stdout != outs[1]:
+            fail("iris: stdout output differs from --out")
+
+        simmer(2, opts(SINE_SMALL, "--output", sine))
+        pts = os.path.join(tmp, "sine_points.csv")
+        with h5py.File(sine, "r") as f:
+            write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()], extra=False)
+            mean, var = f["ensemble/test/mean"][()][:, 0], f["ensemble/test/variance"][()][:, 0]
+            params = f["posterior/params"][()]
+            x = f["data/test/x"][()]
+            lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
+            ylo, yhi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
+            offsets, shapes = f["model/tensor_offset"][()], f["model/tensor_shape"][()]
+        outs = {}
+        for n in (1, 3):
+            out = os.path.join(tmp, f"sine_pred_{n}.csv")
+            analyze(["predict", sine, "--points", pts, "--out", out, "--quantiles", "0.1,0.5,0.9"], ranks=n)
+            outs[n] = open(out).read()
+        if outs[1] != outs[3]:
+            fail("sine: predict output differs between mpirun -n 1 and 3")
+        header, rows = read_csv(outs[1])
+        if header != ["point", "mean_y", "sd_y", "q0.1_y", "q0.5_y", "q0.9_y"]:
+            fail(f"sine: header {header}")
+        table = np.array([[float(v) for v in r] for r in rows])
+        rel = np.max(np.abs(table[:, 1] - mean) / np.maximum(np.abs(mean), 1e-300))
+        if rel > 1e-12:
+            fail(f"sine: predicted mean differs from /ensemble/test/mean by {rel:.3g} (relative)")
+        if not np.allclose(table[:, 2] ** 2, var, rtol=1e-9, atol=1e-15):
+            fail("sine: predicted sd² differs from /ensemble/test/variance")
+        # Quantiles against numpy's on the members' predictions (forward pass in numpy).
+        xs = 2 * (x - lo) / (hi - lo) - 1
+        preds = []
+        for c in range(params.shape[0]):
+            for d in range(params.shape[1]):
+                h = xs
+                for i in range(0, len(offsets), 2):
+                    (ko, ks), (bo, bs) = (offsets[i], shapes[i]), (offsets[i + 1], shapes[i + 1])
+                    h = h @ params[c, d, ko:ko + ks[0] * ks[1]].reshape(ks[0], ks[1]) + params[c, d, bo:bo + bs[0]]
+                    if i + 2 < len(offsets):
+                        h = np.tanh(h)
+                preds.append(h[:, 0] * (yhi - ylo) / 2 + (yhi + ylo) / 2)
+        q = np.quantile(np.array(preds), [0.1, 0.5, 0.9], axis=0).T
+        if not np.allclose(table[:, 3:6], q, rtol=1e-9, atol=1e-12):
+            fail("sine: quantiles differ from numpy's")
+
+        # float32 storage, every 2nd member: reads and evaluates every stored network.
+        f32 = os.path.join(tmp, "sine32.h5")
+        simmer(1, opts(SINE_SMALL, "--ensemble.store_dtype", "float32", "--ensemble.store_every", "2", "--output", f32))
+        header, rows = read_csv(analyze(["predict", f32, "--points", pts]).stdout)
+        got = np.array([float(r[1]) for r in rows])
+        if len(rows) != len(mean) or not np.all(np.isfinite(got)) or np.max(np.abs(got - mean)) > 0.2:
+            fail("float32 archive: predictions missing or far from the float64 run's ensemble")
+        # A points file without a feature column is refused naming it.
+        bad = os.path.join(tmp, "bad_points.csv")
+        with open(bad, "w") as fh:
+            fh.write("z\n1\n")
+        p = analyze(["predict", sine, "--points", bad], expect=2)
+        if "bad_points.csv" not in p.stderr or "'x'" not in p.stderr:
+            fail(f"points without column x: message does not name the file and column:\n{p.stderr}")
+        # LeNet-5: the input shape comes from /model's input_shape attribute.
+        idx = os.path.join(tmp, "idx")
+        os.mkdir(idx)
+        rng = np.random.default_rng(5)
+        write_idx(idx, "train", 150, rng)
+        write_idx(idx, "t10k", 30, rng)
+        lenet = os.path.join(tmp, "lenet.h5")
+        simmer(2, ["--config", os.path.join(ROOT, "jobs/mnist_retrofit.ini"), "--data.path", idx,
+                   "--data.train", "100", "--data.test", "20", "--adam.epochs", "5", "--simmer.steps", "20",
+                   "--simmer.every", "10", "--ensemble.window", "10", "--ensemble.store_every", "1",
+                   "--ensemble.store_dtype", "float64", "--run.trajectories", "2",
+                   "--simmer.stability_check", "warn", "--output", lenet])
+        pts = os.path.join(tmp, "lenet_points.csv")
+        with h5py.File(lenet, "r") as f:
+            write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()])
+            votes = f["ensemble/test/votes"][()]
+        _, rows = read_csv(analyze(["predict", lenet, "--points", pts], ranks=2).stdout)
+        fraction = np.array([[float(v) for v in r[1:11]] for r in rows])
+        if not np.array_equal(np.rint(fraction * votes.sum(axis=1)[0]).astype(np.int64), votes):
+            fail("lenet5: predicted votes differ from /ensemble/test/votes")
+        print("predict: votes (Iris, LeNet-5) and means (sine) equal the run's ensemble; identical for -n 1, 2, 3")
+
+    elif CASE == "merge":
+        a, b = os.path.join(tmp, "a.h5"), os.path.join(tmp, "b.h5")
+        simmer(2, opts(IRIS_SMALL, "--run.trajectories", "2", "--run.seed", "11", "--output", a))
+        simmer(2, opts(IRIS_SMALL, "--run.trajectories", "3", "--run.seed", "12", "--run.gather_interval", "100",
+                                "--output", b))
+        ab = os.path.join(tmp, "ab.h5")
+        print(analyze(["merge", a, b, "-o", ab]).stdout.strip())
+        with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb, h5py.File(ab, "r") as fm:
+            def both(key):
+                return np.concatenate([fa[key][()], fb[key][()]])
+            for key in ("posterior/params", "sample_stats/step", "sample_stats/loss", "sample_stats/temperature",
+                        "sample_stats/kinetic_temperature", "sample_stats/extended_energy",
+                        "sample_stats/diverged_at_step", "trace/train_loss", "trace/step", "initial/params",
+                        "initial/velocity", "baseline/params", "baseline/train_accuracy", "baseline/test_accuracy",
+                        "baseline/test/prediction"):
+                if key not in fa:  # /baseline/<set>/prediction: archives from before it existed
+                    continue
+                got, want = fm[key][()], both(key)
+                if not np.array_equal(got, want, equal_nan=got.dtype.kind == "f"):
+                    fail(f"merged /{key} is not A's then B's")
+            if fm.attrs["trajectories"] != 5 or fm["posterior/params"].shape[0] != 5:
+                fail("merged archive does not have 5 chains")
+            if not np.array_equal(fm["posterior/chain"][()], np.arange(5)):
+                fail("chains not renumbered 0..4")
+            for split in ("train", "test"):
+                votes = fa[f"ensemble/{split}/votes"][()] + fb[f"ensemble/{split}/votes"][()]
+                if not np.array_equal(fm[f"ensemble/{split}/votes"][()], votes):
+                    fail(f"merged {split} votes are not A's + B's")
+                n = fa["metrics"].attrs["members"] + fb["metrics"].attrs["members"]
+                if fm[f"ensemble/{split}"].attrs["members"] != n:
+                    fail(f"merged {split} members attribute")
+                if not np.allclose(fm[f"ensemble/{split}/fraction"][()], votes / n, rtol=0, atol=1e-15):
+                    fail(f"merged {split} fractions are not votes / members")
+                pred = np.argmax(votes, axis=1)
+                if not np.array_equal(fm[f"ensemble/{split}/prediction"][()], pred):
+                    fail(f"merged {split} majority")
+                acc = np.mean(pred == fm[f"data/{split}/y"][()])
+                if not np.isclose(fm["metrics"].attrs[f"ensemble_{split}_accuracy"], acc, rtol=1e-15):
+                    fail(f"merged ensemble {split} accuracy is not recomputed")
+                base = both(f"baseline/{split}_accuracy")
+                if not np.isclose(fm["metrics"].attrs[f"baseline_{split}_accuracy_mean"], base.mean()) or \
+                        not np.isclose(fm["metrics"].attrs[f"baseline_{split}_accuracy_sd"], base.std(ddof=1), atol=1e-15):
+                    fail(f"merged baseline {split} mean/sd")
+            if fm["metrics"].attrs["members"] != fa["metrics"].attrs["members"] + fb["metrics"].attrs["members"]:
+                fail("merged /metrics members")
+            for k in ("data/train/x", "data/test/y", "data/scaling/x_min", "model/tensor_offset"):
+                if not np.array_equal(fm[k][()], fa[k][()]):
+                    fail(f"/{k} not copied from the first archive")
+            if b"11,12" not in fm["config"].attrs["run_seeds"] and "11,12" not in str(fm["config"].attrs["run_seeds"]):
+                fail("/config does not note the seeds")
+        import xarray as xr
+        post = xr.open_dataset(ab, group="posterior", engine="netcdf4")
+        stats = xr.open_dataset(ab, group="sample_stats", engine="netcdf4")
+        if post["params"].dims != ("chain", "draw", "param") or stats["loss"].dims != ("chain", "draw"):
+            fail("merged archive lost its named dimensions")
+        # The merged archive is itself an archive: summary and predict read it.
+        analyze(["summary", ab])
+
+        # A merged with itself twice: votes x2, chains x2.
+        aa = os.path.join(tmp, "aa.h5")
+        analyze(["merge", a, a, "-o", aa])
+        with h5py.File(a, "r") as fa, h5py.File(aa, "r") as fm:
+            if not np.array_equal(fm["ensemble/test/votes"][()], 2 * fa["ensemble/test/votes"][()]):
+                fail("A+A votes are not 2x A's")
+            if fm["posterior/params"].shape[0] != 2 * fa["posterior/params"].shape[0]:
+                fail("A+A chains are not 2x A's")
+
+        # Regression: means and variances combine by Chan's formula.
+        sa, sb = os.path.join(tmp, "sa.h5"), os.path.join(tmp, "sb.h5")
+        simmer(2, opts(SINE_SMALL, "--run.trajectories", "2", "--run.seed", "3", "--output", sa))
+        simmer(1, opts(SINE_SMALL, "--run.trajectories", "1", "--run.seed", "4", "--output", sb))
+        sab = os.path.join(tmp, "sab.h5")
+        analyze(["merge", sa, sb, "-o", sab])
+        with h5py.File(sa, "r") as fa, h5py.File(sb, "r") as fb, h5py.File(sab, "r") as fm:
+            na, nb = fa["metrics"].attrs["members"], fb["metrics"].attrs["members"]
+            for split in ("train", "test"):
+                ma, mb = fa[f"ensemble/{split}/mean"][()], fb[f"ensemble/{split}/mean"][()]
+                va, vb = fa[f"ensemble/{split}/variance"][()], fb[f"ensemble/{split}/variance"][()]
+                n = na + nb
+                mean = (na * ma + nb * mb) / n
+                var = ((na - 1) * va + (nb - 1) * vb + (mb - ma) ** 2 * na * nb / n) / (n - 1)
+                if not np.allclose(fm[f"ensemble/{split}/mean"][()], mean, rtol=1e-12, atol=1e-14):
+                    fail(f"sine: merged {split} mean is not the members' combined mean")
+                if not np.allclose(fm[f"ensemble/{split}/variance"][()], var, rtol=1e-10, atol=1e-14):
+                    fail(f"sine: merged {split} variance is not the members' combined variance")
+                y = fm[f"data/{split}/y"][()]
+                mse = np.mean((fm[f"ensemble/{split}/mean"][()] - y) ** 2)
+                if not np.isclose(fm["metrics"].attrs[f"ensemble_{split}_mse"], mse, rtol=1e-12):
+                    fail(f"sine: merged ensemble {split} MSE is not recomputed")
+        # Predicting with the merged archive (all members stored) gives the merged mean.
+        pts = os.path.join(tmp, "sine_points.csv")
+        with h5py.File(sab, "r") as f:
+            write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()], extra=False)
+            mean = f["ensemble/test/mean"][()][:, 0]
+        _, rows = read_csv(analyze(["predict", sab, "--points", pts], ranks=2).stdout)
+        if not np.allclose([float(r[1]) for r in rows], mean, rtol=1e-12, atol=1e-14):
+            fail("predict on the merged archive differs from its merged ensemble mean")
+
+        # Refusals: another study, different data, an existing output.
+        c = os.path.join(tmp, "c.h5")
+        simmer(1, opts(IRIS_SMALL, "--run.trajectories", "1", "--simmer.steps", "360", "--output", c))
+        out = os.path.join(tmp, "refused.h5")
+        p = analyze(["merge", a, c, "-o", out], expect=2)
+        if "simmer.steps" not in p.stderr or "'400'" not in p.stderr or "'360'" not in p.stderr:
+            fail(f"incompatible steps: message does not name the key and both values:\n{p.stderr}")
+        d = os.path.join(tmp, "d.h5")
+        simmer(1, opts(IRIS_SMALL, "--run.trajectories", "1", "--data.split_seed", "9", "--output", d))
+        p = analyze(["merge", a, d, "-o", out], expect=2)
+        if "different data" not in p.stderr or "data.split_seed" not in p.stderr:
+            fail(f"different split: message does not say different data:\n{p.stderr}")
+        p = analyze(["merge", a, sa, "-o", out], expect=2)
+        if "data.source" not in p.stderr:
+            fail(f"iris + sine: message does not name data.source:\n{p.stderr}")
+        if os.path.exists(out) or os.path.exists(out + ".partial"):
+            fail("a refused merge left a file behind")
+        p = analyze(["merge", a, b, "-o", ab], expect=2)
+        if "--overwrite" not in p.stderr:
+            fail("existing output: no refusal mentioning --overwrite")
+        analyze(["merge", a, b, "-o", ab, "--overwrite"])
+        print("merge: concatenation, votes, Chan means and metrics equal numpy's; refusals name the key")
+
+    elif CASE == "export":
+        simmer(2, opts(IRIS_SMALL, "--output", iris))
+        with h5py.File(iris, "r") as f:
+            header, rows = read_csv(analyze(["export", iris, "--what", "trace"]).stdout)
+            if header != ["chain", "phase", "step", "temperature", "train_loss", "test_loss"]:
+                fail(f"trace header {header}")
+            t = np.array([[float(v) for v in r] for r in rows])
+            C, R = f["trace/step"].shape
+            for j, k in enumerate(header[1:], start=1):
+                want = f[f"trace/{k}"][()].reshape(-1)
+                if not np.array_equal(t[:, j], want):
+                    fail(f"trace column {k} differs from /trace/{k}")
+            if not np.array_equal(t[:, 0], np.repeat(np.arange(C), R)):
+                fail("trace chain column")
+            header, rows = read_csv(analyze(["export", iris, "--what", "samples"]).stdout)
+            if header != ["chain", "draw", "step", "temperature", "loss", "kinetic_temperature", "extended_energy"]:
+                fail(f"samples header {header}")
+            s = np.array([[float(v) for v in r] for r in rows])
+            for j, k in enumerate(header[2:], start=2):
+                if not np.array_equal(s[:, j], f[f"sample_stats/{k}"][()].reshape(-1)):
+                    fail(f"samples column {k} differs")
+            header, rows = read_csv(analyze(["export", iris, "--what", "ensemble"]).stdout)
+            classes = names_of(f, "data/class_names")
+            if header != ["set", "row"] + [f"fraction_{c}" for c in classes] + ["prediction", "prediction_class"]:
+                fail(f"ensemble header {header}")
+            test = [r for r in rows if r[0] == "test"]
+            if not np.array_equal(np.array([[float(v) for v in r[2:5]] for r in test]), f["ensemble/test/fraction"][()]):
+                fail("ensemble fractions differ")
+            if [int(r[5]) for r in test] != list(f["ensemble/test/prediction"][()]):
+                fail("ensemble predictions differ")
+            if len(rows) != f["data/train/x"].shape[0] + f["data/test/x"].shape[0]:
+                fail("ensemble rows")
+        # Samples with parameters (sine: 481 parameters), and a stopped trajectory's NaN rows.
+        simmer(1, opts(SINE_SMALL, "--run.trajectories", "2", "--output", sine))
+        with h5py.File(sine, "r+") as f:
+            for k in ("step", "temperature", "loss", "kinetic_temperature", "extended_energy"):
+                f[f"sample_stats/{k}"][1, 50:] = np.nan
+            f["posterior/params"][1, 50:, :] = np.nan
+            params = f["posterior/params"][()]
+        with h5py.File(sine, "r") as f:  # (read-only: HDF5 locks a file open for writing)
+            out = os.path.join(tmp, "params.csv")
+            analyze(["export", sine, "--what", "samples", "--params", "--out", out])
+            header, rows = read_csv(open(out).read())
+            if header != ["chain", "draw", "param", "value"]:
+                fail(f"params header {header}")
+            P = params.shape[2]
+            if len(rows) != (100 + 50) * P:
+                fail(f"params rows {len(rows)}, expected {(100 + 50) * P}")
+            v = np.array([float(r[3]) for r in rows])
+            if not np.array_equal(v, np.concatenate([params[0].reshape(-1), params[1, :50].reshape(-1)])):
+                fail("params values differ from /posterior/params")
+            header, rows = read_csv(analyze(["export", sine, "--what", "samples"]).stdout)
+            if len(rows) != 150:
+                fail("NaN sample rows were not skipped")
+            header, rows = read_csv(analyze(["export", sine, "--what", "ensemble"]).stdout)
+            if header != ["set", "row", "mean_y", "sd_y"]:
+                fail(f"regression ensemble header {header}")
+            test = np.array([[float(v) for v in r[2:]] for r in rows if r[0] == "test"])
+            if not np.array_equal(test[:, 0], f["ensemble/test/mean"][()][:, 0]) or \
+                    not np.allclose(test[:, 1] ** 2, f["ensemble/test/variance"][()][:, 0], rtol=1e-14):
+                fail("regression ensemble mean/sd differ")
+        p = analyze(["export", sine, "--what", "nonsense"], expect=2)
+        if "--what" not in p.stderr:
+            fail("bad --what not named")
+        print("export: trace, samples, params and ensemble tables equal the archive's arrays")
+
+    elif CASE == "badfiles":
+        simmer(1, opts(SINE_SMALL, "--run.trajectories", "1", "--output", sine))
+        missing = os.path.join(tmp, "missing.h5")
+        text = os.path.join(tmp, "text.h5")
+        with open(text, "w") as fh:
+            fh.write("not an archive\n")
+        half = os.path.join(tmp, "half.h5")
+        with open(sine, "rb") as fh:
+            data = fh.read()
+        with open(half, "wb") as fh:
+            fh.write(data[:len(data) // 2])
+        empty = os.path.join(tmp, "empty.h5")
+        h5py.File(empty, "w").close()
+        other = os.path.join(tmp, "other.h5")
+        with h5py.File(other, "w") as f:
+            f["config"] = np.array([b"[data]\nsource = sine\n"])
+            f.attrs["simmer_version"] = "0.1.0"
+        pts = os.path.join(tmp, "pts.csv")
+        with open(pts, "w") as fh:
+            fh.write("x\n0.5\n")
+        cases = [(missing, "no such file"), (text, "not an HDF5 file"), (half, "truncated"),
+                 (empty, "not a simmer archive"), (other, "not a simmer archive")]
+        n = 0
+        for path, needle in cases:
+            for args in (["summary", path], ["predict", path, "--points", pts], ["export", path, "--what", "trace"],
+                         ["merge", path, sine, "-o", os.path.join(tmp, "m.h5")]):
+                for ranks in ((None, 2) if args[0] == "predict" else (None,)):
+                    p = analyze(args, ranks=ranks, expect=2)
+                    err = p.stderr.strip()
+                    lines = [l for l in err.splitlines() if l.strip()]
+                    if ranks is not None:  # mpirun adds its own banner about the exit code
+                        lines = [l for l in lines if "simmer_analyze" in l]
+                    if len(lines) != 1 or not lines[0].startswith("simmer_analyze: error: "):
+                        fail(f"{args} (ranks {ranks}): not one error line:\n{err}")
+                    if os.path.basename(path) not in err or needle not in err:
+                        fail(f"{args}: message does not name the file and '{needle}':\n{err}")
+                    if "HDF5-DIAG" in err or "#000" in err:
+                        fail(f"{args}: an HDF5 error stack leaked:\n{err}")
+                    n += 1
+        if os.path.exists(os.path.join(tmp, "m.h5")):
+            fail("a failed merge left an output")
+        # --help for the tool and each subcommand; usage errors exit 2.
+        for args in (["--help"], ["summary", "--help"], ["predict", "--help"], ["merge", "--help"],
+                     ["export", "--help"]):
+            p = analyze(args)
+            if "Usage: simmer_analyze" not in p.stdout:
+                fail(f"{args}: no usage text")
+        for args in ([], ["frobnicate"], ["summary"], ["predict", sine], ["summary", sine, "--nope"],
+                     ["merge", sine, "-o", os.path.join(tmp, "x.h5")]):
+            p = analyze(args, expect=2)
+            if len(p.stderr.strip().splitlines()) != 1:
+                fail(f"{args}: usage error is not one line:\n{p.stderr}")
+        print(f"badfiles: {n} refusals with one line each, exit code 2")
+    else:
+        sys.exit(f"unknown case {CASE}")
+print("1 passed, 0 failed")
