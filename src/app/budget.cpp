@@ -54,11 +54,12 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // Data: every rank holds the raw split, and each evaluation set raw and scaled.
   std::int64_t data_bytes = matrix_bytes(p.train.x) + matrix_bytes(p.train.y) +
                             matrix_bytes(p.test.x) + matrix_bytes(p.test.y);
-  std::int64_t max_rows = 0, eval_values = 0;
+  std::int64_t max_rows = 0, eval_values = 0, eval_outputs = 0;
   for (const auto& s : p.sets) {
     data_bytes += matrix_bytes(s.x_raw) + matrix_bytes(s.x) + matrix_bytes(s.y);
     max_rows = std::max<std::int64_t>(max_rows, s.rows());
     eval_values += s.rows() * (p.classification ? p.classes : p.outputs);
+    eval_outputs += s.rows() * p.outputs;
   }
 
   // Archive.
@@ -72,7 +73,8 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
   e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
                     + 5 * C * D * kDouble + 5 * C * trace * kDouble + tracked + data_in_archive +
-                    3 * eval_values * kDouble + (1LL << 20);
+                    3 * eval_values * kDouble + (1LL << 20) +
+                    C * eval_outputs * kDouble;  // /baseline/<set>/prediction
   // Checkpoint: per trajectory parameters, velocities, baseline, and its running aggregates.
   e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble) + (64LL << 10);
 
@@ -89,7 +91,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // The members buffered between gathers, and their concatenation for the collective write.
   e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;
   const std::int64_t worker = kProcessBaseBytes + data_bytes + e.trajectories_per_rank * e.network_bytes +
-                              e.buffer_bytes;
+                              std::max(e.buffer_bytes, e.trajectories_per_rank * eval_outputs * kDouble);
   // Rank 0 also gathers every trajectory's checkpoint state and the tracked predictions.
   const std::int64_t root = worker + e.checkpoint_bytes + 2 * C * eval_values * kDouble;
   e.peak_rank_bytes = std::max(worker, root);
@@ -131,7 +133,8 @@ std::int64_t free_bytes(const std::string& directory) {
 
 void check_room(const ResourceEstimate& e, const std::string& output, std::int64_t available) {
   if (available < 0) return;
-  const std::int64_t need = e.archive_bytes + e.checkpoint_bytes;
+  // A checkpoint is written to a temporary file and renamed over the last one: two at the peak.
+  const std::int64_t need = e.archive_bytes + 2 * e.checkpoint_bytes;
   if (need <= available) return;
   throw option_error("run.output", output,
                      "the run needs about " + human_bytes(need) + " (archive " +

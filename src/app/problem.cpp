@@ -199,6 +199,13 @@ Problem build_problem(const cli::Config& c) {
       throw option_error("model.architecture", c.model.architecture,
                          "needs images of at least 12x12 pixels (data.source = idx)");
     }
+    // The parameter count depends on the image size: check the degrees of freedom again.
+    const auto n = static_cast<double>(model::build_network(p.architecture).parameter_count());
+    if (n - c.simmer.dof_offset <= 0.0) {
+      throw option_error("simmer.dof_offset", std::to_string(c.simmer.dof_offset),
+                         "leaves no degrees of freedom for the " + std::to_string(static_cast<long long>(n)) +
+                             " parameters of lenet5 on these images");
+    }
   }
   const auto widths = c.model.architecture == "lenet5"
                           ? std::vector<Index>{all.features(), p.outputs}

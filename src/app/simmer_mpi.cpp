@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
         std::int64_t available = app::free_bytes(dir.string());
         // An archive this run replaces (--overwrite) frees its space.
         std::error_code ec;
-        if (available >= 0 && fs::exists(out, ec)) {
+        if (available >= 0 && inv.overwrite && fs::exists(out, ec)) {
           const auto old_size = fs::file_size(out, ec);
           if (!ec) available += static_cast<std::int64_t>(old_size);
         }

@@ -127,6 +127,8 @@ void ParallelFile::close() {
 void ParallelFile::flush() { check(H5Fflush(file_.id(), H5F_SCOPE_GLOBAL), "flush '" + path_ + "'"); }
 
 void ParallelFile::create_group(const std::string& path) {
+  // An existing group is kept (a resumed run's finish() asks again).
+  if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) return;
   Handle gcpl = group_plist();
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");

@@ -981,6 +981,8 @@ void Run::finish() {
   // logits for classification): Adam's fit on the extra points, for figures, with no network
   // re-evaluated afterwards. Rows of a trajectory without a baseline stay NaN.
   for (const auto& s : p_.sets) {
+    // (finish() may run again on a resumed archive: create_group keeps an existing group and
+    // create_dataset replaces the dataset.)
     const std::string g = "/baseline/" + s.name;
     file_->create_group(g);
     file_->create_dataset(g + "/prediction", io::Type::f64, {chains_total_, s.rows(), p_.outputs},
@@ -998,8 +1000,9 @@ void Run::finish() {
     }
     file_->write_rows(g + "/prediction", blocks, rows.data(), io::Type::f64);
     file_->attribute(g + "/prediction", "units",
-                     std::string(p_.classification ? "logits [chain, row, class]"
-                                                   : "target units [chain, row, output]"));
+                     std::string(!p_.classification ? "target units [chain, row, output]"
+                                 : p_.outputs == 1 ? "logit of class 1 [chain, row, 1]"
+                                                   : "logits [chain, row, class]"));
   }
   file_->attribute("/baseline", "kind", std::string(p_.mode == train::StartMode::retrofit
                                                         ? "Adam end point of each trajectory"

@@ -10,7 +10,8 @@
 ///    start, baseline and Adam-end parameter rows, sample statistics, traces, tracked
 ///    predictions, the data sets and the ensemble aggregates (HDF5 metadata is a few hundred kB);
 ///  - checkpoint: the file written next to the archive (per trajectory: parameters, velocities,
-///    baseline, running means) — it exists until the run ends;
+///    baseline, running means); it stays after the run (a finished run can be resumed to a
+///    longer one), and while a new one replaces it both exist, so the room check counts two;
 ///  - memory per rank: per trajectory it owns, the network's parameters and gradient, the
 ///    integrator's and Adam's state, every layer's activations and deltas for the largest
 ///    evaluation set and the layers' scratch; the stored members it keeps between two gathers;

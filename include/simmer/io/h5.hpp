@@ -61,7 +61,8 @@ class ParallelFile {
   [[nodiscard]] hid_t id() const { return file_.id(); }
   [[nodiscard]] int rank() const { return rank_; }
 
-  /// Collective. Creates a group (and missing parents) with creation order tracked.
+  /// Collective. Creates a group (and missing parents) with creation order tracked; an existing
+  /// group is kept.
   void create_group(const std::string& path);
 
   /// Collective. A dataset of `dims` (chunked by `chunk` when non-empty).
