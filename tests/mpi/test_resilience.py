@@ -95,7 +95,8 @@ with tempfile.TemporaryDirectory() as tmp:
             proc.wait()
         else:
             # What SLURM's scancel --signal=USR1 --full (or srun) delivers: the signal to the ranks.
-            subprocess.run(["pkill", "-USR1", "-x", "simmer_mpi"])
+            # Only this test's ranks (its own session), never other simmer_mpi runs on the machine.
+            subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
             text = proc.communicate(timeout=120)[0]
             if proc.returncode != 3:
                 fail(f"stopped run exited {proc.returncode}, expected 3:\n{text[-2000:]}")
