@@ -138,7 +138,7 @@ def report(out_dir, seeds, cases):
         finite = sorted(x for x in adams if math.isfinite(x))
         amed = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2 if finite else float("nan")
         summary.append(dict(case=name, metric=metric, adam_mean=am, adam_sd=asd, ensemble_mean=em,
-                            ensemble_sd=esd, n_seeds=done, beat=beat, adam_median=amed,
+                            ensemble_sd=esd, n_seeds=done, beat=beat, adam_median=amed, n_finite=n_ok,
                             ensemble_median=emed,
                             wall_mean=mean_sd(walls)[0], note=note or "", ranks=ranks,
                             statuses=sorted(set(statuses))))
@@ -183,7 +183,9 @@ def write_markdown(summary, seeds, table, out_dir):
     for s in summary:
         wall = s["wall_mean"]
         lines.append(f"| {s['case']} | test {s['metric']} | {fmt(s['adam_mean'], s['adam_sd'])} | "
-                     f"{fmt(s['ensemble_mean'], s['ensemble_sd'])} | "
+                     f"{fmt(s['ensemble_mean'], s['ensemble_sd'])}"
+                     + (f" (over {s['n_finite']} seeds; the other {s['n_seeds'] - s['n_finite']} have no "
+                        "finite ensemble metric)" if s['n_finite'] < s['n_seeds'] else "") + " | "
                      f"{s['adam_median']:.4f} / {s['ensemble_median']:.4f} | {s['beat']} of {s['n_seeds']} | "
                      + (f"{wall:.1f} s on {s['ranks']} rank(s)" if math.isfinite(wall) else "n/a") + " |")
     lines += ["", "## Shortened cases and deviations", ""]
