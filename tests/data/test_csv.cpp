@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
 
@@ -21,38 +22,9 @@ using simmer::data::CsvSpec;
 using simmer::data::read_csv;
 using simmer::data::Task;
 
+using simmer::test::TempDir;
+
 namespace {
-
-/// A fresh directory under the system temp dir, removed with everything in it at scope exit,
-/// so parallel test runs never see each other's files.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device entropy;
-    path_ = fs::temp_directory_path() /
-            ("simmer_test_csv_" + std::to_string(entropy()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  /// Writes `content` byte for byte (binary, so "\r\n" stays CRLF) and returns the path.
-  [[nodiscard]] std::string write(const std::string& name, const std::string& content) const {
-    const fs::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary);
-    out << content;
-    return file.string();
-  }
-  [[nodiscard]] std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string data_file(const std::string& name) { return std::string(SIMMER_DATA_DIR) + "/" + name; }
 
@@ -159,7 +131,7 @@ TEST_CASE("read_csv reads auto-mpg and drops rows with missing values", "[data][
 }
 
 TEST_CASE("read_csv handles quotes, CRLF, blank lines and whitespace", "[data][csv]") {
-  const TempDir dir;
+  const TempDir dir("csv");
 
   SECTION("quoted fields may contain the delimiter and escaped quotes") {
     const auto path = dir.write("quoted.csv",
@@ -214,7 +186,7 @@ TEST_CASE("read_csv handles quotes, CRLF, blank lines and whitespace", "[data][c
 }
 
 TEST_CASE("read_csv: missing values drop the row only when the column is used", "[data][csv]") {
-  const TempDir dir;
+  const TempDir dir("csv");
   const auto path = dir.write("missing.csv",
                               "a,b,unused,y\n"
                               "1,2,,10\n"      // missing in an unused column: kept
@@ -235,7 +207,7 @@ TEST_CASE("read_csv: missing values drop the row only when the column is used", 
 }
 
 TEST_CASE("read_csv: class labels sort as numbers when all are numbers", "[data][csv]") {
-  const TempDir dir;
+  const TempDir dir("csv");
   SECTION("numeric labels") {
     const auto path = dir.write("numeric.csv", "x,c\n1,10\n2,2\n3,1\n4,2\n");
     const auto d = read_csv(classification(path, {"x"}, "c"));
@@ -252,7 +224,7 @@ TEST_CASE("read_csv: class labels sort as numbers when all are numbers", "[data]
 }
 
 TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]") {
-  const TempDir dir;
+  const TempDir dir("csv");
 
   SECTION("missing file") {
     const auto path = dir.path("does_not_exist.csv");

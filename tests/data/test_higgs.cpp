@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/higgs.hpp"
 
@@ -25,36 +26,10 @@ using simmer::data::make_synthetic_higgs;
 using simmer::data::read_higgs_csv;
 using simmer::data::write_higgs_csv;
 
+using simmer::test::error_of;
+using simmer::test::TempDir;
+
 namespace {
-
-/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device entropy;
-    path_ = fs::temp_directory_path() /
-            ("simmer_test_higgs_" + std::to_string(entropy()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  [[nodiscard]] std::string write(const std::string& name, const std::string& content) const {
-    const fs::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary);
-    out << content;
-    return file.string();
-  }
-  [[nodiscard]] std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 /// A valid line as in the UCI file: label, then 28 features 0.5, 1.5, ...
 std::string good_line(int label) {
@@ -84,16 +59,6 @@ std::string line_with(int field, const std::string& text) {
   return out;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const simmer::Error& e) {
-    return e.what();
-  }
-  FAIL("expected a simmer::Error");
-  return {};
-}
 
 }  // namespace
 
@@ -157,7 +122,7 @@ TEST_CASE("make_synthetic_higgs has the HIGGS shape and ~53% signal", "[data][hi
 }
 
 TEST_CASE("write_higgs_csv and read_higgs_csv round-trip exactly", "[data][higgs]") {
-  const TempDir dir;
+  const TempDir dir("higgs");
   const auto d = make_synthetic_higgs(300, 3);
   for (const std::string name : {"higgs.csv", "higgs.csv.gz"}) {
     INFO(name);
@@ -191,7 +156,7 @@ TEST_CASE("write_higgs_csv and read_higgs_csv round-trip exactly", "[data][higgs
 
 TEST_CASE("read_higgs_csv accepts CRLF, blank lines, blanks and no final newline",
           "[data][higgs]") {
-  const TempDir dir;
+  const TempDir dir("higgs");
   const auto path =
       dir.write("quirks.csv", good_line(1) + "\r\n\r\n" + line_with(3, " -2.5e-1 ") + "\n\n" +
                                   line_with(1, "0") + "\n" + line_with(2, "+1e-400"));
@@ -206,7 +171,7 @@ TEST_CASE("read_higgs_csv accepts CRLF, blank lines, blanks and no final newline
 }
 
 TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[data][higgs]") {
-  const TempDir dir;
+  const TempDir dir("higgs");
   const std::string good = good_line(0) + "\n";
 
   SECTION("too few fields") {
@@ -276,7 +241,7 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
 }
 
 TEST_CASE("write_higgs_csv refuses data that is not HIGGS-shaped", "[data][higgs]") {
-  const TempDir dir;
+  const TempDir dir("higgs");
   const std::string path = dir.path("out.csv");
   auto d = make_synthetic_higgs(5, 1);
 

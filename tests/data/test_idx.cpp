@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/idx.hpp"
 
@@ -25,48 +26,10 @@ using simmer::data::load_idx_directory;
 using simmer::data::read_idx_images;
 using simmer::data::read_idx_labels;
 
+using simmer::test::error_of;
+using simmer::test::TempDir;
+
 namespace {
-
-/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device entropy;
-    path_ = fs::temp_directory_path() /
-            ("simmer_test_idx_" + std::to_string(entropy()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  /// Writes `content` byte for byte, gzip-compressed when the name ends in ".gz".
-  [[nodiscard]] std::string write(const std::string& name, const std::string& content) const {
-    const std::string file = path(name);
-    if (name.ends_with(".gz")) {
-      gzFile gz = gzopen(file.c_str(), "wb");
-      REQUIRE(gz != nullptr);
-      if (!content.empty()) {
-        REQUIRE(gzwrite(gz, content.data(), static_cast<unsigned>(content.size())) ==
-                static_cast<int>(content.size()));
-      }
-      REQUIRE(gzclose(gz) == Z_OK);
-    } else {
-      std::ofstream out(file, std::ios::binary);
-      out << content;
-    }
-    return file;
-  }
-  [[nodiscard]] std::string path(const std::string& name) const { return (path_ / name).string(); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 void put_big_endian(std::string& out, std::uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) {
@@ -102,22 +65,11 @@ std::string labels_file(const std::vector<std::uint8_t>& labels) {
   return idx_file(kIdxLabelsMagic, {static_cast<std::uint32_t>(labels.size())}, labels);
 }
 
-/// The message of the simmer::Error `f` throws (fails the test when it throws nothing).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const simmer::Error& e) {
-    return e.what();
-  }
-  FAIL("expected a simmer::Error");
-  return {};
-}
 
 }  // namespace
 
 TEST_CASE("IDX images and labels round-trip from plain and gzip files", "[data][idx]") {
-  const TempDir dir;
+  const TempDir dir("idx");
   const std::vector<std::uint8_t> labels = {3, 0, 9, 1, 7};
   for (const std::string suffix : {"", ".gz"}) {
     INFO("file suffix '" << suffix << "'");
@@ -140,7 +92,7 @@ TEST_CASE("IDX images and labels round-trip from plain and gzip files", "[data][
 }
 
 TEST_CASE("load_idx_directory builds a 10-class image data set", "[data][idx]") {
-  const TempDir dir;
+  const TempDir dir("idx");
   const std::vector<std::uint8_t> labels = {3, 0, 9, 1, 7};
   // Mixed on purpose: each file is found with or without ".gz".
   (void)dir.write("train-images-idx3-ubyte.gz", images_file(5, 3, 4));
@@ -182,7 +134,7 @@ TEST_CASE("load_idx_directory builds a 10-class image data set", "[data][idx]") 
 }
 
 TEST_CASE("broken IDX files are refused naming the file and the problem", "[data][idx]") {
-  const TempDir dir;
+  const TempDir dir("idx");
 
   SECTION("not an IDX file") {
     const auto path = dir.write("junk", idx_file(0x12345678, {}, {1, 2, 3}));
@@ -294,7 +246,7 @@ TEST_CASE("broken IDX files are refused naming the file and the problem", "[data
 }
 
 TEST_CASE("load_idx_directory refuses mismatched or missing files", "[data][idx]") {
-  const TempDir dir;
+  const TempDir dir("idx");
 
   SECTION("a label outside 0..9") {
     (void)dir.write("t10k-images-idx3-ubyte", images_file(5, 2, 2));
