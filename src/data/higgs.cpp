@@ -16,12 +16,15 @@
 #include <system_error>
 
 #include "simmer/core/error.hpp"
+#include "gz_file.hpp"
 #include "simmer/core/rng.hpp"
 
 namespace simmer::data {
 namespace {
 
-using GzFile = std::unique_ptr<gzFile_s, int (*)(gzFile)>;
+using detail::GzFile;
+using detail::gz_reason;
+using detail::open_gz;
 
 /// Fields per line: the label, then the features.
 constexpr std::size_t kFields = static_cast<std::size_t>(kHiggsFeatures) + 1;
@@ -30,32 +33,10 @@ constexpr std::size_t kFields = static_cast<std::size_t>(kHiggsFeatures) + 1;
 /// binary file given by mistake from being buffered whole.
 constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 
-/// The reason zlib gives for the last failure, without the "<path>: " prefix zlib adds.
-std::string gz_reason(gzFile file, const std::string& path) {
-  int code = Z_OK;
-  const char* message = gzerror(file, &code);
-  if (code == Z_ERRNO) return std::strerror(errno);
-  std::string reason = message != nullptr ? message : "unknown zlib error";
-  const std::string prefix = path + ": ";
-  if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-  return reason;
-}
-
 /// The lines of a plain or gzip file, streamed through a buffer, with their 1-based numbers.
 class LineReader {
  public:
-  explicit LineReader(const std::string& path) : path_(path), file_(nullptr, &gzclose) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-      throw Error(path + ": cannot open file: it is a directory");
-    }
-    errno = 0;
-    file_.reset(gzopen(path.c_str(), "rb"));
-    if (!file_) {
-      throw Error(path + ": cannot open file: " +
-                  (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
-    }
-    gzbuffer(file_.get(), 1U << 17);
+  explicit LineReader(const std::string& path) : path_(path), file_(open_gz(path)) {
     buffer_.resize(kMaxLineBytes + 1);
   }
 

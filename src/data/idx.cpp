@@ -13,13 +13,16 @@
 #include <system_error>
 
 #include "simmer/core/error.hpp"
+#include "gz_file.hpp"
 
 namespace simmer::data {
 namespace {
 
 namespace fs = std::filesystem;
 
-using GzFile = std::unique_ptr<gzFile_s, int (*)(gzFile)>;
+using detail::GzFile;
+using detail::gz_reason;
+using detail::open_gz;
 
 /// What a caller expects to find: the magic number and how to name the items in messages.
 struct IdxKind {
@@ -43,30 +46,6 @@ std::string hex(std::uint32_t value) {
   std::array<char, 16> text{};
   std::snprintf(text.data(), text.size(), "0x%08X", static_cast<unsigned>(value));
   return text.data();
-}
-
-/// The reason zlib gives for the last failure, without the "<path>: " prefix zlib adds.
-std::string gz_reason(gzFile file, const std::string& path) {
-  int code = Z_OK;
-  const char* message = gzerror(file, &code);
-  if (code == Z_ERRNO) return std::strerror(errno);
-  std::string reason = message != nullptr ? message : "unknown zlib error";
-  const std::string prefix = path + ": ";
-  if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-  return reason;
-}
-
-GzFile open_gz(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error(path + ": cannot open file: it is a directory");
-  errno = 0;
-  GzFile file(gzopen(path.c_str(), "rb"), &gzclose);
-  if (!file) {
-    throw Error(path + ": cannot open file: " +
-                (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
-  }
-  gzbuffer(file.get(), 1U << 17);
-  return file;
 }
 
 /// Reads up to `size` bytes; fewer only at the end of the data. Sets `stream_cut` when a gzip
