@@ -280,26 +280,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   for (const auto& n : trace) {
     f.create_dataset("/trace/" + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
   }
-  std::vector<double> chain_ids(static_cast<std::size_t>(C)), draw_ids(static_cast<std::size_t>(D)),
-      param_ids(static_cast<std::size_t>(P));
-  std::iota(chain_ids.begin(), chain_ids.end(), 0.0);
-  std::iota(draw_ids.begin(), draw_ids.end(), 0.0);
-  std::iota(param_ids.begin(), param_ids.end(), 0.0);
-  f.put("/posterior/chain", chain_ids, {C});
-  f.put("/posterior/draw", draw_ids, {D});
-  f.put("/posterior/param", param_ids, {P});
-  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
-  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
-  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
-  f.put("/sample_stats/chain", chain_ids, {C});
-  f.put("/sample_stats/draw", draw_ids, {D});
-  std::vector<std::pair<std::string, unsigned>> axes0, axes1;
-  for (const auto& n : stats) {
-    axes0.emplace_back("/sample_stats/" + n, 0U);
-    axes1.emplace_back("/sample_stats/" + n, 1U);
-  }
-  f.attach_scale("/sample_stats/chain", "chain", axes0);
-  f.attach_scale("/sample_stats/draw", "draw", axes1);
+  io::write_posterior_scales(f, C, D, P, stats);
 
   copy_chain_rows(inputs, f, "/baseline/params", io::Type::f64);
   // The baseline networks' outputs on each evaluation set: /baseline/<set>/prediction [chain, row, output].

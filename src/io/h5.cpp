@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "simmer/core/error.hpp"
 
@@ -323,6 +324,30 @@ void ParallelFile::attach_scale(const std::string& scale_path, const std::string
     Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
     check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
   }
+}
+
+void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws,
+                            std::int64_t params, const std::vector<std::string>& stats) {
+  const auto ids = [](std::int64_t n) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    std::iota(v.begin(), v.end(), 0.0);
+    return v;
+  };
+  f.put("/posterior/chain", ids(chains), {chains});
+  f.put("/posterior/draw", ids(draws), {draws});
+  f.put("/posterior/param", ids(params), {params});
+  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
+  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
+  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
+  f.put("/sample_stats/chain", ids(chains), {chains});
+  f.put("/sample_stats/draw", ids(draws), {draws});
+  std::vector<std::pair<std::string, unsigned>> axes0, axes1;
+  for (const auto& n : stats) {
+    axes0.emplace_back("/sample_stats/" + n, 0U);
+    axes1.emplace_back("/sample_stats/" + n, 1U);
+  }
+  f.attach_scale("/sample_stats/chain", "chain", axes0);
+  f.attach_scale("/sample_stats/draw", "draw", axes1);
 }
 
 }  // namespace simmer::io

@@ -412,26 +412,8 @@ void Run::create_archive() {
   f.attribute("/trace", "train_loss_meaning",
               std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));
   // Dimension scales so xarray sees named dimensions.
-  std::vector<double> chain_ids(static_cast<std::size_t>(C)), draw_ids(static_cast<std::size_t>(D)),
-      param_ids(static_cast<std::size_t>(P));
-  std::iota(chain_ids.begin(), chain_ids.end(), 0.0);
-  std::iota(draw_ids.begin(), draw_ids.end(), 0.0);
-  std::iota(param_ids.begin(), param_ids.end(), 0.0);
-  f.put("/posterior/chain", chain_ids, {C});
-  f.put("/posterior/draw", draw_ids, {D});
-  f.put("/posterior/param", param_ids, {P});
-  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
-  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
-  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
-  f.put("/sample_stats/chain", chain_ids, {C});
-  f.put("/sample_stats/draw", draw_ids, {D});
-  std::vector<std::pair<std::string, unsigned>> stat_axes0, stat_axes1;
-  for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
-    stat_axes0.emplace_back(std::string("/sample_stats/") + n, 0U);
-    stat_axes1.emplace_back(std::string("/sample_stats/") + n, 1U);
-  }
-  f.attach_scale("/sample_stats/chain", "chain", stat_axes0);
-  f.attach_scale("/sample_stats/draw", "draw", stat_axes1);
+  io::write_posterior_scales(f, C, D, P,
+                             {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"});
 
   // /ensemble: rewritten by rank 0 at every gather.
   f.create_group("/ensemble");
