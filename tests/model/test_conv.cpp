@@ -2,6 +2,8 @@
 // and input gradients against central finite differences (Stan Math's expect_ad idea).
 #include <catch2/catch.hpp>
 
+#include "gradient_check.hpp"
+
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/conv.hpp"
 #include "simmer/model/dense.hpp"
@@ -12,14 +14,10 @@
 
 using namespace simmer;
 using namespace simmer::model;
+using simmer::test::max_gradient_error;
+using simmer::test::random_matrix;
 
 namespace {
-
-Matrix random_matrix(Index rows, Index cols, Rng& rng, double scale = 1.0) {
-  Matrix m(rows, cols);
-  for (Index i = 0; i < m.size(); ++i) m.data()[i] = scale * rng.normal();
-  return m;
-}
 
 BatchView batch(Matrix& m) { return {m.data(), m.rows(), m.cols()}; }
 
@@ -74,25 +72,6 @@ LayerGradientError layer_gradient_error(Layer& layer, Index rows, Rng& rng, doub
     const double n = numeric(x.data()[i]);
     worst.inputs =
         std::max(worst.inputs, std::abs(grad_in.data()[i] - n) / std::max(1.0, std::abs(n)));
-  }
-  return worst;
-}
-
-/// max |analytic - numeric| / max(1, |numeric|) over all parameters of the objective.
-double max_gradient_error(train::Objective& f, Vector x, double eps = 1e-6) {
-  Vector grad(x.size());
-  f.evaluate_with_gradient(x, grad);
-  const Vector analytic = grad;
-  double worst = 0.0;
-  for (Index i = 0; i < x.size(); ++i) {
-    const double xi = x(i);
-    x(i) = xi + eps;
-    const double up = f.evaluate(x);
-    x(i) = xi - eps;
-    const double down = f.evaluate(x);
-    x(i) = xi;
-    const double numeric = (up - down) / (2 * eps);
-    worst = std::max(worst, std::abs(analytic(i) - numeric) / std::max(1.0, std::abs(numeric)));
   }
   return worst;
 }
