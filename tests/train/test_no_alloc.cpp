@@ -48,6 +48,28 @@ int posix_memalign(void** p, std::size_t align, std::size_t n) {
 
 using namespace simmer;
 
+/// Heap allocations during `steps` simmering steps and `epochs` more Adam epochs on `f`, after a
+/// warm-up of 3 steps and `warm_epochs` epochs (thread-local scratch, first use).
+static long hot_loop_allocations(train::NetworkObjective& f, Index params, Rng& rng, int warm_epochs,
+                                 int steps, int epochs) {
+  train::NhcOptions opt;
+  opt.time_step = 1e-3;
+  train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
+                         train::NoseHooverChain(opt, params).rest_start());
+  train::AdamOptions adam;
+  adam.epochs = warm_epochs;
+  train::AdamState state = train::AdamState::zeros(params);
+  for (int s = 0; s < 3; ++s) traj.advance();
+  train::train_adam(adam, state, f, rng);
+  adam.epochs = warm_epochs + epochs;
+  g_allocations = 0;
+  g_counting = true;
+  for (int s = 0; s < steps; ++s) traj.advance();
+  train::train_adam(adam, state, f, rng);
+  g_counting = false;
+  return g_allocations.load();
+}
+
 TEST_CASE("the allocation counter sees Eigen and std allocations", "[alloc]") {
   g_allocations = 0;
   g_counting = true;
@@ -74,22 +96,7 @@ TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
     offset = Eigen::RowVectorXd::Constant(outputs, 1.0);
   }
   train::NetworkObjective f(net, loss, x, y, scale, offset);
-  train::NhcOptions opt;
-  opt.time_step = 1e-3;
-  train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
-                         train::NoseHooverChain(opt, net.parameter_count()).rest_start());
-  train::AdamOptions adam;
-  adam.epochs = 3;
-  train::AdamState state = train::AdamState::zeros(net.parameter_count());
-  for (int s = 0; s < 3; ++s) traj.advance();  // warm-up: thread-local scratch, first use
-  train::train_adam(adam, state, f, rng);
-  adam.epochs = 53;
-  g_allocations = 0;
-  g_counting = true;
-  for (int s = 0; s < 50; ++s) traj.advance();
-  train::train_adam(adam, state, f, rng);
-  g_counting = false;
-  CHECK(g_allocations.load() == 0);
+  CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 3, 50, 50) == 0);
 }
 
 TEST_CASE("LeNet-5's image layers allocate nothing in forward and backward", "[alloc]") {
@@ -139,20 +146,5 @@ TEST_CASE("LeNet-5: a simmering step and an Adam epoch allocate nothing", "[allo
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
   for (Index i = 0; i < rows; ++i) y(i, static_cast<Index>(rng.below(10))) = 1;
   train::NetworkObjective f(net, model::LossKind::cce, x, y);
-  train::NhcOptions opt;
-  opt.time_step = 1e-3;
-  train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
-                         train::NoseHooverChain(opt, net.parameter_count()).rest_start());
-  train::AdamOptions adam;
-  adam.epochs = 2;
-  train::AdamState state = train::AdamState::zeros(net.parameter_count());
-  for (int s = 0; s < 3; ++s) traj.advance();  // warm-up: thread-local scratch, first use
-  train::train_adam(adam, state, f, rng);
-  adam.epochs = 7;
-  g_allocations = 0;
-  g_counting = true;
-  for (int s = 0; s < 5; ++s) traj.advance();
-  train::train_adam(adam, state, f, rng);
-  g_counting = false;
-  CHECK(g_allocations.load() == 0);
+  CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 2, 5, 5) == 0);
 }
