@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "simmer/core/error.hpp"
+#include "simmer/model/direct_conv.hpp"
 #include "simmer/model/initializer.hpp"
 
 namespace simmer::model {
@@ -28,8 +29,25 @@ void add_span(double* __restrict dst, const double* __restrict src, Index n) {
 
 }  // namespace
 
+std::string to_string(ConvAlgorithm a) {
+  switch (a) {
+    case ConvAlgorithm::automatic: return "automatic";
+    case ConvAlgorithm::im2col: return "im2col";
+    case ConvAlgorithm::direct: return "direct";
+  }
+  return "?";
+}
+
+ConvAlgorithm Conv2D::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters,
+                                       Index kernel) {
+  if (kernel > direct::kMaxKernel) return ConvAlgorithm::im2col;
+  const bool rows_fill_packets = 4 * out_width >= 3 * direct::round_up(out_width);
+  const bool few_filters = filters % direct::lanes() != 0;
+  return rows_fill_packets && few_filters ? ConvAlgorithm::direct : ConvAlgorithm::im2col;
+}
+
 Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel,
-               Padding padding)
+               Padding padding, ConvAlgorithm algorithm)
     : height_(height), width_(width), in_channels_(in_channels), filters_(filters),
       kernel_(kernel) {
   if (height <= 0 || width <= 0 || in_channels <= 0 || filters <= 0 || kernel <= 0) {
@@ -55,6 +73,18 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
   padded_height_ = out_height_ + kernel - 1;
   padded_width_ = out_width_ + kernel - 1;
   patch_ = kernel * kernel * in_channels;
+  if (algorithm == ConvAlgorithm::direct && kernel > direct::kMaxKernel) {
+    throw Error("conv2d layer: the direct algorithm takes kernels up to " +
+                std::to_string(direct::kMaxKernel) + "x" + std::to_string(direct::kMaxKernel) +
+                " (got " + std::to_string(kernel) + "x" + std::to_string(kernel) + ")");
+  }
+  algorithm_ = algorithm == ConvAlgorithm::automatic
+                   ? choose_algorithm(out_width_, in_channels, filters, kernel)
+                   : algorithm;
+  in_stride_ = direct::round_up(out_width_) + kernel - 1;
+  out_stride_ = direct::round_up(out_width_);
+  grad_stride_ = direct::round_up(padded_width_) + kernel - 1;
+  dpad_stride_ = direct::round_up(padded_width_);
   constexpr Index simd = Eigen::internal::packet_traits<double>::size;
   transposed_output_ = filters % simd != 0;
   set_column_bytes(kDefaultColumnBytes);
@@ -88,6 +118,11 @@ void Conv2D::initialize(double* params, Init scheme, Rng& rng) const {
 }
 
 Index Conv2D::scratch_values(Index rows) const {
+  if (algorithm_ == ConvAlgorithm::direct) {
+    return in_channels_ * padded_height_ * in_stride_ + filters_ * out_height_ * out_stride_ +
+           filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_ +
+           in_channels_ * padded_height_ * dpad_stride_ + patch_ * filters_;
+  }
   const Index images = std::min(rows, chunk_images_);
   const Index pixels = images * out_height_ * out_width_;
   const Index ld = patch_ + 1;
@@ -108,6 +143,15 @@ Index Conv2D::scratch_values(Index rows) const {
 
 void Conv2D::reserve(Index rows) {
   if (rows <= capacity_) return;
+  if (algorithm_ == ConvAlgorithm::direct) {
+    in_planes_ = Vector::Zero(in_channels_ * padded_height_ * in_stride_);
+    out_planes_ = Vector::Zero(filters_ * out_height_ * out_stride_);
+    grad_planes_ = Vector::Zero(filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_);
+    dpadded_planes_ = Vector::Zero(in_channels_ * padded_height_ * dpad_stride_);
+    flipped_ = Vector::Zero(patch_ * filters_);
+    capacity_ = rows;
+    return;
+  }
   const Index pixels = std::min(rows, chunk_images_) * out_height_ * out_width_;
   const Index ld = patch_ + 1;
   columns_ = Vector::Zero(pixels * ld + kBlock);
@@ -181,9 +225,107 @@ void Conv2D::col2im(double* grad_in, Index count) {
   }
 }
 
+void Conv2D::to_planes(const double* image) {
+  double* planes = in_planes_.data();
+  const Index plane = padded_height_ * in_stride_;
+  for (Index y = 0; y < height_; ++y) {
+    const double* src = image + y * width_ * in_channels_;
+    double* dst = planes + (y + pad_top_) * in_stride_ + pad_left_;
+    if (in_channels_ == 1) {
+      std::memcpy(dst, src, static_cast<std::size_t>(width_) * sizeof(double));
+      continue;
+    }
+    for (Index x = 0; x < width_; ++x) {
+      for (Index c = 0; c < in_channels_; ++c) dst[c * plane + x] = src[x * in_channels_ + c];
+    }
+  }
+}
+
+void Conv2D::forward_direct(ConstBatchView in, BatchView out) {
+  const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
+  const direct::Planes out_planes{out_planes_.data(), out_height_ * out_stride_, out_stride_};
+  const double* bias = params_ + patch_ * filters_;
+  for (Index n = 0; n < in.rows(); ++n) {
+    to_planes(in.data() + n * in.cols());
+    direct::correlate(params_, bias, in_channels_, filters_, kernel_, in_planes, out_planes,
+                      out_height_, out_width_);
+    double* dst = out.data() + n * out.cols();
+    for (Index f = 0; f < filters_; ++f) {
+      const double* plane = out_planes_.data() + f * out_planes.plane_stride;
+      for (Index y = 0; y < out_height_; ++y) {
+        const double* src = plane + y * out_stride_;
+        double* d = dst + y * out_width_ * filters_ + f;
+        for (Index x = 0; x < out_width_; ++x) d[x * filters_] = src[x];
+      }
+    }
+  }
+}
+
+void Conv2D::backward_direct(ConstBatchView in, BatchView grad_out, BatchView* grad_in) {
+  const Index margin = kernel_ - 1;
+  const Index grad_plane = (out_height_ + 2 * margin) * grad_stride_;
+  const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
+  // dL/dout with its margin (the input gradient's correlation reads it) and the image itself.
+  const direct::ConstPlanes grad_planes{grad_planes_.data(), grad_plane, grad_stride_};
+  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + margin,
+                                       grad_plane, grad_stride_};
+  const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_,
+                               dpad_stride_};
+  std::fill_n(grads_, (patch_ + 1) * filters_, 0.0);
+  double* bias_grad = grads_ + patch_ * filters_;
+  if (grad_in != nullptr) {
+    // dL/dpadded[c][y][x] = Σ K[ky][kx][c][f] dL/dout[f][y − ky][x − kx]: a correlation of the
+    // margin-padded dL/dout with the kernel rotated 180°, filters and channels swapped.
+    for (Index ky = 0; ky < kernel_; ++ky) {
+      for (Index kx = 0; kx < kernel_; ++kx) {
+        const double* src = params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) *
+                                          in_channels_ * filters_;
+        double* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
+        for (Index c = 0; c < in_channels_; ++c) {
+          for (Index f = 0; f < filters_; ++f) dst[f * in_channels_ + c] = src[c * filters_ + f];
+        }
+      }
+    }
+  }
+  for (Index n = 0; n < in.rows(); ++n) {
+    to_planes(in.data() + n * in.cols());
+    const double* g = grad_out.data() + n * grad_out.cols();
+    for (Index y = 0; y < out_height_; ++y) {
+      for (Index f = 0; f < filters_; ++f) {
+        const double* src = g + y * out_width_ * filters_ + f;
+        double* dst = grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + margin;
+        double sum = 0.0;
+        for (Index x = 0; x < out_width_; ++x) {
+          dst[x] = src[x * filters_];
+          sum += dst[x];
+        }
+        bias_grad[f] += sum;
+      }
+    }
+    direct::correlate_weights(in_planes, grad_image, in_channels_, filters_, kernel_,
+                              out_height_, out_width_, grads_);
+    if (grad_in == nullptr) continue;
+    direct::correlate(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes,
+                      dpadded, padded_height_, padded_width_);
+    double* gi = grad_in->data() + n * grad_in->cols();
+    const Index plane = padded_height_ * dpad_stride_;
+    for (Index y = 0; y < height_; ++y) {
+      const double* src = dpadded_planes_.data() + (y + pad_top_) * dpad_stride_ + pad_left_;
+      double* dst = gi + y * width_ * in_channels_;
+      for (Index x = 0; x < width_; ++x) {
+        for (Index c = 0; c < in_channels_; ++c) dst[x * in_channels_ + c] = src[c * plane + x];
+      }
+    }
+  }
+}
+
 void Conv2D::forward(ConstBatchView in, BatchView out) {
   const Index rows = in.rows();
   if (rows > capacity_) reserve(rows);
+  if (algorithm_ == ConvAlgorithm::direct) {
+    forward_direct(in, out);
+    return;
+  }
   const Index ld = patch_ + 1;
   const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
   for (Index first = 0; first < rows; first += chunk) {
@@ -211,6 +353,10 @@ void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_
                       BatchView* grad_in) {
   const Index rows = in.rows();
   if (rows > capacity_) reserve(rows);
+  if (algorithm_ == ConvAlgorithm::direct) {
+    backward_direct(in, grad_out, grad_in);
+    return;
+  }
   const Index ld = patch_ + 1;
   const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
   kernel_grad_.setZero();

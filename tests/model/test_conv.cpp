@@ -142,11 +142,14 @@ TEST_CASE("conv2d: forward equals a direct convolution loop, in chunks", "[conv]
   const auto kernel = GENERATE(Index{3}, Index{4}, Index{5});
   // 4 filters: GEMM written channel-major, then transposed; 8: written HWC directly.
   const auto filters = GENERATE(Index{4}, Index{8});
+  const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
   INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels
-                  << ", kernel " << kernel << ", filters " << filters << ", seed 17");
+                  << ", kernel " << kernel << ", filters " << filters << ", "
+                  << to_string(algorithm) << ", seed 17");
   Rng rng(17);
   const Index height = 6, width = 7, rows = 5;
-  Conv2D conv(height, width, channels, filters, kernel, padding);
+  Conv2D conv(height, width, channels, filters, kernel, padding, algorithm);
+  REQUIRE(conv.algorithm() == algorithm);
   conv.set_column_bytes(bytes_for_images(conv, 2));  // chunks of 2, 2, 1 images
   REQUIRE(conv.chunk_images() == 2);
   Vector params(conv.parameter_count());
@@ -165,15 +168,51 @@ TEST_CASE("conv2d: parameter and input gradients match finite differences", "[co
   const auto padding = GENERATE(Padding::valid, Padding::same);
   const auto channels = GENERATE(Index{1}, Index{3});
   const auto filters = GENERATE(Index{3}, Index{8});
+  const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
   INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels
-                  << ", filters " << filters << ", seed 23");
+                  << ", filters " << filters << ", " << to_string(algorithm) << ", seed 23");
   Rng rng(23);
-  Conv2D conv(6, 7, channels, filters, 5, padding);
+  Conv2D conv(6, 7, channels, filters, 5, padding, algorithm);
   conv.set_column_bytes(bytes_for_images(conv, 2));  // batch of 3: chunks of 2 and 1
   REQUIRE(conv.chunk_images() == 2);
   const auto error = layer_gradient_error(conv, 3, rng);
   CHECK(error.parameters < 1e-7);
   CHECK(error.inputs < 1e-7);
+}
+
+TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel sizes",
+          "[conv]") {
+  // Width 37: 5 packets of 8 per row (AVX-512), two register blocks; 13 filters: groups of
+  // 6, 6 and 1 in the forward correlation, 3-4 in the kernel gradient; kernels 1 to 7.
+  const auto kernel = GENERATE(Index{1}, Index{2}, Index{3}, Index{6}, Index{7});
+  const auto padding = GENERATE(Padding::valid, Padding::same);
+  INFO("kernel " << kernel << ", padding " << (padding == Padding::same ? "same" : "valid")
+                 << ", seed 29");
+  Rng rng(29);
+  const Index height = 8, width = 37, channels = 2, filters = 13;
+  Conv2D conv(height, width, channels, filters, kernel, padding, ConvAlgorithm::direct);
+  Vector params(conv.parameter_count());
+  for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
+  Vector grads = Vector::Zero(params.size());
+  conv.bind(params.data(), grads.data());
+  conv.reserve(2);
+  const Matrix x = random_matrix(2, conv.input_size(), rng);
+  Matrix y(2, conv.output_size());
+  conv.forward(view(x), batch(y));
+  const Matrix expected = naive_conv(x, params, height, width, channels, filters, kernel, padding);
+  CHECK((y - expected).cwiseAbs().maxCoeff() < 1e-12);
+  // The layer is linear in its parameters and in its input, so central differences are exact
+  // for any step; a large one keeps the round-off of these larger sums below the bound.
+  Conv2D small(7, 19, 3, 7, kernel, padding, ConvAlgorithm::direct);
+  const auto error = layer_gradient_error(small, 2, rng, 1e-2);
+  CHECK(error.parameters < 1e-7);
+  CHECK(error.inputs < 1e-7);
+}
+
+TEST_CASE("conv2d: the direct algorithm refuses kernels it has no kernels for", "[conv]") {
+  CHECK_THROWS_WITH(Conv2D(20, 20, 1, 4, 9, Padding::same, ConvAlgorithm::direct),
+                    Catch::Contains("direct algorithm takes kernels up to 7x7"));
+  CHECK(Conv2D(20, 20, 1, 4, 9, Padding::same).algorithm() == ConvAlgorithm::im2col);
 }
 
 TEST_CASE("conv2d: changing the chunk after reserve keeps the result", "[conv]") {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// 2-D convolution (stride 1) as im2col + GEMM.
+/// 2-D convolution (stride 1): im2col + GEMM, or direct correlation (direct_conv.hpp).
 ///
 /// Image layout inside a batch row (every image layer, stable: the archive's layout depends on
 /// it): HWC, i.e. height, width, channels with the channel index fastest:
@@ -29,13 +29,30 @@ namespace simmer::model {
 /// 2 on each side for k = 5).
 enum class Padding { valid, same };
 
+/// How a convolution computes. im2col: copy each output pixel's window into a row and multiply
+/// by the kernel matrix (GEMM over chunks of images). direct: correlate channel-planar copies of
+/// each image with the kernel in SIMD registers (direct_conv.hpp), no im2col; for kernels up to
+/// direct::kMaxKernel. automatic: direct where it was measured faster (see choose_algorithm).
+/// Both give the same results up to rounding (the sums run in different orders).
+enum class ConvAlgorithm { automatic, im2col, direct };
+
+std::string to_string(ConvAlgorithm a);
+
 class Conv2D final : public Layer {
  public:
   /// Images height × width × in_channels to out_height × out_width × filters; kernel × kernel
   /// window, stride 1. Throws simmer::Error naming a non-positive size or a kernel larger than a
   /// valid-padded image.
   Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel = 5,
-         Padding padding = Padding::valid);
+         Padding padding = Padding::valid,
+         ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+
+  /// What `automatic` picks for this shape: direct when the kernel fits direct's kernels, the
+  /// output rows fill at least 3/4 of their SIMD packets and there are fewer than 8 filters
+  /// per... (see conv.cpp for the measurements behind it).
+  [[nodiscard]] static ConvAlgorithm choose_algorithm(Index out_width, Index in_channels,
+                                                      Index filters, Index kernel);
+  [[nodiscard]] ConvAlgorithm algorithm() const { return algorithm_; }
 
   [[nodiscard]] std::string kind() const override { return "conv2d"; }
   [[nodiscard]] Index input_size() const override { return height_ * width_ * in_channels_; }
@@ -77,6 +94,11 @@ class Conv2D final : public Layer {
   /// Scatter-add the first kh·kw·in_channels columns of the buffer (dL/dcols of `count` images)
   /// into `grad_in` (those images' rows, overwritten).
   void col2im(double* grad_in, Index count);
+  /// The direct algorithm, image by image.
+  void forward_direct(ConstBatchView in, BatchView out);
+  void backward_direct(ConstBatchView in, BatchView grad_out, BatchView* grad_in);
+  /// Image `image` (HWC) into the interior of in_planes_ (one plane per channel).
+  void to_planes(const double* image);
 
   Index height_, width_, in_channels_, filters_, kernel_;
   Index pad_top_ = 0, pad_left_ = 0;
@@ -98,6 +120,19 @@ class Conv2D final : public Layer {
   Vector out_scratch_;  ///< transposed_output_: [filters][chunk pixels]
   Vector kernel_grad_;  ///< d[K; b] accumulated over chunks, column-major [patch_ + 1][filters]
   GemmWorkspace gemm_;
+  ConvAlgorithm algorithm_ = ConvAlgorithm::im2col;
+  // The direct algorithm's per-image planes (rows padded to whole SIMD packets, zero outside
+  // the image), sized in reserve():
+  Index in_stride_ = 0;     ///< in_planes_ row: round_up(out_width) + kernel − 1
+  Index out_stride_ = 0;    ///< out_planes_ row: round_up(out_width)
+  Index grad_stride_ = 0;   ///< grad_planes_ row: round_up(padded_width) + kernel − 1
+  Index dpad_stride_ = 0;   ///< dpadded_planes_ row: round_up(padded_width)
+  Vector in_planes_;        ///< [in_channels][padded_height][in_stride_]
+  Vector out_planes_;       ///< [filters][out_height][out_stride_]
+  Vector grad_planes_;      ///< dL/dout, [filters][out_height + 2(kernel − 1)][grad_stride_],
+                            ///< the image at row and column kernel − 1 (zero around it)
+  Vector dpadded_planes_;   ///< dL/d(padded input), [in_channels][padded_height][dpad_stride_]
+  Vector flipped_;          ///< kernel rotated 180° with channels and filters swapped
 };
 
 }  // namespace simmer::model

@@ -1,0 +1,161 @@
+#include "simmer/model/direct_conv.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace simmer::model::direct {
+
+namespace {
+
+namespace ei = Eigen::internal;
+using Packet = ei::packet_traits<double>::type;
+constexpr Index P = ei::packet_traits<double>::size;
+
+/// Accumulators a kernel may keep: the SIMD registers less a few for the loaded rows, the
+/// broadcast weights and addresses (29 of AVX-512's 32 registers, 12 of AVX's 16).
+constexpr int kRegisters = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
+constexpr int kMaxOutputs = kRegisters >= 32 ? 6 : 4;  ///< filters per correlate block
+constexpr int kMaxPackets = 4;                         ///< row packets per correlate block
+constexpr int kMaxAccumulators = kRegisters >= 32 ? 24 : 12;
+
+/// One block of `GO` output planes × `NX` packets of output row y from column x0.
+template <int GO, int NX>
+void correlate_block(const double* w, const double* init, Index inputs, Index outputs, Index k,
+                     ConstPlanes in, Planes out, Index o0, Index y, Index x0) {
+  Packet acc[GO][NX];
+  for (int g = 0; g < GO; ++g) {
+    const Packet start = init != nullptr ? ei::pset1<Packet>(init[o0 + g]) : ei::pset1<Packet>(0);
+    for (int x = 0; x < NX; ++x) acc[g][x] = start;
+  }
+  const Index w_kx = inputs * outputs;  // weights of consecutive kx are this far apart
+  for (Index i = 0; i < inputs; ++i) {
+    const double* plane = in.data + i * in.plane_stride + y * in.row_stride + x0;
+    for (Index ky = 0; ky < k; ++ky) {
+      const double* row = plane + ky * in.row_stride;
+      const double* wk = w + (ky * k * inputs + i) * outputs + o0;
+      for (Index kx = 0; kx < k; ++kx) {
+        Packet v[NX];
+        for (int x = 0; x < NX; ++x) v[x] = ei::ploadu<Packet>(row + kx + x * P);
+        const double* wkx = wk + kx * w_kx;
+        for (int g = 0; g < GO; ++g) {
+          const Packet weight = ei::pset1<Packet>(wkx[g]);
+          for (int x = 0; x < NX; ++x) acc[g][x] = ei::pmadd(weight, v[x], acc[g][x]);
+        }
+      }
+    }
+  }
+  for (int g = 0; g < GO; ++g) {
+    double* dst = out.data + (o0 + g) * out.plane_stride + y * out.row_stride + x0;
+    for (int x = 0; x < NX; ++x) ei::pstoreu(dst + x * P, acc[g][x]);
+  }
+}
+
+using CorrelateBlock = void (*)(const double*, const double*, Index, Index, Index, ConstPlanes,
+                                Planes, Index, Index, Index);
+
+template <int GO, int... X>
+constexpr std::array<CorrelateBlock, sizeof...(X)> correlate_row(std::integer_sequence<int, X...>) {
+  return {&correlate_block<GO, X + 1>...};
+}
+
+template <int... G>
+constexpr auto correlate_table(std::integer_sequence<int, G...>) {
+  return std::array<std::array<CorrelateBlock, kMaxPackets>, sizeof...(G)>{
+      correlate_row<G + 1>(std::make_integer_sequence<int, kMaxPackets>{})...};
+}
+
+/// kCorrelate[GO − 1][NX − 1] = correlate_block<GO, NX>.
+constexpr auto kCorrelate = correlate_table(std::make_integer_sequence<int, kMaxOutputs>{});
+
+/// Kernel gradient of one input plane, one ky and `GO` output planes from o0, `KX` = k.
+template <int KX, int GO>
+void weights_block(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index i, Index ky,
+                   Index o0, Index rows, Index packets, double* dw) {
+  Packet acc[KX][GO];
+  for (int kx = 0; kx < KX; ++kx) {
+    for (int o = 0; o < GO; ++o) acc[kx][o] = ei::pset1<Packet>(0);
+  }
+  for (Index y = 0; y < rows; ++y) {
+    const double* row = in.data + i * in.plane_stride + (y + ky) * in.row_stride;
+    const double* grad = g.data + o0 * g.plane_stride + y * g.row_stride;
+    for (Index p = 0; p < packets; ++p) {
+      Packet gv[GO];
+      for (int o = 0; o < GO; ++o) gv[o] = ei::ploadu<Packet>(grad + o * g.plane_stride + p * P);
+      for (int kx = 0; kx < KX; ++kx) {
+        const Packet v = ei::ploadu<Packet>(row + p * P + kx);
+        for (int o = 0; o < GO; ++o) acc[kx][o] = ei::pmadd(v, gv[o], acc[kx][o]);
+      }
+    }
+  }
+  for (int kx = 0; kx < KX; ++kx) {
+    double* d = dw + ((ky * KX + kx) * inputs + i) * outputs + o0;
+    for (int o = 0; o < GO; ++o) d[o] += ei::predux(acc[kx][o]);
+  }
+}
+
+using WeightsBlock = void (*)(ConstPlanes, ConstPlanes, Index, Index, Index, Index, Index, Index,
+                              Index, double*);
+
+/// Filters per weights_block for kernel size KX: KX·GO accumulators, GO gradient packets and
+/// one input packet in registers.
+constexpr int weights_outputs(int kx) {
+  return std::clamp((kMaxAccumulators - 4) / kx, 1, 4);
+}
+constexpr int kMaxWeightOutputs = 4;
+
+template <int KX, int... G>
+constexpr std::array<WeightsBlock, sizeof...(G)> weights_row(std::integer_sequence<int, G...>) {
+  return {&weights_block<KX, G + 1>...};
+}
+
+template <int... K>
+constexpr auto weights_table(std::integer_sequence<int, K...>) {
+  return std::array<std::array<WeightsBlock, kMaxWeightOutputs>, sizeof...(K)>{
+      weights_row<K + 1>(std::make_integer_sequence<int, kMaxWeightOutputs>{})...};
+}
+
+/// kWeights[KX − 1][GO − 1] = weights_block<KX, GO>.
+constexpr auto kWeights =
+    weights_table(std::make_integer_sequence<int, static_cast<int>(kMaxKernel)>{});
+
+}  // namespace
+
+Index lanes() { return P; }
+
+Index round_up(Index n) { return (n + P - 1) / P * P; }
+
+void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k,
+               ConstPlanes in, Planes out, Index rows, Index cols) {
+  const Index packets = round_up(cols) / P;
+  for (Index o0 = 0; o0 < outputs; o0 += kMaxOutputs) {
+    const Index go = std::min<Index>(kMaxOutputs, outputs - o0);
+    const Index per_block = std::clamp<Index>(kMaxAccumulators / go, 1, kMaxPackets);
+    for (Index y = 0; y < rows; ++y) {
+      for (Index p = 0; p < packets; p += per_block) {
+        const Index nx = std::min(per_block, packets - p);
+        kCorrelate[static_cast<std::size_t>(go - 1)][static_cast<std::size_t>(nx - 1)](
+            w, init, inputs, outputs, k, in, out, o0, y, p * P);
+      }
+    }
+  }
+}
+
+void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k,
+                       Index rows, Index cols, double* dw) {
+  const Index packets = round_up(cols) / P;
+  const auto& row = kWeights[static_cast<std::size_t>(k - 1)];
+  const Index per_block = weights_outputs(static_cast<int>(k));
+  for (Index i = 0; i < inputs; ++i) {
+    for (Index ky = 0; ky < k; ++ky) {
+      for (Index o0 = 0; o0 < outputs; o0 += per_block) {
+        const Index go = std::min(per_block, outputs - o0);
+        row[static_cast<std::size_t>(go - 1)](in, g, inputs, outputs, i, ky, o0, rows, packets,
+                                              dw);
+      }
+    }
+  }
+}
+
+}  // namespace simmer::model::direct
