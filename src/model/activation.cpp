@@ -46,16 +46,14 @@ void fast_tanh(const double* in, double* out, Index n) {
   }
 }
 
-ActivationLayer::ActivationLayer(Activation a, Index size) : activation_(a), size_(size) {
-  if (size <= 0) throw Error("activation layer: size must be positive");
-}
-
-void ActivationLayer::forward(ConstBatchView in, BatchView out) {
-  auto x = in.array();
-  auto y = out.array();
-  switch (activation_) {
-    case Activation::linear: y = x; break;
-    case Activation::tanh: fast_tanh(in.data(), out.data(), in.size()); break;
+void activate(Activation a, const double* in, double* out, Index n) {
+  const Eigen::Map<const Eigen::ArrayXd> x(in, n);
+  Eigen::Map<Eigen::ArrayXd> y(out, n);
+  switch (a) {
+    case Activation::linear:
+      if (out != in) y = x;
+      break;
+    case Activation::tanh: fast_tanh(in, out, n); break;
     case Activation::relu: y = x.max(0.0); break;
     // max(x,0) + exp(min(x,0)) - 1: no select, so Eigen vectorises the exp (select would
     // evaluate it one scalar at a time).
@@ -64,21 +62,35 @@ void ActivationLayer::forward(ConstBatchView in, BatchView out) {
   }
 }
 
-void ActivationLayer::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                               BatchView* grad_in) {
-  if (grad_in == nullptr) return;
-  auto g = grad_out.array();
-  auto gi = grad_in->array();
-  auto x = in.array();
-  auto y = out.array();
-  switch (activation_) {
-    case Activation::linear: gi = g; break;
+void activation_gradient(Activation a, const double* y_values, const double* grad_out,
+                         double* grad_in, Index n) {
+  const Eigen::Map<const Eigen::ArrayXd> y(y_values, n);
+  const Eigen::Map<const Eigen::ArrayXd> g(grad_out, n);
+  Eigen::Map<Eigen::ArrayXd> gi(grad_in, n);
+  switch (a) {
+    case Activation::linear:
+      if (grad_in != grad_out) gi = g;
+      break;
     case Activation::tanh: gi = g * (1.0 - y * y); break;
-    case Activation::relu: gi = (x > 0.0).select(g, 0.0); break;
+    case Activation::relu: gi = (y > 0.0).select(g, 0.0); break;
     // f'(x) = 1 for x > 0, y + 1 otherwise; both are min(y, 0) + 1.
     case Activation::elu: gi = g * (y.min(0.0) + 1.0); break;
     case Activation::sigmoid: gi = g * y * (1.0 - y); break;
   }
+}
+
+ActivationLayer::ActivationLayer(Activation a, Index size) : activation_(a), size_(size) {
+  if (size <= 0) throw Error("activation layer: size must be positive");
+}
+
+void ActivationLayer::forward(ConstBatchView in, BatchView out) {
+  activate(activation_, in.data(), out.data(), in.size());
+}
+
+void ActivationLayer::backward(ConstBatchView /*in*/, ConstBatchView out, BatchView grad_out,
+                               BatchView* grad_in) {
+  if (grad_in == nullptr) return;
+  activation_gradient(activation_, out.data(), grad_out.data(), grad_in->data(), out.size());
 }
 
 }  // namespace simmer::model

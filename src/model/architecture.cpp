@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "simmer/core/error.hpp"
-#include "simmer/model/conv.hpp"
+#include "simmer/model/conv_block.hpp"
 #include "simmer/model/dense.hpp"
 
 namespace simmer::model {
@@ -46,20 +46,16 @@ std::vector<LayerPtr> lenet5_layers(Index height, Index width, Index channels, I
       layers.push_back(std::make_unique<ActivationLayer>(activation, size));
     }
   };
-  auto conv1 = std::make_unique<Conv2D>(height, width, channels, 6, 5, Padding::same);
-  const Index h1 = conv1->out_height(), w1 = conv1->out_width();
-  layers.push_back(std::move(conv1));
-  add_activation(h1 * w1 * 6);
-  auto pool1 = std::make_unique<Pool2D>(h1, w1, 6, pooling, 2);
-  const Index h2 = pool1->out_height(), w2 = pool1->out_width();
-  layers.push_back(std::move(pool1));
-  auto conv2 = std::make_unique<Conv2D>(h2, w2, 6, 16, 5, Padding::valid);
-  const Index h3 = conv2->out_height(), w3 = conv2->out_width();
-  layers.push_back(std::move(conv2));
-  add_activation(h3 * w3 * 16);
-  auto pool2 = std::make_unique<Pool2D>(h3, w3, 16, pooling, 2);
-  const Index features = pool2->output_size();
-  layers.push_back(std::move(pool2));
+  // conv → activation → pool as one layer each time (conv_block.hpp: same parameters, same
+  // values, fewer passes over the feature maps).
+  auto block1 = std::make_unique<ConvBlock>(height, width, channels, 6, 5, Padding::same,
+                                            activation, pooling);
+  const Index h2 = block1->out_height(), w2 = block1->out_width();
+  layers.push_back(std::move(block1));
+  auto block2 =
+      std::make_unique<ConvBlock>(h2, w2, 6, 16, 5, Padding::valid, activation, pooling);
+  const Index features = block2->output_size();
+  layers.push_back(std::move(block2));
   layers.push_back(std::make_unique<Flatten>(features));
   layers.push_back(std::make_unique<Dense>(features, 120));
   add_activation(120);

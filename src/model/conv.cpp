@@ -241,15 +241,15 @@ void Conv2D::to_planes(const double* image) {
   }
 }
 
-void Conv2D::forward_direct(ConstBatchView in, BatchView out) {
+void Conv2D::forward_direct(const double* in, Index count, double* out) {
   const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
   const direct::Planes out_planes{out_planes_.data(), out_height_ * out_stride_, out_stride_};
   const double* bias = params_ + patch_ * filters_;
-  for (Index n = 0; n < in.rows(); ++n) {
-    to_planes(in.data() + n * in.cols());
+  for (Index n = 0; n < count; ++n) {
+    to_planes(in + n * input_size());
     direct::correlate(params_, bias, in_channels_, filters_, kernel_, in_planes, out_planes,
                       out_height_, out_width_);
-    double* dst = out.data() + n * out.cols();
+    double* dst = out + n * output_size();
     for (Index f = 0; f < filters_; ++f) {
       const double* plane = out_planes_.data() + f * out_planes.plane_stride;
       for (Index y = 0; y < out_height_; ++y) {
@@ -261,7 +261,8 @@ void Conv2D::forward_direct(ConstBatchView in, BatchView out) {
   }
 }
 
-void Conv2D::backward_direct(ConstBatchView in, BatchView grad_out, BatchView* grad_in) {
+void Conv2D::backward_direct(const double* in, Index count, const double* grad_out,
+                             double* grad_in) {
   const Index margin = kernel_ - 1;
   const Index grad_plane = (out_height_ + 2 * margin) * grad_stride_;
   const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
@@ -271,25 +272,10 @@ void Conv2D::backward_direct(ConstBatchView in, BatchView grad_out, BatchView* g
                                        grad_plane, grad_stride_};
   const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_,
                                dpad_stride_};
-  std::fill_n(grads_, (patch_ + 1) * filters_, 0.0);
   double* bias_grad = grads_ + patch_ * filters_;
-  if (grad_in != nullptr) {
-    // dL/dpadded[c][y][x] = Σ K[ky][kx][c][f] dL/dout[f][y − ky][x − kx]: a correlation of the
-    // margin-padded dL/dout with the kernel rotated 180°, filters and channels swapped.
-    for (Index ky = 0; ky < kernel_; ++ky) {
-      for (Index kx = 0; kx < kernel_; ++kx) {
-        const double* src = params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) *
-                                          in_channels_ * filters_;
-        double* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
-        for (Index c = 0; c < in_channels_; ++c) {
-          for (Index f = 0; f < filters_; ++f) dst[f * in_channels_ + c] = src[c * filters_ + f];
-        }
-      }
-    }
-  }
-  for (Index n = 0; n < in.rows(); ++n) {
-    to_planes(in.data() + n * in.cols());
-    const double* g = grad_out.data() + n * grad_out.cols();
+  for (Index n = 0; n < count; ++n) {
+    to_planes(in + n * input_size());
+    const double* g = grad_out + n * output_size();
     for (Index y = 0; y < out_height_; ++y) {
       for (Index f = 0; f < filters_; ++f) {
         const double* src = g + y * out_width_ * filters_ + f;
@@ -307,7 +293,7 @@ void Conv2D::backward_direct(ConstBatchView in, BatchView grad_out, BatchView* g
     if (grad_in == nullptr) continue;
     direct::correlate(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes,
                       dpadded, padded_height_, padded_width_);
-    double* gi = grad_in->data() + n * grad_in->cols();
+    double* gi = grad_in + n * input_size();
     const Index plane = padded_height_ * dpad_stride_;
     for (Index y = 0; y < height_; ++y) {
       const double* src = dpadded_planes_.data() + (y + pad_top_) * dpad_stride_ + pad_left_;
@@ -319,20 +305,18 @@ void Conv2D::backward_direct(ConstBatchView in, BatchView grad_out, BatchView* g
   }
 }
 
-void Conv2D::forward(ConstBatchView in, BatchView out) {
-  const Index rows = in.rows();
-  if (rows > capacity_) reserve(rows);
+void Conv2D::forward_images(const double* in, Index count, double* out) {
+  if (count > capacity_) reserve(count);
   if (algorithm_ == ConvAlgorithm::direct) {
-    forward_direct(in, out);
+    forward_direct(in, count, out);
     return;
   }
   const Index ld = patch_ + 1;
-  const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
-  for (Index first = 0; first < rows; first += chunk) {
-    const Index count = std::min(chunk, rows - first);
-    const Index pixels = count * out_height_ * out_width_;
-    double* dst = out.data() + first * out.cols();
-    im2col(in.data() + first * in.cols(), count);
+  for (Index first = 0; first < count; first += chunk_images_) {
+    const Index images = std::min(chunk_images_, count - first);
+    const Index pixels = images * out_height_ * out_width_;
+    double* dst = out + first * output_size();
+    im2col(in + first * input_size(), images);
     // out[pixels][filters] = cols[pixels][patch + 1] · [K; b]
     const GemmOperand cols{columns_.data(), ld, true};
     const GemmOperand kernel_bias{params_, filters_, true};
@@ -349,22 +333,39 @@ void Conv2D::forward(ConstBatchView in, BatchView out) {
   }
 }
 
-void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
-                      BatchView* grad_in) {
-  const Index rows = in.rows();
-  if (rows > capacity_) reserve(rows);
+void Conv2D::begin_backward() {
+  if (algorithm_ == ConvAlgorithm::im2col) {
+    kernel_grad_.setZero();
+    return;
+  }
+  std::fill_n(grads_, (patch_ + 1) * filters_, 0.0);
+  // dL/dpadded[c][y][x] = Σ K[ky][kx][c][f] dL/dout[f][y − ky][x − kx]: a correlation of the
+  // margin-padded dL/dout with the kernel rotated 180°, filters and channels swapped.
+  for (Index ky = 0; ky < kernel_; ++ky) {
+    for (Index kx = 0; kx < kernel_; ++kx) {
+      const double* src =
+          params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) * in_channels_ * filters_;
+      double* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
+      for (Index c = 0; c < in_channels_; ++c) {
+        for (Index f = 0; f < filters_; ++f) dst[f * in_channels_ + c] = src[c * filters_ + f];
+      }
+    }
+  }
+}
+
+void Conv2D::backward_images(const double* in, Index count, const double* grad_out,
+                             double* grad_in) {
+  if (count > capacity_) reserve(count);
   if (algorithm_ == ConvAlgorithm::direct) {
-    backward_direct(in, grad_out, grad_in);
+    backward_direct(in, count, grad_out, grad_in);
     return;
   }
   const Index ld = patch_ + 1;
-  const Index chunk = std::min(chunk_images_, std::max<Index>(rows, 1));
-  kernel_grad_.setZero();
-  for (Index first = 0; first < rows; first += chunk) {
-    const Index count = std::min(chunk, rows - first);
-    const Index pixels = count * out_height_ * out_width_;
-    im2col(in.data() + first * in.cols(), count);
-    const GemmOperand g{grad_out.data() + first * grad_out.cols(), filters_, true};
+  for (Index first = 0; first < count; first += chunk_images_) {
+    const Index images = std::min(chunk_images_, count - first);
+    const Index pixels = images * out_height_ * out_width_;
+    im2col(in + first * input_size(), images);
+    const GemmOperand g{grad_out + first * output_size(), filters_, true};
     // d[K; b] += colsᵀ · dOut (the ones column gives the bias gradient, dOut's column sums),
     // accumulated column-major: the kernel then vectorises along patch_ + 1, not filters_.
     gemm(ld, filters_, pixels, {columns_.data(), ld, false}, g, {kernel_grad_.data(), ld, false},
@@ -373,12 +374,29 @@ void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_
       // dL/dcols = dOut · Kᵀ overwrites the columns (not the ones column), then scatters back.
       gemm(pixels, patch_, filters_, g, {params_, filters_, false}, {columns_.data(), ld, true},
            false, gemm_);
-      col2im(grad_in->data() + first * grad_in->cols(), count);
+      col2im(grad_in + first * input_size(), images);
     }
   }
+}
+
+void Conv2D::end_backward() {
+  if (algorithm_ == ConvAlgorithm::direct) return;
+  const Index ld = patch_ + 1;
   for (Index r = 0; r < ld; ++r) {
     for (Index f = 0; f < filters_; ++f) grads_[r * filters_ + f] = kernel_grad_[f * ld + r];
   }
+}
+
+void Conv2D::forward(ConstBatchView in, BatchView out) {
+  forward_images(in.data(), in.rows(), out.data());
+}
+
+void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
+                      BatchView* grad_in) {
+  begin_backward();
+  backward_images(in.data(), in.rows(), grad_out.data(),
+                  grad_in != nullptr ? grad_in->data() : nullptr);
+  end_backward();
 }
 
 }  // namespace simmer::model

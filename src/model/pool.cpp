@@ -103,56 +103,73 @@ void pool_image(const double* image, double* pooled, std::int32_t* arg, Index ou
 
 }  // namespace
 
-void Pool2D::forward(ConstBatchView in, BatchView out) {
-  const Index rows = in.rows();
-  if (rows > capacity_) reserve(rows);
-  for (Index n = 0; n < rows; ++n) {
-    const double* image = in.data() + n * in.cols();
-    double* pooled = out.data() + n * out.cols();
-    std::int32_t* arg = pool_ == PoolKind::max ? argmax_.data() + n * out.cols() : nullptr;
-    if (size_ == 2) {
-      pool_image<2>(image, pooled, arg, out_height_, out_width_, channels_, width_, size_);
+void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out,
+                  std::int32_t* arg, Index images) {
+  const Index in_size = shape.height * shape.width * shape.channels;
+  const Index out_size = shape.out_height() * shape.out_width() * shape.channels;
+  for (Index n = 0; n < images; ++n) {
+    const double* image = in + n * in_size;
+    double* pooled = out + n * out_size;
+    std::int32_t* a = kind == PoolKind::max ? arg + n * out_size : nullptr;
+    if (shape.size == 2) {
+      pool_image<2>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels,
+                    shape.width, shape.size);
     } else {
-      pool_image<0>(image, pooled, arg, out_height_, out_width_, channels_, width_, size_);
+      pool_image<0>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels,
+                    shape.width, shape.size);
     }
   }
 }
 
-void Pool2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
-                      BatchView* grad_in) {
-  if (grad_in == nullptr) return;
-  const Index rows = in.rows();
-  const Index row_values = width_ * channels_;
-  const Index covered = out_width_ * size_ * channels_;  // values of a row inside windows
-  const double inv_area = 1.0 / static_cast<double>(size_ * size_);
+void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out,
+                   const std::int32_t* arg, double* grad_in, Index images) {
+  const Index in_size = shape.height * shape.width * shape.channels;
+  const Index out_height = shape.out_height(), out_width = shape.out_width();
+  const Index out_size = out_height * out_width * shape.channels;
+  const Index size = shape.size, channels = shape.channels;
+  const Index row_values = shape.width * channels;
+  const Index covered = out_width * size * channels;  // values of a row inside windows
+  const double inv_area = 1.0 / static_cast<double>(size * size);
   // Average: every input value is written once, in order (its window's share of the gradient,
   // zero outside the windows). Max: the image's gradient is zeroed while it is in cache, then
   // each window's gradient goes to its arg-max (windows do not overlap).
-  for (Index n = 0; n < rows; ++n) {
-    const double* g = grad_out.data() + n * grad_out.cols();
-    double* gi = grad_in->data() + n * grad_in->cols();
-    if (pool_ == PoolKind::max) {
-      const std::int32_t* arg = argmax_.data() + n * grad_out.cols();
-      std::fill_n(gi, grad_in->cols(), 0.0);
-      for (Index o = 0; o < grad_out.cols(); ++o) gi[arg[o]] = g[o];
+  for (Index n = 0; n < images; ++n) {
+    const double* g = grad_out + n * out_size;
+    double* gi = grad_in + n * in_size;
+    if (kind == PoolKind::max) {
+      const std::int32_t* a = arg + n * out_size;
+      std::fill_n(gi, in_size, 0.0);
+      for (Index o = 0; o < out_size; ++o) gi[a[o]] = g[o];
       continue;
     }
-    for (Index oy = 0; oy < out_height_; ++oy) {
-      const double* g_row = g + oy * out_width_ * channels_;
-      for (Index ky = 0; ky < size_; ++ky) {
-        double* dst = gi + (oy * size_ + ky) * row_values;
-        for (Index ox = 0; ox < out_width_; ++ox) {
-          const double* gw = g_row + ox * channels_;
-          for (Index kx = 0; kx < size_; ++kx) {
-            double* d = dst + (ox * size_ + kx) * channels_;
-            for (Index c = 0; c < channels_; ++c) d[c] = inv_area * gw[c];
+    for (Index oy = 0; oy < out_height; ++oy) {
+      const double* g_row = g + oy * out_width * channels;
+      for (Index ky = 0; ky < size; ++ky) {
+        double* dst = gi + (oy * size + ky) * row_values;
+        for (Index ox = 0; ox < out_width; ++ox) {
+          const double* gw = g_row + ox * channels;
+          for (Index kx = 0; kx < size; ++kx) {
+            double* d = dst + (ox * size + kx) * channels;
+            for (Index c = 0; c < channels; ++c) d[c] = inv_area * gw[c];
           }
         }
         std::fill(dst + covered, dst + row_values, 0.0);
       }
     }
-    std::fill(gi + out_height_ * size_ * row_values, gi + height_ * row_values, 0.0);
+    std::fill(gi + out_height * size * row_values, gi + in_size, 0.0);
   }
+}
+
+void Pool2D::forward(ConstBatchView in, BatchView out) {
+  const Index rows = in.rows();
+  if (rows > capacity_) reserve(rows);
+  pool_forward(pool_, shape(), in.data(), out.data(), argmax_.data(), rows);
+}
+
+void Pool2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
+                      BatchView* grad_in) {
+  if (grad_in == nullptr) return;
+  pool_backward(pool_, shape(), grad_out.data(), argmax_.data(), grad_in->data(), in.rows());
 }
 
 Flatten::Flatten(Index size) : size_(size) {

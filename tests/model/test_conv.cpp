@@ -6,6 +6,7 @@
 
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/conv.hpp"
+#include "simmer/model/conv_block.hpp"
 #include "simmer/model/dense.hpp"
 #include "simmer/model/gemm.hpp"
 #include "simmer/model/initializer.hpp"
@@ -317,6 +318,59 @@ TEST_CASE("flatten: identity with the gradient passed through", "[conv]") {
   CHECK(error.inputs < 1e-9);
 }
 
+TEST_CASE("conv block: equals conv2d, activation and pool2d as three layers", "[conv]") {
+  const auto activation = GENERATE(Activation::relu, Activation::tanh, Activation::elu,
+                                   Activation::sigmoid, Activation::linear);
+  const auto pooling = GENERATE(PoolKind::max, PoolKind::average);
+  const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
+  INFO(to_string(activation) << ", " << to_string(pooling) << ", " << to_string(algorithm)
+                             << ", seed 37");
+  Rng rng(37);
+  const Index height = 9, width = 11, channels = 2, filters = 5, rows = 5;
+  ConvBlock block(height, width, channels, filters, 3, Padding::same, activation, pooling, 2,
+                  algorithm);
+  block.set_chunk_images(2);  // chunks of 2, 2, 1
+  REQUIRE(block.output_size() == 4 * 5 * filters);
+  CHECK(block.kind() == "conv2d_" + to_string(activation) + "_" + to_string(pooling) + "_pool2d");
+  Conv2D conv(height, width, channels, filters, 3, Padding::same, algorithm);
+  ActivationLayer act(activation, conv.output_size());
+  Pool2D pool(height, width, filters, pooling, 2);
+  REQUIRE(block.parameter_count() == conv.parameter_count());
+
+  Vector params(conv.parameter_count());
+  for (Index i = 0; i < params.size(); ++i) params(i) = 0.5 * rng.normal();
+  Vector block_grads = Vector::Zero(params.size()), grads = Vector::Zero(params.size());
+  block.bind(params.data(), block_grads.data());
+  conv.bind(params.data(), grads.data());
+  const Matrix x = random_matrix(rows, conv.input_size(), rng);
+  const Matrix r = random_matrix(rows, block.output_size(), rng);
+
+  Matrix out(rows, block.output_size());
+  block.forward(view(x), batch(out));
+  Matrix z(rows, conv.output_size()), a(rows, conv.output_size()), expected(rows, pool.output_size());
+  conv.forward(view(x), batch(z));
+  act.forward(view(z), batch(a));
+  pool.forward(view(a), batch(expected));
+  CHECK((out - expected).cwiseAbs().maxCoeff() < 1e-13);
+
+  Matrix g = r, grad_in(rows, conv.input_size());
+  BatchView grad_in_view = batch(grad_in);
+  block.backward(view(x), view(out), batch(g), &grad_in_view);
+  Matrix g3 = r, da(rows, conv.output_size()), dz(rows, conv.output_size()),
+         expected_in(rows, conv.input_size());
+  BatchView da_view = batch(da), dz_view = batch(dz), in_view = batch(expected_in);
+  pool.backward(view(a), view(expected), batch(g3), &da_view);
+  act.backward(view(z), view(a), batch(da), &dz_view);
+  conv.backward(view(x), view(z), batch(dz), &in_view);
+  CHECK((block_grads - grads).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK((grad_in - expected_in).cwiseAbs().maxCoeff() < 1e-12);
+
+  // And against finite differences (multi-chunk, with the input gradient).
+  const auto error = layer_gradient_error(block, rows, rng);
+  CHECK(error.parameters < 1e-6);
+  CHECK(error.inputs < 1e-6);
+}
+
 TEST_CASE("lenet5: shapes and parameter count of the classic 28x28 net", "[conv]") {
   Network net = build_lenet5(28, 28, 1, 10, Activation::tanh, PoolKind::average);
   CHECK(net.input_size() == 784);
@@ -324,16 +378,18 @@ TEST_CASE("lenet5: shapes and parameter count of the classic 28x28 net", "[conv]
   CHECK(net.parameter_count() == 61706);
   const auto layout = net.layout();
   REQUIRE(layout.size() == 10);
-  CHECK(layout[0].name == "layer0_conv2d/kernel");
+  CHECK(layout[0].name == "layer0_conv2d_tanh_average_pool2d/kernel");
   CHECK(layout[0].shape == std::vector<Index>{5, 5, 1, 6});
-  CHECK(layout[2].name == "layer3_conv2d/kernel");
-  CHECK(layout[4].name == "layer7_dense/kernel");
+  CHECK(layout[2].name == "layer1_conv2d_tanh_average_pool2d/kernel");
+  CHECK(layout[4].name == "layer3_dense/kernel");
   CHECK(layout[4].shape == std::vector<Index>{400, 120});
   const auto& layers = net.layers();
-  CHECK(layers[2]->kind() == "average_pool2d");
-  CHECK(layers[2]->output_size() == 14 * 14 * 6);
-  CHECK(layers[5]->output_size() == 5 * 5 * 16);
-  CHECK(layers[6]->kind() == "flatten");
+  CHECK(layers[0]->output_size() == 14 * 14 * 6);
+  CHECK(layers[1]->output_size() == 5 * 5 * 16);
+  CHECK(layers[2]->kind() == "flatten");
+  // The first convolution (6 filters on 28-wide rows) runs direct, the second im2col.
+  CHECK(dynamic_cast<const ConvBlock&>(*layers[0]).conv().algorithm() == ConvAlgorithm::direct);
+  CHECK(dynamic_cast<const ConvBlock&>(*layers[1]).conv().algorithm() == ConvAlgorithm::im2col);
   CHECK(layers.back()->kind() == "dense");  // logits
 
   ArchitectureSpec spec;
@@ -344,7 +400,7 @@ TEST_CASE("lenet5: shapes and parameter count of the classic 28x28 net", "[conv]
   spec.pooling = PoolKind::max;
   Network built = build_network(spec);
   CHECK(built.parameter_count() == 61706);
-  CHECK(built.layers()[2]->kind() == "max_pool2d");
+  CHECK(built.layers()[0]->kind() == "conv2d_relu_max_pool2d");
   spec.output = Activation::sigmoid;
   CHECK(build_network(spec).layers().back()->kind() == "sigmoid");
   spec.input_shape = {28, 28};
@@ -361,8 +417,8 @@ TEST_CASE("lenet5-like nets: gradient through the network with CCE", "[conv]") {
   Rng rng(41);
   Network net = build_lenet5(12, 12, 1, 3, Activation::tanh, pooling);
   for (const auto& layer : net.layers()) {
-    if (auto* conv = dynamic_cast<Conv2D*>(layer.get())) {
-      conv->set_column_bytes(bytes_for_images(*conv, 3));  // batch of 4: chunks of 3 and 1
+    if (auto* block = dynamic_cast<ConvBlock*>(layer.get())) {
+      block->set_chunk_images(3);  // batch of 4: chunks of 3 and 1
     }
   }
   net.initialize(Init::glorot_uniform, rng);

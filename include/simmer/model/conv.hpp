@@ -87,6 +87,17 @@ class Conv2D final : public Layer {
   void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
                 BatchView* grad_in) override;
 
+  /// The same passes on `count` consecutive images (rows of input_size() / output_size()
+  /// values), for a layer that fuses the convolution with what follows it (ConvBlock):
+  /// forward_images(in, count, out) is forward() on those rows. Backward is split so it can
+  /// run over several groups of images: begin_backward(), then backward_images() for each group
+  /// (accumulating the kernel gradient; grad_in may be null), then end_backward() writes the
+  /// total into the gradient slice. grad_out is not modified.
+  void forward_images(const double* in, Index count, double* out);
+  void begin_backward();
+  void backward_images(const double* in, Index count, const double* grad_out, double* grad_in);
+  void end_backward();
+
  private:
   /// Images [first, first + count) of `in` into the column buffer: one row per output pixel,
   /// (ky, kx, c) along it (zeros for padding), then a 1 (the bias column).
@@ -95,8 +106,8 @@ class Conv2D final : public Layer {
   /// into `grad_in` (those images' rows, overwritten).
   void col2im(double* grad_in, Index count);
   /// The direct algorithm, image by image.
-  void forward_direct(ConstBatchView in, BatchView out);
-  void backward_direct(ConstBatchView in, BatchView grad_out, BatchView* grad_in);
+  void forward_direct(const double* in, Index count, double* out);
+  void backward_direct(const double* in, Index count, const double* grad_out, double* grad_in);
   /// Image `image` (HWC) into the interior of in_planes_ (one plane per channel).
   void to_planes(const double* image);
 

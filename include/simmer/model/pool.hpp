@@ -17,6 +17,24 @@ enum class PoolKind { average, max };
 PoolKind parse_pool_kind(const std::string& name);
 std::string to_string(PoolKind k);
 
+/// Geometry of size × size pooling (stride size) of height × width × channels HWC images.
+struct PoolShape {
+  Index height = 0, width = 0, channels = 0, size = 2;
+  [[nodiscard]] Index out_height() const { return height / size; }
+  [[nodiscard]] Index out_width() const { return width / size; }
+};
+
+/// Pool `images` consecutive images (rows of height·width·channels values into rows of
+/// out_height·out_width·channels): average, or max writing each output's arg-max offset within
+/// its image row to `arg` (max only; ignored for average).
+void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out,
+                  std::int32_t* arg, Index images);
+
+/// dL/din of `images` images from dL/dout and (max) the arg-maxes of pool_forward: every input
+/// value is written (zero outside the windows, and off the arg-max for max).
+void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out,
+                   const std::int32_t* arg, double* grad_in, Index images);
+
 /// size × size windows with stride size, per channel. An image side that size does not divide
 /// is floored (Keras's valid pooling): the last height % size rows and width % size columns
 /// are dropped, and get zero gradient. Max pooling sends the gradient to the window's first
@@ -34,6 +52,7 @@ class Pool2D final : public Layer {
   [[nodiscard]] Index out_height() const { return out_height_; }
   [[nodiscard]] Index out_width() const { return out_width_; }
   [[nodiscard]] PoolKind pool() const { return pool_; }
+  [[nodiscard]] PoolShape shape() const { return {height_, width_, channels_, size_}; }
 
   void reserve(Index rows) override;
   /// Max pooling's arg-max indices (32-bit; counted as half a double each).

@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Convolution → activation → pooling as one layer, computed a few images at a time.
+///
+/// As three layers, each pass over a batch streams the full-resolution feature maps through
+/// memory several times (LeNet-5's first convolution gives 37 KB per image, 376 MB for 10 000
+/// images: written by the convolution, read and written by the activation, read by the
+/// pooling, and as often again backward). The block runs the three on a chunk of images whose
+/// feature maps stay in cache and writes only the pooled output, plus what backward needs:
+///   max pooling: out = f(max z) over each window (the same values as f then max, since every
+///     activation here is non-decreasing), with each window's arg-max of z; backward takes
+///     f' from the pooled output and sends it to the arg-max. Where f is flat (relu below 0,
+///     tanh saturated) an arg-max may differ from the three layers' first maximum of f(z), and
+///     the gradient there is zero either way.
+///   average pooling: f(z) at full resolution, kept for f' in backward.
+/// The parameters are the convolution's (same tensors, same order, same initialisation), so a
+/// network's parameter vector is the same with the block as with the three layers.
+
+#include <cstdint>
+#include <vector>
+
+#include "simmer/model/activation.hpp"
+#include "simmer/model/conv.hpp"
+#include "simmer/model/pool.hpp"
+
+namespace simmer::model {
+
+class ConvBlock final : public Layer {
+ public:
+  /// Conv2D(height, width, in_channels, filters, kernel, padding, algorithm), then `activation`,
+  /// then `pool` pooling of pool_size × pool_size windows. Throws as those layers do.
+  ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel,
+            Padding padding, Activation activation, PoolKind pool, Index pool_size = 2,
+            ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+
+  /// "conv2d_<activation>_<max|average>_pool2d", e.g. "conv2d_relu_max_pool2d".
+  [[nodiscard]] std::string kind() const override;
+  [[nodiscard]] Index input_size() const override { return conv_.input_size(); }
+  [[nodiscard]] Index output_size() const override;
+  [[nodiscard]] Index out_height() const { return pool_shape_.out_height(); }
+  [[nodiscard]] Index out_width() const { return pool_shape_.out_width(); }
+  [[nodiscard]] const Conv2D& conv() const { return conv_; }
+  /// Images per chunk: the convolution's im2col chunk, or (direct) as many as keep the chunk's
+  /// feature maps under kChunkBytes.
+  [[nodiscard]] Index chunk_images() const { return chunk_; }
+  /// Another chunk size (at least 1; tests use it to split small batches). Re-sizes the
+  /// buffers if reserve() ran.
+  void set_chunk_images(Index images);
+  static constexpr Index kChunkBytes = Index{1} << 17;
+
+  [[nodiscard]] std::vector<TensorSpec> tensors() const override { return conv_.tensors(); }
+  void bind(const double* params, double* grads) override { conv_.bind(params, grads); }
+  void initialize(double* params, Init scheme, Rng& rng) const override {
+    conv_.initialize(params, scheme, rng);
+  }
+  void reserve(Index rows) override;
+  /// The convolution's scratch, two chunks of feature maps, and per image either the arg-maxes
+  /// (max) or the activated feature maps (average).
+  [[nodiscard]] Index scratch_values(Index rows) const override;
+  void forward(ConstBatchView in, BatchView out) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
+                BatchView* grad_in) override;
+
+ private:
+  Conv2D conv_;
+  Activation activation_;
+  PoolKind pool_;
+  PoolShape pool_shape_;
+  Index chunk_ = 1;
+  Index capacity_ = 0;
+  Vector maps_;        ///< a chunk's feature maps z (forward) or dL/dz (backward)
+  Vector activated_;   ///< average pooling: f(z) of every image of the batch, [rows][maps]
+  std::vector<std::int32_t> argmax_;  ///< max pooling: per pooled value, its window's arg-max
+};
+
+}  // namespace simmer::model

@@ -1,0 +1,99 @@
+#include "simmer/model/conv_block.hpp"
+
+#include <algorithm>
+
+namespace simmer::model {
+
+ConvBlock::ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel,
+                     Padding padding, Activation activation, PoolKind pool, Index pool_size,
+                     ConvAlgorithm algorithm)
+    : conv_(height, width, in_channels, filters, kernel, padding, algorithm),
+      activation_(activation), pool_(pool) {
+  // Pool2D's constructor validates the pooling geometry (and names what is wrong).
+  const Pool2D check(conv_.out_height(), conv_.out_width(), filters, pool, pool_size);
+  pool_shape_ = check.shape();
+  const Index map_bytes = conv_.output_size() * static_cast<Index>(sizeof(double));
+  chunk_ = conv_.algorithm() == ConvAlgorithm::im2col
+               ? conv_.chunk_images()
+               : std::max<Index>(1, kChunkBytes / map_bytes);
+}
+
+void ConvBlock::set_chunk_images(Index images) {
+  chunk_ = std::max<Index>(1, images);
+  if (capacity_ > 0) {
+    const Index rows = capacity_;
+    capacity_ = 0;
+    reserve(rows);
+  }
+}
+
+std::string ConvBlock::kind() const {
+  return "conv2d_" + to_string(activation_) + "_" + to_string(pool_) + "_pool2d";
+}
+
+Index ConvBlock::output_size() const {
+  return pool_shape_.out_height() * pool_shape_.out_width() * pool_shape_.channels;
+}
+
+Index ConvBlock::scratch_values(Index rows) const {
+  const Index per_image = pool_ == PoolKind::max ? (output_size() + 1) / 2 : conv_.output_size();
+  return conv_.scratch_values(std::min(rows, chunk_)) + std::min(rows, chunk_) * conv_.output_size() +
+         rows * per_image;
+}
+
+void ConvBlock::reserve(Index rows) {
+  if (rows <= capacity_) return;
+  conv_.reserve(std::min(rows, chunk_));
+  maps_ = Vector::Zero(std::min(rows, chunk_) * conv_.output_size());
+  if (pool_ == PoolKind::max) {
+    argmax_.assign(static_cast<std::size_t>(rows * output_size()), 0);
+  } else {
+    activated_ = Vector::Zero(rows * conv_.output_size());
+  }
+  capacity_ = rows;
+}
+
+void ConvBlock::forward(ConstBatchView in, BatchView out) {
+  const Index rows = in.rows();
+  if (rows > capacity_) reserve(rows);
+  const Index maps = conv_.output_size(), pooled = output_size();
+  for (Index first = 0; first < rows; first += chunk_) {
+    const Index count = std::min(chunk_, rows - first);
+    double* dst = out.data() + first * pooled;
+    conv_.forward_images(in.data() + first * in.cols(), count, maps_.data());
+    if (pool_ == PoolKind::max) {
+      pool_forward(pool_, pool_shape_, maps_.data(), dst, argmax_.data() + first * pooled, count);
+      activate(activation_, dst, dst, count * pooled);
+    } else {
+      double* activated = activated_.data() + first * maps;
+      activate(activation_, maps_.data(), activated, count * maps);
+      pool_forward(pool_, pool_shape_, activated, dst, nullptr, count);
+    }
+  }
+}
+
+void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
+                         BatchView* grad_in) {
+  const Index rows = in.rows();
+  const Index maps = conv_.output_size(), pooled = output_size();
+  conv_.begin_backward();
+  for (Index first = 0; first < rows; first += chunk_) {
+    const Index count = std::min(chunk_, rows - first);
+    double* g = grad_out.data() + first * pooled;
+    if (pool_ == PoolKind::max) {
+      // dL/d(max z) = dL/dout · f'(out), then to each window's arg-max.
+      activation_gradient(activation_, out.data() + first * pooled, g, g, count * pooled);
+      pool_backward(pool_, pool_shape_, g, argmax_.data() + first * pooled, maps_.data(), count);
+    } else {
+      pool_backward(pool_, pool_shape_, g, nullptr, maps_.data(), count);
+      activation_gradient(activation_, activated_.data() + first * maps, maps_.data(),
+                          maps_.data(), count * maps);
+    }
+    conv_.backward_images(in.data() + first * in.cols(), count, maps_.data(),
+                          grad_in != nullptr ? grad_in->data() + first * grad_in->cols()
+                                             : nullptr);
+  }
+  conv_.end_backward();
+}
+
+}  // namespace simmer::model
