@@ -81,9 +81,12 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
   algorithm_ = algorithm == ConvAlgorithm::automatic
                    ? choose_algorithm(out_width_, in_channels, filters, kernel)
                    : algorithm;
-  in_stride_ = direct::round_up(out_width_) + kernel - 1;
+  // Rows start on packet boundaries (strides in whole packets), and so does dL/dout's image
+  // inside its margin: the kernel gradient's loads of it are then aligned.
+  in_stride_ = direct::round_up(direct::round_up(out_width_) + kernel - 1);
   out_stride_ = direct::round_up(out_width_);
-  grad_stride_ = direct::round_up(padded_width_) + kernel - 1;
+  grad_column_ = direct::round_up(kernel - 1);
+  grad_stride_ = direct::round_up(grad_column_ + direct::round_up(padded_width_));
   dpad_stride_ = direct::round_up(padded_width_);
   constexpr Index simd = Eigen::internal::packet_traits<double>::size;
   transposed_output_ = filters % simd != 0;
@@ -266,9 +269,11 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
   const Index margin = kernel_ - 1;
   const Index grad_plane = (out_height_ + 2 * margin) * grad_stride_;
   const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
-  // dL/dout with its margin (the input gradient's correlation reads it) and the image itself.
-  const direct::ConstPlanes grad_planes{grad_planes_.data(), grad_plane, grad_stride_};
-  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + margin,
+  // dL/dout with its margin of kernel − 1 zeros (the input gradient's correlation reads it)
+  // and the image itself, at row `margin` and column grad_column_.
+  const direct::ConstPlanes grad_planes{grad_planes_.data() + grad_column_ - margin, grad_plane,
+                                        grad_stride_};
+  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + grad_column_,
                                        grad_plane, grad_stride_};
   const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_,
                                dpad_stride_};
@@ -279,7 +284,8 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
     for (Index y = 0; y < out_height_; ++y) {
       for (Index f = 0; f < filters_; ++f) {
         const double* src = g + y * out_width_ * filters_ + f;
-        double* dst = grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + margin;
+        double* dst =
+            grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + grad_column_;
         double sum = 0.0;
         for (Index x = 0; x < out_width_; ++x) {
           dst[x] = src[x * filters_];

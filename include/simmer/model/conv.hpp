@@ -134,14 +134,15 @@ class Conv2D final : public Layer {
   ConvAlgorithm algorithm_ = ConvAlgorithm::im2col;
   // The direct algorithm's per-image planes (rows padded to whole SIMD packets, zero outside
   // the image), sized in reserve():
-  Index in_stride_ = 0;     ///< in_planes_ row: round_up(out_width) + kernel − 1
+  Index in_stride_ = 0;     ///< in_planes_ row: ≥ round_up(out_width) + kernel − 1
   Index out_stride_ = 0;    ///< out_planes_ row: round_up(out_width)
-  Index grad_stride_ = 0;   ///< grad_planes_ row: round_up(padded_width) + kernel − 1
+  Index grad_column_ = 0;   ///< where dL/dout's image starts in a grad_planes_ row
+  Index grad_stride_ = 0;   ///< grad_planes_ row: ≥ grad_column_ + round_up(padded_width)
   Index dpad_stride_ = 0;   ///< dpadded_planes_ row: round_up(padded_width)
   Vector in_planes_;        ///< [in_channels][padded_height][in_stride_]
   Vector out_planes_;       ///< [filters][out_height][out_stride_]
   Vector grad_planes_;      ///< dL/dout, [filters][out_height + 2(kernel − 1)][grad_stride_],
-                            ///< the image at row and column kernel − 1 (zero around it)
+                            ///< the image at row kernel − 1, column grad_column_, zero around
   Vector dpadded_planes_;   ///< dL/d(padded input), [in_channels][padded_height][dpad_stride_]
   Vector flipped_;          ///< kernel rotated 180° with channels and filters swapped
 };
