@@ -143,18 +143,18 @@ void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out
       continue;
     }
     for (Index oy = 0; oy < out_height; ++oy) {
+      // The window's rows of dL/din are the same: compute the first, copy it to the others.
       const double* g_row = g + oy * out_width * channels;
-      for (Index ky = 0; ky < size; ++ky) {
-        double* dst = gi + (oy * size + ky) * row_values;
-        for (Index ox = 0; ox < out_width; ++ox) {
-          const double* gw = g_row + ox * channels;
-          for (Index kx = 0; kx < size; ++kx) {
-            double* d = dst + (ox * size + kx) * channels;
-            for (Index c = 0; c < channels; ++c) d[c] = inv_area * gw[c];
-          }
+      double* first = gi + oy * size * row_values;
+      for (Index ox = 0; ox < out_width; ++ox) {
+        const double* gw = g_row + ox * channels;
+        for (Index kx = 0; kx < size; ++kx) {
+          double* d = first + (ox * size + kx) * channels;
+          for (Index c = 0; c < channels; ++c) d[c] = inv_area * gw[c];
         }
-        std::fill(dst + covered, dst + row_values, 0.0);
       }
+      std::fill(first + covered, first + row_values, 0.0);
+      for (Index ky = 1; ky < size; ++ky) std::copy_n(first, row_values, first + ky * row_values);
     }
     std::fill(gi + out_height * size * row_values, gi + in_size, 0.0);
   }
