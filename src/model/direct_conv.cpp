@@ -22,7 +22,8 @@ constexpr int kMaxAccumulators = kRegisters >= 32 ? 24 : 12;
 
 /// Keeps a loaded packet in a register. Without it GCC folds the load into each of the
 /// multiply-adds that use it (one memory operand per FMA), which makes weights_block load-bound:
-/// measured 2.6x slower on LeNet-5's first convolution.
+/// LeNet-5's first convolution over 10 000 images took 111–115 ms backward without it, 85–86
+/// ms with it.
 inline void keep_in_register(Packet& p) {
 #if defined(__GNUC__) && defined(__AVX512F__)
   __asm__("" : "+v"(p));
