@@ -35,8 +35,23 @@ Index ConvBlock::output_size() const {
   return pool_shape_.out_height() * pool_shape_.out_width() * pool_shape_.channels;
 }
 
+/// What average pooling keeps per feature-map value for f': nothing for linear (f' = 1), one
+/// byte for relu (f' is 0 or 1: z > 0), else f(z) itself.
+ConvBlock::Kept ConvBlock::kept() const {
+  if (pool_ == PoolKind::max) return Kept::argmax;
+  if (activation_ == Activation::linear) return Kept::nothing;
+  if (activation_ == Activation::relu) return Kept::relu_mask;
+  return Kept::activations;
+}
+
 Index ConvBlock::scratch_values(Index rows) const {
-  const Index per_image = pool_ == PoolKind::max ? (output_size() + 1) / 2 : conv_.output_size();
+  Index per_image = 0;  // in doubles
+  switch (kept()) {
+    case Kept::argmax: per_image = (output_size() + 1) / 2; break;
+    case Kept::nothing: break;
+    case Kept::relu_mask: per_image = (conv_.output_size() + 7) / 8; break;
+    case Kept::activations: per_image = conv_.output_size(); break;
+  }
   return conv_.scratch_values(std::min(rows, chunk_)) + std::min(rows, chunk_) * conv_.output_size() +
          rows * per_image;
 }
@@ -45,10 +60,12 @@ void ConvBlock::reserve(Index rows) {
   if (rows <= capacity_) return;
   conv_.reserve(std::min(rows, chunk_));
   maps_ = Vector::Zero(std::min(rows, chunk_) * conv_.output_size());
-  if (pool_ == PoolKind::max) {
-    argmax_.assign(static_cast<std::size_t>(rows * output_size()), 0);
-  } else {
-    activated_ = Vector::Zero(rows * conv_.output_size());
+  const auto values = static_cast<std::size_t>(rows * conv_.output_size());
+  switch (kept()) {
+    case Kept::argmax: argmax_.assign(static_cast<std::size_t>(rows * output_size()), 0); break;
+    case Kept::nothing: break;
+    case Kept::relu_mask: relu_mask_.assign(values, 0); break;
+    case Kept::activations: activated_ = Vector::Zero(static_cast<Index>(values)); break;
   }
   capacity_ = rows;
 }
@@ -64,11 +81,22 @@ void ConvBlock::forward(ConstBatchView in, BatchView out) {
     if (pool_ == PoolKind::max) {
       pool_forward(pool_, pool_shape_, maps_.data(), dst, argmax_.data() + first * pooled, count);
       activate(activation_, dst, dst, count * pooled);
-    } else {
-      double* activated = activated_.data() + first * maps;
-      activate(activation_, maps_.data(), activated, count * maps);
-      pool_forward(pool_, pool_shape_, activated, dst, nullptr, count);
+      continue;
     }
+    const Index n = count * maps;
+    if (kept() == Kept::activations) {
+      double* activated = activated_.data() + first * maps;
+      activate(activation_, maps_.data(), activated, n);
+      pool_forward(pool_, pool_shape_, activated, dst, nullptr, count);
+      continue;
+    }
+    activate(activation_, maps_.data(), maps_.data(), n);
+    if (kept() == Kept::relu_mask) {
+      const double* a = maps_.data();
+      std::uint8_t* mask = relu_mask_.data() + first * maps;
+      for (Index i = 0; i < n; ++i) mask[i] = a[i] > 0.0 ? 1 : 0;
+    }
+    pool_forward(pool_, pool_shape_, maps_.data(), dst, nullptr, count);
   }
 }
 
@@ -86,8 +114,14 @@ void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_o
       pool_backward(pool_, pool_shape_, g, argmax_.data() + first * pooled, maps_.data(), count);
     } else {
       pool_backward(pool_, pool_shape_, g, nullptr, maps_.data(), count);
-      activation_gradient(activation_, activated_.data() + first * maps, maps_.data(),
-                          maps_.data(), count * maps);
+      double* dz = maps_.data();
+      const Index n = count * maps;
+      if (kept() == Kept::activations) {
+        activation_gradient(activation_, activated_.data() + first * maps, dz, dz, n);
+      } else if (kept() == Kept::relu_mask) {
+        const std::uint8_t* mask = relu_mask_.data() + first * maps;
+        for (Index i = 0; i < n; ++i) dz[i] = mask[i] != 0 ? dz[i] : 0.0;
+      }
     }
     conv_.backward_images(in.data() + first * in.cols(), count, maps_.data(),
                           grad_in != nullptr ? grad_in->data() + first * grad_in->cols()

@@ -12,7 +12,8 @@
 ///     f' from the pooled output and sends it to the arg-max. Where f is flat (relu below 0,
 ///     tanh saturated) an arg-max may differ from the three layers' first maximum of f(z), and
 ///     the gradient there is zero either way.
-///   average pooling: f(z) at full resolution, kept for f' in backward.
+///   average pooling: what f' needs at full resolution: f(z) (tanh, elu, sigmoid), one byte
+///     z > 0 per value (relu: an eighth of the memory traffic), or nothing (linear).
 /// The parameters are the convolution's (same tensors, same order, same initialisation), so a
 /// network's parameter vector is the same with the block as with the three layers.
 
@@ -62,6 +63,9 @@ class ConvBlock final : public Layer {
                 BatchView* grad_in) override;
 
  private:
+  enum class Kept { argmax, nothing, relu_mask, activations };
+  [[nodiscard]] Kept kept() const;
+
   Conv2D conv_;
   Activation activation_;
   PoolKind pool_;
@@ -69,8 +73,9 @@ class ConvBlock final : public Layer {
   Index chunk_ = 1;
   Index capacity_ = 0;
   Vector maps_;        ///< a chunk's feature maps z (forward) or dL/dz (backward)
-  Vector activated_;   ///< average pooling: f(z) of every image of the batch, [rows][maps]
+  Vector activated_;   ///< average pooling after tanh, elu, sigmoid: f(z), [rows][maps]
   std::vector<std::int32_t> argmax_;  ///< max pooling: per pooled value, its window's arg-max
+  std::vector<std::uint8_t> relu_mask_;  ///< average pooling after relu: z > 0, [rows][maps]
 };
 
 }  // namespace simmer::model
