@@ -85,13 +85,18 @@ std::uint64_t Rng::below(std::uint64_t n) {
   return r % n;
 }
 
-std::vector<std::int64_t> permutation(std::int64_t n, Rng& rng) {
-  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+void permutation(std::int64_t n, Rng& rng, std::vector<std::int64_t>& p) {
+  p.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = i;
   for (std::int64_t i = n - 1; i > 0; --i) {
     const auto j = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(i + 1)));
     std::swap(p[static_cast<std::size_t>(i)], p[static_cast<std::size_t>(j)]);
   }
+}
+
+std::vector<std::int64_t> permutation(std::int64_t n, Rng& rng) {
+  std::vector<std::int64_t> p;
+  permutation(n, rng, p);
   return p;
 }
 

@@ -43,9 +43,16 @@ double evaluate(LossKind k, ConstBatchView pred, ConstBatchView target, BatchVie
     }
     case LossKind::cce: {
       // mean over rows of logsumexp(z) - Σ t z; gradient (softmax(z) - t) / rows.
-      // Per-row scratch reused across calls: no allocation per step.
-      thread_local Eigen::VectorXd zmax;
-      thread_local Eigen::VectorXd sum;
+      // Per-row scratch reused across calls, grown only: no allocation per step, nor when
+      // mini-batches of two sizes alternate (a partial last batch).
+      thread_local Eigen::VectorXd zmax_buffer;
+      thread_local Eigen::VectorXd sum_buffer;
+      if (zmax_buffer.size() < pred.rows()) {
+        zmax_buffer.resize(pred.rows());
+        sum_buffer.resize(pred.rows());
+      }
+      Eigen::Map<Eigen::VectorXd> zmax(zmax_buffer.data(), pred.rows());
+      Eigen::Map<Eigen::VectorXd> sum(sum_buffer.data(), pred.rows());
       zmax = pred.rowwise().maxCoeff();
       if (grad != nullptr) {
         grad->noalias() = pred.colwise() - zmax;

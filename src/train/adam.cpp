@@ -50,14 +50,15 @@ void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& obje
   if (state.m.size() != x.size()) state = AdamState::zeros(x.size());
   const std::int64_t rows = objective.rows();
   const bool full_batch = opt.batch_size == 0 || opt.batch_size >= rows;
-  std::vector<std::int64_t> batch;
+  std::vector<std::int64_t> batch;  // both reused from epoch to epoch: no allocation after the
+  std::vector<std::int64_t> order;  // first
   for (; state.epoch < opt.epochs;) {
     double loss = 0.0;
     if (full_batch) {
       loss = objective.evaluate_with_gradient(x, grad);
       adam_update(opt, state, x, grad);
     } else {
-      const auto order = permutation(rows, rng);
+      permutation(rows, rng, order);
       std::int64_t batches = 0;
       for (std::int64_t start = 0; start < rows; start += opt.batch_size) {
         const std::int64_t end = std::min(rows, start + opt.batch_size);

@@ -99,6 +99,41 @@ TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
   CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 3, 50, 50) == 0);
 }
 
+TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
+  // 112 rows in batches of 32: three full batches and a partial one per epoch. train_adam keeps
+  // the epoch's shuffled order and the batch's row list from epoch to epoch, so a call
+  // allocates those two once whatever its number of epochs.
+  // (CCE's per-row scratch used to be re-allocated whenever the batch size changed.)
+  const auto loss = GENERATE(model::LossKind::mse, model::LossKind::cce, model::LossKind::bce);
+  INFO("loss " << model::to_string(loss) << ", seed 5");
+  const Index outputs = loss == model::LossKind::bce ? 1 : 3;
+  Rng rng(5);
+  model::Network net = model::build_network({"2-100-50-50-" + std::to_string(outputs),
+                                             model::Activation::tanh, model::Activation::linear});
+  net.initialize(model::Init::glorot_normal, rng);
+  Matrix x(112, 2), y = Matrix::Zero(112, outputs);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
+  for (Index i = 0; i < 112; ++i) y(i, static_cast<Index>(rng.below(static_cast<std::uint64_t>(outputs)))) = 1;
+  train::NetworkObjective f(net, loss, x, y);
+  train::AdamOptions adam;
+  adam.batch_size = 32;
+  adam.epochs = 3;
+  train::AdamState state = train::AdamState::zeros(net.parameter_count());
+  train::train_adam(adam, state, f, rng);  // warm-up: the objective's batch buffers, the network
+  const auto allocations_of = [&](int epochs) {
+    adam.epochs = state.epoch + epochs;
+    g_allocations = 0;
+    g_counting = true;
+    train::train_adam(adam, state, f, rng);
+    g_counting = false;
+    return g_allocations.load();
+  };
+  const long one = allocations_of(1);
+  const long fifty = allocations_of(50);
+  CHECK(one <= 2);
+  CHECK(fifty == one);
+}
+
 TEST_CASE("LeNet-5's image layers allocate nothing in forward and backward", "[alloc]") {
   // The two conv blocks (direct and im2col convolutions with their activations and pooling)
   // and flatten, on a batch that splits into a partial last chunk. The dense head is left out here: see below.

@@ -59,6 +59,8 @@ class Rng {
 
 /// Fisher–Yates permutation of 0..n-1.
 std::vector<std::int64_t> permutation(std::int64_t n, Rng& rng);
+/// The same permutation written into `p` (allocates only when p's capacity is below n).
+void permutation(std::int64_t n, Rng& rng, std::vector<std::int64_t>& p);
 
 /// `count` distinct values of 0..n-1 in increasing order (uniform subset).
 std::vector<std::int64_t> sample_without_replacement(std::int64_t n, std::int64_t count, Rng& rng);
