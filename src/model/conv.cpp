@@ -42,7 +42,7 @@ ConvAlgorithm Conv2D::choose_algorithm(Index out_width, Index /*in_channels*/, I
                                        Index kernel) {
   if (kernel > direct::kMaxKernel) return ConvAlgorithm::im2col;
   const bool rows_fill_packets = 4 * out_width >= 3 * direct::round_up(out_width);
-  const bool few_filters = filters % direct::lanes() != 0;
+  const bool few_filters = filters < 8;
   return rows_fill_packets && few_filters ? ConvAlgorithm::direct : ConvAlgorithm::im2col;
 }
 
@@ -147,11 +147,15 @@ Index Conv2D::scratch_values(Index rows) const {
 void Conv2D::reserve(Index rows) {
   if (rows <= capacity_) return;
   if (algorithm_ == ConvAlgorithm::direct) {
-    in_planes_ = Vector::Zero(in_channels_ * padded_height_ * in_stride_);
-    out_planes_ = Vector::Zero(filters_ * out_height_ * out_stride_);
-    grad_planes_ = Vector::Zero(filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_);
-    dpadded_planes_ = Vector::Zero(in_channels_ * padded_height_ * dpad_stride_);
-    flipped_ = Vector::Zero(patch_ * filters_);
+    // One image's planes, whatever the batch: allocated once, so growing the batch between
+    // begin_backward() and backward_images() cannot lose the flipped kernel.
+    if (flipped_.size() == 0) {
+      in_planes_ = Vector::Zero(in_channels_ * padded_height_ * in_stride_);
+      out_planes_ = Vector::Zero(filters_ * out_height_ * out_stride_);
+      grad_planes_ = Vector::Zero(filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_);
+      dpadded_planes_ = Vector::Zero(in_channels_ * padded_height_ * dpad_stride_);
+      flipped_ = Vector::Zero(patch_ * filters_);
+    }
     capacity_ = rows;
     return;
   }
@@ -340,6 +344,7 @@ void Conv2D::forward_images(const double* in, Index count, double* out) {
 }
 
 void Conv2D::begin_backward() {
+  if (capacity_ == 0) reserve(1);
   if (algorithm_ == ConvAlgorithm::im2col) {
     kernel_grad_.setZero();
     return;

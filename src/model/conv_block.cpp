@@ -1,6 +1,9 @@
 #include "simmer/model/conv_block.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "simmer/core/error.hpp"
 
 namespace simmer::model {
 
@@ -103,6 +106,12 @@ void ConvBlock::forward(ConstBatchView in, BatchView out) {
 void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
                          BatchView* grad_in) {
   const Index rows = in.rows();
+  if (rows > capacity_) {
+    // What backward reads (arg-maxes, mask, activations) comes from forward() on these rows.
+    throw Error("conv block: backward on " + std::to_string(rows) +
+                " rows without a forward pass on them (buffers for " + std::to_string(capacity_) +
+                ")");
+  }
   const Index maps = conv_.output_size(), pooled = output_size();
   conv_.begin_backward();
   for (Index first = 0; first < rows; first += chunk_) {

@@ -13,8 +13,9 @@ namespace ei = Eigen::internal;
 using Packet = ei::packet_traits<double>::type;
 constexpr Index P = ei::packet_traits<double>::size;
 
-/// Accumulators a kernel may keep: the SIMD registers less a few for the loaded rows, the
-/// broadcast weights and addresses (29 of AVX-512's 32 registers, 12 of AVX's 16).
+/// Accumulators a kernel may keep: 24 of AVX-512's 32 registers (correlate_block<6, 4> then
+/// has 24 accumulators + 4 row packets + 1 broadcast weight live), 12 of AVX's 16 (a block of
+/// 3 filters × 4 packets can then spill a little: slower, not wrong).
 constexpr int kRegisters = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
 constexpr int kMaxOutputs = kRegisters >= 32 ? 6 : 4;  ///< filters per correlate block
 constexpr int kMaxPackets = 4;                         ///< row packets per correlate block

@@ -151,8 +151,8 @@ TEST_CASE("conv2d: forward equals a direct convolution loop, in chunks", "[conv]
   const Index height = 6, width = 7, rows = 5;
   Conv2D conv(height, width, channels, filters, kernel, padding, algorithm);
   REQUIRE(conv.algorithm() == algorithm);
-  conv.set_column_bytes(bytes_for_images(conv, 2));  // chunks of 2, 2, 1 images
-  REQUIRE(conv.chunk_images() == 2);
+  conv.set_column_bytes(bytes_for_images(conv, 2));  // im2col: chunks of 2, 2, 1 images
+  REQUIRE(conv.chunk_images() == 2);  // (direct works image by image)
   Vector params(conv.parameter_count());
   for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
   Vector grads = Vector::Zero(params.size());
@@ -184,8 +184,9 @@ TEST_CASE("conv2d: parameter and input gradients match finite differences", "[co
 TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel sizes",
           "[conv]") {
   // Width 37: 5 packets of 8 per row (AVX-512), two register blocks; 13 filters: groups of
-  // 6, 6 and 1 in the forward correlation, 3-4 in the kernel gradient; kernels 1 to 7.
-  const auto kernel = GENERATE(Index{1}, Index{2}, Index{3}, Index{6}, Index{7});
+  // 6, 6 and 1 in the forward correlation, of 2-4 (by kernel size) in the kernel gradient;
+  // kernels 1 to 7.
+  const auto kernel = GENERATE(Index{1}, Index{2}, Index{3}, Index{4}, Index{5}, Index{6}, Index{7});
   const auto padding = GENERATE(Padding::valid, Padding::same);
   INFO("kernel " << kernel << ", padding " << (padding == Padding::same ? "same" : "valid")
                  << ", seed 29");
@@ -208,6 +209,33 @@ TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel
   const auto error = layer_gradient_error(small, 2, rng, 1e-2);
   CHECK(error.parameters < 1e-7);
   CHECK(error.inputs < 1e-7);
+}
+
+TEST_CASE("conv2d direct: growing the batch between passes keeps the input gradient", "[conv]") {
+  // Buffers grow on demand; growing must not lose what begin_backward() prepared (the flipped
+  // kernel of the input gradient once did).
+  Rng rng(31);
+  const Matrix x = random_matrix(2, 8 * 8, rng);
+  const Matrix r = random_matrix(2, 8 * 8 * 3, rng);
+  Vector params(3 * 3 * 3 + 3);
+  for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
+  const auto input_gradient = [&](bool reserve_first) {
+    Conv2D conv(8, 8, 1, 3, 3, Padding::same, ConvAlgorithm::direct);
+    Vector grads = Vector::Zero(params.size());
+    conv.bind(params.data(), grads.data());
+    if (reserve_first) conv.reserve(2);
+    Matrix y1(1, conv.output_size());
+    conv.forward(ConstBatchView(x.data(), 1, x.cols()), batch(y1));  // one row first
+    Matrix g = r, grad_in(2, conv.input_size());
+    BatchView grad_in_view = batch(grad_in);
+    Matrix y(2, conv.output_size());
+    conv.backward(view(x), view(y), batch(g), &grad_in_view);  // then two
+    return grad_in;
+  };
+  const Matrix grown = input_gradient(false);
+  const Matrix reserved = input_gradient(true);
+  CHECK(reserved.cwiseAbs().maxCoeff() > 0.1);
+  CHECK((grown - reserved).cwiseAbs().maxCoeff() == 0.0);
 }
 
 TEST_CASE("conv2d: the direct algorithm refuses kernels it has no kernels for", "[conv]") {
@@ -323,18 +351,22 @@ TEST_CASE("conv block: equals conv2d, activation and pool2d as three layers", "[
                                    Activation::sigmoid, Activation::linear);
   const auto pooling = GENERATE(PoolKind::max, PoolKind::average);
   const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
+  // 3×3 same: 9×11 maps; 4×4 valid: 6×8 maps. Pools of 2 and 3 (floors 9 and 11).
+  const auto kernel = GENERATE(Index{3}, Index{4});
+  const auto pool_size = GENERATE(Index{2}, Index{3});
+  const Padding padding = kernel == 3 ? Padding::same : Padding::valid;
   INFO(to_string(activation) << ", " << to_string(pooling) << ", " << to_string(algorithm)
-                             << ", seed 37");
+                             << ", kernel " << kernel << ", pool " << pool_size << ", seed 37");
   Rng rng(37);
   const Index height = 9, width = 11, channels = 2, filters = 5, rows = 5;
-  ConvBlock block(height, width, channels, filters, 3, Padding::same, activation, pooling, 2,
-                  algorithm);
+  ConvBlock block(height, width, channels, filters, kernel, padding, activation, pooling,
+                  pool_size, algorithm);
   block.set_chunk_images(2);  // chunks of 2, 2, 1
-  REQUIRE(block.output_size() == 4 * 5 * filters);
-  CHECK(block.kind() == "conv2d_" + to_string(activation) + "_" + to_string(pooling) + "_pool2d");
-  Conv2D conv(height, width, channels, filters, 3, Padding::same, algorithm);
+  Conv2D conv(height, width, channels, filters, kernel, padding, algorithm);
   ActivationLayer act(activation, conv.output_size());
-  Pool2D pool(height, width, filters, pooling, 2);
+  Pool2D pool(conv.out_height(), conv.out_width(), filters, pooling, pool_size);
+  REQUIRE(block.output_size() == pool.output_size());
+  CHECK(block.kind() == "conv2d_" + to_string(activation) + "_" + to_string(pooling) + "_pool2d");
   REQUIRE(block.parameter_count() == conv.parameter_count());
 
   Vector params(conv.parameter_count());

@@ -21,8 +21,8 @@ void fast_tanh(const double* in, double* out, Index n);
 /// out = f(in) on n values; `out` may be `in`.
 void activate(Activation a, const double* in, double* out, Index n);
 
-/// grad_in = grad_out ⊙ f'(x) on n values, from the output y = f(x) alone (every activation
-/// here is a function of its output's derivative; relu: y > 0 exactly when x > 0).
+/// grad_in = grad_out ⊙ f'(x) on n values, from the output y = f(x) alone (the derivative of
+/// every activation here is a function of its output; relu: y > 0 exactly when x > 0).
 /// `grad_in` may be `grad_out`.
 void activation_gradient(Activation a, const double* y, const double* grad_out, double* grad_in,
                          Index n);

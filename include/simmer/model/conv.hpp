@@ -48,12 +48,13 @@ class Conv2D final : public Layer {
          ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
   /// What `automatic` picks: direct when the kernel is at most direct::kMaxKernel, the output
-  /// rows fill at least 3/4 of their SIMD packets and the filter count is not a multiple of
-  /// the packet (where the GEMM's output needs the channel-major detour). Measured on LeNet-5's
-  /// layers alone over 10 000 images (one core, AVX-512, best of 4): the first (28×28×1 → 6
-  /// filters, same) takes 67 ms forward and 85 ms backward direct against 154–167 and
-  /// 164–176 ms with im2col; the second (14×14×6 → 16, valid, 10-wide rows, with the input
+  /// rows fill at least 3/4 of their SIMD packets and there are fewer than 8 filters (a GEMM
+  /// result that narrow cannot pay for writing and packing the im2col rows). Measured on
+  /// LeNet-5's layers alone over 10 000 images (one core, AVX-512, best of 4): the first
+  /// (28×28×1 → 6 filters, same) takes 67 ms forward and 85 ms backward direct against 154–167
+  /// and 164–176 ms with im2col; the second (14×14×6 → 16, valid, 10-wide rows, with the input
   /// gradient) 129–133 and 322–326 ms direct against 126–127 and 251–252 ms with im2col.
+  /// Other shapes are not measured: pass the algorithm to override.
   [[nodiscard]] static ConvAlgorithm choose_algorithm(Index out_width, Index in_channels,
                                                       Index filters, Index kernel);
   [[nodiscard]] ConvAlgorithm algorithm() const { return algorithm_; }
@@ -76,6 +77,7 @@ class Conv2D final : public Layer {
 
   /// Images per im2col chunk: as many as fit `column_bytes` (at least one). The buffer is sized
   /// in reserve(); changing the budget after reserve() re-sizes it (never in the hot loop).
+  /// The direct algorithm works image by image and ignores it.
   void set_column_bytes(Index column_bytes);
   [[nodiscard]] Index chunk_images() const { return chunk_images_; }
 
@@ -85,7 +87,8 @@ class Conv2D final : public Layer {
   /// fan_out = kh·kw·filters. Bias zero.
   void initialize(double* params, Init scheme, Rng& rng) const override;
   void reserve(Index rows) override;
-  /// The im2col buffer: min(rows, chunk) images' columns.
+  /// im2col: the column buffer of min(rows, chunk) images and the GEMM workspace; direct: one
+  /// image's planes.
   [[nodiscard]] Index scratch_values(Index rows) const override;
   void forward(ConstBatchView in, BatchView out) override;
   void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
@@ -95,8 +98,11 @@ class Conv2D final : public Layer {
   /// values), for a layer that fuses the convolution with what follows it (ConvBlock):
   /// forward_images(in, count, out) is forward() on those rows. Backward is split so it can
   /// run over several groups of images: begin_backward(), then backward_images() for each group
-  /// (accumulating the kernel gradient; grad_in may be null), then end_backward() writes the
-  /// total into the gradient slice. grad_out is not modified.
+  /// (accumulating the kernel gradient; grad_in may be null), then end_backward(); the
+  /// gradient slice holds the total after end_backward() (im2col accumulates apart and writes
+  /// it there; direct zeroes the slice in begin_backward() and accumulates into it).
+  /// grad_out is not modified. Buffers grow as needed (reserve() first keeps that out of the
+  /// hot loop).
   void forward_images(const double* in, Index count, double* out);
   void begin_backward();
   void backward_images(const double* in, Index count, const double* grad_out, double* grad_in);

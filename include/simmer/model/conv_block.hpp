@@ -7,11 +7,15 @@
 /// images: written by the convolution, read and written by the activation, read by the
 /// pooling, and as often again backward). The block runs the three on a chunk of images whose
 /// feature maps stay in cache and writes only the pooled output, plus what backward needs:
-///   max pooling: out = f(max z) over each window (the same values as f then max, since every
-///     activation here is non-decreasing), with each window's arg-max of z; backward takes
-///     f' from the pooled output and sends it to the arg-max. Where f is flat (relu below 0,
-///     tanh saturated) an arg-max may differ from the three layers' first maximum of f(z), and
-///     the gradient there is zero either way.
+///   max pooling: out = f(max z) over each window, with each window's arg-max of z; backward
+///     takes f' from the pooled output and sends it to the arg-max. Every activation here is
+///     non-decreasing, so in exact arithmetic this is f then max, with the gradient going to
+///     the same place wherever it is non-zero. In floating point f can round two different z
+///     to the same value (elu or sigmoid near 0, tanh saturated; the vectorised tanh is
+///     monotone only to a few ulp): there the three layers send the gradient to the window's
+///     first maximum of f(z) and the block to the largest z, and the values may differ by a
+///     few ulp. Random inputs do not meet such ties (the block's test compares the two to
+///     1e-12).
 ///   average pooling: what f' needs at full resolution: f(z) (tanh, elu, sigmoid), one byte
 ///     z > 0 per value (relu: an eighth of the memory traffic), or nothing (linear).
 /// The parameters are the convolution's (same tensors, same order, same initialisation), so a
