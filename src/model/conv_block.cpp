@@ -55,8 +55,8 @@ Index ConvBlock::scratch_values(Index rows) const {
     case Kept::relu_mask: per_image = (conv_.output_size() + 7) / 8; break;
     case Kept::activations: per_image = conv_.output_size(); break;
   }
-  return conv_.scratch_values(std::min(rows, chunk_)) + std::min(rows, chunk_) * conv_.output_size() +
-         rows * per_image;
+  const Index chunk = std::min(rows, chunk_);
+  return conv_.scratch_values(chunk) + chunk * conv_.output_size() + rows * per_image;
 }
 
 void ConvBlock::reserve(Index rows) {

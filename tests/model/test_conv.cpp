@@ -186,7 +186,8 @@ TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel
   // Width 37: 5 packets of 8 per row (AVX-512), two register blocks; 13 filters: groups of
   // 6, 6 and 1 in the forward correlation, of 2-4 (by kernel size) in the kernel gradient;
   // kernels 1 to 7.
-  const auto kernel = GENERATE(Index{1}, Index{2}, Index{3}, Index{4}, Index{5}, Index{6}, Index{7});
+  const auto kernel =
+      GENERATE(Index{1}, Index{2}, Index{3}, Index{4}, Index{5}, Index{6}, Index{7});
   const auto padding = GENERATE(Padding::valid, Padding::same);
   INFO("kernel " << kernel << ", padding " << (padding == Padding::same ? "same" : "valid")
                  << ", seed 29");
@@ -379,7 +380,8 @@ TEST_CASE("conv block: equals conv2d, activation and pool2d as three layers", "[
 
   Matrix out(rows, block.output_size());
   block.forward(view(x), batch(out));
-  Matrix z(rows, conv.output_size()), a(rows, conv.output_size()), expected(rows, pool.output_size());
+  Matrix z(rows, conv.output_size()), a(rows, conv.output_size());
+  Matrix expected(rows, pool.output_size());
   conv.forward(view(x), batch(z));
   act.forward(view(z), batch(a));
   pool.forward(view(a), batch(expected));

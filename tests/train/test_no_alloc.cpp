@@ -113,7 +113,9 @@ TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
   net.initialize(model::Init::glorot_normal, rng);
   Matrix x(112, 2), y = Matrix::Zero(112, outputs);
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
-  for (Index i = 0; i < 112; ++i) y(i, static_cast<Index>(rng.below(static_cast<std::uint64_t>(outputs)))) = 1;
+  for (Index i = 0; i < 112; ++i) {
+    y(i, static_cast<Index>(rng.below(static_cast<std::uint64_t>(outputs)))) = 1;
+  }
   train::NetworkObjective f(net, loss, x, y);
   train::AdamOptions adam;
   adam.batch_size = 32;
@@ -136,7 +138,8 @@ TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
 
 TEST_CASE("LeNet-5's image layers allocate nothing in forward and backward", "[alloc]") {
   // The two conv blocks (direct and im2col convolutions with their activations and pooling)
-  // and flatten, on a batch that splits into a partial last chunk. The dense head is left out here: see below.
+  // and flatten, on a batch that splits into a partial last chunk. The dense head is left out
+  // here: see below.
   const auto pooling = GENERATE(model::PoolKind::average, model::PoolKind::max);
   // relu: average pooling keeps a byte mask instead of the activations.
   const auto activation = GENERATE(model::Activation::tanh, model::Activation::relu);
