@@ -57,10 +57,14 @@ double dense_macs(const std::vector<Index>& widths) {
   return macs;
 }
 
-void simmer_step(benchmark::State& state, const std::string& layers, model::Activation act,
-                 model::LossKind loss, Index rows) {
+/// Times simmering steps of `net` (initialised here) on `rows` uniform random inputs with random
+/// one-hot targets under `loss`, and reports steps/s, the FLOP rate of `flops` per step and its
+/// fraction of the GEMM rate. `untimed_first_step`: one step before timing, for networks whose
+/// first pass touches hundreds of MB of activation and gradient buffers for the first time
+/// (those page faults, seconds on a VM, are no part of a step).
+void time_steps(benchmark::State& state, model::Network& net, model::LossKind loss, Index rows,
+                double flops, bool untimed_first_step) {
   Rng rng(1);
-  model::Network net = model::build_network({layers, act, model::Activation::linear});
   net.initialize(model::Init::glorot_normal, rng);
   Matrix x(rows, net.input_size());
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
@@ -73,17 +77,24 @@ void simmer_step(benchmark::State& state, const std::string& layers, model::Acti
   opt.time_step = 1e-4;
   train::Trajectory traj(f, opt, train::constant_schedule(1e-3),
                          train::NoseHooverChain(opt, net.parameter_count()).rest_start());
+  if (untimed_first_step) traj.advance();
   for (auto _ : state) {
     benchmark::DoNotOptimize(traj.advance());
   }
-  // forward + weight gradient + input gradient ≈ 3 GEMM-sized passes (the first layer's input
-  // gradient is skipped, which this slightly over-counts for tiny input widths).
-  const double flops = 3.0 * 2.0 * dense_macs(model::parse_widths(layers)) * static_cast<double>(rows);
   state.SetItemsProcessed(state.iterations());
   state.counters["flops"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["gemm_fraction"] = benchmark::Counter(
       flops / g_gemm_flops_per_second, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["params"] = static_cast<double>(net.parameter_count());
+}
+
+void simmer_step(benchmark::State& state, const std::string& layers, model::Activation act,
+                 model::LossKind loss, Index rows) {
+  model::Network net = model::build_network({layers, act, model::Activation::linear});
+  // forward + weight gradient + input gradient ≈ 3 GEMM-sized passes (the first layer's input
+  // gradient is skipped, which this slightly over-counts for tiny input widths).
+  const double flops = 3.0 * 2.0 * dense_macs(model::parse_widths(layers)) * static_cast<double>(rows);
+  time_steps(state, net, loss, rows, flops, false);
 }
 
 /// Multiply-adds per sample of one layer's GEMM in the forward pass: a dense kernel's
@@ -107,36 +118,12 @@ double layer_macs(const model::Layer& layer) {
 /// that one). Bias adds, im2col/col2im, activations and pooling are work but not counted.
 void lenet_step(benchmark::State& state, model::Activation act, model::PoolKind pooling,
                 Index rows) {
-  Rng rng(1);
   model::Network net = model::build_lenet5(28, 28, 1, 10, act, pooling);
-  net.initialize(model::Init::glorot_normal, rng);
-  Matrix x(rows, net.input_size());
-  for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
-  Matrix y = Matrix::Zero(rows, net.output_size());
-  for (Index i = 0; i < rows; ++i) {
-    y(i, static_cast<Index>(rng.below(static_cast<std::uint64_t>(net.output_size())))) = 1.0;
-  }
-  train::NetworkObjective f(net, model::LossKind::cce, x, y);
-  train::NhcOptions opt;
-  opt.time_step = 1e-4;
-  train::Trajectory traj(f, opt, train::constant_schedule(1e-3),
-                         train::NoseHooverChain(opt, net.parameter_count()).rest_start());
-  // Untimed first step: it touches ~2.4 GB of activation and gradient buffers for the first
-  // time, and those page faults (about 10 s on a VM) are no part of the step.
-  traj.advance();
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(traj.advance());
-  }
   double macs = 0.0;
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
     macs += (i == 0 ? 2.0 : 3.0) * layer_macs(*net.layers()[i]);
   }
-  const double flops = 2.0 * macs * static_cast<double>(rows);
-  state.SetItemsProcessed(state.iterations());
-  state.counters["flops"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["gemm_fraction"] = benchmark::Counter(
-      flops / g_gemm_flops_per_second, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["params"] = static_cast<double>(net.parameter_count());
+  time_steps(state, net, model::LossKind::cce, rows, 2.0 * macs * static_cast<double>(rows), true);
 }
 
 }  // namespace
