@@ -22,6 +22,20 @@ namespace {
 
 BatchView batch(Matrix& m) { return {m.data(), m.rows(), m.cols()}; }
 
+/// A layer's parameters (standard normal draws) and gradient, bound to it and reserved for
+/// `rows` rows. The vectors' buffers stay put when the struct moves, so the binding holds.
+struct Bound {
+  Vector params;
+  Vector grads;
+};
+Bound bind_random(Layer& layer, Index rows, Rng& rng) {
+  Bound b{Vector(layer.parameter_count()), Vector::Zero(layer.parameter_count())};
+  for (Index i = 0; i < b.params.size(); ++i) b.params(i) = rng.normal();
+  layer.bind(b.params.data(), b.grads.data());
+  layer.reserve(rows);
+  return b;
+}
+
 /// Worst |analytic - numeric| / max(1, |numeric|) of one layer's parameter and input gradients
 /// for the loss L = Σ R ⊙ layer(x) with a fixed random R (so dL/dout = R).
 struct LayerGradientError {
@@ -153,11 +167,8 @@ TEST_CASE("conv2d: forward equals a direct convolution loop, in chunks", "[conv]
   REQUIRE(conv.algorithm() == algorithm);
   conv.set_column_bytes(bytes_for_images(conv, 2));  // im2col: chunks of 2, 2, 1 images
   REQUIRE(conv.chunk_images() == 2);  // (direct works image by image)
-  Vector params(conv.parameter_count());
-  for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
-  Vector grads = Vector::Zero(params.size());
-  conv.bind(params.data(), grads.data());
-  conv.reserve(rows);
+  Bound bound = bind_random(conv, rows, rng);
+  const Vector& params = bound.params;
   const Matrix x = random_matrix(rows, conv.input_size(), rng);
   Matrix y(rows, conv.output_size());
   conv.forward(view(x), batch(y));
@@ -194,11 +205,8 @@ TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel
   Rng rng(29);
   const Index height = 8, width = 37, channels = 2, filters = 13;
   Conv2D conv(height, width, channels, filters, kernel, padding, ConvAlgorithm::direct);
-  Vector params(conv.parameter_count());
-  for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
-  Vector grads = Vector::Zero(params.size());
-  conv.bind(params.data(), grads.data());
-  conv.reserve(2);
+  Bound bound = bind_random(conv, 2, rng);
+  const Vector& params = bound.params;
   const Matrix x = random_matrix(2, conv.input_size(), rng);
   Matrix y(2, conv.output_size());
   conv.forward(view(x), batch(y));
@@ -248,11 +256,7 @@ TEST_CASE("conv2d: the direct algorithm refuses kernels it has no kernels for", 
 TEST_CASE("conv2d: changing the chunk after reserve keeps the result", "[conv]") {
   Rng rng(5);
   Conv2D conv(9, 8, 2, 3, 5, Padding::same);
-  Vector params(conv.parameter_count());
-  for (Index i = 0; i < params.size(); ++i) params(i) = rng.normal();
-  Vector grads = Vector::Zero(params.size());
-  conv.bind(params.data(), grads.data());
-  conv.reserve(7);
+  Bound bound = bind_random(conv, 7, rng);  // kept alive: the layer points into it
   const Matrix x = random_matrix(7, conv.input_size(), rng);
   Matrix whole(7, conv.output_size()), chunked(7, conv.output_size());
   conv.forward(view(x), batch(whole));
