@@ -230,11 +230,36 @@ Problem build_problem(const cli::Config& c) {
   p.adam.epsilon = c.adam.epsilon;
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.adam.batch_size = c.adam.batch;
+  p.start_velocity = train::parse_start_velocity(c.simmer.start_velocity, p.mode);
+  const auto probe_layout = [&] {
+    model::Network probe = model::build_network(p.architecture);
+    p.parameters = probe.parameter_count();
+    return probe.layout();
+  }();
+  p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
+  p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
+  if (c.simmer.temperature_unit == "posterior") p.ramp = p.ramp.scaled(p.bayes_temperature);
   p.nhc.time_step = c.simmer.time_step;
   p.nhc.chain_length = c.simmer.chain_length;
-  p.nhc.masses = c.simmer.masses;
   p.nhc.dof_offset = c.simmer.dof_offset;
-  p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
+  p.nhc.thermostat = train::parse_thermostat(c.simmer.thermostat);
+  p.nhc.friction = c.simmer.friction;
+  const cli::MassSpec masses = cli::parse_masses(c.simmer.masses);
+  p.nhc.masses = masses.martyna
+                     ? train::martyna_masses(c.simmer.chain_length,
+                                             static_cast<double>(p.parameters) - c.simmer.dof_offset,
+                                             p.ramp.target, c.simmer.tau)
+                     : masses.values;
+  p.prior_rms = std::nan("");
+  if (c.simmer.prior == "gaussian") {
+    p.nhc.prior_precision = train::gaussian_prior_precision(
+        probe_layout, p.parameters, c.simmer.prior_sigma, train::parse_prior_scaling(c.simmer.prior_scaling));
+    p.prior_rms = train::prior_rms(p.nhc.prior_precision);
+  }
+  using Report = Problem::CurvatureReport;
+  p.curvature_report = c.simmer.curvature_report == "off"     ? Report::off
+                       : c.simmer.curvature_report == "start" ? Report::start
+                                                              : Report::start_end;
   p.sampling.window = c.ensemble.window;
   p.sampling.stride = c.ensemble.stride;
   p.sampling.count = c.ensemble.count;

@@ -216,6 +216,28 @@ Key make_key(const char* section, const char* name, Section Config::*sub, T Sect
   return key;
 }
 
+/// make_key for a text field whose syntax is checked as it is read (so an INI error names the
+/// file and line): `check` throws simmer::Error, rethrown here as BadValue with its reason.
+template <class Section>
+Key make_checked_key(const char* section, const char* name, Section Config::*sub,
+                     std::string Section::*field, const char* meaning,
+                     std::function<void(const std::string&)> check) {
+  Key key = make_key(section, name, sub, field, meaning);
+  key.set = [sub, field, check](Config& c, const std::string& text) {
+    std::string value = parse_as<std::string>(text);
+    try {
+      check(value);
+    } catch (const Error& e) {
+      // option_error's text is "option 'k' = 'v': why": keep the reason.
+      std::string why = e.what();
+      const std::size_t colon = why.find("': ");
+      throw BadValue(colon == std::string::npos ? why : why.substr(colon + 3));
+    }
+    (c.*sub).*field = std::move(value);
+  };
+  return key;
+}
+
 struct SectionInfo {
   const char* name;
   const char* caption;
@@ -309,10 +331,53 @@ const std::vector<Key>& keys() {
                "every))"),
       make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length,
                "Nose-Hoover chain length N_c (>= 1)"),
-      make_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
-               "thermostat masses Q_1..Q_Nc, comma-separated (empty: all 1)"),
+      make_key("simmer", "thermostat", &C::simmer, &SimmerConfig::thermostat,
+               "nose_hoover (the paper: one Nose-Hoover chain on the total kinetic energy) | "
+               "langevin (friction and noise on every velocity: ergodic where one global chain "
+               "is not, e.g. along flat directions under a prior; uses the trajectory's seed)"),
+      make_key("simmer", "friction", &C::simmer, &SimmerConfig::friction,
+               "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
+               "~1/gamma), > 0"),
+      make_checked_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
+               "thermostat masses: empty (all Q_k = 1, the paper) | Q_1,..,Q_Nc comma-separated "
+               "| martyna (Martyna-Tuckerman-Klein: Q_1 = N_f T tau^2, Q_k = T tau^2, at "
+               "T_target; needs T_target > 0)",
+               [](const std::string& text) { (void)parse_masses(text); }),
+      make_key("simmer", "tau", &C::simmer, &SimmerConfig::tau,
+               "masses = martyna: the thermostat's time scale tau (time units, like h), > 0"),
       make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
                "degrees of freedom N_f = (number of parameters) - dof_offset"),
+      make_key("simmer", "start_velocity", &C::simmer, &SimmerConfig::start_velocity,
+               "auto (the paper: adam in retrofit mode, zero in abinitio) | adam (v = (x_last - "
+               "x_previous)/h from Adam's last step; retrofit only) | zero | thermal "
+               "(Maxwell-Boltzmann at the schedule's first T > 0, from the trajectory's seed)"),
+      make_key("simmer", "prior", &C::simmer, &SimmerConfig::prior,
+               "none (the paper: sample exp(-L/T), not normalisable along flat directions of "
+               "the loss) | gaussian (sample exp(-L/T) N(x; 0, sigma^2): potential L + T "
+               "|x|^2/(2 sigma^2); along a flat direction the positions' variance is sigma^2)"),
+      make_key("simmer", "prior_sigma", &C::simmer, &SimmerConfig::prior_sigma,
+               "prior = gaussian: its standard deviation sigma (units of the parameters; inputs "
+               "and targets are scaled to [-1, 1]), > 0"),
+      make_key("simmer", "prior_scaling", &C::simmer, &SimmerConfig::prior_scaling,
+               "prior = gaussian: none (every parameter sigma) | fan_in (weights sigma / "
+               "sqrt(fan_in), biases sigma: Neal's scaling, keeps pre-activations O(sigma))"),
+      make_key("simmer", "temperature_unit", &C::simmer, &SimmerConfig::temperature_unit,
+               "loss (T_initial, T_target, dT in loss units, the paper) | posterior (in units of "
+               "the Bayesian temperature T_Bayes: T = 1 samples the posterior; cce/bce over n "
+               "training rows: T_Bayes = 1/n; sse with noise sd s: 2 s^2; mse: 2 s^2/n; needs "
+               "simmer.noise_sd for sse/mse)"),
+      make_key("simmer", "noise_sd", &C::simmer, &SimmerConfig::noise_sd,
+               "regression: standard deviation of the targets' Gaussian noise (target units; 0: "
+               "unknown); gives T_Bayes for temperature_unit = posterior and the printed "
+               "posterior reading of T"),
+      make_key("simmer", "curvature_report", &C::simmer, &SimmerConfig::curvature_report,
+               "start | start_end | off: count the loss-Hessian eigenvalues above T at the start "
+               "point (and at the end) by stochastic Lanczos quadrature, with the harmonic "
+               "loss-rise estimate"),
+      make_key("simmer", "lanczos_steps", &C::simmer, &SimmerConfig::lanczos_steps,
+               "curvature report: Lanczos steps per probe (2 gradients each), >= 2"),
+      make_key("simmer", "lanczos_probes", &C::simmer, &SimmerConfig::lanczos_probes,
+               "curvature report: random probe vectors, >= 1"),
       make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence,
                "stop | warn: a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
                "temperature stays 100x off the target, stops (keeping its samples) or goes on"),
@@ -330,6 +395,9 @@ const std::vector<Key>& keys() {
                "> 0: this many random steps of the window instead of the stride"),
       make_key("ensemble", "fraction", &C::ensemble, &EnsembleConfig::fraction,
                "> 0: round(fraction * window) random steps of the window instead, in [0, 1]"),
+      make_key("ensemble", "blocks", &C::ensemble, &EnsembleConfig::blocks,
+               "drift diagnostics: the window split into this many blocks of steps, each with "
+               "its own ensemble metric (/diagnostics), >= 1"),
       make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
                "store every k-th member in /posterior (the aggregation uses all)"),
       make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype,
@@ -822,21 +890,59 @@ Config validated(const Config& config, int world_size) {
   train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
   require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length),
           "must be >= 1");
-  if (!s.masses.empty()) {
-    require(s.masses.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses",
-            format_as(s.masses, false),
+  const MassSpec masses = parse_masses(s.masses);
+  if (!masses.values.empty()) {
+    require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses",
+            s.masses,
             "needs one mass per chain link (simmer.chain_length = " +
                 std::to_string(s.chain_length) + ") or none");
-    for (const double q : s.masses) {
-      require(std::isfinite(q) && q > 0.0, "simmer.masses", format_as(s.masses, false),
+    for (const double q : masses.values) {
+      require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses,
               "every mass must be a finite number > 0");
     }
   }
+  require_one_of(s.thermostat, "simmer.thermostat", {"nose_hoover", "langevin"});
+  require_finite(s.friction, "simmer.friction");
+  require(s.friction > 0.0, "simmer.friction", str(s.friction), "must be > 0");
+  require_finite(s.tau, "simmer.tau");
+  require(s.tau > 0.0, "simmer.tau", str(s.tau), "must be > 0");
+  if (masses.martyna) {
+    require(s.T_target > 0.0, "simmer.masses", s.masses,
+            "martyna masses Q = N_f T tau^2 need simmer.T_target > 0 (they are set at the "
+            "target temperature)");
+  }
+  require_one_of(s.start_velocity, "simmer.start_velocity", {"auto", "adam", "zero", "thermal"});
+  if (s.start_velocity == "adam") {
+    require(s.mode == "retrofit", "simmer.start_velocity", s.start_velocity,
+            "needs simmer.mode = retrofit (ab initio runs have no Adam step)");
+  }
+  if (s.start_velocity == "thermal") {
+    require(s.T_target > 0.0, "simmer.start_velocity", s.start_velocity,
+            "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
+  }
+  require_one_of(s.prior, "simmer.prior", {"none", "gaussian"});
+  require_finite(s.prior_sigma, "simmer.prior_sigma");
+  require(s.prior_sigma > 0.0, "simmer.prior_sigma", str(s.prior_sigma), "must be > 0");
+  require_one_of(s.prior_scaling, "simmer.prior_scaling", {"none", "fan_in"});
+  require_one_of(s.temperature_unit, "simmer.temperature_unit", {"loss", "posterior"});
+  require_finite(s.noise_sd, "simmer.noise_sd");
+  require(s.noise_sd >= 0.0, "simmer.noise_sd", str(s.noise_sd), "must be >= 0 (0: unknown)");
+  if (s.temperature_unit == "posterior" && (m.loss == "sse" || m.loss == "mse")) {
+    require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
+            "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + m.loss +
+                " (T_Bayes = " + (m.loss == "sse" ? "2 s^2" : "2 s^2 / n") +
+                " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
+  }
+  require_one_of(s.curvature_report, "simmer.curvature_report", {"start", "start_end", "off"});
+  require(s.lanczos_steps >= 2, "simmer.lanczos_steps", std::to_string(s.lanczos_steps),
+          "must be >= 2");
+  require(s.lanczos_probes >= 1, "simmer.lanczos_probes", std::to_string(s.lanczos_probes),
+          "must be >= 1");
   require_finite(s.dof_offset, "simmer.dof_offset");
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) +
               " parameters of " + m.architecture);
-  train::NhcOptions{s.time_step, s.chain_length, s.masses, s.dof_offset}.validate();
+  train::NhcOptions{s.time_step, s.chain_length, masses.values, s.dof_offset, {}}.validate();
 
   // [ensemble]
   require(e.window > 0, "ensemble.window", str(e.window), "must be > 0");
@@ -851,6 +957,8 @@ Config validated(const Config& config, int world_size) {
   require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
           "and ensemble.count = " + str(e.count) + " are both set: give one");
   ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
+  require(e.blocks >= 1 && e.blocks <= e.window, "ensemble.blocks", str(e.blocks),
+          "must be in [1, ensemble.window = " + str(e.window) + "]");
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
   require_one_of(e.store_dtype, "ensemble.store_dtype", {"float64", "float32"});
   for (const std::int64_t row : e.track) {
@@ -876,6 +984,23 @@ Config validated(const Config& config, int world_size) {
   require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds),
           "must be >= 0");
   return c;
+}
+
+MassSpec parse_masses(const std::string& text) {
+  MassSpec spec;
+  const std::string t = trim(text);
+  if (t.empty()) return spec;
+  if (t == "martyna") {
+    spec.martyna = true;
+    return spec;
+  }
+  try {
+    spec.values = parse_as<std::vector<double>>(t);
+  } catch (const BadValue& e) {
+    throw option_error("simmer.masses", text,
+                       std::string(e.what()) + " (give Q_1,..,Q_Nc, martyna, or nothing)");
+  }
+  return spec;
 }
 
 std::vector<std::string> config_differences(const Config& a, const Config& b) {
@@ -912,7 +1037,13 @@ std::string help_text() {
          "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"
          "written 'key = value' under a [section] header; '#' or ';' start a comment line and\n"
          "' # ...' ends a value. Lists are comma-separated, e.g. --data.features "
-         "sepal_width,petal_width.\n";
+         "sepal_width,petal_width.\n\n"
+         "Temperature and the Bayesian posterior: simmering samples exp(-L/T). That is the\n"
+         "posterior of the network's weights (flat prior, or the Gaussian of simmer.prior) when\n"
+         "T = T_Bayes: sse with Gaussian noise sd s: T_Bayes = 2 s^2; mse over n training rows:\n"
+         "2 s^2 / n; mean cross-entropy (cce, bce) over n rows: 1 / n. Larger T samples a wider\n"
+         "(tempered) distribution. The run prints T in these units; simmer.temperature_unit =\n"
+         "posterior gives the schedule in them.\n";
   // One description holding every group, so all sections share one aligned column.
   po::options_description all("", 100, 50);
   all.add(general_options());

@@ -101,6 +101,7 @@ struct Chain {
   // Health (SIMMERING.md §3's integrator can blow up when h exceeds the leapfrog limit).
   bool stopped = false;            ///< diverged with on_divergence = stop: no more steps
   std::int64_t diverged_step = -1; ///< first step at which divergence was detected (-1: never)
+  std::int64_t slow_to_heat_step = -1;  ///< first check with T_kin < T/100 at constant T (-1: never)
   std::string diverged_reason;
   int strikes = 0;                 ///< consecutive health checks far from the target
   double last_energy = std::nan("");
@@ -190,6 +191,7 @@ class Run {
   void create_archive();
   void adam_phase();
   void write_start_state();
+  void start_trajectory(Chain& ch, const Vector* adam_previous);
   int simmer_phase();
   void take_member(Chain& ch, const train::StepRecord& rec);
   void record_trace(Chain& ch, int phase, std::int64_t step, double temperature, double train_loss);
@@ -488,11 +490,8 @@ void Run::adam_phase() {
     step_seconds_ += cpu_now() - t0 - recorded_eval;
     ch.baseline = ch.net.parameters();
     score_baseline(ch);
-    // The retrofit start: velocity from the last two Adam iterates.
-    train::NoseHooverChain nhc(p_.nhc, params_);
-    ch.trajectory = std::make_unique<train::Trajectory>(
-        *ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
-        nhc.retrofit_start(ch.net.parameters(), state.previous));
+    // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
+    start_trajectory(ch, &state.previous);
   }
   if (rank_ == 0 && tty_) std::printf("\n");
   // Adam's trace rows, one collective write per field.
@@ -517,17 +516,24 @@ void Run::adam_phase() {
   comm_io_seconds_ += cpu_now() - t0;
 }
 
+void Run::start_trajectory(Chain& ch, const Vector* adam_previous) {
+  const train::NoseHooverChain nhc(p_.nhc, params_);
+  train::PhaseState start;
+  switch (p_.start_velocity) {
+    case train::StartVelocity::adam: start = nhc.retrofit_start(ch.net.parameters(), *adam_previous); break;
+    case train::StartVelocity::zero: start = nhc.rest_start(); break;
+    case train::StartVelocity::thermal: start = nhc.thermal_start(p_.ramp.first_positive(), ch.rng); break;
+  }
+  ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
+                                                      std::move(start));
+  ch.trajectory->set_noise(&ch.rng);
+}
+
 void Run::write_start_state() {
   std::vector<io::RowBlock> blocks;
   std::vector<double> x, v, base;
   for (auto& ch : chains_) {
-    if (!ch.trajectory) {  // ab initio: v = 0 at the fresh initialisation
-      train::NoseHooverChain nhc(p_.nhc, params_);
-      ch.trajectory = std::make_unique<train::Trajectory>(
-          *ch.objective, p_.nhc,
-          p_.ramp.increment == 0.0 ? train::constant_schedule(p_.ramp.target) : train::ramp_schedule(p_.ramp),
-          nhc.rest_start());
-    }
+    if (!ch.trajectory) start_trajectory(ch, nullptr);  // ab initio: at the fresh initialisation
     blocks.push_back({ch.index, 0, static_cast<std::int64_t>(params_)});  // a [chain, param] row
     x.insert(x.end(), ch.net.parameters().begin(), ch.net.parameters().end());
     v.insert(v.end(), ch.trajectory->phase().v.begin(), ch.trajectory->phase().v.end());
@@ -591,7 +597,7 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
     }
     ch.stats.insert(ch.stats.end(), {static_cast<double>(rec.step), rec.temperature, train_loss,
                                      nhc.kinetic_temperature(phase),
-                                     nhc.extended_energy(phase, train_loss, rec.temperature)});
+                                     nhc.extended_energy(ch.net.parameters(), phase, train_loss, rec.temperature)});
     ch.stored_count += 1;
   }
   ch.members += 1;
@@ -813,8 +819,9 @@ void Run::progress(std::int64_t step, double temperature, double mean_loss, bool
 
 void Run::check_health(Chain& ch, const train::StepRecord& rec) {
   // Thresholds (documented in the README): NaN/inf loss or velocities at once; otherwise, at
-  // constant T > 0, a kinetic temperature 100x above or below the target, or a jump of H_ext
-  // larger than 10 N_f T between checks, on `kStrikes` consecutive checks.
+  // constant T > 0, a kinetic temperature 100x above the target, or a jump of H_ext larger than
+  // 10 N_f T between checks, on `kStrikes` consecutive checks. 100x below is "slow to heat": a
+  // warning, not a divergence.
   constexpr int kStrikes = 3;
   const auto& nhc = ch.trajectory->integrator();
   const auto& phase = ch.trajectory->phase();
@@ -824,17 +831,27 @@ void Run::check_health(Chain& ch, const train::StepRecord& rec) {
   } else if ((rec.step + 1) % c_.simmer.health_every == 0) {
     const double t = rec.temperature;
     const double t_kin = nhc.kinetic_temperature(phase);
-    const double energy = nhc.extended_energy(phase, rec.half_step_loss, t);
+    const double energy = nhc.extended_energy(ch.net.parameters(), phase, rec.half_step_loss, t);
     bool strike = false;
     std::string why;
     if (t > 0.0 && t == ch.last_check_temperature) {
-      if (t_kin > 100.0 * t || t_kin < 0.01 * t) {
+      if (t_kin > 100.0 * t) {
         strike = true;
-        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x off the target " + std::to_string(t);
+        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x above the target " + std::to_string(t);
       } else if (std::abs(energy - ch.last_energy) > 10.0 * nhc.degrees_of_freedom() * t) {
         strike = true;
         why = "extended energy H_ext jumped from " + std::to_string(ch.last_energy) + " to " +
               std::to_string(energy) + " at constant T";
+      } else if (t_kin < 0.01 * t && ch.slow_to_heat_step < 0) {
+        // Far below the target is not a blow-up: after a T = 0 stage (or with heavy thermostat
+        // masses) the particles take a while to heat. Say so once and keep sampling.
+        ch.slow_to_heat_step = rec.step;
+        std::fprintf(stderr,
+                     "simmer_mpi: warning: trajectory %lld is slow to heat: kinetic temperature %.3g "
+                     "at step %lld is below 1%% of T = %.3g; it keeps sampling (lighter "
+                     "simmer.masses, simmer.start_velocity = thermal or a longer window help)\n",
+                     static_cast<long long>(ch.index), t_kin, static_cast<long long>(rec.step), t);
+        std::fflush(stderr);
       }
     }
     ch.strikes = strike ? ch.strikes + 1 : 0;
@@ -1126,6 +1143,7 @@ void Run::checkpoint(std::int64_t step_done) {
     w.vec(ch.baseline_metrics);
     w.f64(ch.last_loss);
     w.i64(ch.diverged_step);
+    w.i64(ch.slow_to_heat_step);
     w.pod(static_cast<std::uint8_t>(ch.stopped));
     w.str(ch.diverged_reason);
     w.i64(ch.strikes);
@@ -1146,12 +1164,12 @@ void Run::checkpoint(std::int64_t step_done) {
     try {
       // Chain blobs in trajectory order, whatever rank sent them.
       std::vector<std::vector<unsigned char>> blobs(static_cast<std::size_t>(chains_total_));
-      io::ByteReader r(all.data(), all.size(), checkpoint_path_);
+      io::ByteReader r(all.data(), all.size(), "checkpoint '" + checkpoint_path_ + "'");
       while (!r.done()) {
         const auto n = static_cast<std::size_t>(r.i64());
         std::vector<unsigned char> blob(n);
         for (auto& b : blob) b = r.pod<unsigned char>();
-        io::ByteReader peek(blob.data(), blob.size(), checkpoint_path_);
+        io::ByteReader peek(blob.data(), blob.size(), "checkpoint '" + checkpoint_path_ + "'");
         blobs[static_cast<std::size_t>(peek.i64())] = std::move(blob);
       }
       io::ByteWriter w;
@@ -1183,7 +1201,7 @@ void Run::checkpoint(std::int64_t step_done) {
 }
 
 void Run::restore(const std::vector<unsigned char>& payload) {
-  io::ByteReader r(payload.data(), payload.size(), checkpoint_path_);
+  io::ByteReader r(payload.data(), payload.size(), "checkpoint '" + checkpoint_path_ + "'");
   r.str();  // version and config: checked by the caller (resume_invocation)
   r.str();
   step_ = r.i64();
@@ -1216,7 +1234,7 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     for (auto& b : blob) b = r.pod<unsigned char>();
     if (t % size_ != rank_) continue;
     Chain& ch = chains_[local++];
-    io::ByteReader c(blob.data(), blob.size(), checkpoint_path_);
+    io::ByteReader c(blob.data(), blob.size(), "checkpoint '" + checkpoint_path_ + "'");
     if (c.i64() != ch.index) throw Error("checkpoint '" + checkpoint_path_ + "': chains out of order");
     Rng::State rs;
     for (auto& word : rs.s) word = c.pod<std::uint64_t>();
@@ -1240,6 +1258,7 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     ch.baseline_metrics.assign(bm.data(), bm.data() + bm.size());
     ch.last_loss = c.f64();
     ch.diverged_step = c.i64();
+    ch.slow_to_heat_step = c.i64();
     ch.stopped = c.pod<std::uint8_t>() != 0;
     ch.diverged_reason = c.str();
     ch.strikes = static_cast<int>(c.i64());
@@ -1252,10 +1271,9 @@ void Run::restore(const std::vector<unsigned char>& payload) {
       m.restore(members, Eigen::Map<const Matrix>(mean.data(), m.mean().rows(), m.mean().cols()),
                 Eigen::Map<const Matrix>(m2.data(), m.mean().rows(), m.mean().cols()));
     }
-    ch.trajectory = std::make_unique<train::Trajectory>(
-        *ch.objective, p_.nhc,
-        p_.ramp.increment == 0.0 ? train::constant_schedule(p_.ramp.target) : train::ramp_schedule(p_.ramp),
-        std::move(phase), step_);
+    ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
+                                                        std::move(phase), step_);
+    ch.trajectory->set_noise(&ch.rng);
   }
 }
 
@@ -1346,7 +1364,7 @@ int Run::execute() {
 const char* simmer_version() { return SIMMER_VERSION; }
 
 CheckpointHeader read_checkpoint_header(const std::vector<unsigned char>& payload, const std::string& origin) {
-  io::ByteReader r(payload.data(), payload.size(), origin);
+  io::ByteReader r(payload.data(), payload.size(), "checkpoint '" + origin + "'");
   CheckpointHeader h;
   h.version = r.str();
   h.config_ini = r.str();

@@ -6,6 +6,16 @@
 
 namespace simmer::train {
 
+Thermostat parse_thermostat(const std::string& name) {
+  if (name == "nose_hoover" || name == "nhc") return Thermostat::nose_hoover_chain;
+  if (name == "langevin") return Thermostat::langevin;
+  throw option_error("simmer.thermostat", name, "choices: nose_hoover, langevin");
+}
+
+std::string to_string(Thermostat t) {
+  return t == Thermostat::langevin ? "langevin" : "nose_hoover";
+}
+
 void NhcOptions::validate() const {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw option_error("simmer.time_step", std::to_string(time_step), "must be > 0");
@@ -22,6 +32,15 @@ void NhcOptions::validate() const {
       throw option_error("simmer.masses", std::to_string(q), "every mass must be > 0");
     }
   }
+  if (!(friction > 0.0) || !std::isfinite(friction)) {
+    throw option_error("simmer.friction", std::to_string(friction), "must be > 0");
+  }
+  if (prior_precision.size() > 0 && !(prior_precision.array() > 0.0).all()) {
+    throw Error("NHC: every prior precision 1/sigma^2 must be > 0");
+  }
+  if (prior_precision.size() > 0 && !prior_precision.allFinite()) {
+    throw Error("NHC: every prior precision 1/sigma^2 must be finite");
+  }
 }
 
 NhcState NhcState::zeros(int chain_length) {
@@ -34,6 +53,10 @@ NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_coun
   mass_ = options_.masses.empty()
               ? Vector::Ones(options_.chain_length)
               : Eigen::Map<const Vector>(options_.masses.data(), options_.chain_length).eval();
+  if (options_.prior_precision.size() > 0 && options_.prior_precision.size() != parameter_count) {
+    throw Error("NHC: " + std::to_string(options_.prior_precision.size()) +
+                " prior precisions for " + std::to_string(parameter_count) + " parameters");
+  }
   dof_ = static_cast<double>(parameter_count) - options_.dof_offset;
   if (!(dof_ > 0.0)) {
     throw option_error("simmer.dof_offset", std::to_string(options_.dof_offset),
@@ -49,8 +72,22 @@ double NoseHooverChain::chain_force(const PhaseState& p, int k, double temperatu
 }
 
 double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objective& objective,
-                             Vector& grad) const {
+                             Vector& grad, Rng* noise) const {
   const double h = options_.time_step;
+  if (options_.thermostat == Thermostat::langevin) {
+    if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
+    x.noalias() += (0.5 * h) * p.v;
+    const double loss = objective.evaluate_with_gradient(x, grad);
+    if (has_prior()) grad.array() += temperature * options_.prior_precision.array() * x.array();
+    p.v.noalias() -= (0.5 * h) * grad;
+    const double c = std::exp(-options_.friction * h);
+    const double sd = std::sqrt(std::max(temperature, 0.0) * (1.0 - c * c));
+    for (Index i = 0; i < n_; ++i) p.v(i) = c * p.v(i) + sd * noise->normal();
+    p.v.noalias() -= (0.5 * h) * grad;
+    p.kinetic = p.v.squaredNorm();
+    x.noalias() += (0.5 * h) * p.v;
+    return loss;
+  }
   const int nc = options_.chain_length;
   Vector& s = p.chain.s;
   Vector& w = p.chain.w;
@@ -72,6 +109,7 @@ double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objec
   even_drift_half();                                        // 2
   odd_half_kick();                                          // 3 (G_k from the state at t)
   const double loss = objective.evaluate_with_gradient(x, grad);  // 4
+  if (has_prior()) grad.array() += temperature * options_.prior_precision.array() * x.array();
   const double decay = std::exp(-h * w(0));
   const double kick = h * std::exp(-0.5 * h * w(0));
   p.v = decay * p.v - kick * grad;
@@ -90,13 +128,18 @@ double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objec
 
 double NoseHooverChain::kinetic_temperature(const PhaseState& p) const { return p.kinetic / dof_; }
 
-double NoseHooverChain::extended_energy(const PhaseState& p, double loss,
+double NoseHooverChain::prior_energy(const Vector& x, double temperature) const {
+  if (!has_prior()) return 0.0;
+  return 0.5 * temperature * (options_.prior_precision.array() * x.array().square()).sum();
+}
+
+double NoseHooverChain::extended_energy(const Vector& x, const PhaseState& p, double loss,
                                         double temperature) const {
   double chain_kinetic = 0.0;
   for (Index k = 0; k < mass_.size(); ++k) chain_kinetic += 0.5 * mass_(k) * p.chain.w(k) * p.chain.w(k);
   double chain_potential = dof_ * temperature * p.chain.s(0);
   for (Index k = 1; k < p.chain.s.size(); ++k) chain_potential += temperature * p.chain.s(k);
-  return 0.5 * p.kinetic + loss + chain_kinetic + chain_potential;
+  return 0.5 * p.kinetic + loss + prior_energy(x, temperature) + chain_kinetic + chain_potential;
 }
 
 PhaseState NoseHooverChain::rest_start() const {
@@ -113,6 +156,33 @@ PhaseState NoseHooverChain::retrofit_start(const Vector& x_last, const Vector& x
   p.chain = NhcState::zeros(options_.chain_length);
   p.kinetic = p.v.squaredNorm();
   return p;
+}
+
+PhaseState NoseHooverChain::thermal_start(double temperature, Rng& rng) const {
+  if (!(temperature > 0.0) || !std::isfinite(temperature)) {
+    throw Error("thermal start velocities need a temperature > 0 (got " + std::to_string(temperature) +
+                ")");
+  }
+  PhaseState p = rest_start();
+  const double sd = std::sqrt(temperature);
+  for (Index i = 0; i < n_; ++i) p.v(i) = sd * rng.normal();
+  p.kinetic = p.v.squaredNorm();
+  return p;
+}
+
+std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature,
+                                   double tau) {
+  if (!(temperature > 0.0) || !std::isfinite(temperature)) {
+    throw option_error("simmer.masses", "martyna",
+                       "needs simmer.T_target > 0 (Q = N_f T tau^2 at the target temperature); got T = " +
+                           std::to_string(temperature));
+  }
+  if (!(tau > 0.0) || !std::isfinite(tau)) {
+    throw option_error("simmer.tau", std::to_string(tau), "must be > 0");
+  }
+  std::vector<double> q(static_cast<std::size_t>(chain_length), temperature * tau * tau);
+  if (!q.empty()) q[0] = degrees_of_freedom * temperature * tau * tau;
+  return q;
 }
 
 }  // namespace simmer::train

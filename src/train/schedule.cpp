@@ -41,6 +41,15 @@ std::int64_t StepRamp::steps_to_target() const {
   return stages * every;
 }
 
+double StepRamp::first_positive() const {
+  if (initial > 0.0 || increment == 0.0) return (*this)(0) > 0.0 ? (*this)(0) : 0.0;
+  return std::min(target, initial + increment);
+}
+
+StepRamp StepRamp::scaled(double factor) const {
+  return {initial * factor, target * factor, increment * factor, every};
+}
+
 Schedule constant_schedule(double temperature) {
   return [temperature](std::int64_t) { return temperature; };
 }

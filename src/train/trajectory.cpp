@@ -12,6 +12,28 @@ StartMode parse_start_mode(const std::string& name) {
 
 std::string to_string(StartMode m) { return m == StartMode::retrofit ? "retrofit" : "abinitio"; }
 
+StartVelocity parse_start_velocity(const std::string& name, StartMode mode) {
+  if (name == "auto") return mode == StartMode::retrofit ? StartVelocity::adam : StartVelocity::zero;
+  if (name == "adam") {
+    if (mode != StartMode::retrofit) {
+      throw option_error("simmer.start_velocity", name, "needs simmer.mode = retrofit");
+    }
+    return StartVelocity::adam;
+  }
+  if (name == "zero") return StartVelocity::zero;
+  if (name == "thermal") return StartVelocity::thermal;
+  throw option_error("simmer.start_velocity", name, "choices: auto, adam, zero, thermal");
+}
+
+std::string to_string(StartVelocity v) {
+  switch (v) {
+    case StartVelocity::adam: return "adam";
+    case StartVelocity::zero: return "zero";
+    case StartVelocity::thermal: return "thermal";
+  }
+  return "?";
+}
+
 Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
                        PhaseState start, std::int64_t first_step)
     : objective_(&objective), nhc_(nhc, objective.parameter_count()),
@@ -24,7 +46,7 @@ Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Sched
 StepRecord Trajectory::advance() {
   auto& net = objective_->network();
   const double temperature = schedule_(step_);
-  const double loss = nhc_.step(net.parameters(), phase_, temperature, *objective_, net.gradient());
+  const double loss = nhc_.step(net.parameters(), phase_, temperature, *objective_, net.gradient(), noise_);
   return {step_++, temperature, loss};
 }
 

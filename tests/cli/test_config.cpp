@@ -23,10 +23,14 @@ const std::vector<std::string> kAllKeys = {
     "model.loss", "model.init",
     "adam.epochs", "adam.lr", "adam.batch", "adam.beta1", "adam.beta2", "adam.epsilon",
     "simmer.mode", "simmer.time_step", "simmer.steps", "simmer.T_initial", "simmer.T_target",
-    "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.masses", "simmer.dof_offset",
+    "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.thermostat", "simmer.friction",
+    "simmer.masses", "simmer.tau",
+    "simmer.dof_offset", "simmer.start_velocity", "simmer.prior", "simmer.prior_sigma",
+    "simmer.prior_scaling", "simmer.temperature_unit", "simmer.noise_sd",
+    "simmer.curvature_report", "simmer.lanczos_steps", "simmer.lanczos_probes",
     "simmer.on_divergence", "simmer.stability_check", "simmer.health_every",
     "ensemble.window", "ensemble.stride", "ensemble.count", "ensemble.fraction",
-    "ensemble.store_every", "ensemble.store_dtype", "ensemble.points", "ensemble.track",
+    "ensemble.blocks", "ensemble.store_every", "ensemble.store_dtype", "ensemble.points", "ensemble.track",
     "run.trajectories", "run.seed", "run.gather_interval", "run.trace_every", "run.output",
     "run.progress_seconds", "run.progress", "run.checkpoint_interval", "run.sync_every"};
 
@@ -181,7 +185,8 @@ TEST_CASE("a realistic INI file is read", "[config]") {
   CHECK(c.simmer.T_initial == 0.002);
   CHECK(c.simmer.T_target == 0.002);
   CHECK(c.simmer.dT == 0.0);
-  CHECK(c.simmer.masses == std::vector<double>{1.0, 2.5, 0.1});
+  CHECK(parse_masses(c.simmer.masses).values == std::vector<double>{1.0, 2.5, 0.1});
+  CHECK_FALSE(parse_masses(c.simmer.masses).martyna);
   CHECK(c.ensemble.window == 10000);
   CHECK(c.ensemble.count == 2000);
   CHECK(c.ensemble.track == std::vector<std::int64_t>{0, 5, 37});
@@ -375,6 +380,22 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[simmer]\nchain_length = 0", "simmer.chain_length", "'0'"},
       {"[simmer]\nmasses = 1,2", "simmer.masses", "'1,2'"},
       {"[simmer]\nmasses = 1,0,1", "simmer.masses", "'1,0,1'"},
+      {"[simmer]\nmasses = martyna\nT_target = 0\ndT = 0", "simmer.masses", "'martyna'"},
+      {"[simmer]\ntau = 0", "simmer.tau", "'0'"},
+      {"[simmer]\nthermostat = berendsen", "simmer.thermostat", "'berendsen'"},
+      {"[simmer]\nfriction = 0", "simmer.friction", "'0'"},
+      {"[simmer]\nstart_velocity = fast", "simmer.start_velocity", "'fast'"},
+      {"[simmer]\nmode = abinitio\nstart_velocity = adam", "simmer.start_velocity", "'adam'"},
+      {"[simmer]\nprior = laplace", "simmer.prior", "'laplace'"},
+      {"[simmer]\nprior_sigma = 0", "simmer.prior_sigma", "'0'"},
+      {"[simmer]\nprior_scaling = fan_out", "simmer.prior_scaling", "'fan_out'"},
+      {"[simmer]\ntemperature_unit = kelvin", "simmer.temperature_unit", "'kelvin'"},
+      {"[simmer]\ntemperature_unit = posterior", "simmer.noise_sd", "'0'"},
+      {"[simmer]\nnoise_sd = -1", "simmer.noise_sd", "'-1'"},
+      {"[simmer]\ncurvature_report = always", "simmer.curvature_report", "'always'"},
+      {"[simmer]\nlanczos_steps = 1", "simmer.lanczos_steps", "'1'"},
+      {"[simmer]\nlanczos_probes = 0", "simmer.lanczos_probes", "'0'"},
+      {"[ensemble]\nblocks = 0", "ensemble.blocks", "'0'"},
       {"[simmer]\ndof_offset = 1000", "simmer.dof_offset", "'1000'"},
       {"[ensemble]\nwindow = 0", "ensemble.window", "'0'"},
       {"[ensemble]\nwindow = 20000", "ensemble.window", "'20000'"},
@@ -431,7 +452,7 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.adam.lr = 2.000000000000001e-3;
   c.simmer.time_step = 5e-324;  // denormal min: still exact
   c.simmer.dof_offset = -12.75;
-  c.simmer.masses = {0.1, 1e300, 3.0};
+  c.simmer.masses = "0.1, 1e300, 3.0";
   c.ensemble.points = "grid # with hash.csv";
   c.ensemble.track = {0, 9223372036854775807};
   c.data.target = " padded ";

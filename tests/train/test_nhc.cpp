@@ -59,7 +59,7 @@ RunStats run_chain(Index n, double temperature, double h, int chain_length, doub
   st.initial_loss = f.evaluate(x);
   for (std::int64_t s = 0; s < equilibration; ++s) nhc.step(x, p, temperature, f, g);
   const auto steps = static_cast<std::int64_t>(time / h);
-  const double h0 = nhc.extended_energy(p, f.evaluate(x), temperature);
+  const double h0 = nhc.extended_energy(x, p, f.evaluate(x), temperature);
   double kin = 0, vir = 0;
   for (std::int64_t s = 0; s < steps; ++s) {
     nhc.step(x, p, temperature, f, g);
@@ -67,7 +67,7 @@ RunStats run_chain(Index n, double temperature, double h, int chain_length, doub
     kin += nhc.kinetic_temperature(p);
     vir += x.dot(g) / static_cast<double>(n);
     st.max_energy_deviation = std::max(
-        st.max_energy_deviation, std::abs(nhc.extended_energy(p, loss, temperature) - h0));
+        st.max_energy_deviation, std::abs(nhc.extended_energy(x, p, loss, temperature) - h0));
   }
   st.kinetic_temperature = kin / static_cast<double>(steps);
   st.virial_temperature = vir / static_cast<double>(steps);

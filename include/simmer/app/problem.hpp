@@ -15,6 +15,7 @@
 #include "simmer/model/loss.hpp"
 #include "simmer/train/adam.hpp"
 #include "simmer/train/nhc.hpp"
+#include "simmer/train/posterior.hpp"
 #include "simmer/train/schedule.hpp"
 #include "simmer/train/trajectory.hpp"
 
@@ -49,9 +50,16 @@ struct Problem {
   model::Init init = model::Init::glorot_normal;
   train::StartMode mode = train::StartMode::retrofit;
   train::AdamOptions adam;
-  train::NhcOptions nhc;
-  train::StepRamp ramp;
+  train::NhcOptions nhc;      ///< masses resolved (martyna), prior precisions filled
+  train::StepRamp ramp;       ///< in loss units (temperature_unit = posterior already applied)
+  train::StartVelocity start_velocity = train::StartVelocity::adam;
   ensemble::SamplingOptions sampling;
+  Index parameters = 0;
+  /// T_Bayes of the loss on the training set (NaN: a regression loss without simmer.noise_sd).
+  double bayes_temperature = 0.0;
+  /// sqrt(mean σ_i²) of the Gaussian prior (NaN without one).
+  double prior_rms = 0.0;
+  enum class CurvatureReport { off, start, start_end } curvature_report = CurvatureReport::start;
 
   /// Output un-scaling for the objective (empty for classification).
   Eigen::RowVectorXd output_scale;

@@ -52,8 +52,20 @@ struct SimmerConfig {
   double dT = 0.01;
   std::int64_t every = 1000;
   int chain_length = 3;
-  std::vector<double> masses;           ///< empty: all 1
+  std::string thermostat = "nose_hoover";  ///< nose_hoover | langevin
+  double friction = 1.0;                ///< langevin: gamma (per time unit)
+  std::string masses;                   ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
+  double tau = 1.0;                     ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = 0.0;
+  std::string start_velocity = "auto";  ///< auto | adam | zero | thermal
+  std::string prior = "none";           ///< none | gaussian
+  double prior_sigma = 1.0;             ///< gaussian prior standard deviation (parameter units)
+  std::string prior_scaling = "none";   ///< none | fan_in: weights get sigma / sqrt(fan_in)
+  std::string temperature_unit = "loss";  ///< loss | posterior: T values in units of T_Bayes
+  double noise_sd = 0.0;                ///< regression: Gaussian noise sd (target units; 0: unknown)
+  std::string curvature_report = "start";  ///< start | start_end | off
+  int lanczos_steps = 40;               ///< curvature report: Lanczos steps per probe
+  int lanczos_probes = 3;               ///< curvature report: random probe vectors
   std::string on_divergence = "stop";   ///< stop | warn: what a diverged trajectory does
   std::string stability_check = "refuse";  ///< refuse | warn | off: h against 2/sqrt(lambda_max)
   std::int64_t health_every = 100;      ///< steps between a trajectory's health checks
@@ -64,6 +76,7 @@ struct EnsembleConfig {
   std::int64_t stride = 1;
   std::int64_t count = 0;
   double fraction = 0.0;
+  std::int64_t blocks = 5;              ///< drift diagnostics: the window's members in this many blocks
   std::int64_t store_every = 1;         ///< store every k-th member in /posterior (aggregation uses all)
   std::string store_dtype = "float64";  ///< float64 | float32: /posterior/params on disk
   std::string points;                   ///< optional CSV of extra evaluation inputs (feature columns)
@@ -110,6 +123,15 @@ struct Invocation {
 /// With `base`, values start from it instead of the defaults (how --resume applies a command
 /// line on top of the archived configuration).
 Invocation parse_command_line(int argc, const char* const* argv, const Config* base = nullptr);
+
+/// simmer.masses as given: all 1 (empty text), Martyna–Tuckerman–Klein (from N_f, T and
+/// simmer.tau, computed once the network is known), or one value per chain link.
+struct MassSpec {
+  bool martyna = false;
+  std::vector<double> values;  ///< explicit masses (empty: all 1, or martyna)
+};
+/// Throws simmer::Error naming simmer.masses and the text when it is neither.
+MassSpec parse_masses(const std::string& text);
 
 /// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines.
 std::vector<std::string> config_differences(const Config& a, const Config& b);

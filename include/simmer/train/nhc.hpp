@@ -1,21 +1,45 @@
 #pragma once
 /// \file
 /// The Nosé–Hoover chain integrator of SIMMERING.md §3: unit-mass particles x with velocities v
-/// in the potential L(x), thermostatted by a chain of length N_c at temperature T.
+/// in the potential L(x), thermostatted by a chain of length N_c at temperature T. As an option
+/// (not the paper's), the same class integrates Langevin dynamics instead of the chain.
 
 #include <cstdint>
 #include <vector>
 
+#include "simmer/core/rng.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::train {
+
+/// Which thermostat couples the particles to T.
+enum class Thermostat {
+  nose_hoover_chain,  ///< the paper: one chain on the total kinetic energy (deterministic)
+  langevin            ///< friction γ and noise on every velocity (stochastic, ergodic)
+};
+Thermostat parse_thermostat(const std::string& name);
+std::string to_string(Thermostat t);
 
 struct NhcOptions {
   double time_step = 0.002;          ///< h (the paper's "learning rate")
   int chain_length = 3;              ///< N_c (choice, SIMMERING.md §2)
   std::vector<double> masses;        ///< Q_1..Q_Nc; empty means all 1 (the paper)
   double dof_offset = 0.0;           ///< N_f = N - dof_offset (choice; paper's N_e + N_ine)
+  /// Gaussian prior N(x; 0, diag σ_i²) as precisions 1/σ_i², one per parameter; empty means no
+  /// prior (the paper). The sampled density becomes exp(−L/T)·N(x; 0, σ²), i.e. the potential
+  /// U = L + T Σ x_i²/(2σ_i²) with force −∇L − T x/σ²; H_ext counts U instead of L. The prior
+  /// term scales with T, so the prior's own distribution does not change while T ramps; at
+  /// T = 0 it exerts no force (the dynamics then only cool in L).
+  Vector prior_precision;
+  /// Langevin instead of the chain: one gradient per step at the half-step position, as the
+  /// chain's step ("ABOBA"): x += h/2 v; v -= h/2 ∇U; v = e^{−γh} v + sqrt((1 − e^{−2γh}) T) ξ;
+  /// v -= h/2 ∇U; x += h/2 v. The chain's masses and length are then unused. A single global
+  /// Nosé–Hoover chain only rescales all velocities by one factor, so it does not equilibrate
+  /// directions of the potential that are decoupled from the rest (measured: flat directions
+  /// under a Gaussian prior, docs/STATIONARITY.md); Langevin's per-velocity noise does.
+  Thermostat thermostat = Thermostat::nose_hoover_chain;
+  double friction = 1.0;  ///< Langevin γ (per time unit)
   void validate() const;
 };
 
@@ -40,23 +64,32 @@ class NoseHooverChain {
 
   /// One step of length h at temperature T, in the nine-update order of SIMMERING.md §3, with
   /// one gradient at the half-step position. `grad` is scratch (size N; pass the network's
-  /// gradient vector to avoid copies). Returns L at the half-step position.
-  double step(Vector& x, PhaseState& phase, double temperature, Objective& objective,
-              Vector& grad) const;
+  /// gradient vector to avoid copies). Returns L at the half-step position. `noise` supplies the
+  /// Langevin thermostat's normal draws (required for it, unused by the chain).
+  double step(Vector& x, PhaseState& phase, double temperature, Objective& objective, Vector& grad,
+              Rng* noise = nullptr) const;
 
   /// Σ v² / N_f.
   [[nodiscard]] double kinetic_temperature(const PhaseState& phase) const;
 
-  /// H_ext = Σ ½ v² + L + Σ ½ Q_k w_k² + N_f T s_1 + Σ_{k≥2} T s_k (conserved at constant T).
-  [[nodiscard]] double extended_energy(const PhaseState& phase, double loss,
+  /// H_ext = Σ ½ v² + U + Σ ½ Q_k w_k² + N_f T s_1 + Σ_{k≥2} T s_k (conserved at constant T),
+  /// U = L + prior_energy(x, T): `loss` is L at the position `x`.
+  [[nodiscard]] double extended_energy(const Vector& x, const PhaseState& phase, double loss,
                                        double temperature) const;
+
+  /// T Σ x_i²/(2σ_i²): the prior's part of the potential (0 without a prior).
+  [[nodiscard]] double prior_energy(const Vector& x, double temperature) const;
+  [[nodiscard]] bool has_prior() const { return options_.prior_precision.size() > 0; }
 
   [[nodiscard]] double degrees_of_freedom() const { return dof_; }
   [[nodiscard]] const NhcOptions& options() const { return options_; }
 
-  /// Start states: ab initio (v = 0) and retrofit (v = (x_last - x_previous) / h).
+  /// Start states: at rest (v = 0; the paper's ab initio choice), from Adam's last step
+  /// (v = (x_last - x_previous) / h; the paper's retrofit), or thermal: every v_i drawn from the
+  /// Maxwell–Boltzmann distribution N(0, T) of unit masses at `temperature`.
   [[nodiscard]] PhaseState rest_start() const;
   [[nodiscard]] PhaseState retrofit_start(const Vector& x_last, const Vector& x_previous) const;
+  [[nodiscard]] PhaseState thermal_start(double temperature, Rng& rng) const;
 
  private:
   /// G_k (1-based k) from the current state.
@@ -67,5 +100,12 @@ class NoseHooverChain {
   Index n_;
   double dof_;
 };
+
+/// Martyna–Tuckerman–Klein thermostat masses for a chain of `chain_length` at temperature T
+/// with characteristic time τ (time units of h): Q_1 = N_f T τ², Q_k = T τ² for k ≥ 2. They
+/// make each link's natural period about τ at T; for a ramp they are set at its target T.
+/// Throws simmer::Error when T or τ is not > 0.
+std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature,
+                                   double tau);
 
 }  // namespace simmer::train

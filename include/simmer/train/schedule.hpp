@@ -21,6 +21,10 @@ struct StepRamp {
   void validate() const;
   /// First step at which T reaches the target.
   [[nodiscard]] std::int64_t steps_to_target() const;
+  /// The first temperature > 0 of the schedule (0 when it stays at 0).
+  [[nodiscard]] double first_positive() const;
+  /// The same schedule with every temperature multiplied by `factor` (a change of units).
+  [[nodiscard]] StepRamp scaled(double factor) const;
 };
 
 Schedule constant_schedule(double temperature);

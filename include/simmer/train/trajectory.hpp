@@ -17,6 +17,16 @@ enum class StartMode { retrofit, abinitio };
 StartMode parse_start_mode(const std::string& name);
 std::string to_string(StartMode m);
 
+/// The particles' velocity when simmering starts (NoseHooverChain::*_start).
+enum class StartVelocity {
+  adam,    ///< (x_last − x_previous)/h from Adam's last step: the paper's retrofit
+  zero,    ///< at rest: the paper's ab initio choice
+  thermal  ///< Maxwell–Boltzmann at the schedule's first T > 0
+};
+/// "auto" is the paper's choice for the mode: adam for retrofit, zero for ab initio.
+StartVelocity parse_start_velocity(const std::string& name, StartMode mode);
+std::string to_string(StartVelocity v);
+
 /// What one step reports.
 struct StepRecord {
   std::int64_t step = 0;      ///< 0-based index of the step just taken
@@ -30,6 +40,9 @@ class Trajectory {
   /// NoseHooverChain::rest_start or retrofit_start.
   Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
              PhaseState start, std::int64_t first_step = 0);
+
+  /// The random stream of the Langevin thermostat (the trajectory's own; must outlive it).
+  void set_noise(Rng* noise) { noise_ = noise; }
 
   /// Advance one step at T = schedule(step()).
   StepRecord advance();
@@ -47,6 +60,7 @@ class Trajectory {
   Schedule schedule_;
   PhaseState phase_;
   std::int64_t step_;
+  Rng* noise_ = nullptr;
 };
 
 }  // namespace simmer::train
