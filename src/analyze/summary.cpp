@@ -8,12 +8,18 @@
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
-#include "simmer/analyze/diagnostics.hpp"
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 
 namespace simmer::analyze {
 namespace {
+
+using ensemble::Chains;
+using ensemble::effective_sample_size;
+using ensemble::format_diagnostic;
+using ensemble::split_rhat;
+using ensemble::usable_chains;
 
 std::string printf_string(const char* format, double value) {
   char buf[64];

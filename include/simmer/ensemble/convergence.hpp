@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace simmer::analyze {
+namespace simmer::ensemble {
 
 /// Draws of one scalar: chains[c][d], every chain the same length.
 using Chains = std::vector<std::vector<double>>;
@@ -41,4 +41,4 @@ Chains usable_chains(const Chains& draws, std::size_t min_draws = 4);
 /// "1.003" / "n/a" (for NaN), for reports.
 std::string format_diagnostic(double value, int precision);
 
-}  // namespace simmer::analyze
+}  // namespace simmer::ensemble

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "simmer/analyze/diagnostics.hpp"
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/core/rng.hpp"
 
-using namespace simmer::analyze;
+using namespace simmer::ensemble;
 
 namespace {
 

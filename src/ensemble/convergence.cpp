@@ -1,11 +1,11 @@
-#include "simmer/analyze/diagnostics.hpp"
+#include "simmer/ensemble/convergence.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-namespace simmer::analyze {
+namespace simmer::ensemble {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -158,4 +158,4 @@ std::string format_diagnostic(double value, int precision) {
   return buf;
 }
 
-}  // namespace simmer::analyze
+}  // namespace simmer::ensemble

@@ -1,0 +1,154 @@
+#pragma once
+/// \file
+/// Is what one trajectory sampled an ensemble or a drift? (SIMMERING.md §10, issue 10.) Kept
+/// online, O(N) per member and O(1) per step, with no stored networks: where the parameters went
+/// (distance from the start point, path length ∫|v| dt, their ratio, rms and largest |x_i|), the
+/// members' own series (loss, train/test metric, rms), the trajectory's ensemble per block of the
+/// window, and the partial sums the pooled uncertainty scores need (mean class probabilities or
+/// coverage counts). The verdict and its thresholds are documented in docs/STATIONARITY.md.
+/// No MPI: the driver gathers `save_partials` to rank 0, which merges them in trajectory order
+/// (PooledDiagnostics), so the pooled numbers do not depend on the number of ranks.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "simmer/core/bytes.hpp"
+#include "simmer/core/types.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+
+namespace simmer::ensemble {
+
+/// What the members are scored against (train and test sets).
+struct ScoredSet {
+  const Matrix* truth = nullptr;                      ///< regression: targets [rows][outputs]
+  const std::vector<std::int64_t>* labels = nullptr;  ///< classification: class per row
+  [[nodiscard]] Index rows() const;
+};
+
+struct DiagnosticsSetup {
+  bool classification = false;
+  Index outputs = 1;   ///< network outputs (1 for a binary logit)
+  Index classes = 0;   ///< classification: classes that vote (2 for a binary logit)
+  Index parameters = 0;
+  std::int64_t window_first_step = 0;  ///< first step of the sampling window (0-based)
+  std::int64_t window_steps = 1;
+  std::int64_t blocks = 5;   ///< the window in this many blocks of steps
+  double time_step = 0.0;    ///< h, for the path length
+  ScoredSet train, test;
+  /// Block of a step of the window (the last block takes the remainder).
+  [[nodiscard]] std::int64_t block_of(std::int64_t step) const;
+};
+
+/// The verdict's thresholds (docs/STATIONARITY.md explains each).
+struct VerdictThresholds {
+  double ballistic = 0.5;    ///< window ballistic ratio at or above: moving one way
+  double rms_growth = 1.05;  ///< rms at the window's end over its start at or above: growing
+  double prior_bound = 3.0;  ///< with a prior, drifting only when rms > this × the prior's rms
+  double rhat = 1.1;         ///< split-R̂ of the member series above: not mixed
+};
+
+enum class Verdict { stationary, not_mixed, drifting, diverged, no_members };
+std::string to_string(Verdict v);
+
+/// Where the parameters x are, relative to the simmering start x₀.
+struct Position {
+  double distance = 0;     ///< |x − x₀|
+  double path_length = 0;  ///< ∫|v| dt since the start (h·|v| per step)
+  double rms = 0;          ///< |x| / sqrt(N)
+  double max_abs = 0;      ///< max_i |x_i|
+};
+
+struct TrajectorySummary {
+  std::int64_t members = 0;
+  double distance = 0, path_length = 0;                 ///< whole simmering run
+  double window_distance = 0, window_path_length = 0;   ///< within the sampling window
+  double rms_start = 0, rms_window_start = 0, rms_end = 0, max_abs_end = 0;
+  std::vector<double> block_train_metric, block_test_metric;  ///< NaN for an empty block
+  double member_train_median = 0, member_test_median = 0;
+  double member_test_q25 = 0, member_test_q75 = 0;      ///< spread of the members' test metric
+  double mean_member_loss = 0;                          ///< mean training loss of the members
+  double rhat = 0;   ///< largest split-R̂ over the member loss, rms and test metric series
+  Verdict verdict = Verdict::no_members;
+  std::string reason;  ///< the numbers behind the verdict, one line
+  [[nodiscard]] double ballistic_ratio() const;
+  [[nodiscard]] double window_ballistic_ratio() const;
+};
+
+/// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
+void judge(TrajectorySummary& s, double prior_rms, bool diverged,
+           const VerdictThresholds& t = VerdictThresholds{});
+
+class TrajectoryDiagnostics {
+ public:
+  TrajectoryDiagnostics() = default;
+  explicit TrajectoryDiagnostics(const DiagnosticsSetup& setup);
+
+  /// The simmering start point x₀ (before step 0).
+  void start(const Vector& x);
+  /// After step `step` (0-based) with Σv² = `kinetic` at its end: path length; x at the end of
+  /// the step before the window is the window's start point.
+  void after_step(std::int64_t step, const Vector& x, double kinetic);
+  [[nodiscard]] Position position(const Vector& x) const;
+
+  /// A member taken at `step`: begin_member, then its predictions on set 0 (train) and 1
+  /// (test), in target units or logits (read at once: the caller's buffer may be reused), then
+  /// member_done with its position and training loss.
+  void begin_member(std::int64_t step);
+  void member_predictions(int set, ConstBatchView prediction);
+  void member_done(const Vector& x, double train_loss);
+
+  [[nodiscard]] std::int64_t members() const { return static_cast<std::int64_t>(series_step_.size()); }
+  /// The summary at the position `x` (the end of the run), judged.
+  [[nodiscard]] TrajectorySummary summary(const Vector& x, double prior_rms, bool diverged) const;
+
+  /// Full state (checkpoints).
+  void save(ByteWriter& w) const;
+  void load(ByteReader& r);
+  /// What the pooled scores need: mean class probabilities or coverage counts, and the block
+  /// ensembles, per set.
+  void save_partials(ByteWriter& w) const;
+
+ private:
+  friend class PooledDiagnostics;
+  DiagnosticsSetup setup_;
+  Vector start_, window_start_;
+  double rms_start_ = 0, rms_window_start_ = 0;
+  double path_ = 0, window_path_ = 0;
+  bool window_started_ = false;
+  // member series
+  std::vector<double> series_step_, series_loss_, series_train_, series_test_, series_rms_;
+  double pending_metric_[2] = {0, 0};
+  std::int64_t pending_step_ = 0;
+  std::int64_t pending_block_ = 0;
+  // per set (train, test): pooled partials and block ensembles
+  std::vector<MeanAccumulator> probabilities_;           ///< classification
+  std::vector<CoverageCounter> coverage_;                ///< regression
+  std::vector<std::vector<VoteAccumulator>> block_votes_;  ///< [set][block]
+  std::vector<std::vector<MeanAccumulator>> block_means_;  ///< [set][block]
+  Matrix probability_scratch_;
+};
+
+/// Rank 0's merge of every trajectory's partials, in trajectory order.
+class PooledDiagnostics {
+ public:
+  explicit PooledDiagnostics(const DiagnosticsSetup& setup);
+  /// One trajectory's save_partials.
+  void merge(ByteReader& r);
+  /// Mean class probabilities of all members on a set [rows][classes] (classification).
+  [[nodiscard]] const Matrix& probabilities(int set) const { return probabilities_[static_cast<std::size_t>(set)].mean(); }
+  [[nodiscard]] double coverage(int set, double level) const { return coverage_[static_cast<std::size_t>(set)].coverage(level); }
+  /// The pooled ensemble's metric (accuracy of the vote, or R²) of each block of the window.
+  [[nodiscard]] std::vector<double> block_metric(int set) const;
+
+ private:
+  DiagnosticsSetup setup_;
+  std::vector<MeanAccumulator> probabilities_;
+  std::vector<CoverageCounter> coverage_;
+  std::vector<std::vector<VoteAccumulator>> block_votes_;
+  std::vector<std::vector<MeanAccumulator>> block_means_;
+};
+
+}  // namespace simmer::ensemble

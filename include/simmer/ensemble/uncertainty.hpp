@@ -1,0 +1,74 @@
+#pragma once
+/// \file
+/// How good an ensemble's uncertainty is (docs/STATIONARITY.md, "Uncertainty quality"): scores
+/// of predicted probabilities (classification) and of a Gaussian predictive or the members'
+/// intervals (regression), for the ensemble and the single baseline network alike.
+///
+/// - classification: probabilities p [rows][classes] are the members' mean softmax (the
+///   baseline's own softmax); NLL = mean −log p_y; Brier = mean Σ_k (p_k − [y = k])²; ECE =
+///   Σ_bins (n_b/n) |accuracy_b − confidence_b| over 10 equal-width bins of the confidence
+///   max_k p_k, a row counting as correct when arg max_k p_k = y.
+/// - regression: Gaussian NLL of y under N(mean, sd²) per value, averaged over values; for the
+///   ensemble sd² = the members' variance + the ensemble mean's training MSE (noise), for the
+///   baseline sd² = its own training MSE. Coverage of the central q interval of the members: the
+///   fraction of values whose truth has a rank u = (#below + #equal/2)/M among the M member
+///   predictions with (1 − q)/2 ≤ u ≤ (1 + q)/2 (counts are integers, so they merge exactly).
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "simmer/core/bytes.hpp"
+#include "simmer/core/types.hpp"
+
+namespace simmer::ensemble {
+
+/// Softmax of each row of logits into `out` [rows][classes]; a single logit z (binary
+/// cross-entropy) gives the two columns [1 − σ(z), σ(z)]. `out` is resized only when its shape
+/// differs (no allocation when called again with the same shape).
+void class_probabilities(ConstBatchView logits, Matrix& out);
+
+/// Scores of one set. NaN where a score does not apply (r2 for classification, the
+/// classification scores for regression and the reverse).
+struct SetScores {
+  double metric = 0;       ///< accuracy (classification) or MSE (regression)
+  double r2 = 0;           ///< regression R²
+  double nll = 0;          ///< negative log-likelihood per row (classification) or value
+  double brier = 0;        ///< classification
+  double ece = 0;          ///< classification, 10 bins
+  Index worst_row = -1;    ///< the row with the largest share of the error (Brier or squared error)
+  double worst_share = 0;  ///< that row's share of the set's total error, in [0, 1]
+  static constexpr int kFields = 7;
+  [[nodiscard]] std::vector<double> to_vector() const;
+  static SetScores from(const double* values);
+};
+
+/// Classification scores of probabilities [rows][classes] against labels; `metric` is the
+/// accuracy of arg max p (the ensemble's own vote accuracy is kept by the caller).
+SetScores score_probabilities(ConstBatchView probabilities, const std::vector<std::int64_t>& labels,
+                              int bins = 10);
+
+/// Regression scores of a prediction with a per-value predictive variance (see the file comment).
+SetScores score_gaussian(ConstBatchView mean, ConstBatchView variance, ConstBatchView truth);
+
+/// Where each truth falls among the members' predictions, counted per value (rows × outputs).
+class CoverageCounter {
+ public:
+  CoverageCounter() = default;
+  CoverageCounter(Index rows, Index outputs);
+  /// One member's predictions against the truth (same shape).
+  void add(ConstBatchView prediction, ConstBatchView truth);
+  void merge(const CoverageCounter& other);
+  [[nodiscard]] std::int64_t members() const { return members_; }
+  /// Fraction of values inside the members' central `level` interval (NaN with no members).
+  [[nodiscard]] double coverage(double level) const;
+  void save(ByteWriter& w) const;
+  void load(ByteReader& r);
+
+ private:
+  std::int64_t members_ = 0;
+  std::vector<std::int64_t> below_;  ///< members with prediction < truth, per value
+  std::vector<std::int64_t> equal_;
+};
+
+}  // namespace simmer::ensemble

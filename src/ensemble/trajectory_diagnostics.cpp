@@ -1,0 +1,353 @@
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/convergence.hpp"
+
+namespace simmer::ensemble {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kSets = 2;  // train, test
+
+double rms_of(const Vector& x) {
+  return x.size() > 0 ? std::sqrt(x.squaredNorm() / static_cast<double>(x.size())) : 0.0;
+}
+
+/// Quantile q of `values` (linear interpolation between order statistics; NaN when empty).
+double quantile(std::vector<double> values, double q) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+               values.end());
+  if (values.empty()) return kNaN;
+  std::sort(values.begin(), values.end());
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+/// Split-R̂ of one series: its halves compared as two chains (each split again, so four quarters).
+double series_rhat(const std::vector<double>& series) {
+  const std::size_t half = series.size() / 2;
+  if (half < 4) return kNaN;
+  const Chains halves{std::vector<double>(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(half)),
+                      std::vector<double>(series.begin() + static_cast<std::ptrdiff_t>(half),
+                                          series.begin() + static_cast<std::ptrdiff_t>(2 * half))};
+  return split_rhat(halves);
+}
+
+double vote_metric(const VoteAccumulator& votes, const ScoredSet& set) {
+  if (votes.members() == 0) return kNaN;
+  return accuracy(votes.majority(), *set.labels);
+}
+
+double mean_metric(const MeanAccumulator& means, const ScoredSet& set) {
+  if (means.members() == 0) return kNaN;
+  return r_squared(view(means.mean()), view(*set.truth));
+}
+
+void save_votes(ByteWriter& w, const VoteAccumulator& v) {
+  w.i64(v.members());
+  w.ints(std::vector<std::int64_t>(v.votes().data(), v.votes().data() + v.votes().size()));
+}
+
+void load_votes(ByteReader& r, VoteAccumulator& v, bool add) {
+  const auto members = r.i64();
+  const auto flat = r.ints();
+  if (static_cast<Index>(flat.size()) != v.votes().size()) throw Error("vote table has the wrong shape");
+  const VoteAccumulator::Votes table =
+      Eigen::Map<const VoteAccumulator::Votes>(flat.data(), v.votes().rows(), v.votes().cols());
+  if (!add) v = VoteAccumulator(v.votes().rows(), v.votes().cols());
+  v.add_votes(table, members);
+}
+
+void save_means(ByteWriter& w, const MeanAccumulator& m) {
+  w.i64(m.members());
+  w.doubles(m.mean().data(), m.mean().size());
+  w.doubles(m.m2().data(), m.m2().size());
+}
+
+/// Restores (`add` false) or merges (`add` true, Chan's formula) an accumulator written by save_means.
+void load_means(ByteReader& r, MeanAccumulator& m, bool add) {
+  const auto members = r.i64();
+  const auto mean = r.doubles();
+  const auto m2 = r.doubles();
+  if (static_cast<Index>(mean.size()) != m.mean().size() || m2.size() != mean.size()) {
+    throw Error("ensemble partial has the wrong shape");
+  }
+  const Index rows = m.mean().rows(), cols = m.mean().cols();
+  const Eigen::Map<const Matrix> mean_map(mean.data(), rows, cols), m2_map(m2.data(), rows, cols);
+  if (add) {
+    m.merge(members, mean_map, m2_map);
+  } else {
+    m.restore(members, mean_map, m2_map);
+  }
+}
+
+}  // namespace
+
+Index ScoredSet::rows() const {
+  if (labels != nullptr) return static_cast<Index>(labels->size());
+  return truth != nullptr ? truth->rows() : 0;
+}
+
+std::int64_t DiagnosticsSetup::block_of(std::int64_t step) const {
+  const std::int64_t offset = std::clamp<std::int64_t>(step - window_first_step, 0, window_steps - 1);
+  return std::min(blocks - 1, offset * blocks / window_steps);
+}
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::stationary: return "stationary";
+    case Verdict::not_mixed: return "not mixed";
+    case Verdict::drifting: return "drifting";
+    case Verdict::diverged: return "diverged";
+    case Verdict::no_members: return "no members";
+  }
+  return "?";
+}
+
+double TrajectorySummary::ballistic_ratio() const {
+  return path_length > 0.0 ? distance / path_length : kNaN;
+}
+
+double TrajectorySummary::window_ballistic_ratio() const {
+  return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
+}
+
+void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t) {
+  char buf[320];
+  const double ratio = s.window_ballistic_ratio();
+  const double growth = s.rms_window_start > 0.0 ? s.rms_end / s.rms_window_start : kNaN;
+  char prior[64] = "";
+  if (!std::isnan(prior_rms)) std::snprintf(prior, sizeof prior, " (prior rms %.3g)", prior_rms);
+  std::snprintf(buf, sizeof buf, "window ballistic ratio %.3f, rms %.3g -> %.3g (x%.3f)%s, split-R^ %.3f",
+                ratio, s.rms_window_start, s.rms_end, growth, prior, s.rhat);
+  s.reason = buf;
+  if (diverged) {
+    s.verdict = Verdict::diverged;
+    return;
+  }
+  if (s.members == 0) {
+    s.verdict = Verdict::no_members;
+    return;
+  }
+  const bool ballistic = ratio >= t.ballistic;
+  const bool growing = growth >= t.rms_growth;
+  const bool beyond_prior = std::isnan(prior_rms) || s.rms_end > t.prior_bound * prior_rms;
+  if (ballistic && growing && beyond_prior) {
+    s.verdict = Verdict::drifting;
+  } else if (ballistic || (std::isfinite(s.rhat) && s.rhat > t.rhat)) {
+    s.verdict = Verdict::not_mixed;
+  } else {
+    s.verdict = Verdict::stationary;
+  }
+}
+
+TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup) : setup_(setup) {
+  if (setup_.blocks < 1 || setup_.window_steps < 1) throw Error("internal: diagnostics need a window and blocks");
+  const ScoredSet* sets[kSets] = {&setup_.train, &setup_.test};
+  for (const ScoredSet* set : sets) {
+    const Index rows = set->rows();
+    if (setup_.classification) {
+      probabilities_.emplace_back(rows, setup_.classes);
+      block_votes_.emplace_back(static_cast<std::size_t>(setup_.blocks), VoteAccumulator(rows, setup_.classes));
+    } else {
+      coverage_.emplace_back(rows, setup_.outputs);
+      block_means_.emplace_back(static_cast<std::size_t>(setup_.blocks), MeanAccumulator(rows, setup_.outputs));
+    }
+  }
+}
+
+void TrajectoryDiagnostics::start(const Vector& x) {
+  start_ = x;
+  rms_start_ = rms_of(x);
+  path_ = window_path_ = 0.0;
+  window_started_ = setup_.window_first_step == 0;
+  if (window_started_) {
+    window_start_ = x;
+    rms_window_start_ = rms_start_;
+  }
+}
+
+void TrajectoryDiagnostics::after_step(std::int64_t step, const Vector& x, double kinetic) {
+  const double moved = setup_.time_step * std::sqrt(std::max(kinetic, 0.0));
+  path_ += moved;
+  if (step >= setup_.window_first_step) window_path_ += moved;
+  if (step + 1 == setup_.window_first_step) {
+    window_start_ = x;
+    rms_window_start_ = rms_of(x);
+    window_started_ = true;
+  }
+}
+
+Position TrajectoryDiagnostics::position(const Vector& x) const {
+  Position p;
+  p.distance = start_.size() == x.size() ? (x - start_).norm() : kNaN;
+  p.path_length = path_;
+  p.rms = rms_of(x);
+  p.max_abs = x.size() > 0 ? x.cwiseAbs().maxCoeff() : 0.0;
+  return p;
+}
+
+void TrajectoryDiagnostics::begin_member(std::int64_t step) {
+  pending_step_ = step;
+  pending_block_ = setup_.block_of(step);
+}
+
+void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView prediction) {
+  const ScoredSet& s = set == 0 ? setup_.train : setup_.test;
+  const auto i = static_cast<std::size_t>(set);
+  const auto block = static_cast<std::size_t>(pending_block_);
+  if (setup_.classification) {
+    class_probabilities(prediction, probability_scratch_);
+    probabilities_[i].add(view(probability_scratch_));
+    block_votes_[i][block].add(prediction);
+    pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
+  } else {
+    coverage_[i].add(prediction, view(*s.truth));
+    block_means_[i][block].add(prediction);
+    pending_metric_[i] = r_squared(prediction, view(*s.truth));
+  }
+}
+
+void TrajectoryDiagnostics::member_done(const Vector& x, double train_loss) {
+  series_step_.push_back(static_cast<double>(pending_step_));
+  series_loss_.push_back(train_loss);
+  series_train_.push_back(pending_metric_[0]);
+  series_test_.push_back(pending_metric_[1]);
+  series_rms_.push_back(rms_of(x));
+}
+
+TrajectorySummary TrajectoryDiagnostics::summary(const Vector& x, double prior_rms, bool diverged) const {
+  TrajectorySummary s;
+  s.members = members();
+  const Position end = position(x);
+  s.distance = end.distance;
+  s.path_length = path_;
+  s.window_distance = window_started_ && window_start_.size() == x.size() ? (x - window_start_).norm() : kNaN;
+  s.window_path_length = window_path_;
+  s.rms_start = rms_start_;
+  s.rms_window_start = window_started_ ? rms_window_start_ : kNaN;
+  s.rms_end = end.rms;
+  s.max_abs_end = end.max_abs;
+  for (int set = 0; set < kSets; ++set) {
+    const ScoredSet& scored = set == 0 ? setup_.train : setup_.test;
+    auto& out = set == 0 ? s.block_train_metric : s.block_test_metric;
+    for (std::int64_t b = 0; b < setup_.blocks; ++b) {
+      const auto i = static_cast<std::size_t>(set), j = static_cast<std::size_t>(b);
+      out.push_back(setup_.classification ? vote_metric(block_votes_[i][j], scored)
+                                          : mean_metric(block_means_[i][j], scored));
+    }
+  }
+  s.member_train_median = quantile(series_train_, 0.5);
+  s.member_test_median = quantile(series_test_, 0.5);
+  s.member_test_q25 = quantile(series_test_, 0.25);
+  s.member_test_q75 = quantile(series_test_, 0.75);
+  double loss_sum = 0.0;
+  for (const double l : series_loss_) loss_sum += l;
+  s.mean_member_loss = series_loss_.empty() ? kNaN : loss_sum / static_cast<double>(series_loss_.size());
+  s.rhat = kNaN;
+  for (const auto* series : {&series_loss_, &series_rms_, &series_test_}) {
+    const double r = series_rhat(*series);
+    if (std::isfinite(r) && !(r <= s.rhat)) s.rhat = r;
+  }
+  judge(s, prior_rms, diverged);
+  return s;
+}
+
+void TrajectoryDiagnostics::save(ByteWriter& w) const {
+  w.vec(start_);
+  w.vec(window_start_);
+  w.f64(rms_start_);
+  w.f64(rms_window_start_);
+  w.f64(path_);
+  w.f64(window_path_);
+  w.pod(static_cast<std::uint8_t>(window_started_));
+  for (const auto* series : {&series_step_, &series_loss_, &series_train_, &series_test_, &series_rms_}) {
+    w.vec(*series);
+  }
+  save_partials(w);
+}
+
+void TrajectoryDiagnostics::load(ByteReader& r) {
+  start_ = r.vec();
+  window_start_ = r.vec();
+  rms_start_ = r.f64();
+  rms_window_start_ = r.f64();
+  path_ = r.f64();
+  window_path_ = r.f64();
+  window_started_ = r.pod<std::uint8_t>() != 0;
+  for (auto* series : {&series_step_, &series_loss_, &series_train_, &series_test_, &series_rms_}) {
+    *series = r.doubles();
+  }
+  for (int set = 0; set < kSets; ++set) {
+    const auto i = static_cast<std::size_t>(set);
+    if (setup_.classification) {
+      load_means(r, probabilities_[i], false);
+      for (auto& v : block_votes_[i]) load_votes(r, v, false);
+    } else {
+      coverage_[i].load(r);
+      for (auto& m : block_means_[i]) load_means(r, m, false);
+    }
+  }
+}
+
+void TrajectoryDiagnostics::save_partials(ByteWriter& w) const {
+  for (int set = 0; set < kSets; ++set) {
+    const auto i = static_cast<std::size_t>(set);
+    if (setup_.classification) {
+      save_means(w, probabilities_[i]);
+      for (const auto& v : block_votes_[i]) save_votes(w, v);
+    } else {
+      coverage_[i].save(w);
+      for (const auto& m : block_means_[i]) save_means(w, m);
+    }
+  }
+}
+
+PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup) {
+  const ScoredSet* sets[kSets] = {&setup_.train, &setup_.test};
+  for (const ScoredSet* set : sets) {
+    const Index rows = set->rows();
+    if (setup_.classification) {
+      probabilities_.emplace_back(rows, setup_.classes);
+      block_votes_.emplace_back(static_cast<std::size_t>(setup_.blocks), VoteAccumulator(rows, setup_.classes));
+    } else {
+      coverage_.emplace_back(rows, setup_.outputs);
+      block_means_.emplace_back(static_cast<std::size_t>(setup_.blocks), MeanAccumulator(rows, setup_.outputs));
+    }
+  }
+}
+
+void PooledDiagnostics::merge(ByteReader& r) {
+  for (int set = 0; set < kSets; ++set) {
+    const auto i = static_cast<std::size_t>(set);
+    if (setup_.classification) {
+      load_means(r, probabilities_[i], true);
+      for (auto& v : block_votes_[i]) load_votes(r, v, true);
+    } else {
+      CoverageCounter one(setup_.outputs > 0 ? (set == 0 ? setup_.train : setup_.test).rows() : 0, setup_.outputs);
+      one.load(r);
+      coverage_[i].merge(one);
+      for (auto& m : block_means_[i]) load_means(r, m, true);
+    }
+  }
+}
+
+std::vector<double> PooledDiagnostics::block_metric(int set) const {
+  const ScoredSet& scored = set == 0 ? setup_.train : setup_.test;
+  const auto i = static_cast<std::size_t>(set);
+  std::vector<double> out;
+  for (std::int64_t b = 0; b < setup_.blocks; ++b) {
+    const auto j = static_cast<std::size_t>(b);
+    out.push_back(setup_.classification ? vote_metric(block_votes_[i][j], scored)
+                                        : mean_metric(block_means_[i][j], scored));
+  }
+  return out;
+}
+
+}  // namespace simmer::ensemble

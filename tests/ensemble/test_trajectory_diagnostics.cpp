@@ -1,0 +1,185 @@
+// Drift and stationarity diagnostics of one trajectory: ballistic ratio, rms, verdicts, block
+// ensembles, the checkpoint round trip and the trajectory-ordered merge of partials.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "simmer/core/rng.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+
+using namespace simmer;
+using namespace simmer::ensemble;
+
+namespace {
+
+struct Fixture {
+  Matrix y_train, y_test;
+  DiagnosticsSetup setup;
+  Fixture() {
+    y_train.resize(20, 1);
+    y_test.resize(10, 1);
+    for (Index i = 0; i < 20; ++i) y_train(i, 0) = std::sin(0.3 * static_cast<double>(i));
+    for (Index i = 0; i < 10; ++i) y_test(i, 0) = std::cos(0.5 * static_cast<double>(i));
+    setup.classification = false;
+    setup.outputs = 1;
+    setup.parameters = 50;
+    setup.window_first_step = 600;
+    setup.window_steps = 400;
+    setup.blocks = 4;
+    setup.time_step = 0.01;
+    setup.train = {&y_train, nullptr};
+    setup.test = {&y_test, nullptr};
+  }
+};
+
+/// Runs `steps` steps of a made-up motion x(t) with velocity v(t), taking a member every 10
+/// steps of the window with prediction truth + `error(step)`.
+template <class Motion>
+TrajectoryDiagnostics run(const Fixture& fx, Motion motion, double error_growth) {
+  TrajectoryDiagnostics d(fx.setup);
+  Vector x = motion(0.0).first;
+  d.start(x);
+  for (std::int64_t s = 0; s < 1000; ++s) {
+    const double t = 0.01 * static_cast<double>(s + 1);
+    const auto [pos, vel] = motion(t);
+    x = pos;
+    d.after_step(s, x, vel.squaredNorm());
+    if (s >= fx.setup.window_first_step && s % 10 == 0) {
+      d.begin_member(s);
+      const double e = error_growth * static_cast<double>(s - fx.setup.window_first_step) / 400.0;
+      Matrix train = fx.y_train.array() + e, test = fx.y_test.array() + 0.1 * std::sin(3 * t) + e;
+      d.member_predictions(0, view(train));
+      d.member_predictions(1, view(test));
+      d.member_done(x, 1.0 + e);
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a straight-line drift is called drifting, an orbit around the origin is not", "[drift]") {
+  Fixture fx;
+  const Index n = fx.setup.parameters;
+  Vector direction = Vector::Ones(n) / std::sqrt(static_cast<double>(n));
+  const auto line = [&](double t) {
+    return std::pair<Vector, Vector>{Vector::Constant(n, 0.1) + 2.0 * t * direction, 2.0 * direction};
+  };
+  const TrajectoryDiagnostics drift = run(fx, line, 0.5);
+  const Vector end_line = line(10.0).first;
+  const TrajectorySummary s = drift.summary(end_line, std::nan(""), false);
+  INFO(s.reason);
+  CHECK(s.members == 40);
+  CHECK(s.window_ballistic_ratio() == Approx(1.0).epsilon(1e-6));
+  CHECK(s.ballistic_ratio() == Approx(1.0).epsilon(1e-6));
+  CHECK(s.path_length == Approx(20.0).epsilon(1e-9));  // speed 2 for 10 time units
+  CHECK(s.rms_end > s.rms_window_start);
+  CHECK(s.verdict == Verdict::drifting);
+  // the predictions drift too: each block's R² falls
+  REQUIRE(s.block_test_metric.size() == 4);
+  CHECK(s.block_test_metric[3] < s.block_test_metric[0]);
+  CHECK(s.block_train_metric[0] > s.block_train_metric[3]);
+  // with a prior whose rms bounds the motion, the same numbers are "not mixed", not drifting
+  const TrajectorySummary bounded = drift.summary(end_line, 10.0, false);
+  CHECK(bounded.verdict == Verdict::not_mixed);
+  CHECK(drift.summary(end_line, std::nan(""), true).verdict == Verdict::diverged);
+
+  // A circle of radius 1 in two coordinates, period 2π/3: many turns in the window.
+  const auto orbit = [&](double t) {
+    Vector x = Vector::Constant(n, 0.1), v = Vector::Zero(n);
+    x(0) = std::cos(3 * t);
+    x(1) = std::sin(3 * t);
+    v(0) = -3 * std::sin(3 * t);
+    v(1) = 3 * std::cos(3 * t);
+    return std::pair<Vector, Vector>{x, v};
+  };
+  const TrajectoryDiagnostics circle = run(fx, orbit, 0.0);
+  const TrajectorySummary c = circle.summary(orbit(10.0).first, std::nan(""), false);
+  INFO(c.reason);
+  CHECK(c.window_ballistic_ratio() < 0.2);
+  CHECK(c.verdict == Verdict::stationary);
+  CHECK(c.rhat < 1.1);
+}
+
+TEST_CASE("diagnostics survive a save/load round trip exactly", "[drift][checkpoint]") {
+  Fixture fx;
+  const Index n = fx.setup.parameters;
+  Rng rng(5);
+  TrajectoryDiagnostics a(fx.setup);
+  Vector x = Vector::Zero(n);
+  a.start(x);
+  for (std::int64_t s = 0; s < 700; ++s) {
+    for (Index i = 0; i < n; ++i) x(i) += 0.01 * rng.normal();
+    a.after_step(s, x, 1.0 + rng.uniform());
+    if (s >= 600 && s % 5 == 0) {
+      a.begin_member(s);
+      Matrix p = fx.y_train.array() + 0.1 * rng.normal(), q = fx.y_test.array() + 0.1 * rng.normal();
+      a.member_predictions(0, view(p));
+      a.member_predictions(1, view(q));
+      a.member_done(x, rng.uniform());
+    }
+  }
+  ByteWriter w;
+  a.save(w);
+  TrajectoryDiagnostics b(fx.setup);
+  ByteReader r(w.bytes().data(), w.bytes().size(), "test state");
+  b.load(r);
+  CHECK(r.done());
+  ByteWriter again;
+  b.save(again);
+  CHECK(again.bytes() == w.bytes());  // every field saved is restored
+  const auto sa = a.summary(x, std::nan(""), false), sb = b.summary(x, std::nan(""), false);
+  CHECK(sa.reason == sb.reason);
+  REQUIRE(sa.block_test_metric.size() == sb.block_test_metric.size());
+  for (std::size_t i = 0; i < sa.block_test_metric.size(); ++i) {
+    CHECK(((sa.block_test_metric[i] == sb.block_test_metric[i]) ||
+           (std::isnan(sa.block_test_metric[i]) && std::isnan(sb.block_test_metric[i]))));
+  }
+}
+
+TEST_CASE("pooled partials: classification probabilities and block votes merge in trajectory order",
+          "[drift][pooled]") {
+  const std::vector<std::int64_t> train_labels{0, 1, 2, 1}, test_labels{2, 0};
+  DiagnosticsSetup setup;
+  setup.classification = true;
+  setup.outputs = 3;
+  setup.classes = 3;
+  setup.parameters = 4;
+  setup.window_first_step = 0;
+  setup.window_steps = 10;
+  setup.blocks = 2;
+  setup.time_step = 0.1;
+  setup.train = {nullptr, &train_labels};
+  setup.test = {nullptr, &test_labels};
+  Rng rng(9);
+  std::vector<TrajectoryDiagnostics> chains(3, TrajectoryDiagnostics(setup));
+  for (auto& d : chains) {
+    d.start(Vector::Zero(4));
+    for (std::int64_t s = 0; s < 10; ++s) {
+      d.after_step(s, Vector::Zero(4), 1.0);
+      d.begin_member(s);
+      Matrix a(4, 3), b(2, 3);
+      for (Index i = 0; i < a.size(); ++i) a.data()[i] = rng.normal();
+      for (Index i = 0; i < b.size(); ++i) b.data()[i] = rng.normal();
+      d.member_predictions(0, view(a));
+      d.member_predictions(1, view(b));
+      d.member_done(Vector::Zero(4), 1.0);
+    }
+  }
+  const auto pooled = [&] {
+    PooledDiagnostics p(setup);
+    for (const auto& d : chains) {
+      ByteWriter w;
+      d.save_partials(w);
+      ByteReader r(w.bytes().data(), w.bytes().size(), "partials");
+      p.merge(r);
+    }
+    return p;
+  };
+  const PooledDiagnostics p1 = pooled(), p2 = pooled();
+  CHECK(p1.probabilities(1) == p2.probabilities(1));
+  CHECK((p1.probabilities(0).rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
+  const auto blocks = p1.block_metric(1);
+  REQUIRE(blocks.size() == 2);
+  for (const double acc : blocks) CHECK((acc >= 0.0 && acc <= 1.0));
+}
