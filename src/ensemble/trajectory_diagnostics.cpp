@@ -118,6 +118,46 @@ double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
 }
 
+void save_summary(ByteWriter& w, const TrajectorySummary& s) {
+  w.i64(s.members);
+  w.vec(std::vector<double>{s.distance, s.path_length, s.window_distance, s.window_path_length, s.rms_start,
+                            s.rms_window_start, s.rms_end, s.max_abs_end, s.member_train_median,
+                            s.member_test_median, s.member_test_q25, s.member_test_q75, s.mean_member_loss,
+                            s.rhat});
+  w.vec(s.block_train_metric);
+  w.vec(s.block_test_metric);
+  w.i64(static_cast<std::int64_t>(s.verdict));
+  w.str(s.reason);
+}
+
+TrajectorySummary load_summary(ByteReader& r) {
+  TrajectorySummary s;
+  s.members = r.i64();
+  const auto v = r.doubles();
+  if (v.size() != 14) throw Error("trajectory summary record has the wrong size");
+  s.distance = v[0];
+  s.path_length = v[1];
+  s.window_distance = v[2];
+  s.window_path_length = v[3];
+  s.rms_start = v[4];
+  s.rms_window_start = v[5];
+  s.rms_end = v[6];
+  s.max_abs_end = v[7];
+  s.member_train_median = v[8];
+  s.member_test_median = v[9];
+  s.member_test_q25 = v[10];
+  s.member_test_q75 = v[11];
+  s.mean_member_loss = v[12];
+  s.rhat = v[13];
+  s.block_train_metric = r.doubles();
+  s.block_test_metric = r.doubles();
+  const auto verdict = r.i64();
+  if (verdict < 0 || verdict > static_cast<std::int64_t>(Verdict::no_members)) throw Error("bad verdict code");
+  s.verdict = static_cast<Verdict>(verdict);
+  s.reason = r.str();
+  return s;
+}
+
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t) {
   char buf[320];
   const double ratio = s.window_ballistic_ratio();

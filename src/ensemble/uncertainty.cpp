@@ -173,6 +173,14 @@ double CoverageCounter::coverage(double level) const {
   return static_cast<double>(inside) / static_cast<double>(below_.size());
 }
 
+void CoverageCounter::restore(std::int64_t members, std::vector<std::int64_t> below,
+                              std::vector<std::int64_t> equal) {
+  if (below.size() != equal.size()) throw Error("coverage counts differ in length");
+  members_ = members;
+  below_ = std::move(below);
+  equal_ = std::move(equal);
+}
+
 void CoverageCounter::save(ByteWriter& w) const {
   w.i64(members_);
   w.ints(below_);

@@ -19,10 +19,15 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/io/archive_layout.hpp"
 #include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/model/initializer.hpp"
+#include "simmer/mpi/report.hpp"
 #include "simmer/train/adam.hpp"
+#include "simmer/train/spectrum.hpp"
 #include "simmer/train/stability.hpp"
 #include "simmer/train/trajectory.hpp"
 
@@ -89,15 +94,19 @@ struct Chain {
   // Rows for the archive, this interval.
   std::vector<double> stored_params;    ///< members to store at the next gather (float64 archive)
   std::vector<float> stored_params32;   ///< the same for ensemble.store_dtype = float32
-  std::vector<double> stats;       ///< 5 per stored draw: step, T, loss, T_kin, H_ext
+  std::vector<double> stats;       ///< per stored draw: io::layout::sample_stat_fields()
   std::int64_t stored_first = 0;   ///< draw index of the first stored row of this interval
   std::int64_t stored_count = 0;
-  std::vector<double> trace;       ///< 5 per record: phase, step, T, train loss, test loss
+  std::vector<double> trace;       ///< per record: io::layout::trace_fields()
   std::int64_t trace_first = 0;
   std::int64_t trace_count = 0;
   // Baseline: Adam end point (retrofit) or first member (ab initio).
   Vector baseline;
-  std::vector<double> baseline_metrics;  ///< train, test (accuracy | MSE), train R², test R²
+  std::vector<ensemble::SetScores> baseline_scores;  ///< train, test (empty before the baseline exists)
+  // Drift and stationarity (issue 10): online diagnostics, the loss at the start, curvature.
+  ensemble::TrajectoryDiagnostics diag;
+  double start_loss = std::nan("");
+  train::SpectrumEstimate curvature_start, curvature_end;
   // Health (SIMMERING.md §3's integrator can blow up when h exceeds the leapfrog limit).
   bool stopped = false;            ///< diverged with on_divergence = stop: no more steps
   std::int64_t diverged_step = -1; ///< first step at which divergence was detected (-1: never)
@@ -156,15 +165,6 @@ bool output_is_terminal() {
   return where.rfind("/dev/pts/", 0) == 0 || where.rfind("/dev/tty", 0) == 0;
 }
 
-/// Metric of one prediction on one set: accuracy (classification) or MSE; and R² (regression).
-std::pair<double, double> set_metrics(const app::Problem& p, const app::EvalSet& s,
-                                      ConstBatchView prediction) {
-  if (p.classification) {
-    return {ensemble::accuracy(ensemble::predicted_classes(prediction), s.labels), std::nan("")};
-  }
-  return {ensemble::mean_squared_error(prediction, view(s.y)), ensemble::r_squared(prediction, view(s.y))};
-}
-
 class Run {
  public:
   Run(const cli::Invocation& inv, const app::Problem& p, MPI_Comm comm,
@@ -192,6 +192,10 @@ class Run {
   void adam_phase();
   void write_start_state();
   void start_trajectory(Chain& ch, const Vector* adam_previous);
+  void curvature_report(bool at_end);
+  [[nodiscard]] ensemble::DiagnosticsSetup diagnostics_setup() const;
+  std::vector<TrajectoryReport> gather_reports();
+  EnsembleReport pooled_report();
   int simmer_phase();
   void take_member(Chain& ch, const train::StepRecord& rec);
   void record_trace(Chain& ch, int phase, std::int64_t step, double temperature, double train_loss);
@@ -236,6 +240,8 @@ class Run {
   // is their merge in trajectory order, so it depends on neither ranks nor gather boundaries.
   std::vector<std::vector<ensemble::MeanAccumulator>> traj_means_;
   std::vector<std::int64_t> diverged_at_;   ///< rank 0: per trajectory, -1 or the step
+  std::vector<Matrix> pooled_probability_;  ///< rank 0, at the end: train, test mean probabilities
+  std::vector<ensemble::CoverageCounter> pooled_coverage_;  ///< rank 0, at the end (regression)
   double last_progress_ = -1e300;
   double mean_train_loss_ = std::nan("");
   std::int64_t step_ = 0;                   ///< simmering steps completed
@@ -279,6 +285,7 @@ void Run::setup_chains() {
       if (p_.classification) ch.votes.push_back(Votes::Zero(s.rows(), p_.classes));
       else ch.means.emplace_back(s.rows(), p_.outputs);
     }
+    ch.diag = ensemble::TrajectoryDiagnostics(diagnostics_setup());
   }
   // Every trajectory samples the same number of members (the sampling options fix it).
   Rng probe_rng = Rng::stream(c_.run.seed, 0);
@@ -403,19 +410,21 @@ void Run::create_archive() {
   f.create_dataset("/posterior/params", store_type(), {C, D, P}, {1, draw_chunk, P}, true);
   f.attribute("/posterior/params", "store_every", c_.ensemble.store_every);
   f.create_group("/sample_stats");
-  for (const char* n : {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"}) {
-    f.create_dataset(std::string("/sample_stats/") + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
+  for (const auto& n : io::layout::sample_stat_fields()) {
+    f.create_dataset("/sample_stats/" + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
   }
   f.create_group("/trace");
-  for (const char* n : {"phase", "step", "temperature", "train_loss", "test_loss"}) {
-    f.create_dataset(std::string("/trace/") + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
+  for (const auto& n : io::layout::trace_fields()) {
+    f.create_dataset("/trace/" + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
   }
   f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
   f.attribute("/trace", "train_loss_meaning",
               std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));
+  f.attribute("/trace", "position_meaning",
+              std::string("distance = |x - x0| and path_length = integral of |v| dt from the simmering start x0 "
+                          "(NaN during Adam); param_rms = |x|/sqrt(N); param_max_abs = max |x_i|"));
   // Dimension scales so xarray sees named dimensions.
-  io::write_posterior_scales(f, C, D, P,
-                             {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"});
+  io::write_posterior_scales(f, C, D, P, io::layout::sample_stat_fields());
 
   // /ensemble: rewritten by rank 0 at every gather.
   f.create_group("/ensemble");
@@ -447,8 +456,14 @@ void Run::record_trace(Chain& ch, int phase, std::int64_t step, double temperatu
   const double t0 = cpu_now();
   const auto& test = p_.sets[1];
   const double test_loss = model::loss_value(p_.loss, ch.objective->predict(view(test.x)), view(test.y));
-  ch.trace.insert(ch.trace.end(), {static_cast<double>(phase), static_cast<double>(step),
-                                   temperature, train_loss, test_loss});
+  // Where the parameters are: from the simmering start point once simmering runs.
+  const Vector& x = ch.net.parameters();
+  const ensemble::Position at = phase == 1 ? ch.diag.position(x)
+                                           : ensemble::Position{std::nan(""), std::nan(""),
+                                                                std::sqrt(x.squaredNorm() / static_cast<double>(x.size())),
+                                                                x.cwiseAbs().maxCoeff()};
+  ch.trace.insert(ch.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature, train_loss,
+                                   test_loss, at.distance, at.path_length, at.rms, at.max_abs});
   ch.trace_count += 1;
   eval_seconds_ += cpu_now() - t0;
 }
@@ -503,11 +518,11 @@ void Run::adam_phase() {
     rows.insert(rows.end(), ch.trace.begin(), ch.trace.end());
   }
   // trace datasets are 2-D [chain, record]: write each field separately.
-  for (int field = 0; field < 5; ++field) {
+  const auto& fields = io::layout::trace_fields();
+  for (std::size_t field = 0; field < fields.size(); ++field) {
     std::vector<double> col;
-    for (std::size_t r = field; r < rows.size(); r += 5) col.push_back(rows[r]);
-    static const char* names[] = {"phase", "step", "temperature", "train_loss", "test_loss"};
-    file_->write_rows(std::string("/trace/") + names[field], blocks, col.data(), io::Type::f64);
+    for (std::size_t r = field; r < rows.size(); r += fields.size()) col.push_back(rows[r]);
+    file_->write_rows("/trace/" + fields[field], blocks, col.data(), io::Type::f64);
   }
   for (auto& ch : chains_) {
     ch.trace_first = ch.trace_count;
@@ -527,6 +542,56 @@ void Run::start_trajectory(Chain& ch, const Vector* adam_previous) {
   ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
                                                       std::move(start));
   ch.trajectory->set_noise(&ch.rng);
+  ch.diag.start(ch.net.parameters());
+  ch.start_loss = ch.objective->evaluate(ch.net.parameters());
+}
+
+ensemble::DiagnosticsSetup Run::diagnostics_setup() const {
+  ensemble::DiagnosticsSetup d;
+  d.classification = p_.classification;
+  d.outputs = p_.outputs;
+  d.classes = p_.classes;
+  d.parameters = p_.parameters;
+  d.window_first_step = c_.simmer.steps - c_.ensemble.window;
+  d.window_steps = c_.ensemble.window;
+  d.blocks = c_.ensemble.blocks;
+  d.time_step = c_.simmer.time_step;
+  const auto scored = [&](const app::EvalSet& set) {
+    return p_.classification ? ensemble::ScoredSet{nullptr, &set.labels} : ensemble::ScoredSet{&set.y, nullptr};
+  };
+  d.train = scored(p_.sets[0]);
+  d.test = scored(p_.sets[1]);
+  return d;
+}
+
+void Run::curvature_report(bool at_end) {
+  // Stochastic Lanczos quadrature at each trajectory's position: how many Hessian eigenvalues
+  // exceed the target T (only those modes stay harmonic at thermal amplitude).
+  const double t = p_.ramp.target;
+  double local[3] = {0.0, 0.0, 0.0};  // Σ count, Σ λ_max, trajectories
+  for (auto& ch : chains_) {
+    if (at_end && ch.stopped) continue;
+    Rng rng = Rng::stream(c_.run.seed ^ 0xc0ffee5eedULL, static_cast<std::uint64_t>(ch.index));
+    const auto est = train::estimate_spectrum(*ch.objective, ch.net.parameters(), t, c_.simmer.lanczos_steps,
+                                              c_.simmer.lanczos_probes, rng);
+    (at_end ? ch.curvature_end : ch.curvature_start) = est;
+    local[0] += est.count_above;
+    local[1] = std::max(local[1], est.lambda_max);
+    local[2] += 1.0;
+  }
+  double sum[3] = {0, 0, 0}, worst = 0.0;
+  MPI_Reduce(local, sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
+  MPI_Reduce(local + 2, sum + 2, 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
+  MPI_Reduce(local + 1, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  if (rank_ != 0 || sum[2] == 0.0) return;
+  const double count = sum[0] / sum[2];
+  const double nf = static_cast<double>(params_) - c_.simmer.dof_offset;
+  std::printf("curvature at the %s: %.1f of %lld loss-Hessian eigenvalues exceed T = %.4g (stochastic Lanczos, "
+              "%d steps x %d probes, mean over %.0f trajectories; largest %.4g); harmonic loss rise N_f T/2 = "
+              "%.4g, from those stiff modes alone %.4g\n",
+              at_end ? "end" : "start", count, static_cast<long long>(params_), t, c_.simmer.lanczos_steps,
+              c_.simmer.lanczos_probes, sum[2], worst, 0.5 * nf * t, 0.5 * count * t);
+  std::fflush(stdout);
 }
 
 void Run::write_start_state() {
@@ -551,13 +616,27 @@ void Run::write_start_state() {
 }
 
 void Run::score_baseline(Chain& ch) {
-  ch.baseline_metrics.clear();
+  // The single network's scores, uncertainty included: its own softmax (classification), or a
+  // Gaussian with its training MSE as the noise variance (regression).
+  ch.baseline_scores.clear();
   const Vector keep = ch.net.parameters();
   ch.net.parameters() = ch.baseline;
+  Matrix noise;
   for (std::size_t s = 0; s < 2; ++s) {
-    const auto [metric, r2] = set_metrics(p_, p_.sets[s], ch.objective->predict(view(p_.sets[s].x)));
-    ch.baseline_metrics.push_back(metric);
-    ch.baseline_metrics.push_back(r2);
+    const auto& set = p_.sets[s];
+    const ConstBatchView pred = ch.objective->predict(view(set.x));
+    if (p_.classification) {
+      Matrix probabilities;
+      ensemble::class_probabilities(pred, probabilities);
+      ch.baseline_scores.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
+      ch.baseline_scores.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
+    } else {
+      if (s == 0) {
+        noise = (pred - set.y).cwiseAbs2().colwise().mean();
+      }
+      const Matrix variance = noise.replicate(set.rows(), 1);
+      ch.baseline_scores.push_back(ensemble::score_gaussian(pred, view(variance), view(set.y)));
+    }
   }
   ch.net.parameters() = keep;
 }
@@ -565,10 +644,12 @@ void Run::score_baseline(Chain& ch) {
 void Run::take_member(Chain& ch, const train::StepRecord& rec) {
   const double t0 = cpu_now();
   double train_loss = 0.0;
+  ch.diag.begin_member(rec.step);
   for (std::size_t s = 0; s < p_.sets.size(); ++s) {
     const auto& set = p_.sets[s];
     ConstBatchView pred = ch.objective->predict(view(set.x));
     if (s == 0) train_loss = model::loss_value(p_.loss, pred, view(set.y));
+    if (s < 2) ch.diag.member_predictions(static_cast<int>(s), pred);
     if (p_.classification) {
       const auto winners = ensemble::predicted_classes(pred);
       for (Index i = 0; i < set.rows(); ++i) ch.votes[s](i, winners[static_cast<std::size_t>(i)]) += 1;
@@ -581,6 +662,7 @@ void Run::take_member(Chain& ch, const train::StepRecord& rec) {
       }
     }
   }
+  ch.diag.member_done(ch.net.parameters(), train_loss);
   if (ch.members == 0 && p_.mode == train::StartMode::abinitio) {
     ch.baseline = ch.net.parameters();  // ab initio baseline: the first member
     score_baseline(ch);
@@ -708,14 +790,16 @@ void Run::write_intervals() {
   std::vector<io::RowBlock> draw_blocks, trace_blocks;
   std::vector<double> params;
   std::vector<float> params32;
-  std::vector<std::vector<double>> stats(5), trace(5);
+  const auto& stat_fields = io::layout::sample_stat_fields();
+  const auto& trace_fields = io::layout::trace_fields();
+  std::vector<std::vector<double>> stats(stat_fields.size()), trace(trace_fields.size());
   for (auto& ch : chains_) {
     draw_blocks.push_back({ch.index, ch.stored_first, ch.stored_count});
     params.insert(params.end(), ch.stored_params.begin(), ch.stored_params.end());
     params32.insert(params32.end(), ch.stored_params32.begin(), ch.stored_params32.end());
-    for (std::size_t r = 0; r < ch.stats.size(); ++r) stats[r % 5].push_back(ch.stats[r]);
+    for (std::size_t r = 0; r < ch.stats.size(); ++r) stats[r % stats.size()].push_back(ch.stats[r]);
     trace_blocks.push_back({ch.index, ch.trace_first, ch.trace_count - ch.trace_first});
-    for (std::size_t r = 0; r < ch.trace.size(); ++r) trace[r % 5].push_back(ch.trace[r]);
+    for (std::size_t r = 0; r < ch.trace.size(); ++r) trace[r % trace.size()].push_back(ch.trace[r]);
     ch.stored_first += ch.stored_count;
     ch.stored_count = 0;
     ch.stored_params.clear();
@@ -729,15 +813,11 @@ void Run::write_intervals() {
   } else {
     file_->write_rows("/posterior/params", draw_blocks, params.data(), io::Type::f64);
   }
-  static const char* stat_names[] = {"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
-  for (int i = 0; i < 5; ++i) {
-    file_->write_rows(std::string("/sample_stats/") + stat_names[i], draw_blocks,
-                      stats[static_cast<std::size_t>(i)].data(), io::Type::f64);
+  for (std::size_t i = 0; i < stat_fields.size(); ++i) {
+    file_->write_rows("/sample_stats/" + stat_fields[i], draw_blocks, stats[i].data(), io::Type::f64);
   }
-  static const char* trace_names[] = {"phase", "step", "temperature", "train_loss", "test_loss"};
-  for (int i = 0; i < 5; ++i) {
-    file_->write_rows(std::string("/trace/") + trace_names[i], trace_blocks,
-                      trace[static_cast<std::size_t>(i)].data(), io::Type::f64);
+  for (std::size_t i = 0; i < trace_fields.size(); ++i) {
+    file_->write_rows("/trace/" + trace_fields[i], trace_blocks, trace[i].data(), io::Type::f64);
   }
   if (!c_.ensemble.track.empty() && !p_.classification) {
     file_->write_rows("/ensemble/test/tracked", tracked_blocks_, ens_tracked_.data(), io::Type::f64);
@@ -894,6 +974,7 @@ int Run::simmer_phase() {
       for (std::int64_t s = step_; s < end && !ch.stopped; ++s) {
         const train::StepRecord rec = ch.trajectory->advance();
         ch.last_loss = rec.half_step_loss;
+        ch.diag.after_step(rec.step, ch.net.parameters(), ch.trajectory->phase().kinetic);
         check_health(ch, rec);
         if (ch.stopped) break;
         if ((s + 1) % c_.run.trace_every == 0) record_trace(ch, 1, s + 1, rec.temperature, rec.half_step_loss);
@@ -932,17 +1013,116 @@ int Run::simmer_phase() {
   return 0;
 }
 
-void Run::finish() {
-  // Baseline metrics of every trajectory to rank 0 (trajectory order), and into the archive.
-  std::vector<double> mine;
+std::vector<TrajectoryReport> Run::gather_reports() {
+  // Each rank's trajectories as bytes; rank 0 orders them by trajectory and broadcasts the lot,
+  // so every rank writes the same /diagnostics and /metrics.
+  ByteWriter mine;
   for (const auto& ch : chains_) {
-    mine.push_back(static_cast<double>(ch.index));
-    if (ch.baseline_metrics.size() == 4) {
-      mine.insert(mine.end(), ch.baseline_metrics.begin(), ch.baseline_metrics.end());
+    TrajectoryReport r;
+    r.index = ch.index;
+    if (ch.baseline_scores.size() == 2) {
+      r.baseline = {ch.baseline_scores[0], ch.baseline_scores[1]};
     } else {  // a trajectory that stopped before its first member has no baseline
-      mine.insert(mine.end(), 4, std::nan(""));
+      std::vector<double> nan(ensemble::SetScores::kFields, std::nan(""));
+      r.baseline = {ensemble::SetScores::from(nan.data()), ensemble::SetScores::from(nan.data())};
+    }
+    r.summary = ch.diag.summary(ch.net.parameters(), p_.prior_rms, ch.diverged_step >= 0);
+    r.diverged_at = ch.diverged_step;
+    r.slow_to_heat_at = ch.slow_to_heat_step;
+    r.start_loss = ch.start_loss;
+    r.curvature_start = ch.curvature_start;
+    r.curvature_end = ch.curvature_end;
+    ByteWriter one;
+    r.save(one);
+    mine.i64(static_cast<std::int64_t>(one.bytes().size()));
+    mine.raw(one.bytes());
+  }
+  std::vector<unsigned char> all = gather_to_root(mine.bytes(), MPI_BYTE, comm_);
+  std::int64_t size = static_cast<std::int64_t>(all.size());
+  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm_);
+  all.resize(static_cast<std::size_t>(size));
+  MPI_Bcast(all.data(), static_cast<int>(size), MPI_BYTE, 0, comm_);
+  std::vector<TrajectoryReport> reports(static_cast<std::size_t>(chains_total_));
+  ByteReader r(all.data(), all.size(), "end-of-run reports");
+  while (!r.done()) {
+    const auto n = static_cast<std::size_t>(r.i64());
+    std::vector<unsigned char> blob(n);
+    for (auto& b : blob) b = r.pod<unsigned char>();
+    ByteReader one(blob.data(), blob.size(), "end-of-run report");
+    TrajectoryReport t = TrajectoryReport::load(one);
+    reports[static_cast<std::size_t>(t.index)] = std::move(t);
+  }
+  return reports;
+}
+
+EnsembleReport Run::pooled_report() {
+  // Every trajectory's partials (mean probabilities or coverage counts, block ensembles) merged
+  // on rank 0 in trajectory order; the scores are then broadcast.
+  ByteWriter mine;
+  for (const auto& ch : chains_) {
+    ByteWriter one;
+    ch.diag.save_partials(one);
+    mine.i64(ch.index);
+    mine.i64(static_cast<std::int64_t>(one.bytes().size()));
+    mine.raw(one.bytes());
+  }
+  const std::vector<unsigned char> all = gather_to_root(mine.bytes(), MPI_BYTE, comm_);
+  EnsembleReport e;
+  ByteWriter out;
+  if (rank_ == 0) {
+    std::vector<std::vector<unsigned char>> partials(static_cast<std::size_t>(chains_total_));
+    ByteReader r(all.data(), all.size(), "ensemble partials");
+    while (!r.done()) {
+      const auto t = static_cast<std::size_t>(r.i64());
+      partials[t].resize(static_cast<std::size_t>(r.i64()));
+      for (auto& b : partials[t]) b = r.pod<unsigned char>();
+    }
+    ensemble::PooledDiagnostics pooled(diagnostics_setup());
+    for (const auto& bytes : partials) {
+      ByteReader one(bytes.data(), bytes.size(), "ensemble partial");
+      pooled.merge(one);
+    }
+    Matrix noise;
+    for (int s = 0; s < 2; ++s) {
+      const auto& set = p_.sets[static_cast<std::size_t>(s)];
+      const auto i = static_cast<std::size_t>(s);
+      if (p_.classification) {
+        e.scores[i] = ensemble::score_probabilities(view(pooled.probabilities(s)), set.labels);
+        e.scores[i].metric = ens_votes_[i].members() > 0 ? ensemble::accuracy(ens_votes_[i].majority(), set.labels)
+                                                         : std::nan("");
+      } else {
+        // mean ± sd with sd² = the members' variance + the ensemble mean's training MSE (noise).
+        const Matrix& mean = ens_mean_[i].mean();
+        if (s == 0) noise = (mean - set.y).cwiseAbs2().colwise().mean();
+        const Matrix variance = ens_mean_[i].variance() + noise.replicate(set.rows(), 1);
+        e.scores[i] = ensemble::score_gaussian(view(mean), view(variance), view(set.y));
+        for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) e.coverage[i][l] = pooled.coverage(s, kCoverageLevels[l]);
+      }
+      if ((p_.classification ? ens_votes_[i].members() : ens_mean_[i].members()) == 0) {
+        std::vector<double> nan(ensemble::SetScores::kFields, std::nan(""));
+        e.scores[i] = ensemble::SetScores::from(nan.data());  // no members: no ensemble
+      }
+      e.block_metric[i] = pooled.block_metric(s);
+    }
+    e.members = p_.classification ? ens_votes_[0].members() : ens_mean_[0].members();
+    e.save(out);
+    for (int s = 0; s < 2; ++s) {
+      if (p_.classification) pooled_probability_.push_back(pooled.probabilities(s));
+      else pooled_coverage_.push_back(pooled.coverage_counts(s));
     }
   }
+  std::int64_t size = static_cast<std::int64_t>(out.bytes().size());
+  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm_);
+  out.bytes().resize(static_cast<std::size_t>(size));
+  MPI_Bcast(out.bytes().data(), static_cast<int>(size), MPI_BYTE, 0, comm_);
+  ByteReader r(out.bytes().data(), out.bytes().size(), "ensemble report");
+  return EnsembleReport::load(r);
+}
+
+void Run::finish() {
+  if (p_.curvature_report == app::Problem::CurvatureReport::start_end) curvature_report(true);
+  const std::vector<TrajectoryReport> reports = gather_reports();
+  const EnsembleReport pooled = pooled_report();
   if (p_.mode == train::StartMode::abinitio) {
     std::vector<io::RowBlock> blocks;
     std::vector<double> rows;
@@ -952,29 +1132,6 @@ void Run::finish() {
       rows.insert(rows.end(), ch.baseline.begin(), ch.baseline.end());
     }
     file_->write_rows("/baseline/params", blocks, rows.data(), io::Type::f64);
-  }
-  const std::vector<double> all = gather_to_root(mine, MPI_DOUBLE, comm_);
-  const auto C = static_cast<std::size_t>(chains_total_);
-  std::vector<double> base(4 * C, 0.0);  // [chain][train metric, train R², test metric, test R²]
-  if (rank_ == 0) {
-    for (std::size_t pos = 0; pos + 4 < all.size() + 1; pos += 5) {
-      const auto t = static_cast<std::size_t>(all[pos]);
-      std::copy(all.begin() + static_cast<std::ptrdiff_t>(pos + 1), all.begin() + static_cast<std::ptrdiff_t>(pos + 5),
-                base.begin() + static_cast<std::ptrdiff_t>(4 * t));
-    }
-  }
-  MPI_Bcast(base.data(), static_cast<int>(base.size()), MPI_DOUBLE, 0, comm_);
-  const std::string metric = p_.classification ? "accuracy" : "mse";
-  std::vector<double> col(C);
-  for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t];
-  file_->put("/baseline/train_" + metric, col, {chains_total_});
-  for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 2];
-  file_->put("/baseline/test_" + metric, col, {chains_total_});
-  if (!p_.classification) {
-    for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 1];
-    file_->put("/baseline/train_r2", col, {chains_total_});
-    for (std::size_t t = 0; t < C; ++t) col[t] = base[4 * t + 3];
-    file_->put("/baseline/test_r2", col, {chains_total_});
   }
   // The baseline network's outputs on every evaluation set (raw target units for regression,
   // logits for classification): Adam's fit on the extra points, for figures, with no network
@@ -1006,63 +1163,32 @@ void Run::finish() {
   file_->attribute("/baseline", "kind", std::string(p_.mode == train::StartMode::retrofit
                                                         ? "Adam end point of each trajectory"
                                                         : "first ensemble member of each trajectory"));
-
-  // Ensemble metrics (rank 0 has the ensemble; broadcast so all ranks write the same attributes).
-  std::vector<double> ens(4, std::nan(""));
-  if (rank_ == 0) {
-    for (std::size_t s = 0; s < 2; ++s) {
-      const auto& set = p_.sets[s];
-      if (p_.classification) {
-        if (ens_votes_[s].members() == 0) continue;  // no members: no ensemble (NaN)
-        ens[2 * s] = ensemble::accuracy(ens_votes_[s].majority(), set.labels);
-      } else {
-        if (ens_mean_[s].members() == 0) continue;
-        ens[2 * s] = ensemble::mean_squared_error(view(ens_mean_[s].mean()), view(set.y));
-        ens[2 * s + 1] = ensemble::r_squared(view(ens_mean_[s].mean()), view(set.y));
-      }
+  // What the pooled uncertainty scores came from, so simmer_analyze merge can pool again: the
+  // members' mean class probabilities, or where each truth fell among the member predictions.
+  for (int s = 0; s < 2; ++s) {
+    const auto& set = p_.sets[static_cast<std::size_t>(s)];
+    const std::string g = "/ensemble/" + set.name;
+    if (p_.classification) {
+      file_->create_dataset(g + "/probability", io::Type::f64, {set.rows(), p_.classes});
+      file_->write_from_root(g + "/probability", rank_ == 0 ? pooled_probability_[static_cast<std::size_t>(s)].data() : nullptr,
+                             io::Type::f64);
+    } else {
+      const auto& counts = pooled_coverage_;
+      file_->create_dataset(g + "/coverage_below", io::Type::i64, {set.rows(), p_.outputs});
+      file_->create_dataset(g + "/coverage_equal", io::Type::i64, {set.rows(), p_.outputs});
+      file_->write_from_root(g + "/coverage_below", rank_ == 0 ? counts[static_cast<std::size_t>(s)].below().data() : nullptr,
+                             io::Type::i64);
+      file_->write_from_root(g + "/coverage_equal", rank_ == 0 ? counts[static_cast<std::size_t>(s)].equal().data() : nullptr,
+                             io::Type::i64);
+      file_->attribute(g + "/coverage_below", "meaning",
+                       std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
     }
   }
-  MPI_Bcast(ens.data(), 4, MPI_DOUBLE, 0, comm_);
-  const auto mean_sd = [&](std::size_t offset) {  // over trajectories that have a baseline
-    double m = 0, q = 0;
-    std::size_t n = 0;
-    for (std::size_t t = 0; t < C; ++t) {
-      if (std::isnan(base[4 * t + offset])) continue;
-      m += base[4 * t + offset];
-      ++n;
-    }
-    if (n == 0) return std::pair{std::nan(""), std::nan("")};
-    m /= static_cast<double>(n);
-    for (std::size_t t = 0; t < C; ++t) {
-      if (!std::isnan(base[4 * t + offset])) q += (base[4 * t + offset] - m) * (base[4 * t + offset] - m);
-    }
-    return std::pair{m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
-  };
-  const char* split_names[] = {"train", "test"};
-  for (std::size_t s = 0; s < 2; ++s) {
-    const std::string sn = split_names[s];
-    const auto [bm, bsd] = mean_sd(2 * s);
-    file_->attribute("/metrics", "baseline_" + sn + "_" + metric + "_mean", bm);
-    file_->attribute("/metrics", "baseline_" + sn + "_" + metric + "_sd", bsd);
-    file_->attribute("/metrics", "ensemble_" + sn + "_" + metric, ens[2 * s]);
-    if (!p_.classification) {
-      const auto [rm, rsd] = mean_sd(2 * s + 1);
-      file_->attribute("/metrics", "baseline_" + sn + "_r2_mean", rm);
-      file_->attribute("/metrics", "baseline_" + sn + "_r2_sd", rsd);
-      file_->attribute("/metrics", "ensemble_" + sn + "_r2", ens[2 * s + 1]);
-    }
-  }
-  std::int64_t members_total = 0;
-  {
-    std::int64_t local = 0;
-    for (const auto& ch : chains_) local += ch.members;
-    MPI_Allreduce(&local, &members_total, 1, MPI_INT64_T, MPI_SUM, comm_);
-  }
-  file_->attribute("/metrics", "members", members_total);
+  write_report(*file_, p_, reports, pooled);
+  file_->attribute("/metrics", "members", pooled.members);
   // Which trajectories diverged, and where (-1: never).
-  std::vector<std::int64_t> diverged = diverged_at_;
-  diverged.resize(C, -1);
-  MPI_Bcast(diverged.data(), static_cast<int>(C), MPI_INT64_T, 0, comm_);
+  std::vector<std::int64_t> diverged;
+  for (const auto& r : reports) diverged.push_back(r.diverged_at);
   file_->put("/sample_stats/diverged_at_step", diverged, {chains_total_});
   const auto n_diverged = std::count_if(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   file_->attribute("/", "status", std::string(n_diverged == 0 ? "complete" : "complete, with diverged trajectories"));
@@ -1080,25 +1206,7 @@ void Run::finish() {
   file_->close();
 
   if (rank_ == 0) {
-    const auto [btr, btr_sd] = mean_sd(0);
-    const auto [bte, bte_sd] = mean_sd(2);
-    std::printf("\n%-34s %18s %18s\n", "", "train", "test");
-    const std::string base_name = p_.mode == train::StartMode::retrofit ? "Adam" : "first sample";
-    if (p_.classification) {
-      std::printf("%-34s %10.4f ± %-6.4f %10.4f ± %-6.4f\n",
-                  (base_name + " accuracy (mean ± sd, " + std::to_string(C) + ")").c_str(), btr, btr_sd, bte, bte_sd);
-      std::printf("%-34s %18.4f %18.4f\n", ("ensemble accuracy (" + std::to_string(members_total) + " members)").c_str(),
-                  ens[0], ens[2]);
-    } else {
-      const auto [r2tr, r2tr_sd] = mean_sd(1);
-      const auto [r2te, r2te_sd] = mean_sd(3);
-      std::printf("%-34s %10.5g ± %-6.3g %10.5g ± %-6.3g\n",
-                  (base_name + " MSE (mean ± sd, " + std::to_string(C) + ")").c_str(), btr, btr_sd, bte, bte_sd);
-      std::printf("%-34s %10.4f ± %-6.3g %10.4f ± %-6.3g\n", (base_name + " R²").c_str(), r2tr, r2tr_sd, r2te, r2te_sd);
-      std::printf("%-34s %18.5g %18.5g\n", ("ensemble MSE (" + std::to_string(members_total) + " members)").c_str(),
-                  ens[0], ens[2]);
-      std::printf("%-34s %18.4f %18.4f\n", "ensemble R²", ens[1], ens[3]);
-    }
+    print_report(p_, reports, pooled);
     const double cpu = parts_sum[3];
     std::printf("\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
                 "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
@@ -1106,7 +1214,7 @@ void Run::finish() {
                 100 * parts_sum[2] / cpu, 100 * (cpu - parts_sum[0] - parts_sum[1] - parts_sum[2]) / cpu);
     std::printf("archive: %s (%lld of %lld transfers collective)\n", c_.run.output.c_str(),
                 static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
-    for (std::size_t t = 0; t < C; ++t) {
+    for (std::size_t t = 0; t < diverged.size(); ++t) {
       if (diverged[t] >= 0) {
         std::printf("trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
                     "ensemble; consider a smaller simmer.time_step\n",
@@ -1140,7 +1248,12 @@ void Run::checkpoint(std::int64_t step_done) {
     w.i64(ch.trace_count);
     w.ints(ch.sample_steps);
     w.vec(ch.baseline);
-    w.vec(ch.baseline_metrics);
+    w.i64(static_cast<std::int64_t>(ch.baseline_scores.size()));
+    for (const auto& b : ch.baseline_scores) w.vec(b.to_vector());
+    w.f64(ch.start_loss);
+    train::save_spectrum(w, ch.curvature_start);
+    train::save_spectrum(w, ch.curvature_end);
+    ch.diag.save(w);
     w.f64(ch.last_loss);
     w.i64(ch.diverged_step);
     w.i64(ch.slow_to_heat_step);
@@ -1254,8 +1367,18 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     ch.trace_first = ch.trace_count;
     ch.sample_steps = c.ints();
     ch.baseline = c.vec();
-    const Vector bm = c.vec();
-    ch.baseline_metrics.assign(bm.data(), bm.data() + bm.size());
+    ch.baseline_scores.clear();
+    for (std::int64_t b = c.i64(); b > 0; --b) {
+      const auto v = c.doubles();
+      if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) {
+        throw Error("checkpoint '" + checkpoint_path_ + "': baseline scores have the wrong size");
+      }
+      ch.baseline_scores.push_back(ensemble::SetScores::from(v.data()));
+    }
+    ch.start_loss = c.f64();
+    ch.curvature_start = train::load_spectrum(c);
+    ch.curvature_end = train::load_spectrum(c);
+    ch.diag.load(c);
     ch.last_loss = c.f64();
     ch.diverged_step = c.i64();
     ch.slow_to_heat_step = c.i64();
@@ -1330,6 +1453,7 @@ int Run::execute() {
                 SIMMER_VERSION, static_cast<long long>(chains_total_), size_, train::to_string(p_.mode).c_str(),
                 static_cast<long long>(params_), static_cast<long long>(members_per_chain_),
                 static_cast<long long>(draws_), resumed_ ? " (resumed)" : "");
+    std::printf("%s\n", temperature_reading(p_).c_str());
     std::fflush(stdout);
   }
   if (resumed_) {
@@ -1347,6 +1471,7 @@ int Run::execute() {
       file_->close();
       return kExitUnstable;
     }
+    if (p_.curvature_report != app::Problem::CurvatureReport::off) curvature_report(false);
     checkpoint(0);  // the end of the Adam phase (or the ab initio start)
   }
   const int code = simmer_phase();

@@ -206,6 +206,15 @@ def all_objects(f):
     return out
 
 
+def same(u, v):
+    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
+    u, v = np.asarray(u), np.asarray(v)
+    try:
+        return np.array_equal(u, v, equal_nan=True)
+    except TypeError:  # text
+        return np.array_equal(u, v)
+
+
 def same_archive(a_path, b_path):
     with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
         oa, ob = all_objects(a), all_objects(b)
@@ -215,8 +224,7 @@ def same_archive(a_path, b_path):
             for k, v in obj.attrs.items():
                 if k in ("DIMENSION_LIST", "REFERENCE_LIST"):
                     continue
-                check(np.array_equal(np.asarray(v), np.asarray(other.attrs[k])),
-                      f"attribute {name}@{k} differs")
+                check(same(v, other.attrs[k]), f"attribute {name}@{k} differs")
             if name == "config":  # differs only in run.output, the file's own name
                 strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
                 check(strip(obj[0]) == strip(other[0]), "/config differs beyond run.output")
@@ -225,7 +233,7 @@ def same_archive(a_path, b_path):
                 check(obj[()].tobytes() == other[()].tobytes(), f"dataset /{name} differs")
         for k, v in a.attrs.items():
             if k not in PROVENANCE:
-                check(np.array_equal(np.asarray(v), np.asarray(b.attrs[k])), f"root attribute {k} differs")
+                check(same(v, b.attrs[k]), f"root attribute {k} differs")
 
 
 def try_mount_readonly(where):

@@ -49,6 +49,15 @@ def all_objects(f):
     return out
 
 
+def same(u, v):
+    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
+    u, v = np.asarray(u), np.asarray(v)
+    try:
+        return np.array_equal(u, v, equal_nan=True)
+    except TypeError:  # text
+        return np.array_equal(u, v)
+
+
 def compare(a_path, b_path):
     with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
         oa, ob = all_objects(a), all_objects(b)
@@ -59,7 +68,7 @@ def compare(a_path, b_path):
             for k, v in obj.attrs.items():
                 if k in ("DIMENSION_LIST", "REFERENCE_LIST"):
                     continue
-                if not np.array_equal(np.asarray(v), np.asarray(other.attrs[k])):
+                if not same(v, other.attrs[k]):
                     fail(f"attribute {name}@{k} differs")
             if name == "config":  # differs only in run.output, the file's own name
                 strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
@@ -71,7 +80,7 @@ def compare(a_path, b_path):
                 if x.tobytes() != y.tobytes():
                     fail(f"dataset /{name} differs between {a_path} and {b_path}")
         for k, v in a.attrs.items():
-            if k not in PROVENANCE and not np.array_equal(np.asarray(v), np.asarray(b.attrs[k])):
+            if k not in PROVENANCE and not same(v, b.attrs[k]):
                 fail(f"root attribute {k} differs")
 
 

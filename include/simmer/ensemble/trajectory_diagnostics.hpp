@@ -77,6 +77,10 @@ struct TrajectorySummary {
   [[nodiscard]] double window_ballistic_ratio() const;
 };
 
+/// A summary as bytes (the end-of-run gather) and back.
+void save_summary(ByteWriter& w, const TrajectorySummary& s);
+TrajectorySummary load_summary(ByteReader& r);
+
 /// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
 void judge(TrajectorySummary& s, double prior_rms, bool diverged,
            const VerdictThresholds& t = VerdictThresholds{});
@@ -140,6 +144,7 @@ class PooledDiagnostics {
   /// Mean class probabilities of all members on a set [rows][classes] (classification).
   [[nodiscard]] const Matrix& probabilities(int set) const { return probabilities_[static_cast<std::size_t>(set)].mean(); }
   [[nodiscard]] double coverage(int set, double level) const { return coverage_[static_cast<std::size_t>(set)].coverage(level); }
+  [[nodiscard]] const CoverageCounter& coverage_counts(int set) const { return coverage_[static_cast<std::size_t>(set)]; }
   /// The pooled ensemble's metric (accuracy of the vote, or R²) of each block of the window.
   [[nodiscard]] std::vector<double> block_metric(int set) const;
 

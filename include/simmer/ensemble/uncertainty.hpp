@@ -64,6 +64,11 @@ class CoverageCounter {
   [[nodiscard]] double coverage(double level) const;
   void save(ByteWriter& w) const;
   void load(ByteReader& r);
+  /// Per value (row-major rows × outputs): members below the truth, and equal to it.
+  [[nodiscard]] const std::vector<std::int64_t>& below() const { return below_; }
+  [[nodiscard]] const std::vector<std::int64_t>& equal() const { return equal_; }
+  /// Counts read back from an archive (simmer_analyze merge).
+  void restore(std::int64_t members, std::vector<std::int64_t> below, std::vector<std::int64_t> equal);
 
  private:
   std::int64_t members_ = 0;

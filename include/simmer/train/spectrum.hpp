@@ -9,6 +9,7 @@
 /// minimum, so the count says how much of the network equipartition's harmonic picture
 /// (loss rise N_f T/2) can describe (SIMMERING.md §10).
 
+#include "simmer/core/bytes.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/train/objective.hpp"
 
@@ -29,5 +30,9 @@ struct SpectrumEstimate {
 /// three-term recurrence is used, which may repeat converged top eigenvalues (documented).
 SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps,
                                    int probes, Rng& rng);
+
+/// An estimate as bytes (checkpoints, the end-of-run gather) and back.
+void save_spectrum(ByteWriter& w, const SpectrumEstimate& s);
+SpectrumEstimate load_spectrum(ByteReader& r);
 
 }  // namespace simmer::train
