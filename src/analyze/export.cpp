@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
+#include "simmer/io/archive_layout.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 
@@ -26,13 +27,19 @@ std::vector<std::vector<double>> read_fields(const io::ArchiveReader& r, const s
 }
 
 void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostream& csv) {
-  const std::vector<std::string> fields{"phase", "step", "temperature", "train_loss", "test_loss"};
+  // Every field the archive has (archives before the drift diagnostics have the first five).
+  std::vector<std::string> fields;
+  for (const auto& f : io::layout::trace_fields()) {
+    if (r.exists("/trace/" + f)) fields.push_back(f);
+  }
   r.require("/trace/step", "the loss trace");
   const auto shape = r.dims("/trace/step");
   const auto records = static_cast<std::size_t>(shape.size() == 2 ? shape[1] : 0);
   const auto C = static_cast<std::size_t>(run.chains);
   const auto table = read_fields(r, "/trace", fields, C * records);
-  csv << "chain,phase,step,temperature,train_loss,test_loss\n";
+  csv << "chain";
+  for (const auto& f : fields) csv << "," << f;
+  csv << "\n";
   for (std::size_t c = 0; c < C; ++c) {
     for (std::size_t i = 0; i < records; ++i) {
       const std::size_t at = c * records + i;
@@ -47,8 +54,7 @@ void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
 void export_samples(const io::ArchiveReader& r, const RunArchive& run, bool params, std::ostream& csv) {
   const auto C = static_cast<std::size_t>(run.chains);
   const auto D = static_cast<std::size_t>(run.draws);
-  const std::vector<std::string> fields{"step", "temperature", "loss", "kinetic_temperature",
-                                        "extended_energy"};
+  const auto& fields = io::layout::sample_stat_fields();
   const auto table = read_fields(r, "/sample_stats", fields, C * D);
   if (params) {
     csv << "chain,draw,param,value\n";

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -17,6 +18,8 @@
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/io/archive_layout.hpp"
 #include "simmer/io/h5.hpp"
 
 namespace simmer::analyze {
@@ -202,6 +205,160 @@ Matrix as_matrix(const std::vector<double>& v, Index rows, Index cols) {
   return Eigen::Map<const Matrix>(v.data(), rows, cols);
 }
 
+bool all_have(const std::vector<Input>& inputs, const std::string& object) {
+  return std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) { return in.reader->exists(object); });
+}
+
+/// The pooled uncertainty scores again (issue 10), from what each run kept of them: the
+/// members' mean class probabilities (averaged, weighted by members) or the coverage counts
+/// (summed). Inputs without them (older archives) leave the scores out.
+void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0,
+                       const std::vector<ensemble::VoteAccumulator>& vote_sets,
+                       const std::vector<ensemble::MeanAccumulator>& mean_sets) {
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  Matrix noise;
+  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
+    const std::string& set = run0.sets[s];
+    if (set != "train" && set != "test") continue;
+    const std::string g = "/ensemble/" + set;
+    ensemble::SetScores scores;
+    if (run0.classification) {
+      if (!all_have(inputs, g + "/probability")) continue;
+      const Index rows = vote_sets[s].votes().rows();
+      Matrix sum = Matrix::Zero(rows, run0.classes);
+      std::int64_t n = 0;
+      for (const auto& in : inputs) {
+        const std::int64_t m = set_members(*in.reader, g);
+        sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(g + "/probability"), rows, run0.classes);
+        n += m;
+      }
+      const Matrix probability = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
+      f.put(g + "/probability", std::vector<double>(probability.data(), probability.data() + probability.size()),
+            {rows, run0.classes});
+      scores = ensemble::score_probabilities(view(probability), r0.read_ints("/data/" + set + "/y"));
+      for (const auto& [name, value] : {std::pair{"nll", scores.nll}, {"brier", scores.brier}, {"ece", scores.ece}}) {
+        f.attribute("/metrics", "ensemble_" + set + "_" + name, value);
+      }
+    } else {
+      const auto& acc = mean_sets[s];
+      const Matrix truth = as_matrix(r0.read_doubles("/data/" + set + "/y"), acc.mean().rows(), acc.mean().cols());
+      if (set == "train") noise = ensemble::residual_variance(view(acc.mean()), view(truth));
+      if (noise.size() == 0) continue;
+      scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise, view(truth));
+      f.attribute("/metrics", "ensemble_" + set + "_nll", scores.nll);
+      if (all_have(inputs, g + "/coverage_below") && all_have(inputs, g + "/coverage_equal")) {
+        std::vector<std::int64_t> below, equal;
+        std::int64_t members = 0;
+        for (const auto& in : inputs) {
+          const auto b = in.reader->read_ints(g + "/coverage_below");
+          const auto e = in.reader->read_ints(g + "/coverage_equal");
+          if (below.empty()) {
+            below.assign(b.size(), 0);
+            equal.assign(e.size(), 0);
+          }
+          if (b.size() != below.size() || e.size() != equal.size()) {
+            throw Error("'" + in.run.path + "': " + g + "/coverage_below has an unexpected shape");
+          }
+          for (std::size_t i = 0; i < b.size(); ++i) {
+            below[i] += b[i];
+            equal[i] += e[i];
+          }
+          members += set_members(*in.reader, g);
+        }
+        f.put(g + "/coverage_below", below, {acc.mean().rows(), acc.mean().cols()});
+        f.put(g + "/coverage_equal", equal, {acc.mean().rows(), acc.mean().cols()});
+        ensemble::CoverageCounter counts;
+        counts.restore(members, std::move(below), std::move(equal));
+        for (const double level : ensemble::kCoverageLevels) {
+          f.attribute("/metrics", "ensemble_" + set + "_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))),
+                      counts.coverage(level));
+        }
+      }
+    }
+    f.attribute("/metrics", "ensemble_" + set + "_worst_point", static_cast<std::int64_t>(scores.worst_row));
+    f.attribute("/metrics", "ensemble_" + set + "_worst_point_share", scores.worst_share);
+  }
+}
+
+/// /diagnostics concatenated in input order (each trajectory's numbers are its own), with the
+/// verdict counts. The pooled per-block metrics need the runs' block ensembles, which archives
+/// do not keep: a merged archive has none.
+void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains) {
+  if (!all_have(inputs, "/diagnostics/verdict")) return;
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  f.create_group("/diagnostics");
+  copy_attributes(r0, f, "/diagnostics");
+  f.attribute("/diagnostics", "pooled_block_metrics",
+              std::string("not in a merged archive (the runs' block ensembles are not stored)"));
+  std::vector<std::pair<std::string, unsigned>> by_chain;
+  for (const auto& name : io::layout::diagnostic_fields()) {
+    const std::string path = "/diagnostics/" + name;
+    if (!all_have(inputs, path)) continue;
+    f.put(path, concatenated<double>(inputs, path), {chains});
+    by_chain.emplace_back(path, 0U);
+  }
+  std::vector<std::string> verdicts, reasons;
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& in : inputs) {
+    for (const auto& v : in.reader->read_strings("/diagnostics/verdict")) {
+      verdicts.push_back(v);
+      counts[v] += 1;
+    }
+    if (in.reader->exists("/diagnostics/verdict_reason")) {
+      for (const auto& v : in.reader->read_strings("/diagnostics/verdict_reason")) reasons.push_back(v);
+    }
+  }
+  f.put_strings("/diagnostics/verdict", verdicts);
+  if (reasons.size() == verdicts.size()) f.put_strings("/diagnostics/verdict_reason", reasons);
+  for (const char* v : {"stationary", "not mixed", "drifting", "diverged", "no members"}) {
+    std::string key = std::string("trajectories_") + v;
+    std::replace(key.begin(), key.end(), ' ', '_');
+    f.attribute("/metrics", key, counts[v]);
+  }
+  std::vector<std::pair<std::string, unsigned>> by_block;
+  std::int64_t blocks = -1;
+  for (const char* split : {"train", "test"}) {
+    const std::string path = std::string("/diagnostics/block_") + split + "_metric";
+    if (!all_have(inputs, path)) continue;
+    std::vector<double> rows;
+    for (const auto& in : inputs) {
+      const auto shape = in.reader->dims(path);
+      if (blocks < 0) blocks = shape.back();
+      if (shape.back() != blocks) throw Error("'" + in.run.path + "': " + path + " has another number of blocks");
+      const auto v = in.reader->read_doubles(path);
+      rows.insert(rows.end(), v.begin(), v.end());
+    }
+    f.put(path, rows, {chains, blocks});
+    by_chain.emplace_back(path, 0U);
+    by_block.emplace_back(path, 1U);
+  }
+  std::vector<double> ids(static_cast<std::size_t>(chains));
+  std::iota(ids.begin(), ids.end(), 0.0);
+  f.put("/diagnostics/chain", ids, {chains});
+  f.attach_scale("/diagnostics/chain", "chain", by_chain);
+  if (blocks > 0) {
+    if (r0.exists("/diagnostics/block_first_step")) {
+      f.put("/diagnostics/block_first_step", r0.read_doubles("/diagnostics/block_first_step"), {blocks});
+      by_block.emplace_back("/diagnostics/block_first_step", 0U);
+    }
+    std::vector<double> block_ids(static_cast<std::size_t>(blocks));
+    std::iota(block_ids.begin(), block_ids.end(), 0.0);
+    f.put("/diagnostics/block", block_ids, {blocks});
+    f.attach_scale("/diagnostics/block", "block", by_block);
+  }
+  // The loss rise against equipartition: means over all trajectories again.
+  if (all_have(inputs, "/diagnostics/mean_member_loss") && all_have(inputs, "/diagnostics/start_loss")) {
+    const auto member = concatenated<double>(inputs, "/diagnostics/mean_member_loss");
+    const auto start = concatenated<double>(inputs, "/diagnostics/start_loss");
+    std::vector<double> rise(member.size());
+    for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
+    f.attribute("/metrics", "observed_loss_rise", mean_sd(rise).first);
+  }
+  for (const char* name : {"harmonic_loss_rise", "bayes_temperature", "temperature_over_bayes"}) {
+    if (r0.has_attribute("/metrics", name)) f.attribute("/metrics", name, r0.attribute_real("/metrics", name));
+  }
+}
+
 void write_archive(const std::vector<Input>& inputs, const std::string& path, const MergeOptions& o) {
   const Input& first = inputs.front();
   const io::ArchiveReader& r0 = *first.reader;
@@ -268,9 +425,14 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.create_group("/posterior");
   f.create_dataset("/posterior/params", store, {C, D, P}, {1, draw_chunk, P}, true);
   copy_attributes(r0, f, "/posterior/params");
-  const std::vector<std::string> stats{"step", "temperature", "loss", "kinetic_temperature",
-                                       "extended_energy"};
-  const std::vector<std::string> trace{"phase", "step", "temperature", "train_loss", "test_loss"};
+  const std::vector<std::string>& stats = io::layout::sample_stat_fields();
+  // The trace fields every input has (archives before the drift diagnostics have five).
+  std::vector<std::string> trace;
+  for (const auto& n : io::layout::trace_fields()) {
+    if (std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) { return in.reader->exists("/trace/" + n); })) {
+      trace.push_back(n);
+    }
+  }
   f.create_group("/sample_stats");
   for (const auto& n : stats) {
     f.create_dataset("/sample_stats/" + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
@@ -364,6 +526,9 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   for (const std::string split : {"train", "test"}) {
     baseline_columns.push_back(split + "_" + metric);
     if (!run0.classification) baseline_columns.push_back(split + "_r2");
+    for (const char* score : {"nll", "brier", "ece"}) {
+      if (r0.exists("/baseline/" + split + "_" + score)) baseline_columns.push_back(split + "_" + score);
+    }
   }
   f.create_group("/metrics");
   for (const auto& column : baseline_columns) {
@@ -395,6 +560,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
                   any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan(""));
     }
   }
+  merge_uncertainty(inputs, f, run0, vote_sets, mean_sets);
+  merge_diagnostics(inputs, f, C);
   std::int64_t members = 0;
   for (const auto& in : inputs) members += in.reader->attribute_integer("/metrics", "members");
   f.attribute("/metrics", "members", members);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -113,6 +114,113 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     row(base + " R²", mean_sd("train", "r2", "%.4f"), mean_sd("test", "r2", "%.4f"));
     row("ensemble MSE" + ensemble_members, ens("train", "mse", "%.4g"), ens("test", "mse", "%.4g"));
     row("ensemble R²", ens("train", "r2", "%.4f"), ens("test", "r2", "%.4f"));
+  }
+  // Uncertainty quality (issue 10): archives written before it have none of these.
+  if (!r.has_attribute("/metrics", "ensemble_test_nll")) return;
+  if (run.classification) {
+    row(base + " NLL", mean_sd("train", "nll", "%.4g"), mean_sd("test", "nll", "%.4g"));
+    row("ensemble NLL (mean probabilities)", ens("train", "nll", "%.4g"), ens("test", "nll", "%.4g"));
+    row(base + " Brier", mean_sd("train", "brier", "%.4g"), mean_sd("test", "brier", "%.4g"));
+    row("ensemble Brier", ens("train", "brier", "%.4g"), ens("test", "brier", "%.4g"));
+    row(base + " ECE (10 bins)", mean_sd("train", "ece", "%.4g"), mean_sd("test", "ece", "%.4g"));
+    row("ensemble ECE (10 bins)", ens("train", "ece", "%.4g"), ens("test", "ece", "%.4g"));
+  } else {
+    row(base + " Gaussian NLL", mean_sd("train", "nll", "%.4g"), mean_sd("test", "nll", "%.4g"));
+    row("ensemble Gaussian NLL", ens("train", "nll", "%.4g"), ens("test", "nll", "%.4g"));
+    const auto coverage = [&](const std::string& split) {
+      std::string cells;
+      for (const char* level : {"50", "90", "95"}) {
+        if (!cells.empty()) cells += '/';
+        cells += ens(split, std::string("coverage_") + level, "%.2f");
+      }
+      return cells;
+    };
+    row("member 50/90/95% interval coverage", coverage("train"), coverage("test"));
+  }
+  const double share = real_attr(r, "/metrics", "ensemble_test_worst_point_share");
+  if (!std::isnan(share)) {
+    out << "  largest single test point's share of the ensemble's "
+        << (run.classification ? "Brier score" : "squared error") << ": " << printf_string("%.1f", 100 * share)
+        << "% (row " << r.attribute_integer("/metrics", "ensemble_test_worst_point") << ")\n";
+  }
+}
+
+/// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.
+void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
+  out << "\nstationarity (/diagnostics; verdicts and thresholds: docs/STATIONARITY.md)\n";
+  if (!r.exists("/diagnostics/verdict")) {
+    out << "  n/a: this archive predates the drift diagnostics (or the run did not finish)\n";
+    return;
+  }
+  const auto read = [&](const std::string& name) {
+    const std::string path = "/diagnostics/" + name;
+    return r.exists(path) ? r.read_doubles(path) : std::vector<double>(static_cast<std::size_t>(run.chains), std::nan(""));
+  };
+  const auto verdict = r.read_strings("/diagnostics/verdict");
+  const auto ratio = read("window_ballistic_ratio"), whole = read("ballistic_ratio"),
+             rms0 = read("rms_window_start"), rms1 = read("rms_end"), top = read("max_abs_end"),
+             rhat = read("rhat"), median = read("member_test_metric_median"), q25 = read("member_test_metric_q25"),
+             q75 = read("member_test_metric_q75"), distance = read("distance");
+  const auto blocks = r.exists("/diagnostics/block_test_metric") ? r.dims("/diagnostics/block_test_metric").back() : 0;
+  const auto block = r.exists("/diagnostics/block_test_metric") ? r.read_doubles("/diagnostics/block_test_metric")
+                                                                 : std::vector<double>();
+  const std::string metric = run.classification ? "accuracy" : "R²";
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "  %5s %-11s %8s %8s %17s %9s %7s %24s  %s\n", "chain", "verdict", "ratio",
+                "(run)", "rms window->end", "max|x|", "R̂", ("member test " + metric + " [q25, q75]").c_str(),
+                ("ensemble test " + metric + " per block").c_str());
+  out << buf;
+  std::map<std::string, int> counts;
+  for (std::size_t c = 0; c < verdict.size(); ++c) {
+    counts[verdict[c]] += 1;
+    std::string blocks_text;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      if (b > 0) blocks_text += ' ';
+      blocks_text += printf_string("%.3g", block[c * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(b)]);
+    }
+    std::snprintf(buf, sizeof buf, "  %5zu %-11s %8.3f %8.3f %8.3g -> %-6.3g %9.3g %7.3f %8.4f [%.4f, %.4f]  %s\n", c,
+                  verdict[c].c_str(), ratio[c], whole[c], rms0[c], rms1[c], top[c], rhat[c], median[c], q25[c], q75[c],
+                  blocks_text.c_str());
+    out << buf;
+  }
+  if (r.exists("/diagnostics/pooled_block_test_metric")) {
+    std::string pooled;
+    for (const double v : r.read_doubles("/diagnostics/pooled_block_test_metric")) {
+      if (!pooled.empty()) pooled += ' ';
+      pooled += printf_string("%.4g", v);
+    }
+    out << "  pooled ensemble, test " << metric << " per block of the window: " << pooled << "\n";
+  }
+  std::string line;
+  for (const auto& [name, n] : counts) {
+    if (!line.empty()) line += ", ";
+    line += std::to_string(n) + " " + name;
+  }
+  out << "  verdicts: " << line << "\n";
+  const double rise = real_attr(r, "/metrics", "observed_loss_rise");
+  if (!std::isnan(rise)) {
+    out << "  loss rise of the members over the start: " << printf_string("%.4g", rise)
+        << "; harmonic estimate N_f T/2 = " << printf_string("%.4g", real_attr(r, "/metrics", "harmonic_loss_rise"));
+    const auto stiff = read("eigenvalues_above_T_start");
+    double mean = 0.0;
+    std::size_t n = 0;
+    for (const double v : stiff) {
+      if (std::isfinite(v)) {
+        mean += v;
+        ++n;
+      }
+    }
+    if (n > 0) {
+      out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
+          << " Hessian eigenvalues above T at the start give "
+          << printf_string("%.4g", real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes"));
+    }
+    out << "\n";
+  }
+  const double over = real_attr(r, "/metrics", "temperature_over_bayes");
+  if (std::isfinite(over)) {
+    out << "  T = " << printf_string("%.3g", over) << " x the Bayesian temperature T_Bayes = "
+        << printf_string("%.4g", real_attr(r, "/metrics", "bayes_temperature")) << "\n";
   }
 }
 
@@ -275,6 +383,7 @@ void summary(const std::string& archive, std::ostream& out) {
 
   metrics_table(r, run, out);
   health(r, run, out);
+  stationarity(r, run, out);
 }
 
 }  // namespace simmer::analyze

@@ -7,6 +7,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/sampling.hpp"
+#include "simmer/io/archive_layout.hpp"
 #include "simmer/model/architecture.hpp"
 
 namespace simmer::app {
@@ -71,12 +72,25 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
                                      static_cast<std::int64_t>(c.ensemble.track.size()) * p.outputs * kDouble;
   std::int64_t data_in_archive = 0;
   for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
+  const auto stat_fields = static_cast<std::int64_t>(io::layout::sample_stat_fields().size());
+  const auto trace_fields = static_cast<std::int64_t>(io::layout::trace_fields().size());
+  // The drift diagnostics (/diagnostics, and each trajectory's state in the checkpoint): the
+  // members' series, and per block of the window an ensemble of the train and test sets, plus
+  // the pooled probabilities or coverage counts.
+  std::int64_t scored_values = 0;
+  for (std::size_t s = 0; s < 2 && s < p.sets.size(); ++s) {
+    scored_values += p.sets[s].rows() * (p.classification ? p.classes : p.outputs);
+  }
+  const std::int64_t diagnostics_state =
+      5 * e.members_per_trajectory * kDouble + (2 * c.ensemble.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
   e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
-                    + 5 * C * D * kDouble + 5 * C * trace * kDouble + tracked + data_in_archive +
-                    3 * eval_values * kDouble + (1LL << 20) +
-                    C * eval_outputs * kDouble;  // /baseline/<set>/prediction
-  // Checkpoint: per trajectory parameters, velocities, baseline, and its running aggregates.
-  e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble) + (64LL << 10);
+                    + stat_fields * C * D * kDouble + trace_fields * C * trace * kDouble + tracked +
+                    data_in_archive + 3 * eval_values * kDouble + 2 * scored_values * kDouble + (1LL << 20) +
+                    C * (2 * c.ensemble.blocks + 40) * kDouble +  // /diagnostics
+                    C * eval_outputs * kDouble;                   // /baseline/<set>/prediction
+  // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
+  // its diagnostics.
+  e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble + diagnostics_state) + (64LL << 10);
 
   // One trajectory's working set: parameters and gradient, the integrator's velocities and
   // gradient, the baseline, Adam's two moments and previous iterate; every layer's activation
@@ -87,7 +101,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
     scratch_values += layer->scratch_values(max_rows);
   }
   e.network_bytes = 8 * P * kDouble + 2 * max_rows * layer_values * kDouble + scratch_values * kDouble +
-                    2 * max_rows * (p.outputs + probe.input_size()) * kDouble;
+                    2 * max_rows * (p.outputs + probe.input_size()) * kDouble + diagnostics_state;
   // The members buffered between gathers, and their concatenation for the collective write.
   e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;
   const std::int64_t worker = kProcessBaseBytes + data_bytes + e.trajectories_per_rank * e.network_bytes +

@@ -54,7 +54,9 @@ const Command kCommands[] = {
      "data.split_seed may differ only when the data are identical."},
     {"export", "simmer_analyze export RUN.h5 --what trace|samples|ensemble [--params] [--out FILE.csv]",
      "Writes one tidy table (one observation per row, a header row):\n"
-     "  trace:    chain,phase,step,temperature,train_loss,test_loss (phase 0 = Adam, 1 = simmering)\n"
+     "  trace:    chain,phase,step,temperature,train_loss,test_loss,distance,path_length,param_rms,\n"
+     "            param_max_abs (phase 0 = Adam, 1 = simmering; distance and path length from the\n"
+     "            simmering start, NaN during Adam)\n"
      "  samples:  chain,draw,step,temperature,loss,kinetic_temperature,extended_energy\n"
      "            (--params: chain,draw,param,value for every stored network instead)\n"
      "  ensemble: set,row, then fraction_<class>...,prediction,prediction_class\n"

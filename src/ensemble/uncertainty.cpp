@@ -135,6 +135,17 @@ SetScores score_gaussian(ConstBatchView mean, ConstBatchView variance, ConstBatc
   return s;
 }
 
+Matrix residual_variance(ConstBatchView prediction, ConstBatchView truth) {
+  return (prediction - truth).cwiseAbs2().colwise().mean();
+}
+
+SetScores score_with_noise(ConstBatchView mean, const Matrix& member_variance, const Matrix& noise,
+                           ConstBatchView truth) {
+  Matrix variance = noise.replicate(mean.rows(), 1);
+  if (member_variance.size() > 0) variance += member_variance;
+  return score_gaussian(mean, view(variance), truth);
+}
+
 CoverageCounter::CoverageCounter(Index rows, Index outputs)
     : below_(static_cast<std::size_t>(rows * outputs), 0), equal_(below_) {}
 

@@ -329,6 +329,15 @@ void Run::create_archive() {
   f.attribute("/", "mode", train::to_string(p_.mode));
   f.attribute("/", "task", std::string(p_.classification ? "classification" : "regression"));
   f.put_strings("/config", {cli::to_ini(c_)});
+  // The thermostat as it was resolved (Martyna masses follow from N_f, T and tau).
+  std::string masses;
+  for (int k = 0; k < p_.nhc.chain_length; ++k) {
+    char q[32];
+    std::snprintf(q, sizeof q, "%.17g", p_.nhc.masses.empty() ? 1.0 : p_.nhc.masses[static_cast<std::size_t>(k)]);
+    masses += (k == 0 ? "" : ",") + std::string(q);
+  }
+  f.attribute("/", "thermostat", train::to_string(p_.nhc.thermostat));
+  f.attribute("/", "thermostat_masses", masses);
 
   // /data: raw sets and scaling.
   f.create_group("/data");
@@ -631,11 +640,8 @@ void Run::score_baseline(Chain& ch) {
       ch.baseline_scores.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
       ch.baseline_scores.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
     } else {
-      if (s == 0) {
-        noise = (pred - set.y).cwiseAbs2().colwise().mean();
-      }
-      const Matrix variance = noise.replicate(set.rows(), 1);
-      ch.baseline_scores.push_back(ensemble::score_gaussian(pred, view(variance), view(set.y)));
+      if (s == 0) noise = ensemble::residual_variance(pred, view(set.y));
+      ch.baseline_scores.push_back(ensemble::score_with_noise(pred, Matrix(), noise, view(set.y)));
     }
   }
   ch.net.parameters() = keep;
@@ -1093,9 +1099,8 @@ EnsembleReport Run::pooled_report() {
       } else {
         // mean ± sd with sd² = the members' variance + the ensemble mean's training MSE (noise).
         const Matrix& mean = ens_mean_[i].mean();
-        if (s == 0) noise = (mean - set.y).cwiseAbs2().colwise().mean();
-        const Matrix variance = ens_mean_[i].variance() + noise.replicate(set.rows(), 1);
-        e.scores[i] = ensemble::score_gaussian(view(mean), view(variance), view(set.y));
+        if (s == 0) noise = ensemble::residual_variance(view(mean), view(set.y));
+        e.scores[i] = ensemble::score_with_noise(view(mean), ens_mean_[i].variance(), noise, view(set.y));
         for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) e.coverage[i][l] = pooled.coverage(s, kCoverageLevels[l]);
       }
       if ((p_.classification ? ens_votes_[i].members() : ens_mean_[i].members()) == 0) {

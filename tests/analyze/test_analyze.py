@@ -448,13 +448,14 @@ with tempfile.TemporaryDirectory() as tmp:
         simmer(2, opts(IRIS_SMALL, "--output", iris))
         with h5py.File(iris, "r") as f:
             header, rows = read_csv(analyze(["export", iris, "--what", "trace"]).stdout)
-            if header != ["chain", "phase", "step", "temperature", "train_loss", "test_loss"]:
+            if header != ["chain", "phase", "step", "temperature", "train_loss", "test_loss", "distance",
+                          "path_length", "param_rms", "param_max_abs"]:
                 fail(f"trace header {header}")
             t = np.array([[float(v) for v in r] for r in rows])
             C, R = f["trace/step"].shape
             for j, k in enumerate(header[1:], start=1):
                 want = f[f"trace/{k}"][()].reshape(-1)
-                if not np.array_equal(t[:, j], want):
+                if not np.array_equal(t[:, j], want, equal_nan=True):
                     fail(f"trace column {k} differs from /trace/{k}")
             if not np.array_equal(t[:, 0], np.repeat(np.arange(C), R)):
                 fail("trace chain column")

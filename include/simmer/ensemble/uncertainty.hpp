@@ -14,6 +14,7 @@
 ///   fraction of values whose truth has a rank u = (#below + #equal/2)/M among the M member
 ///   predictions with (1 − q)/2 ≤ u ≤ (1 + q)/2 (counts are integers, so they merge exactly).
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -22,6 +23,9 @@
 #include "simmer/core/types.hpp"
 
 namespace simmer::ensemble {
+
+/// Levels of the members' central intervals whose coverage is reported.
+inline constexpr std::array<double, 3> kCoverageLevels{0.5, 0.9, 0.95};
 
 /// Softmax of each row of logits into `out` [rows][classes]; a single logit z (binary
 /// cross-entropy) gives the two columns [1 − σ(z), σ(z)]. `out` is resized only when its shape
@@ -50,6 +54,15 @@ SetScores score_probabilities(ConstBatchView probabilities, const std::vector<st
 
 /// Regression scores of a prediction with a per-value predictive variance (see the file comment).
 SetScores score_gaussian(ConstBatchView mean, ConstBatchView variance, ConstBatchView truth);
+
+/// Regression noise variance per output [1][outputs]: the mean squared residual of a prediction
+/// on the training set.
+Matrix residual_variance(ConstBatchView prediction, ConstBatchView truth);
+
+/// score_gaussian with the variance of every row = `member_variance` (empty: 0, a single
+/// network) + `noise` [1][outputs].
+SetScores score_with_noise(ConstBatchView mean, const Matrix& member_variance, const Matrix& noise,
+                           ConstBatchView truth);
 
 /// Where each truth falls among the members' predictions, counted per value (rows × outputs).
 class CoverageCounter {

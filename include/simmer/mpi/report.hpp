@@ -19,8 +19,7 @@
 
 namespace simmer::mpi {
 
-/// Levels of the members' central intervals whose coverage is reported.
-inline constexpr std::array<double, 3> kCoverageLevels{0.5, 0.9, 0.95};
+using ensemble::kCoverageLevels;
 
 /// One trajectory's end-of-run numbers.
 struct TrajectoryReport {

@@ -1,0 +1,102 @@
+"""Helpers shared by the Python end-to-end tests (run with Debian's /usr/bin/python3, which has
+h5py and numpy): running simmer_mpi under mpirun, failing with a message, comparing archives,
+and a numpy re-implementation of the archived dense networks."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# OpenMPI refuses root unless told; TERM=dumb keeps progress in plain lines.
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+# Root attributes that say how a run was carried out, not what it computed.
+PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
+              "io_collective_transfers"}
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def run(simmer, ranks, args, expect=0, timeout=600):
+    """simmer_mpi on `ranks` ranks; fails unless it exits with `expect` (None: any code)."""
+    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), simmer] + list(args)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    if expect is not None and p.returncode != expect:
+        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {expect})\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def opts(base, *pairs):
+    """`base` with `--key value` pairs replaced or added (simmer_mpi refuses a repeated option)."""
+    out = list(base)
+    for key, value in zip(pairs[0::2], pairs[1::2]):
+        if key in out:
+            out[out.index(key) + 1] = value
+        else:
+            out += [key, value]
+    return out
+
+
+def same(u, v):
+    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
+    u, v = np.asarray(u), np.asarray(v)
+    try:
+        return np.array_equal(u, v, equal_nan=True)
+    except TypeError:  # text
+        return np.array_equal(u, v)
+
+
+def compare_archives(a_path, b_path):
+    """Fails unless the two archives hold the same objects, attributes and bytes (provenance
+    and /config's own output line aside)."""
+    import h5py
+    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
+        oa, ob = {}, {}
+        a.visititems(lambda n, o: oa.__setitem__(n, o))
+        b.visititems(lambda n, o: ob.__setitem__(n, o))
+        if sorted(oa) != sorted(ob):
+            fail(f"{a_path} and {b_path} hold different objects")
+        for name, obj in oa.items():
+            other = ob[name]
+            for k, v in obj.attrs.items():
+                if k not in ("DIMENSION_LIST", "REFERENCE_LIST") and not same(v, other.attrs[k]):
+                    fail(f"attribute {name}@{k} differs")
+            if name == "config":
+                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
+                if strip(obj[0]) != strip(other[0]):
+                    fail("/config differs beyond run.output")
+                continue
+            if hasattr(obj, "shape") and obj[()].tobytes() != other[()].tobytes():
+                fail(f"dataset /{name} differs between {a_path} and {b_path}")
+        for k, v in a.attrs.items():
+            if k not in PROVENANCE and not same(v, b.attrs[k]):
+                fail(f"root attribute {k} differs")
+
+
+def read_layout(f):
+    names = [n.decode() if isinstance(n, bytes) else n for n in f["model/tensor_name"][()]]
+    return names, f["model/tensor_offset"][()], f["model/tensor_shape"][()], f["model/tensor_rank"][()]
+
+
+def forward(params, layout, x, activation="tanh"):
+    """A dense network from the archive's flat layout: kernel [fan_in][fan_out] row-major, then
+    bias; linear output."""
+    names, offsets, shapes, ranks = layout
+    h = x
+    tensors = list(zip(names, offsets, shapes, ranks))
+    for i in range(0, len(tensors), 2):
+        (_, ko, ks, _), (_, bo, bs, _) = tensors[i], tensors[i + 1]
+        w = params[ko:ko + ks[0] * ks[1]].reshape(ks[0], ks[1])
+        b = params[bo:bo + bs[0]]
+        h = h @ w + b
+        if i + 2 < len(tensors):
+            h = np.tanh(h) if activation == "tanh" else h
+    return h
+
+
+def scaled(f, x):
+    """Raw inputs scaled to [-1, 1] with the archive's /data/scaling."""
+    lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
+    return 2 * (x - lo) / (hi - lo) - 1
