@@ -113,7 +113,7 @@ def draw_panel(ax, rows, metric):
     for xs, values, sd, colour, label in bars:
         drawn_sd = errors(values, sd)
         drawn = ax.bar(xs, shown(values), width, color=colour, label=label,
-                       yerr=np.where(drawn_sd > 0, drawn_sd, np.nan) if np.isfinite(sd).any() else None, capsize=3,
+                       yerr=np.where(drawn_sd > 0, drawn_sd, np.nan) if (drawn_sd > 0).any() else None, capsize=3,
                        error_kw=dict(lw=1, ecolor="black"))
         for bar, xi, v, s_, e in zip(drawn, xs, values, sd, drawn_sd):
             text = f"{v:.3g}" if np.isfinite(v) and abs(v) >= 10 else f"{v:.3f}"

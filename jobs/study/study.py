@@ -1,24 +1,32 @@
 #!/usr/bin/python3
-"""The multi-seed reproduction study: every case of SIMMERING.md §7 over several seeds.
+"""The multi-seed study: every case of SIMMERING.md §7 over several seeds, as the paper specifies
+it and with one principled variant, and a chaos check (docs/REPRODUCTION.md).
 
 Seed k sets both run.seed (initialisation, sampling) and data.split_seed (the train/test split,
-the sine noise, the synthetic HIGGS data). Each (case, seed) is one simmer_mpi run writing
-runs/study/<case>-seed<k>.h5; finished archives are reused, so an interrupted study resumes
-where it stopped. Then it collects /metrics from every archive and writes
+the sine noise, the synthetic HIGGS data). Each (case, variant, seed) is one simmer_mpi run
+writing runs/study/<case>-<variant>-seed<k>.h5; finished archives are reused, so an interrupted
+study resumes where it stopped.
 
-  runs/study/summary.csv     one row per case (the table below, machine-readable)
-  runs/study/runs.csv        one row per (case, seed)
-  docs/REPRODUCTION.md       per case: Adam and ensemble test metric, mean ± sd over seeds, the
-                             seeds where simmering beat Adam, wall time; what was shortened
-  docs/reproduction_bars.png the bar chart (analysis/bars.py --table), when matplotlib exists
+Variants (fixed before any run, the same rule for every case; no per-case tuning):
+  paper      the job as specified (jobs/*.ini; shortened where CASES says).
+  posterior  sample the Bayesian posterior: simmer.temperature_unit = posterior with
+             T_initial = T_target = 1 (constant T = T_Bayes from the first step: 1/n for cross-
+             entropy; 2 s^2 (SSE) or 2 s^2/n (MSE) with the noise sd s of the rule below), a
+             Gaussian prior (simmer.prior = gaussian, prior_sigma = 1, prior_scaling = fan_in:
+             weights N(0, 1/fan_in), biases N(0, 1)), thermal start velocities at T_Bayes; the
+             paper's Nosé–Hoover chain, steps, h, window and members unchanged.
+             Noise sd rule (regression): s² = the paper run's (same case and seed) training MSE of
+             its baseline (Adam; ab initio: of its ensemble mean).
+  langevin   posterior with simmer.thermostat = langevin (friction 1): the cheap cases only.
+Chaos check (cheap cases, paper variant): two reruns with the start velocity changed by a
+relative 1e-9 (simmer.start_jitter = +1e-9 and -1e-9).
+
+Writes runs/study/runs.csv (one row per run), runs/study/summary.csv (one row per case and
+variant, for analysis/bars.py), docs/REPRODUCTION.md and docs/reproduction_bars.png.
 
 usage: jobs/study/study.py [--seeds 8] [--jobs 2] [--cases sine,iris_retrofit,...]
+                           [--variants paper,posterior,langevin] [--no-chaos]
                            [--simmer build/src/simmer_mpi] [--report-only]
-       jobs/study/study.py --slurm    print the sbatch commands instead (one array per case)
-
-Lengths: the paper's, except where the CASES table says `shortened` (this 2-core machine cannot
-run LeNet-5 on 10000 images or the 800k-parameter HIGGS network for 8 seeds in reasonable time;
-the shortened settings and the reason are written into REPRODUCTION.md).
 """
 import argparse
 import csv
@@ -31,25 +39,25 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# name, job file, metric, ranks per run, extra arguments, note on what was shortened.
+# name, job file, metric, ranks per run, extra arguments, note on what was shortened, cheap.
 CASES = [
-    ("sine", "jobs/sine_retrofit.ini", "r2", 1, [], None),
+    ("sine", "jobs/sine_retrofit.ini", "r2", 1, [], None, True),
     ("autompg_s", "jobs/autompg_s_retrofit.ini", "r2", 1, ["--simmer.stability_check", "warn"],
      "run with simmer.stability_check = warn: as specified, h = 0.001 exceeds the leapfrog limit "
-     "at the Adam end point and the run would be refused (SIMMERING.md §9)"),
-    ("autompg_m", "jobs/autompg_m_retrofit.ini", "r2", 1, [], None),
-    ("iris_retrofit", "jobs/iris_retrofit.ini", "accuracy", 1, [], None),
+     "at the Adam end point and the run would be refused (SIMMERING.md §9)", True),
+    ("autompg_m", "jobs/autompg_m_retrofit.ini", "r2", 1, [], None, True),
+    ("iris_retrofit", "jobs/iris_retrofit.ini", "accuracy", 1, [], None, True),
+    ("autompg_abinitio", "jobs/autompg_abinitio.ini", "r2", 1, [], None, True),
     ("iris_abinitio", "jobs/iris_abinitio.ini", "accuracy", 2,
      ["--run.trajectories", "12"],
-     "12 trajectories per seed instead of 36 (full length: 25000 steps, 2000 members each)"),
-    ("autompg_abinitio", "jobs/autompg_abinitio.ini", "r2", 1, [], None),
+     "12 trajectories per seed instead of 36 (full length: 25000 steps, 2000 members each)", False),
     ("mnist", "jobs/mnist_retrofit.ini", "accuracy", 1,
      ["--data.train", "500", "--data.test", "500", "--adam.epochs", "100",
       "--simmer.steps", "800", "--ensemble.window", "400", "--ensemble.store_every", "20",
       "--run.trajectories", "1", "--run.gather_interval", "200"],
      "Fashion-MNIST (MNIST cannot be downloaded here); 500 train / 500 test images instead of "
      "10000 / 1000, Adam 100 epochs instead of 300, 800 simmering steps instead of 6000 (the "
-     "ramp reaches T = 0.001 at step 200 as specified), members: every step of the last 400"),
+     "ramp reaches T = 0.001 at step 200 as specified), members: every step of the last 400", False),
     ("higgs", "jobs/higgs_retrofit.ini", "accuracy", 1,
      ["--data.rows", "0", "--data.train", "1000", "--data.test", "500", "--adam.epochs", "150",
       "--simmer.steps", "900", "--ensemble.window", "400", "--ensemble.store_every", "50",
@@ -57,23 +65,64 @@ CASES = [
      "synthetic HIGGS-shaped data (the UCI file cannot be downloaded here); 1000 train / 500 "
      "test instead of 10000 / 1000, Adam 150 epochs instead of 1000, 900 simmering steps instead "
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
-     "last 400"),
+     "last 400", False),
 ]
+VARIANTS = ["paper", "posterior", "langevin"]
+POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1", "--simmer.T_target", "1",
+             "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
+             "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
+JITTER = 1e-9
+VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
 
 
-def archive_path(out_dir, case, seed):
-    return os.path.join(out_dir, f"{case}-seed{seed}.h5")
+def archive_path(out_dir, case, variant, seed):
+    return os.path.join(out_dir, f"{case}-{variant}-seed{seed}.h5")
 
 
-def run_one(simmer, out_dir, case, seed):
-    name, ini, _, ranks, extra, _ = case
-    path = archive_path(out_dir, name, seed)
+def attrs(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["metrics"].attrs.items()}
+        for k in ("status", "wall_seconds"):
+            v = f.attrs.get(k)
+            out["@" + k] = v.decode() if isinstance(v, bytes) else v
+        return out
+
+
+def finished(path):
     log = path[:-3] + ".log"
-    if os.path.exists(path) and os.path.exists(log) and "wall " in open(log).read():
-        return name, seed, "reused"
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), simmer, "--config", os.path.join(ROOT, ini),
-           "--run.seed", str(seed), "--data.split_seed", str(seed), "--output", path, "--overwrite",
-           "--run.progress", "lines", "--run.progress_seconds", "60"] + extra
+    return os.path.exists(path) and os.path.exists(log) and "# exit 0" in open(log).read()
+
+
+def noise_sd(case, paper_path):
+    """The rule: s² = the paper run's training MSE of Adam (retrofit) or of its ensemble (ab initio)."""
+    m = attrs(paper_path)
+    mse = m["ensemble_train_mse"] if "abinitio" in case[0] else m["baseline_train_mse_mean"]
+    return math.sqrt(float(mse))
+
+
+def variant_args(case, variant, seed, out_dir):
+    name, metric = case[0], case[2]
+    if variant == "paper":
+        return []
+    args = list(POSTERIOR)
+    if metric == "r2":
+        args += ["--simmer.noise_sd", repr(noise_sd(case, archive_path(out_dir, name, "paper", seed)))]
+    if variant == "langevin":
+        args += ["--simmer.thermostat", "langevin", "--simmer.friction", "1"]
+    return args
+
+
+def run_one(simmer, out_dir, case, variant, seed, extra=(), tag=None):
+    name, ini, _, ranks, case_extra, _, _ = case
+    path = archive_path(out_dir, name, tag or variant, seed)
+    log = path[:-3] + ".log"
+    if finished(path):
+        return "reused"
+    cmd = (["mpirun", "--oversubscribe", "-n", str(ranks), simmer, "--config", os.path.join(ROOT, ini),
+            "--run.seed", str(seed), "--data.split_seed", str(seed), "--output", path, "--overwrite",
+            "--run.progress", "lines", "--run.progress_seconds", "60"] + case_extra
+           + variant_args(case, variant, seed, out_dir) + list(extra))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     t0 = time.time()
     with open(log, "w") as f:
@@ -81,125 +130,217 @@ def run_one(simmer, out_dir, case, seed):
         f.flush()
         rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         f.write(f"# exit {rc} after {time.time() - t0:.1f} s\n")
-    return name, seed, f"exit {rc} in {time.time() - t0:.0f} s"
+    return f"exit {rc} in {time.time() - t0:.0f} s"
 
 
-def read_metrics(path, metric):
-    import h5py
-    with h5py.File(path, "r") as f:
-        m = f["metrics"].attrs
-        status = f.attrs.get("status", b"")
-        status = status.decode() if isinstance(status, bytes) else str(status)
-        wall = float(f.attrs.get("wall_seconds", float("nan")))
-        adam = float(m.get(f"baseline_test_{metric}_mean", float("nan")))
-        ens = float(m.get(f"ensemble_test_{metric}", float("nan")))
-        return adam, ens, wall, status
+def run_seed(simmer, out_dir, case, seed, variants, chaos):
+    """One (case, seed): the paper run first (the posterior variant's noise rule reads it)."""
+    done = []
+    for variant in variants:
+        if variant == "langevin" and not case[6]:
+            continue
+        if variant != "paper" and "paper" not in variants and not finished(archive_path(out_dir, case[0], "paper", seed)):
+            run_one(simmer, out_dir, case, "paper", seed)
+        done.append(f"{variant} {run_one(simmer, out_dir, case, variant, seed)}")
+    if chaos and case[6]:
+        for sign, tag in ((1, "jitter+"), (-1, "jitter-")):
+            done.append(f"{tag} " + run_one(simmer, out_dir, case, "paper", seed,
+                                            ["--simmer.start_jitter", repr(sign * JITTER)], tag=f"paper{tag}"))
+    return case[0], seed, "; ".join(done)
+
+
+def median(values):
+    v = sorted(x for x in values if math.isfinite(x))
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
 
 
 def mean_sd(values):
     v = [x for x in values if math.isfinite(x)]
     if not v:
-        return float("nan"), float("nan"), 0
+        return float("nan"), float("nan")
     mu = sum(v) / len(v)
-    sd = math.sqrt(sum((x - mu) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
-    return mu, sd, len(v)
+    return mu, (math.sqrt(sum((x - mu) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0)
 
 
-def fmt(mu, sd):
-    return "n/a" if not math.isfinite(mu) else f"{mu:.4f} ± {sd:.4f}"
+def sign_test(wins, losses):
+    """One-sided sign test: P(X >= wins) for X ~ Binomial(wins + losses, 1/2); ties dropped."""
+    n = wins + losses
+    if n == 0:
+        return float("nan")
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
 
 
-def report(out_dir, seeds, cases):
+def compare(ens, base, higher_better=True):
+    """(wins, ties, losses) of the ensemble against the baseline, seed by seed."""
+    w = t = l = 0
+    for e, b in zip(ens, base):
+        if not (math.isfinite(e) and math.isfinite(b)):
+            l += 1 if math.isfinite(b) else 0  # no ensemble (every trajectory diverged): a loss
+            continue
+        if e == b:
+            t += 1
+        elif (e > b) == higher_better:
+            w += 1
+        else:
+            l += 1
+    return w, t, l
+
+
+def collect(out_dir, seeds, cases, variants):
     rows, summary = [], []
-    for name, ini, metric, ranks, extra, note in cases:
-        adams, enss, walls, beat, done, statuses = [], [], [], 0, 0, []
-        for seed in seeds:
-            path = archive_path(out_dir, name, seed)
-            if not os.path.exists(path):
-                rows.append([name, seed, metric, "", "", "", "missing"])
+    for case in cases:
+        name, _, metric, ranks, _, note, cheap = case
+        for variant in variants:
+            if variant == "langevin" and not cheap:
                 continue
-            try:
-                adam, ens, wall, status = read_metrics(path, metric)
-            except (OSError, KeyError) as e:
-                rows.append([name, seed, metric, "", "", "", f"unreadable: {e}"])
+            base, ens, base_nll, ens_nll, walls, statuses = [], [], [], [], [], set()
+            verdicts = {v: 0 for v in VERDICTS}
+            for seed in seeds:
+                path = archive_path(out_dir, name, variant, seed)
+                if not os.path.exists(path):
+                    continue
+                try:
+                    m = attrs(path)
+                except (OSError, KeyError) as e:
+                    rows.append([name, variant, seed, metric, "", "", "", "", "", f"unreadable: {e}"])
+                    continue
+                b = float(m.get(f"baseline_test_{metric}_mean", math.nan))
+                e_ = float(m.get(f"ensemble_test_{metric}", math.nan))
+                bn = float(m.get("baseline_test_nll_mean", math.nan))
+                en = float(m.get("ensemble_test_nll", math.nan))
+                base.append(b)
+                ens.append(e_)
+                base_nll.append(bn)
+                ens_nll.append(en)
+                walls.append(float(m.get("@wall_seconds", math.nan)))
+                statuses.add(str(m.get("@status", "?")))
+                for v in VERDICTS:
+                    verdicts[v] += int(m.get(f"trajectories_{v}", 0))
+                rows.append([name, variant, seed, metric, b, e_, bn, en,
+                             " ".join(f"{v}={int(m.get(f'trajectories_{v}', 0))}" for v in VERDICTS
+                                      if int(m.get(f"trajectories_{v}", 0))),
+                             m.get("@status", "?")])
+            if not base:
                 continue
-            done += 1
-            adams.append(adam)
-            enss.append(ens)
-            walls.append(wall)
-            statuses.append(status)
-            if math.isfinite(adam) and math.isfinite(ens) and ens > adam:
-                beat += 1
-            rows.append([name, seed, metric, adam, ens, wall, status])
-        am, asd, _ = mean_sd(adams)
-        em, esd, n_ok = mean_sd(enss)
-        finite = sorted(x for x in enss if math.isfinite(x))
-        emed = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2 if finite else float("nan")
-        finite = sorted(x for x in adams if math.isfinite(x))
-        amed = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2 if finite else float("nan")
-        summary.append(dict(case=name, metric=metric, adam_mean=am, adam_sd=asd, ensemble_mean=em,
-                            ensemble_sd=esd, n_seeds=done, beat=beat, adam_median=amed, n_finite=n_ok,
-                            ensemble_median=emed,
-                            wall_mean=mean_sd(walls)[0], note=note or "", ranks=ranks,
-                            statuses=sorted(set(statuses))))
+            w, t, l = compare(ens, base)
+            nw, nt, nl = compare(ens_nll, base_nll, higher_better=False)
+            bm, bsd = mean_sd(base)
+            em, esd = mean_sd(ens)
+            summary.append(dict(case=name, variant=variant, metric=metric, n=len(base), wins=w, ties=t, losses=l,
+                                p=sign_test(w, l), nll_wins=nw, nll_ties=nt, nll_losses=nl,
+                                base_mean=bm, base_sd=bsd, base_median=median(base),
+                                ens_mean=em, ens_sd=esd, ens_median=median(ens),
+                                ens_finite=sum(math.isfinite(x) for x in ens),
+                                nll_base_median=median(base_nll), nll_ens_median=median(ens_nll),
+                                verdicts=verdicts, wall=mean_sd(walls)[0], ranks=ranks, note=note or "",
+                                statuses=sorted(statuses)))
     with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["case", "seed", "metric", "adam_test", "ensemble_test", "wall_seconds", "status"])
+        w.writerow(["case", "variant", "seed", "metric", "baseline_test", "ensemble_test", "baseline_test_nll",
+                    "ensemble_test_nll", "verdicts", "status"])
         w.writerows(rows)
     table = os.path.join(out_dir, "summary.csv")
     with open(table, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["case", "metric", "adam_mean", "adam_sd", "ensemble_mean", "ensemble_sd",
-                    "n_seeds", "beat"])
+        w.writerow(["case", "metric", "adam_mean", "adam_sd", "ensemble_mean", "ensemble_sd", "n_seeds", "beat"])
         for s in summary:
-            w.writerow([s["case"], s["metric"], s["adam_mean"], s["adam_sd"], s["ensemble_mean"],
-                        s["ensemble_sd"], s["n_seeds"], s["beat"]])
+            w.writerow([f"{s['case']} ({s['variant']})", s["metric"], s["base_mean"], s["base_sd"], s["ens_mean"],
+                        s["ens_sd"], s["n"], s["wins"]])
     return summary, table
 
 
-def write_markdown(summary, seeds, table, out_dir):
+def chaos_report(out_dir, seeds, cases):
+    """Per cheap case: the test metric of the paper run and its two jittered reruns, per seed."""
+    out = []
+    for case in cases:
+        name, _, metric, _, _, _, cheap = case
+        if not cheap:
+            continue
+        spreads = []
+        for seed in seeds:
+            values = []
+            for tag in ("paper", "paperjitter+", "paperjitter-"):
+                path = archive_path(out_dir, name, tag, seed)
+                values.append(float(attrs(path).get(f"ensemble_test_{metric}", math.nan)) if os.path.exists(path)
+                              else math.nan)
+            if all(math.isfinite(v) for v in values):
+                spreads.append((max(values) - min(values), seed, values))
+        if spreads:
+            out.append((name, metric, sorted(spreads, reverse=True)))
+    return out
+
+
+def fmt(mu, sd=None, digits=4):
+    if not math.isfinite(mu):
+        return "n/a"
+    return f"{mu:.{digits}f}" if sd is None else f"{mu:.{digits}f} ± {sd:.{digits}f}"
+
+
+def write_markdown(summary, chaos, seeds, table, cases):
     docs = os.path.join(ROOT, "docs")
     os.makedirs(docs, exist_ok=True)
     bars = os.path.join(docs, "reproduction_bars")
-    chart = False
-    script = os.path.join(ROOT, "analysis", "bars.py")
-    if os.path.exists(script):
-        chart = subprocess.call(["/usr/bin/python3", script, "--table", table, "-o", bars]) == 0
+    chart = subprocess.call(["/usr/bin/python3", os.path.join(ROOT, "analysis", "bars.py"), "--table", table,
+                             "-o", bars]) == 0
     lines = [
-        "# Reproduction study: every case of SIMMERING.md §7 over several seeds",
+        "# Multi-seed study: the paper's cases as specified and sampling the posterior",
         "",
-        f"Made by `jobs/study/study.py` on {time.strftime('%Y-%m-%d')} on this project's development "
-        "machine (2 cores, Debian 12). Seed k sets run.seed and data.split_seed (split and "
-        f"initialisation). Seeds: {', '.join(map(str, seeds))}. Metric: test accuracy "
-        "(classification) or test R² (regression); Adam = the retrofit's starting network (ab "
-        "initio: the first member of each trajectory, averaged over trajectories); ensemble = "
-        "the majority vote or mean of all members. \"beat\" counts seeds where the ensemble's "
-        "test metric is strictly higher than Adam's. Archives: runs/study/ (not in the "
-        "repository); per-seed numbers: runs/study/runs.csv.",
+        f"Made by `jobs/study/study.py` on {time.strftime('%Y-%m-%d')} on this project's development machine "
+        f"(2 cores, Debian 12). Seeds {seeds[0]}..{seeds[-1]}; seed k sets run.seed and data.split_seed. "
+        "Metric: test accuracy (classification) or test R² (regression). Baseline: Adam's end point "
+        "(retrofit) or each trajectory's first member (ab initio), averaged over trajectories; "
+        "ensemble: majority vote or mean of all members. W/T/L: seeds where the ensemble's test "
+        "metric is higher / equal / lower than the baseline's (no ensemble at all counts as a loss); "
+        "p: one-sided sign test of \"the ensemble is better\" (ties dropped). NLL W/T/L: the same "
+        "for the test negative log-likelihood (lower is better; regression: Gaussian NLL of mean ± sd, "
+        "sd² = members' variance + training MSE; the baseline's sd² = its training MSE). Verdicts: "
+        "trajectories judged stationary / not mixed / drifting / diverged / without members "
+        "(docs/STATIONARITY.md), summed over seeds.",
         "",
-        "| case | metric | Adam (mean ± sd) | ensemble (mean ± sd) | median Adam / ensemble | seeds where simmering beat Adam | wall time per seed |",
-        "|---|---|---|---|---|---|---|",
+        "Variants, fixed before the runs for all cases alike: **paper** = the job as specified; "
+        "**posterior** = constant T = T_Bayes from the first step, Gaussian prior N(0, 1/fan_in) on "
+        "weights and N(0, 1) on biases, thermal start velocities, the paper's Nosé–Hoover chain, "
+        "steps, h, window and members (regression noise sd s: s² = the paper run's training MSE of "
+        "Adam, or of its ensemble for ab initio); **langevin** = posterior with the Langevin "
+        "thermostat (friction 1), on the cheap cases only. Archives: runs/study/ (not in the "
+        "repository); per-run numbers: runs/study/runs.csv.",
+        "",
+        "| case | variant | baseline (mean ± sd) | ensemble (mean ± sd) | median baseline / ensemble | W/T/L | p | NLL W/T/L | median NLL baseline / ensemble | verdicts (st/nm/dr/dv/none) | wall per seed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summary:
-        wall = s["wall_mean"]
-        lines.append(f"| {s['case']} | test {s['metric']} | {fmt(s['adam_mean'], s['adam_sd'])} | "
-                     f"{fmt(s['ensemble_mean'], s['ensemble_sd'])}"
-                     + (f" (over {s['n_finite']} seeds; the other {s['n_seeds'] - s['n_finite']} have no "
-                        "finite ensemble metric)" if s['n_finite'] < s['n_seeds'] else "") + " | "
-                     f"{s['adam_median']:.4f} / {s['ensemble_median']:.4f} | {s['beat']} of {s['n_seeds']} | "
-                     + (f"{wall:.1f} s on {s['ranks']} rank(s)" if math.isfinite(wall) else "n/a") + " |")
+        v = s["verdicts"]
+        ens = fmt(s["ens_mean"], s["ens_sd"])
+        if s["ens_finite"] < s["n"]:
+            ens += f" ({s['ens_finite']} of {s['n']} seeds have an ensemble)"
+        lines.append(
+            f"| {s['case']} | {s['variant']} | {fmt(s['base_mean'], s['base_sd'])} | {ens} | "
+            f"{fmt(s['base_median'])} / {fmt(s['ens_median'])} | {s['wins']}/{s['ties']}/{s['losses']} | "
+            f"{s['p']:.3g} | {s['nll_wins']}/{s['nll_ties']}/{s['nll_losses']} | "
+            f"{fmt(s['nll_base_median'], digits=3)} / {fmt(s['nll_ens_median'], digits=3)} | "
+            f"{'/'.join(str(v[k]) for k in VERDICTS)} | "
+            + (f"{s['wall']:.1f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
+    lines += ["", "## Chaos: the same run with the start velocity changed by a relative 1e-9", "",
+              "Paper variant, cheap cases: the ensemble's test metric of the run and of two reruns with "
+              "simmer.start_jitter = ±1e-9 (v_i (1 ± 1e-9 ξ_i)). Largest spread first.", "",
+              "| case | seeds | median spread | largest spread (seed: run, +1e-9, −1e-9) |", "|---|---|---|---|"]
+    for name, metric, spreads in chaos:
+        top = spreads[0]
+        lines.append(f"| {name} | {len(spreads)} | {median([s[0] for s in spreads]):.4g} | {top[0]:.4g} "
+                     f"(seed {top[1]}: {', '.join(f'{x:.4f}' for x in top[2])}) |")
     lines += ["", "## Shortened cases and deviations", ""]
+    seen = set()
+    for case in cases:
+        if case[5] and case[0] not in seen:
+            seen.add(case[0])
+            lines.append(f"- **{case[0]}**: {case[5]}.")
+    lines += ["- all other cases ran at the paper's lengths and sizes.", "", "## Run status", ""]
     for s in summary:
-        if s["note"]:
-            lines.append(f"- **{s['case']}**: {s['note']}.")
-    lines += ["- all other cases ran at the paper's lengths and sizes.", "",
-              "## Run status", ""]
-    for s in summary:
-        lines.append(f"- {s['case']}: {', '.join(s['statuses']) or 'no archives'}")
+        lines.append(f"- {s['case']} ({s['variant']}): {', '.join(s['statuses']) or 'no archives'}")
     if chart:
-        lines += ["", "## Bar chart", "", "![Adam vs simmering](reproduction_bars.png)"]
-    lines += ["", "## What the numbers say", "", "<!-- findings: text below this line is kept when "
-              "the study regenerates this file -->"]
+        lines += ["", "## Bar chart", "", "![baseline vs ensemble, both variants](reproduction_bars.png)"]
+    lines += ["", "## What the numbers say", "",
+              "<!-- findings: text below this line is kept when the study regenerates this file -->"]
     path = os.path.join(docs, "REPRODUCTION.md")
     old = open(path).read() if os.path.exists(path) else ""
     marker = lines[-1]
@@ -214,37 +355,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=8, help="seeds 1..N (default 8)")
     ap.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
-    ap.add_argument("--cases", default="", help="comma-separated subset of: " +
-                    ",".join(c[0] for c in CASES))
+    ap.add_argument("--cases", default="", help="comma-separated subset of: " + ",".join(c[0] for c in CASES))
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of: " + ",".join(VARIANTS))
+    ap.add_argument("--no-chaos", action="store_true", help="skip the jittered reruns")
     ap.add_argument("--simmer", default=os.path.join(ROOT, "build/src/simmer_mpi"))
     ap.add_argument("--out", default=os.path.join(ROOT, "runs/study"))
     ap.add_argument("--report-only", action="store_true", help="only collect and write the report")
-    ap.add_argument("--slurm", action="store_true", help="print sbatch array commands instead")
     a = ap.parse_args()
     seeds = list(range(1, a.seeds + 1))
     cases = [c for c in CASES if not a.cases or c[0] in a.cases.split(",")]
+    variants = [v for v in VARIANTS if v in a.variants.split(",")]
     if a.cases and len(cases) != len(a.cases.split(",")):
         sys.exit(f"study: unknown case in --cases {a.cases}")
     os.makedirs(a.out, exist_ok=True)
-    if a.slurm:
-        for name, ini, _, ranks, extra, _ in cases:
-            print(f"SIMMER_CONFIG={ini} SIMMER_OUTPUT_DIR={a.out} sbatch --array=0-{len(seeds) - 1} "
-                  f"--ntasks={ranks} --job-name=study-{name} jobs/slurm/simmer_array.sbatch "
-                  + " ".join(extra))
-        print("# array task k runs seed k + 1; then rename each archive to <case>-seed<k+1>.h5 in "
-              f"{a.out} and run: jobs/study/study.py --report-only")
-        return
     if not a.report_only:
         if not os.access(a.simmer, os.X_OK):
             sys.exit(f"study: {a.simmer} is not built (cmake/build.sh)")
-        # Cheapest first, so a short session still gets the small cases done.
-        todo = [(c, s) for c in cases for s in seeds]
+        todo = [(c, s) for c in cases for s in seeds]  # cheapest cases first (CASES order)
         t0 = time.time()
         with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-            for i, (name, seed, what) in enumerate(pool.map(lambda cs: run_one(a.simmer, a.out, *cs), todo)):
+            work = pool.map(lambda cs: run_seed(a.simmer, a.out, cs[0], cs[1], variants, not a.no_chaos), todo)
+            for i, (name, seed, what) in enumerate(work):
                 print(f"[{time.time() - t0:7.0f}s] {i + 1}/{len(todo)} {name} seed {seed}: {what}", flush=True)
-    summary, table = report(a.out, seeds, cases)
-    write_markdown(summary, seeds, table, a.out)
+    summary, table = collect(a.out, seeds, cases, variants)
+    write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases)
 
 
 if __name__ == "__main__":

@@ -351,6 +351,9 @@ const std::vector<Key>& keys() {
                "auto (the paper: adam in retrofit mode, zero in abinitio) | adam (v = (x_last - "
                "x_previous)/h from Adam's last step; retrofit only) | zero | thermal "
                "(Maxwell-Boltzmann at the schedule's first T > 0, from the trajectory's seed)"),
+      make_key("simmer", "start_jitter", &C::simmer, &SimmerConfig::start_jitter,
+               "relative random change of every start velocity, v_i (1 + eps xi_i) with xi_i "
+               "~ N(0, 1) from a stream of its own (0: none): shows whether outcomes are chaotic"),
       make_key("simmer", "prior", &C::simmer, &SimmerConfig::prior,
                "none (the paper: sample exp(-L/T), not normalisable along flat directions of "
                "the loss) | gaussian (sample exp(-L/T) N(x; 0, sigma^2): potential L + T "
@@ -920,6 +923,9 @@ Config validated(const Config& config, int world_size) {
     require(s.T_target > 0.0, "simmer.start_velocity", s.start_velocity,
             "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
   }
+  require_finite(s.start_jitter, "simmer.start_jitter");
+  require(std::abs(s.start_jitter) < 1.0, "simmer.start_jitter", str(s.start_jitter),
+          "must be a small relative change, |eps| < 1");
   require_one_of(s.prior, "simmer.prior", {"none", "gaussian"});
   require_finite(s.prior_sigma, "simmer.prior_sigma");
   require(s.prior_sigma > 0.0, "simmer.prior_sigma", str(s.prior_sigma), "must be > 0");

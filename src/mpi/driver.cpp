@@ -548,6 +548,12 @@ void Run::start_trajectory(Chain& ch, const Vector* adam_previous) {
     case train::StartVelocity::zero: start = nhc.rest_start(); break;
     case train::StartVelocity::thermal: start = nhc.thermal_start(p_.ramp.first_positive(), ch.rng); break;
   }
+  if (c_.simmer.start_jitter != 0.0) {
+    // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
+    Rng jitter = Rng::stream(c_.run.seed ^ 0x5717e7a11ULL, static_cast<std::uint64_t>(ch.index));
+    for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= 1.0 + c_.simmer.start_jitter * jitter.normal();
+    start.kinetic = start.v.squaredNorm();
+  }
   ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
                                                       std::move(start));
   ch.trajectory->set_noise(&ch.rng);

@@ -58,6 +58,7 @@ struct SimmerConfig {
   double tau = 1.0;                     ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = 0.0;
   std::string start_velocity = "auto";  ///< auto | adam | zero | thermal
+  double start_jitter = 0.0;            ///< relative random change of the start velocity (chaos check)
   std::string prior = "none";           ///< none | gaussian
   double prior_sigma = 1.0;             ///< gaussian prior standard deviation (parameter units)
   std::string prior_scaling = "none";   ///< none | fan_in: weights get sigma / sqrt(fan_in)
