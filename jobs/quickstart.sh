@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian 12 machine: installs missing packages, builds, and runs the
 # paper's Iris ab initio study (36 trajectories, SIMMERING.md §7) with mpirun, oversubscribed
-# on however many cores this machine has; prints the result table and writes runs/iris_abinitio.h5.
+# on however many cores this machine has; prints the result table, writes runs/iris_abinitio.h5,
+# then prints the archive's summary with each trajectory's stationarity verdict
+# (simmer_analyze summary; docs/STATIONARITY.md).
 # Usage: jobs/quickstart.sh [--short] [extra simmer_mpi options, e.g. --simmer.steps 5000]
 #   --short: 5000 steps with the ensemble from the last 2000 (about 1/5 of the time).
 set -euo pipefail
@@ -15,5 +17,8 @@ if [ "${1:-}" = "--short" ]; then
 fi
 mkdir -p runs
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-exec mpirun --oversubscribe -n 36 "${SIMMER_BUILD_DIR:-build}/src/simmer_mpi" \
+build=${SIMMER_BUILD_DIR:-build}
+mpirun --oversubscribe -n 36 "$build/src/simmer_mpi" \
   --config jobs/iris_abinitio.ini --output runs/iris_abinitio.h5 --overwrite "${extra[@]}" "$@"
+echo
+"$build/src/simmer_analyze" summary runs/iris_abinitio.h5

@@ -111,7 +111,7 @@ def main():
                 "--run.gather_interval", "300", "--output", iris], tmp)
 
         out = os.path.join(tmp, "out")
-        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py"):
+        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py", "drift.py"):
             p = figure(script, ["--help"], tmp)
             if p.returncode != 0 or "usage:" not in p.stdout:
                 fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
@@ -122,6 +122,7 @@ def main():
         expect_figure("decision_map.py", [iris], os.path.join(out, "iris_map"), tmp)
         expect_figure("decision_map.py", [iris, "--at", "3,1", "3.5,0.6"], os.path.join(out, "iris_map_at"), tmp)
         expect_figure("bars.py", [sine, iris], os.path.join(out, "bars"), tmp)
+        expect_figure("drift.py", [sine, iris], os.path.join(out, "drift"), tmp)
         table = os.path.join(tmp, "summary.csv")
         with open(table, "w") as f:
             f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
@@ -148,6 +149,11 @@ def main():
         expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
         expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
                      "no such file", tmp)
+        no_diagnostics = os.path.join(tmp, "sine_no_diagnostics.h5")
+        shutil.copy(sine, no_diagnostics)
+        with h5py.File(no_diagnostics, "a") as f:
+            del f["diagnostics"]
+        expect_error("drift.py", [no_diagnostics], no_diagnostics, "/diagnostics/block_test_metric", tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILURES:
