@@ -72,6 +72,7 @@ POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1"
              "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
              "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
 JITTER = 1e-9
+OUT = os.path.join(ROOT, "runs/study")
 VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
 
 
@@ -276,6 +277,24 @@ def fmt(mu, sd=None, digits=4):
     return f"{mu:.{digits}f}" if sd is None else f"{mu:.{digits}f} ± {sd:.{digits}f}"
 
 
+def drift_figures(cases, docs, seed=1):
+    """docs/drift/<case>.png from seed 1's paper and posterior archives (when both exist)."""
+    out = []
+    for case in cases:
+        runs = [archive_path(OUT, case[0], v, seed) for v in ("paper", "posterior")]
+        runs = [r for r in runs if os.path.exists(r)]
+        if not runs:
+            continue
+        prefix = os.path.join(docs, "drift", case[0])
+        rc = subprocess.call(["/usr/bin/python3", os.path.join(ROOT, "analysis", "drift.py")] + runs
+                             + ["-o", prefix, "--dpi", "80", "--palette"], stdout=subprocess.DEVNULL)
+        if rc == 0:
+            if os.path.exists(prefix + ".pdf"):
+                os.remove(prefix + ".pdf")  # the PNG is what REPRODUCTION.md shows
+            out.append((case[0], prefix + ".png"))
+    return out
+
+
 def write_markdown(summary, chaos, seeds, table, cases):
     docs = os.path.join(ROOT, "docs")
     os.makedirs(docs, exist_ok=True)
@@ -339,6 +358,13 @@ def write_markdown(summary, chaos, seeds, table, cases):
         lines.append(f"- {s['case']} ({s['variant']}): {', '.join(s['statuses']) or 'no archives'}")
     if chart:
         lines += ["", "## Bar chart", "", "![baseline vs ensemble, both variants](reproduction_bars.png)"]
+    drift = drift_figures(cases, docs)
+    if drift:
+        lines += ["", "## Drift figures (seed 1: the paper's run above the posterior variant)", "",
+                  "Left: displacement from the simmering start and parameter rms, per parameter, against "
+                  "the step (T shaded, the window marked); right: the ensemble's test metric per block of "
+                  "the window against the baseline; titles: the verdicts (analysis/drift.py).", ""]
+        lines += [f"![{name}](drift/{os.path.basename(path)})" for name, path in drift]
     lines += ["", "## What the numbers say", "",
               "<!-- findings: text below this line is kept when the study regenerates this file -->"]
     path = os.path.join(docs, "REPRODUCTION.md")
@@ -368,6 +394,8 @@ def main():
     if a.cases and len(cases) != len(a.cases.split(",")):
         sys.exit(f"study: unknown case in --cases {a.cases}")
     os.makedirs(a.out, exist_ok=True)
+    global OUT
+    OUT = a.out
     if not a.report_only:
         if not os.access(a.simmer, os.X_OK):
             sys.exit(f"study: {a.simmer} is not built (cmake/build.sh)")
