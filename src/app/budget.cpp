@@ -31,7 +31,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
 
   // The members and which of them are stored, as the driver selects them (trajectory 0's
   // draw; every trajectory samples the same count).
-  Rng probe_rng = Rng::stream(c.run.seed, 0);
+  Rng probe_rng = Rng::named(c.run.seed, 0, RngPurpose::sampling);
   const auto steps = ensemble::select_sample_steps(c.simmer.steps, p.sampling, probe_rng);
   e.members_per_trajectory = static_cast<std::int64_t>(steps.size());
   const std::int64_t every = std::max<std::int64_t>(1, c.ensemble.store_every);

@@ -17,7 +17,7 @@ namespace {
 
 data::Dataset load_all(const cli::Config& c, Problem& p) {
   if (c.data.source == "sine") {
-    Rng noise_rng(c.data.split_seed, 1);
+    Rng noise_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_noise);
     data::SineSpec spec;
     spec.points = c.data.sine_points;
     spec.noise = c.data.sine_noise;
@@ -152,7 +152,7 @@ void check_split_sizes(const cli::Config& c, std::int64_t rows, std::int64_t dro
 Problem build_problem(const cli::Config& c) {
   Problem p;
   p.config = c;
-  Rng split_rng(c.data.split_seed, 0);
+  Rng split_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_split);
   if (c.data.source == "idx") {
     // Image sets come as a training and a test file: each split draws from its own file.
     if (c.data.train <= 0 || c.data.test <= 0) {

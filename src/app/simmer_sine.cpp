@@ -68,9 +68,13 @@ int main(int argc, char** argv) try {
   const Options opt = parse(argc, argv);
   const auto t0 = std::chrono::steady_clock::now();
 
-  Rng data_rng(opt.seed, 0);
-  const data::Dataset all = data::make_noisy_sine({}, data_rng);
-  const data::Split split = data::split_by_count(all.rows(), 65, 36, data_rng);
+  // The named streams of core/rng.hpp, as simmer_mpi uses them with run.seed = data.split_seed
+  // = --seed (trajectory 0): the same seed gives the same data, network and members.
+  const auto named = [&](RngPurpose purpose) { return Rng::named(opt.seed, 0, purpose); };
+  Rng noise_rng = named(RngPurpose::data_noise);
+  const data::Dataset all = data::make_noisy_sine({}, noise_rng);
+  Rng split_rng = named(RngPurpose::data_split);
+  const data::Split split = data::split_by_count(all.rows(), 65, 36, split_rng);
   const data::Dataset train = data::subset(all, split.train);
   const data::Dataset test = data::subset(all, split.test);
   const auto x_scaler = data::MinMaxScaler::fit(train.x);
@@ -80,7 +84,7 @@ int main(int argc, char** argv) try {
 
   model::Network net = model::build_network({"1-20-20-1", model::Activation::tanh,
                                              model::Activation::linear});
-  Rng init_rng(opt.seed, 1);
+  Rng init_rng = named(RngPurpose::initialization);
   net.initialize(model::Init::glorot_normal, init_rng);
   train::NetworkObjective objective(net, model::LossKind::sse, x_train, train.y,
                                     y_scaler.scale(), y_scaler.offset());
@@ -88,7 +92,8 @@ int main(int argc, char** argv) try {
   train::AdamOptions adam;
   adam.epochs = opt.adam_epochs;
   train::AdamState adam_state = train::AdamState::zeros(net.parameter_count());
-  train::train_adam(adam, adam_state, objective, init_rng);
+  Rng minibatch_rng = named(RngPurpose::minibatch);
+  train::train_adam(adam, adam_state, objective, minibatch_rng);
   const double adam_test_mse =
       ensemble::mean_squared_error(objective.predict(view(x_test)), view(test.y));
   const double adam_train_loss = objective.evaluate(net.parameters());
@@ -101,7 +106,7 @@ int main(int argc, char** argv) try {
                                start_builder.retrofit_start(net.parameters(), adam_state.previous));
   ensemble::SamplingOptions sampling;
   sampling.window = opt.window;
-  Rng sample_rng(opt.seed, 2);
+  Rng sample_rng = named(RngPurpose::sampling);
   const auto members = ensemble::select_sample_steps(opt.steps, sampling, sample_rng);
   ensemble::MeanAccumulator test_mean(x_test.rows(), 1);
   std::size_t next = 0;

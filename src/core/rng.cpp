@@ -26,6 +26,11 @@ Rng::Rng(std::uint64_t seed, std::uint64_t stream) {
   for (std::uint64_t k = 0; k < stream; ++k) jump();
 }
 
+Rng Rng::named(std::uint64_t seed, std::uint64_t trajectory, RngPurpose purpose) {
+  std::uint64_t x = seed ^ (0xd1b54a32d192ed03ULL * static_cast<std::uint64_t>(purpose));
+  return Rng(splitmix64(x), trajectory);
+}
+
 std::uint64_t Rng::next() {
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const std::uint64_t t = s_[1] << 17U;

@@ -27,18 +27,34 @@ void SamplingOptions::validate(std::int64_t steps) const {
   }
 }
 
+namespace {
+
+/// Members drawn at random (count or fraction), 0 when the stride is used.
+std::int64_t random_count(const SamplingOptions& opt) {
+  if (opt.fraction > 0.0) {
+    return std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::llround(opt.fraction * static_cast<double>(opt.window))));
+  }
+  return opt.count;
+}
+
+}  // namespace
+
+std::int64_t member_count(std::int64_t steps, const SamplingOptions& opt) {
+  opt.validate(steps);
+  const std::int64_t random = random_count(opt);
+  if (random > 0) return random;
+  return (opt.window - 1) / opt.stride + 1;  // steps-1, steps-1-stride, ... down to the window's first
+}
+
 std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt,
                                               Rng& rng) {
   opt.validate(steps);
   const std::int64_t first = steps - opt.window;
-  std::int64_t random_count = opt.count;
-  if (opt.fraction > 0.0) {
-    random_count = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(std::llround(opt.fraction * static_cast<double>(opt.window))));
-  }
+  const std::int64_t drawn = random_count(opt);
   std::vector<std::int64_t> out;
-  if (random_count > 0) {
-    out = sample_without_replacement(opt.window, random_count, rng);
+  if (drawn > 0) {
+    out = sample_without_replacement(opt.window, drawn, rng);
     for (auto& s : out) s += first;
     return out;
   }

@@ -78,7 +78,8 @@ std::string format_duration(double s) {
 /// One trajectory owned by this rank.
 struct Chain {
   std::int64_t index = 0;
-  Rng rng;
+  Rng minibatch_rng;  ///< Adam's mini-batch order (RngPurpose::minibatch)
+  Rng noise_rng;      ///< the Langevin thermostat's noise (RngPurpose::thermostat; checkpointed)
   model::Network net;
   std::unique_ptr<train::NetworkObjective> objective;
   std::unique_ptr<train::Trajectory> trajectory;
@@ -115,6 +116,7 @@ struct Chain {
   int strikes = 0;                 ///< consecutive health checks far from the target
   double last_energy = std::nan("");
   double last_check_temperature = std::nan("");
+  double last_check_kinetic = std::nan("");  ///< T_kin at the previous health check
 };
 
 /// Exit codes of simmer_mpi (also in the README).
@@ -267,16 +269,20 @@ void Run::setup_chains() {
   for (std::int64_t i = rank_; i < chains_total_; i += size_) {
     Chain& ch = chains_.emplace_back();
     ch.index = i;
-    // Trajectory i's stream of the run seed: initialisation, then sampling, then mini-batches.
-    ch.rng = Rng::stream(c_.run.seed, static_cast<std::uint64_t>(i));
+    // Trajectory i's named streams of the run seed (core/rng.hpp, RngPurpose).
+    const auto named = [&](RngPurpose purpose) { return Rng::named(c_.run.seed, static_cast<std::uint64_t>(i), purpose); };
+    ch.minibatch_rng = named(RngPurpose::minibatch);
+    ch.noise_rng = named(RngPurpose::thermostat);
     ch.net = model::build_network(p_.architecture);
-    ch.net.initialize(p_.init, ch.rng);
+    Rng init = named(RngPurpose::initialization);
+    ch.net.initialize(p_.init, init);
     ch.objective = std::make_unique<train::NetworkObjective>(
         ch.net, p_.loss, p_.sets[0].x, p_.sets[0].y, p_.output_scale, p_.output_offset);
     std::int64_t max_rows = 0;
     for (const auto& s : p_.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
     ch.net.reserve(max_rows);
-    ch.sample_steps = ensemble::select_sample_steps(steps, p_.sampling, ch.rng);
+    Rng sampling = named(RngPurpose::sampling);
+    ch.sample_steps = ensemble::select_sample_steps(steps, p_.sampling, sampling);
     if (members >= 0 && members != static_cast<std::int64_t>(ch.sample_steps.size())) {
       throw Error("internal: trajectories sample different member counts");
     }
@@ -288,9 +294,7 @@ void Run::setup_chains() {
     ch.diag = ensemble::TrajectoryDiagnostics(diagnostics_setup());
   }
   // Every trajectory samples the same number of members (the sampling options fix it).
-  Rng probe_rng = Rng::stream(c_.run.seed, 0);
-  members_per_chain_ = static_cast<std::int64_t>(
-      ensemble::select_sample_steps(steps, p_.sampling, probe_rng).size());
+  members_per_chain_ = ensemble::member_count(steps, p_.sampling);
   draws_ = (members_per_chain_ + c_.ensemble.store_every - 1) / c_.ensemble.store_every;
   adam_records_ = p_.adam.epochs / c_.run.trace_every;
   trace_records_ = adam_records_ + steps / c_.run.trace_every;
@@ -484,7 +488,7 @@ void Run::adam_phase() {
     train::AdamState state = train::AdamState::zeros(params_);
     const double t0 = cpu_now();
     double recorded_eval = 0.0;
-    train::train_adam(p_.adam, state, *ch.objective, ch.rng, [&](std::int64_t epoch, double loss) {
+    train::train_adam(p_.adam, state, *ch.objective, ch.minibatch_rng, [&](std::int64_t epoch, double loss) {
       if (epoch % c_.run.trace_every == 0) {
         const double before = eval_seconds_;
         // Full batch: the epoch's loss belongs to the parameters before its update, so the test
@@ -546,17 +550,21 @@ void Run::start_trajectory(Chain& ch, const Vector* adam_previous) {
   switch (p_.start_velocity) {
     case train::StartVelocity::adam: start = nhc.retrofit_start(ch.net.parameters(), *adam_previous); break;
     case train::StartVelocity::zero: start = nhc.rest_start(); break;
-    case train::StartVelocity::thermal: start = nhc.thermal_start(p_.ramp.first_positive(), ch.rng); break;
+    case train::StartVelocity::thermal: {
+      Rng thermal = Rng::named(c_.run.seed, static_cast<std::uint64_t>(ch.index), RngPurpose::start_velocity);
+      start = nhc.thermal_start(p_.ramp.first_positive(), thermal);
+      break;
+    }
   }
   if (c_.simmer.start_jitter != 0.0) {
     // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
-    Rng jitter = Rng::stream(c_.run.seed ^ 0x5717e7a11ULL, static_cast<std::uint64_t>(ch.index));
+    Rng jitter = Rng::named(c_.run.seed, static_cast<std::uint64_t>(ch.index), RngPurpose::jitter);
     for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= 1.0 + c_.simmer.start_jitter * jitter.normal();
     start.kinetic = start.v.squaredNorm();
   }
   ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
                                                       std::move(start));
-  ch.trajectory->set_noise(&ch.rng);
+  ch.trajectory->set_noise(&ch.noise_rng);
   ch.diag.start(ch.net.parameters());
   ch.start_loss = ch.objective->evaluate(ch.net.parameters());
 }
@@ -586,7 +594,7 @@ void Run::curvature_report(bool at_end) {
   double local[3] = {0.0, 0.0, 0.0};  // Σ count, Σ λ_max, trajectories
   for (auto& ch : chains_) {
     if (at_end && ch.stopped) continue;
-    Rng rng = Rng::stream(c_.run.seed ^ 0xc0ffee5eedULL, static_cast<std::uint64_t>(ch.index));
+    Rng rng = Rng::named(c_.run.seed, static_cast<std::uint64_t>(ch.index), RngPurpose::curvature);
     const auto est = train::estimate_spectrum(*ch.objective, ch.net.parameters(), t, c_.simmer.lanczos_steps,
                                               c_.simmer.lanczos_probes, rng);
     (at_end ? ch.curvature_end : ch.curvature_start) = est;
@@ -911,9 +919,9 @@ void Run::progress(std::int64_t step, double temperature, double mean_loss, bool
 
 void Run::check_health(Chain& ch, const train::StepRecord& rec) {
   // Thresholds (documented in the README): NaN/inf loss or velocities at once; otherwise, at
-  // constant T > 0, a kinetic temperature 100x above the target, or a jump of H_ext larger than
-  // 10 N_f T between checks, on `kStrikes` consecutive checks. 100x below is "slow to heat": a
-  // warning, not a divergence.
+  // constant T > 0, a kinetic temperature 100x above the target and not falling, or a jump of
+  // H_ext larger than 10 N_f T between checks, on `kStrikes` consecutive checks. 100x below is
+  // "slow to heat": a warning, not a divergence.
   constexpr int kStrikes = 3;
   const auto& nhc = ch.trajectory->integrator();
   const auto& phase = ch.trajectory->phase();
@@ -927,9 +935,12 @@ void Run::check_health(Chain& ch, const train::StepRecord& rec) {
     bool strike = false;
     std::string why;
     if (t > 0.0 && t == ch.last_check_temperature) {
-      if (t_kin > 100.0 * t) {
+      if (t_kin > 100.0 * t && !(t_kin < ch.last_check_kinetic)) {
+        // Hot and not cooling. A trajectory far above a small T that is cooling (the retrofit's
+        // Adam velocity after a T = 0 stage, say) is slow to cool, not diverged.
         strike = true;
-        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x above the target " + std::to_string(t);
+        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x above the target " + std::to_string(t) +
+              " and not falling";
       } else if (std::abs(energy - ch.last_energy) > 10.0 * nhc.degrees_of_freedom() * t) {
         strike = true;
         why = "extended energy H_ext jumped from " + std::to_string(ch.last_energy) + " to " +
@@ -947,6 +958,7 @@ void Run::check_health(Chain& ch, const train::StepRecord& rec) {
       }
     }
     ch.strikes = strike ? ch.strikes + 1 : 0;
+    ch.last_check_kinetic = t_kin;
     if (ch.strikes >= kStrikes) reason = why + " (" + std::to_string(kStrikes) + " checks in a row)";
     ch.last_energy = energy;
     ch.last_check_temperature = t;
@@ -1243,7 +1255,7 @@ void Run::checkpoint(std::int64_t step_done) {
   for (const auto& ch : chains_) {
     io::ByteWriter w;
     w.i64(ch.index);
-    const Rng::State rs = ch.rng.state();
+    const Rng::State rs = ch.noise_rng.state();
     for (const auto word : rs.s) w.pod(word);
     w.pod(static_cast<std::uint8_t>(rs.has_spare));
     w.f64(rs.spare);
@@ -1273,6 +1285,7 @@ void Run::checkpoint(std::int64_t step_done) {
     w.i64(ch.strikes);
     w.f64(ch.last_energy);
     w.f64(ch.last_check_temperature);
+    w.f64(ch.last_check_kinetic);
     for (const auto& m : ch.means) {
       w.i64(m.members());
       w.doubles(m.mean().data(), m.mean().size());
@@ -1364,7 +1377,7 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     for (auto& word : rs.s) word = c.pod<std::uint64_t>();
     rs.has_spare = c.pod<std::uint8_t>() != 0;
     rs.spare = c.f64();
-    ch.rng.set_state(rs);
+    ch.noise_rng.set_state(rs);
     ch.net.parameters() = c.vec();
     train::PhaseState phase;
     phase.v = c.vec();
@@ -1398,6 +1411,7 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     ch.strikes = static_cast<int>(c.i64());
     ch.last_energy = c.f64();
     ch.last_check_temperature = c.f64();
+    ch.last_check_kinetic = c.f64();
     for (auto& m : ch.means) {
       const auto members = c.i64();
       const auto mean = c.doubles();
@@ -1407,7 +1421,7 @@ void Run::restore(const std::vector<unsigned char>& payload) {
     }
     ch.trajectory = std::make_unique<train::Trajectory>(*ch.objective, p_.nhc, train::ramp_schedule(p_.ramp),
                                                         std::move(phase), step_);
-    ch.trajectory->set_noise(&ch.rng);
+    ch.trajectory->set_noise(&ch.noise_rng);
   }
 }
 
@@ -1415,7 +1429,7 @@ bool Run::stability_check() {
   // Power iteration at each trajectory's start point; the worst curvature decides.
   double worst[2] = {0.0, -1.0};  // lambda_max, trajectory
   for (auto& ch : chains_) {
-    Rng rng = Rng::stream(c_.run.seed ^ 0x5ab1e5ab1eULL, static_cast<std::uint64_t>(ch.index));
+    Rng rng = Rng::named(c_.run.seed, static_cast<std::uint64_t>(ch.index), RngPurpose::stability);
     const auto est = train::estimate_curvature(*ch.objective, ch.net.parameters(), rng);
     if (est.lambda_max > worst[0]) {
       worst[0] = est.lambda_max;

@@ -3,17 +3,17 @@
 scores of simmer_mpi, checked end to end (run by CTest with Debian's /usr/bin/python3).
 
 usage: test_stationarity.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-cases: drift        the sine retrofit at the paper's length, seed 5: the run and simmer_analyze
-                    summary call it drifting and its ensemble R² falls block by block; the same
-                    seed with a Gaussian prior (sigma 1) is not called drifting and its rms stays
-                    within 3 sigma
+cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the run and
+                    simmer_analyze summary call them drifting, and seed 18's ensemble collapses
+                    block by block; the same seeds with a Gaussian prior (sigma 1) are not called
+                    drifting and their rms stays within 3 sigma
        options      thermal and zero start velocities, Martyna masses, Langevin, temperatures in
                     posterior units: each does what its documentation says
        identical    prior + Langevin + thermal start: -n 1, 2 and 3 give bit-identical archives;
                     stopped by SIGUSR1 and resumed on another rank count, still identical
        uncertainty  NLL, Brier, ECE, Gaussian NLL and interval coverage equal a numpy
                     recomputation from every stored network
-       heat         a trajectory slow to heat (a single thermostat after a T = 0 stage) is
+       heat         a trajectory slow to heat (a single thermostat after a long T = 0 stage) is
                     warned about and keeps sampling: no divergence, all members
 """
 import os
@@ -53,38 +53,46 @@ def text_of(values):
 
 with tempfile.TemporaryDirectory() as tmp:
     if CASE == "drift":
-        plain = os.path.join(tmp, "sine5.h5")
-        p = run(SIMMER, 1, SINE + ["--run.seed", "5", "--data.split_seed", "5", "--output", plain])
-        if "stationarity: 1 drifting" not in p.stdout:
-            fail(f"the end-of-run table does not call sine seed 5 drifting:\n{p.stdout}")
-        with h5py.File(plain, "r") as f:
-            d = f["diagnostics"]
-            verdict = text_of(d["verdict"][()])
-            blocks = d["block_test_metric"][0]
-            ratio = d["window_ballistic_ratio"][0]
-            share = f["metrics"].attrs["ensemble_test_worst_point_share"]
-        if verdict != ["drifting"]:
-            fail(f"/diagnostics/verdict {verdict}, expected drifting")
-        if not (ratio > 0.9 and blocks[-1] < blocks[0]):
-            fail(f"no straight-line drift: ballistic ratio {ratio}, block R² {blocks}")
-        text = summary(plain)
-        if "drifting" not in text or "verdicts: 1 drifting" not in text:
-            fail(f"summary does not say drifting:\n{text}")
-        prior = os.path.join(tmp, "sine5_prior.h5")
-        p = run(SIMMER, 1, SINE + ["--run.seed", "5", "--data.split_seed", "5", "--simmer.prior", "gaussian",
+        # Seed 5 (issue 10's example): drifting. Seed 18 is the seed of 1..20 whose ensemble
+        # collapses with this version's random streams (R² 0.29; with the streams before the
+        # named ones it was seed 5): its block R² falls and one test point dominates the error.
+        verdicts = {}
+        for seed in (5, 18):
+            plain = os.path.join(tmp, f"sine{seed}.h5")
+            p = run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--output", plain])
+            if "stationarity: 1 drifting" not in p.stdout:
+                fail(f"the end-of-run table does not call sine seed {seed} drifting:\n{p.stdout}")
+            with h5py.File(plain, "r") as f:
+                d = f["diagnostics"]
+                verdicts[seed] = (text_of(d["verdict"][()]), d["block_test_metric"][0], d["window_ballistic_ratio"][0],
+                                  f["metrics"].attrs["ensemble_test_worst_point_share"],
+                                  f["metrics"].attrs["ensemble_test_r2"])
+            if verdicts[seed][0] != ["drifting"] or not verdicts[seed][2] > 0.9:
+                fail(f"seed {seed}: /diagnostics/verdict {verdicts[seed][0]}, ballistic ratio {verdicts[seed][2]}")
+            text = summary(plain)
+            if "verdicts: 1 drifting" not in text:
+                fail(f"summary of seed {seed} does not say drifting:\n{text}")
+        _, blocks, ratio, share, r2 = verdicts[18]
+        if not (r2 < 0.8 and blocks[-1] < blocks[0] and share > 0.5):
+            fail(f"seed 18 did not collapse as measured: R² {r2}, block R² {blocks}, worst point {share}")
+        # The same seeds with a Gaussian prior (sigma 1): not drifting, rms within 3 sigma.
+        for seed in (5, 18):
+            prior = os.path.join(tmp, f"sine{seed}_prior.h5")
+            run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--simmer.prior", "gaussian",
                                    "--simmer.prior_sigma", "1", "--output", prior])
-        with h5py.File(prior, "r") as f:
-            d = f["diagnostics"]
-            verdict_prior = text_of(d["verdict"][()])
-            rms = d["rms_end"][0]
-            r2_prior = f["metrics"].attrs["ensemble_test_r2"]
-        if verdict_prior == ["drifting"] or rms > 3.0:
-            fail(f"with the prior: verdict {verdict_prior}, rms {rms} (sigma 1)")
-        if "drifting" in summary(prior).split("stationarity")[-1]:
-            fail("summary calls the run with the prior drifting")
-        print(f"drift: seed 5 drifting (ballistic ratio {ratio:.3f}, block R² {blocks[0]:.3g} -> "
-              f"{blocks[-1]:.3g}, one test point {100 * share:.0f}% of the error); with the prior "
-              f"{verdict_prior[0]}, rms {rms:.2f}, R² {r2_prior:.3f}")
+            with h5py.File(prior, "r") as f:
+                d = f["diagnostics"]
+                verdict_prior = text_of(d["verdict"][()])
+                rms = d["rms_end"][0]
+                r2_prior = f["metrics"].attrs["ensemble_test_r2"]
+            if verdict_prior == ["drifting"] or rms > 3.0:
+                fail(f"seed {seed} with the prior: verdict {verdict_prior}, rms {rms} (sigma 1)")
+            if "drifting" in summary(prior).split("stationarity")[-1]:
+                fail(f"summary calls seed {seed} with the prior drifting")
+            print(f"drift: seed {seed}: paper drifting (ratio {verdicts[seed][2]:.3f}, R² {verdicts[seed][4]:.3f}); "
+                  f"with the prior {verdict_prior[0]}, rms {rms:.2f}, R² {r2_prior:.3f}")
+        print(f"drift: seed 18's block R² {blocks[0]:.3g} -> {blocks[-1]:.3g}, one test point {100 * share:.0f}% "
+              "of the error")
 
     elif CASE == "options":
         # Thermal start at the schedule's first T > 0 (T_initial 0, dT 0.01: 0.01).
@@ -228,9 +236,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
     elif CASE == "heat":
         out = os.path.join(tmp, "heavy.h5")
-        # The sine job with a single thermostat: the T = 0 stage cools it, and at T = 0.01 its
-        # kinetic temperature stays below T/100 for several checks (measured: step 1199).
-        p = run(SIMMER, 1, SINE + ["--simmer.chain_length", "1", "--output", out])
+        # The sine job with a single thermostat and a T = 0 stage of 3000 steps: it cools, and at
+        # T = 0.01 its kinetic temperature stays below T/100 for several checks (seeds 1..8 all).
+        p = run(SIMMER, 1, SINE + ["--simmer.chain_length", "1", "--simmer.every", "3000", "--output", out])
         if "slow to heat" not in p.stderr:
             fail(f"no slow-to-heat warning:\n{p.stderr}")
         with h5py.File(out, "r") as f:

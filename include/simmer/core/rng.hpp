@@ -10,6 +10,23 @@
 
 namespace simmer {
 
+/// What a random stream is for. Every (seed, trajectory, purpose) has a stream of its own, so
+/// the consumers are independent: drawing more for one purpose changes no other (as HOOMD-blue's
+/// RNGIdentifiers). The one list of simmer's random streams; the value is part of the stream's
+/// identity, so never renumber an entry (append new ones).
+enum class RngPurpose : std::uint64_t {
+  initialization = 1,  ///< a trajectory's initial network (run.seed)
+  sampling = 2,        ///< which window steps are members (ensemble.count / fraction)
+  minibatch = 3,       ///< Adam's mini-batch order
+  stability = 4,       ///< the stability check's power-iteration start vector
+  curvature = 5,       ///< the curvature report's Lanczos probes
+  start_velocity = 6,  ///< thermal start velocities (simmer.start_velocity = thermal)
+  thermostat = 7,      ///< the Langevin thermostat's noise
+  jitter = 8,          ///< simmer.start_jitter
+  data_split = 9,      ///< the train/test split (data.split_seed, trajectory 0)
+  data_noise = 10,     ///< the noisy sine's noise (data.split_seed, trajectory 0)
+};
+
 /// xoshiro256** (Blackman & Vigna), seeded through SplitMix64. `stream(k)` applies k jumps of
 /// 2^128 steps, so streams never overlap for any practical run length.
 class Rng {
@@ -20,6 +37,10 @@ class Rng {
 
   /// Generator for substream `stream` of `seed` (same as Rng(seed, stream)).
   static Rng stream(std::uint64_t seed, std::uint64_t stream) { return Rng(seed, stream); }
+
+  /// The stream of `purpose` for trajectory `trajectory` of `seed`: substream `trajectory` of
+  /// a seed mixed from (seed, purpose) by SplitMix64.
+  static Rng named(std::uint64_t seed, std::uint64_t trajectory, RngPurpose purpose);
 
   std::uint64_t next();
   std::uint64_t operator()() { return next(); }

@@ -19,6 +19,9 @@ struct SamplingOptions {
   void validate(std::int64_t steps) const;
 };
 
+/// How many members a trajectory takes: a pure function of the options (no random draw).
+std::int64_t member_count(std::int64_t steps, const SamplingOptions& opt);
+
 /// Sorted 0-based step indices (a step's sample is the state after that step). The random
 /// variants draw from `rng`; the others leave it untouched.
 std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt,
