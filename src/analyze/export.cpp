@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
-#include "simmer/io/archive_layout.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 
@@ -29,7 +29,7 @@ std::vector<std::vector<double>> read_fields(const io::ArchiveReader& r, const s
 void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostream& csv) {
   // Every field the archive has (archives before the drift diagnostics have the first five).
   std::vector<std::string> fields;
-  for (const auto& f : io::layout::trace_fields()) {
+  for (const auto& f : run::layout::trace_fields()) {
     if (r.exists("/trace/" + f)) fields.push_back(f);
   }
   r.require("/trace/step", "the loss trace");
@@ -54,7 +54,7 @@ void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
 void export_samples(const io::ArchiveReader& r, const RunArchive& run, bool params, std::ostream& csv) {
   const auto C = static_cast<std::size_t>(run.chains);
   const auto D = static_cast<std::size_t>(run.draws);
-  const auto& fields = io::layout::sample_stat_fields();
+  const auto& fields = run::layout::sample_stat_fields();
   const auto table = read_fields(r, "/sample_stats", fields, C * D);
   if (params) {
     csv << "chain,draw,param,value\n";

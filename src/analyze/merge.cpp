@@ -19,7 +19,7 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
-#include "simmer/io/archive_layout.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/io/h5.hpp"
 
 namespace simmer::analyze {
@@ -291,7 +291,7 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   f.attribute("/diagnostics", "pooled_block_metrics",
               std::string("not in a merged archive (the runs' block ensembles are not stored)"));
   std::vector<std::pair<std::string, unsigned>> by_chain;
-  for (const auto& name : io::layout::diagnostic_fields()) {
+  for (const auto& name : run::layout::diagnostic_fields()) {
     const std::string path = "/diagnostics/" + name;
     if (!all_have(inputs, path)) continue;
     f.put(path, concatenated<double>(inputs, path), {chains});
@@ -425,10 +425,10 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.create_group("/posterior");
   f.create_dataset("/posterior/params", store, {C, D, P}, {1, draw_chunk, P}, true);
   copy_attributes(r0, f, "/posterior/params");
-  const std::vector<std::string>& stats = io::layout::sample_stat_fields();
+  const std::vector<std::string>& stats = run::layout::sample_stat_fields();
   // The trace fields every input has (archives before the drift diagnostics have five).
   std::vector<std::string> trace;
-  for (const auto& n : io::layout::trace_fields()) {
+  for (const auto& n : run::layout::trace_fields()) {
     if (std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) { return in.reader->exists("/trace/" + n); })) {
       trace.push_back(n);
     }

@@ -13,6 +13,7 @@
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/mpi/collectives.hpp"
 #include "simmer/data/csv.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/train/objective.hpp"
@@ -24,15 +25,7 @@ using Votes = ensemble::VoteAccumulator::Votes;
 
 /// True when no rank failed; otherwise the lowest failing rank prints its message once.
 bool agree(MPI_Comm comm, bool failed, const std::string& message) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int mine = failed ? rank : size;
-  int first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return true;
-  if (rank == first) std::cerr << "simmer_analyze: error: " << message << std::endl;
-  return false;
+  return mpi::agree_on_failure(comm, failed, message, "simmer_analyze");
 }
 
 /// Linear interpolation between order statistics (numpy's default): sorted[q (n − 1)].
@@ -151,19 +144,7 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
                comm);
   } else {
     // Every rank's block of draws, concatenated in rank order = draw order.
-    const int count = static_cast<int>(predictions.size());
-    std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-    if (rank == 0) {
-      int offset = 0;
-      for (int r = 0; r < size; ++r) {
-        displs[static_cast<std::size_t>(r)] = offset;
-        offset += counts[static_cast<std::size_t>(r)];
-      }
-      all.resize(static_cast<std::size_t>(offset));
-    }
-    MPI_Gatherv(predictions.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                0, comm);
+    all = mpi::gather_to_root(predictions, MPI_DOUBLE, comm);
   }
 
   int code = 0;

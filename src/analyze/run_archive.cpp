@@ -84,7 +84,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
                 " columns for " + std::to_string(run.feature_names.size()) + " feature names");
   }
 
-  // The architecture as app::build_problem makes it.
+  // The architecture as run::build_problem makes it.
   run.loss = model::parse_loss(c.model.loss);
   const bool binary = run.classification && run.loss == model::LossKind::bce;
   run.classes = run.classification ? static_cast<Index>(run.class_names.size()) : 0;

@@ -11,13 +11,15 @@
 #include <filesystem>
 #include <iostream>
 
-#include "simmer/core/runtime.hpp"
-#include "simmer/app/budget.hpp"
-#include "simmer/app/problem.hpp"
 #include "simmer/cli/config.hpp"
+#include "simmer/cli/problem.hpp"
 #include "simmer/core/error.hpp"
-#include "simmer/io/checkpoint_file.hpp"
+#include "simmer/core/runtime.hpp"
+#include "simmer/io/checkpoint_state.hpp"
+#include "simmer/mpi/collectives.hpp"
 #include "simmer/mpi/driver.hpp"
+#include "simmer/run/budget.hpp"
+#include "simmer/run/problem.hpp"
 
 using namespace simmer;
 
@@ -46,19 +48,18 @@ void check_output(const cli::Invocation& inv) {
 }
 
 /// --resume: the configuration comes from the checkpoint; a command line may repeat it but not
-/// change it (only run.progress_seconds may differ). Returns the checkpoint payload.
-std::vector<unsigned char> resume_invocation(int argc, char** argv, cli::Invocation& inv) {
+/// change it (only run.progress_seconds may differ). Returns the checkpoint.
+io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv) {
   const std::string archive = inv.resume_path;
   if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
   const std::string ckpt = archive + ".ckpt";
-  auto payload = io::read_checkpoint_file(ckpt);
-  const auto header = mpi::read_checkpoint_header(payload, ckpt);
-  if (header.version != mpi::simmer_version()) {
-    throw Error("--resume: '" + ckpt + "' was written by simmer " + header.version + ", this is simmer " +
+  io::RunCheckpoint checkpoint = io::load_checkpoint(ckpt);
+  if (checkpoint.version != mpi::simmer_version()) {
+    throw Error("--resume: '" + ckpt + "' was written by simmer " + checkpoint.version + ", this is simmer " +
                 mpi::simmer_version() + "; finish it with that version");
   }
   cli::Config stored;
-  cli::apply_ini(header.config_ini, ckpt, stored);
+  cli::apply_ini(checkpoint.config_ini, ckpt, stored);
   cli::Invocation again = cli::parse_command_line(argc, argv, &stored);
   again.config.run.output = stored.run.output;  // --output is not a change of the run
   std::string differs;
@@ -72,7 +73,7 @@ std::vector<unsigned char> resume_invocation(int argc, char** argv, cli::Invocat
   }
   inv = again;
   inv.config.run.output = archive;  // the archive may have been moved since
-  return payload;
+  return checkpoint;
 }
 
 }  // namespace
@@ -87,25 +88,25 @@ int main(int argc, char** argv) {
   mpi::install_signal_handlers();
   int code = 0;
   cli::Invocation inv;
-  app::Problem problem;
-  std::vector<unsigned char> resume_payload;
+  run::Problem problem;
+  io::RunCheckpoint resume;
   // Every value is checked before any work starts; a bad one stops all ranks with one message.
   const bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
-    if (!inv.resume_path.empty()) resume_payload = resume_invocation(argc, argv, inv);
+    if (!inv.resume_path.empty()) resume = resume_invocation(argc, argv, inv);
     inv.config = cli::validated(inv.config, size);
     if (rank == 0 && inv.resume_path.empty() && !inv.estimate_only) check_output(inv);
-    problem = app::build_problem(inv.config);
+    problem = cli::build_problem(inv.config);
     // What the run will need, before any work; a run whose files cannot fit is refused.
     if (rank == 0) {
-      const app::ResourceEstimate need = app::estimate_resources(problem, size);
-      std::cout << app::describe(need) << std::flush;
+      const run::ResourceEstimate need = run::estimate_resources(problem, size);
+      std::cout << run::describe(need) << std::flush;
       if (inv.resume_path.empty()) {
         namespace fs = std::filesystem;
         const fs::path out(inv.config.run.output);
         const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-        std::int64_t available = app::free_bytes(dir.string());
+        std::int64_t available = run::free_bytes(dir.string());
         // An archive this run replaces (--overwrite) frees its space.
         std::error_code ec;
         if (available >= 0 && inv.overwrite && fs::exists(out, ec)) {
@@ -113,12 +114,12 @@ int main(int argc, char** argv) {
           if (!ec) available += static_cast<std::int64_t>(old_size);
         }
         if (const char* fake = std::getenv("SIMMER_TEST_FREE_BYTES")) available = std::atoll(fake);
-        app::check_room(need, inv.config.run.output, available);
+        run::check_room(need, inv.config.run.output, available);
         if (inv.estimate_only) {
           if (available < 0) {
             std::cout << "the free space at '" << dir.string() << "' could not be read\n";
           } else {
-            std::cout << "the output's file system has " << app::human_bytes(available)
+            std::cout << "the output's file system has " << run::human_bytes(available)
                       << " free: enough for the archive and checkpoint\n";
           }
         }
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
     // the last checkpoint can be resumed).
     try {
-      code = mpi::run(inv, problem, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume_payload);
+      code = mpi::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume);
     } catch (const std::exception& e) {
       std::cerr << "simmer_mpi: error on rank " << rank << ": " << e.what() << std::endl;
       MPI_Abort(MPI_COMM_WORLD, 1);

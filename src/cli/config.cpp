@@ -849,7 +849,7 @@ Config validated(const Config& config, int world_size) {
   // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
   // own Index arithmetic later, so absurd sizes stop here with the key and the count.
   // lenet5 on 28x28x1 images and 10 classes (other image sizes give other counts:
-  // app::build_problem checks the degrees of freedom again once the data is loaded).
+  // run::build_problem checks the degrees of freedom again once the data is loaded).
   double parameters = convnet ? 61706.0 : 0.0;
   for (std::size_t i = 0; !convnet && i + 1 < widths.size(); ++i) {
     parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);

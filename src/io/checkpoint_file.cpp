@@ -10,7 +10,7 @@
 namespace simmer::io {
 namespace {
 constexpr char kMagic[8] = {'S', 'I', 'M', 'M', 'E', 'R', 'C', 'K'};
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;  // 2: io::RunCheckpoint (named streams, diagnostics)
 }  // namespace
 
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {

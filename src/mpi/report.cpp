@@ -6,7 +6,8 @@
 #include <numeric>
 #include <string>
 
-#include "simmer/io/archive_layout.hpp"
+#include "simmer/run/archive_layout.hpp"
+#include "simmer/mpi/progress.hpp"
 
 namespace simmer::mpi {
 namespace {
@@ -48,15 +49,15 @@ std::vector<std::pair<std::string, double ensemble::SetScores::*>> score_fields(
   return {{"mse", &S::metric}, {"r2", &S::r2}, {"nll", &S::nll}};
 }
 
-std::vector<double> column(const std::vector<TrajectoryReport>& t, int split,
+std::vector<double> column(const std::vector<run::ChainReport>& t, int split,
                            double ensemble::SetScores::*field) {
   std::vector<double> out;
   for (const auto& r : t) out.push_back(r.baseline[static_cast<std::size_t>(split)].*field);
   return out;
 }
 
-/// One value per trajectory of the diagnostics named in io::layout::diagnostic_fields().
-double diagnostic(const TrajectoryReport& r, const std::string& name) {
+/// One value per trajectory of the diagnostics named in run::layout::diagnostic_fields().
+double diagnostic(const run::ChainReport& r, const std::string& name) {
   const auto& s = r.summary;
   if (name == "members") return static_cast<double>(s.members);
   if (name == "distance") return s.distance;
@@ -87,16 +88,16 @@ double diagnostic(const TrajectoryReport& r, const std::string& name) {
   throw Error("internal: unknown diagnostic '" + name + "'");
 }
 
-double target_temperature(const app::Problem& p) { return p.ramp.target; }
+double target_temperature(const run::Problem& p) { return p.ramp.target; }
 
 /// N_f T / 2: equipartition's loss rise in a harmonic minimum.
-double harmonic_rise(const app::Problem& p) {
-  return 0.5 * (static_cast<double>(p.parameters) - p.config.simmer.dof_offset) * target_temperature(p);
+double harmonic_rise(const run::Problem& p) {
+  return 0.5 * (static_cast<double>(p.parameters) - p.nhc.dof_offset) * target_temperature(p);
 }
 
 /// Means over trajectories of (observed rise of the members' mean loss over the start loss,
 /// eigenvalues above T at the start).
-std::pair<double, double> rise_and_stiff(const std::vector<TrajectoryReport>& t) {
+std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t) {
   std::vector<double> rise, stiff;
   for (const auto& r : t) {
     rise.push_back(r.summary.mean_member_loss - r.start_loss);
@@ -112,30 +113,6 @@ std::string format(const char* fmt, double v) {
 }
 
 }  // namespace
-
-void TrajectoryReport::save(ByteWriter& w) const {
-  w.i64(index);
-  for (const auto& b : baseline) save_scores(w, b);
-  ensemble::save_summary(w, summary);
-  w.i64(diverged_at);
-  w.i64(slow_to_heat_at);
-  w.f64(start_loss);
-  train::save_spectrum(w, curvature_start);
-  train::save_spectrum(w, curvature_end);
-}
-
-TrajectoryReport TrajectoryReport::load(ByteReader& r) {
-  TrajectoryReport t;
-  t.index = r.i64();
-  for (auto& b : t.baseline) b = load_scores(r);
-  t.summary = ensemble::load_summary(r);
-  t.diverged_at = r.i64();
-  t.slow_to_heat_at = r.i64();
-  t.start_loss = r.f64();
-  t.curvature_start = train::load_spectrum(r);
-  t.curvature_end = train::load_spectrum(r);
-  return t;
-}
 
 void EnsembleReport::save(ByteWriter& w) const {
   for (const auto& s : scores) save_scores(w, s);
@@ -157,7 +134,7 @@ EnsembleReport EnsembleReport::load(ByteReader& r) {
   return e;
 }
 
-void write_report(io::ParallelFile& f, const app::Problem& p, const std::vector<TrajectoryReport>& t,
+void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
                   const EnsembleReport& e) {
   const auto chains = static_cast<std::int64_t>(t.size());
   const auto fields = score_fields(p.classification);
@@ -214,7 +191,7 @@ void write_report(io::ParallelFile& f, const app::Problem& p, const std::vector<
   f.attribute("/diagnostics", "prior_rms", p.prior_rms);
   f.attribute("/diagnostics", "metric", std::string(p.classification ? "accuracy" : "r2"));
   std::vector<std::pair<std::string, unsigned>> by_chain, by_block, by_chain_block;
-  for (const auto& name : io::layout::diagnostic_fields()) {
+  for (const auto& name : run::layout::diagnostic_fields()) {
     std::vector<double> values;
     for (const auto& r : t) values.push_back(diagnostic(r, name));
     f.put("/diagnostics/" + name, values, {chains});
@@ -227,7 +204,7 @@ void write_report(io::ParallelFile& f, const app::Problem& p, const std::vector<
   }
   f.put_strings("/diagnostics/verdict", verdicts);
   f.put_strings("/diagnostics/verdict_reason", reasons);
-  const std::int64_t blocks = p.config.ensemble.blocks;
+  const std::int64_t blocks = p.diagnostics.blocks;
   for (int split = 0; split < 2; ++split) {
     const std::string name = std::string("/diagnostics/block_") + kSplits[split] + "_metric";
     std::vector<double> rows;
@@ -246,10 +223,10 @@ void write_report(io::ParallelFile& f, const app::Problem& p, const std::vector<
     by_block.emplace_back(pooled, 0U);
   }
   // Block b starts at the window's first step + ceil(b W / B) (DiagnosticsSetup::block_of).
-  const std::int64_t window_first = p.config.simmer.steps - p.config.ensemble.window;
+  const std::int64_t window_first = p.run.steps - p.sampling.window;
   std::vector<double> first_step;
   for (std::int64_t b = 0; b < blocks; ++b) {
-    first_step.push_back(static_cast<double>(window_first + (b * p.config.ensemble.window + blocks - 1) / blocks));
+    first_step.push_back(static_cast<double>(window_first + (b * p.sampling.window + blocks - 1) / blocks));
   }
   f.put("/diagnostics/block_first_step", first_step, {blocks});
   by_block.emplace_back("/diagnostics/block_first_step", 0U);
@@ -265,7 +242,61 @@ void write_report(io::ParallelFile& f, const app::Problem& p, const std::vector<
   f.attach_scale("/diagnostics/block", "block", by_block);
 }
 
-std::string temperature_reading(const app::Problem& p) {
+PooledScores pooled_scores(const run::Problem& p, const ensemble::PooledEnsemble& pooled,
+                           const std::vector<std::vector<unsigned char>>& partials, int rank) {
+  PooledScores out;
+  if (rank != 0) return out;
+  ensemble::PooledDiagnostics diagnostics(run::diagnostics_setup(p));
+  for (const auto& bytes : partials) {
+    ByteReader one(bytes.data(), bytes.size(), "ensemble partial");
+    diagnostics.merge(one);
+  }
+  EnsembleReport& e = out.report;
+  Matrix noise;
+  for (int s = 0; s < 2; ++s) {
+    const auto& set = p.sets[static_cast<std::size_t>(s)];
+    const auto i = static_cast<std::size_t>(s);
+    if (p.classification) {
+      e.scores[i] = ensemble::score_probabilities(view(diagnostics.probabilities(s)), set.labels);
+      e.scores[i].metric = pooled.members(i) > 0 ? ensemble::accuracy(pooled.votes(i).majority(), set.labels) : kNaN;
+      out.probability.push_back(diagnostics.probabilities(s));
+    } else {
+      // mean ± sd with sd² = the members' variance + the ensemble mean's training MSE (noise).
+      const Matrix& mean = pooled.means(i).mean();
+      if (s == 0) noise = ensemble::residual_variance(view(mean), view(set.y));
+      e.scores[i] = ensemble::score_with_noise(view(mean), pooled.means(i).variance(), noise, view(set.y));
+      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) e.coverage[i][l] = diagnostics.coverage(s, kCoverageLevels[l]);
+      out.coverage.push_back(diagnostics.coverage_counts(s));
+    }
+    if (pooled.members(i) == 0) {
+      const std::vector<double> nan(ensemble::SetScores::kFields, kNaN);
+      e.scores[i] = ensemble::SetScores::from(nan.data());  // no members: no ensemble
+    }
+    e.block_metric[i] = diagnostics.block_metric(s);
+  }
+  e.members = pooled.members(0);
+  return out;
+}
+
+void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
+                  const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged) {
+  const double cpu = cpu_parts[3];
+  std::printf("\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
+              "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
+              format_duration(wall).c_str(), ranks, cpu, 100 * cpu_parts[0] / cpu, 100 * cpu_parts[1] / cpu,
+              100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
+  std::printf("archive: %s (%lld of %lld transfers collective)\n", p.run.output.c_str(),
+              static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
+  for (std::size_t t = 0; t < diverged.size(); ++t) {
+    if (diverged[t] >= 0) {
+      std::printf("trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
+                  "ensemble; consider a smaller simmer.time_step\n",
+                  t, static_cast<long long>(diverged[t]), p.nhc.time_step);
+    }
+  }
+}
+
+std::string temperature_reading(const run::Problem& p) {
   const double t = target_temperature(p);
   const auto loss = model::to_string(p.loss);
   char buf[400];
@@ -278,7 +309,7 @@ std::string temperature_reading(const app::Problem& p) {
                   "training rows%s); T = T_Bayes samples the posterior",
                   t, t / p.bayes_temperature, formula, p.bayes_temperature, loss.c_str(),
                   static_cast<long long>(p.train.rows()),
-                  p.config.simmer.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.config.simmer.noise_sd)).c_str()
+                  p.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.noise_sd)).c_str()
                                                  : "");
   } else {
     std::snprintf(buf, sizeof buf,
@@ -290,7 +321,7 @@ std::string temperature_reading(const app::Problem& p) {
   return buf;
 }
 
-void print_report(const app::Problem& p, const std::vector<TrajectoryReport>& t, const EnsembleReport& e) {
+void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t, const EnsembleReport& e) {
   const auto C = t.size();
   const std::string base = p.mode == train::StartMode::retrofit ? "Adam" : "first sample";
   const auto row = [](const std::string& label, const std::string& train, const std::string& test) {
@@ -337,7 +368,7 @@ void print_report(const app::Problem& p, const std::vector<TrajectoryReport>& t,
   }
   // Stationarity, in one line.
   std::int64_t counts[5] = {0, 0, 0, 0, 0};
-  const TrajectoryReport* example[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+  const run::ChainReport* example[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
   for (const auto& r : t) {
     const auto v = static_cast<int>(r.summary.verdict);
     counts[v] += 1;
@@ -350,7 +381,7 @@ void print_report(const app::Problem& p, const std::vector<TrajectoryReport>& t,
     if (counts[i] == 0) continue;
     line += (line.empty() ? "" : "; ") + std::to_string(counts[i]) + " " + ensemble::to_string(v);
   }
-  const TrajectoryReport* shown = example[static_cast<int>(ensemble::Verdict::drifting)];
+  const run::ChainReport* shown = example[static_cast<int>(ensemble::Verdict::drifting)];
   if (shown == nullptr) shown = example[static_cast<int>(ensemble::Verdict::not_mixed)];
   if (shown == nullptr && !t.empty()) shown = &t.front();
   std::printf("stationarity: %s%s\n", line.c_str(),

@@ -2,7 +2,7 @@
 /// \file
 /// A simmer archive opened for analysis: its layout checked (ARCHITECTURE.md, "Archive
 /// layout"), the stored configuration parsed back, the scalers and the network rebuilt exactly
-/// as the run built them (app::build_problem), so a stored parameter row reproduces the run's
+/// as the run built them (run::build_problem), so a stored parameter row reproduces the run's
 /// member predictions.
 
 #include <cstdint>

@@ -39,6 +39,11 @@ class ByteWriter {
     for (const auto x : v) i64(x);
   }
   void raw(const std::vector<unsigned char>& b) { bytes_.insert(bytes_.end(), b.begin(), b.end()); }
+  /// Length-prefixed bytes (ByteReader::block reads them back).
+  void block(const std::vector<unsigned char>& b) {
+    i64(static_cast<std::int64_t>(b.size()));
+    raw(b);
+  }
   [[nodiscard]] const std::vector<unsigned char>& bytes() const { return bytes_; }
   std::vector<unsigned char>& bytes() { return bytes_; }
 
@@ -87,6 +92,15 @@ class ByteReader {
     for (auto& x : v) x = i64();
     return v;
   }
+  /// The next `n` raw bytes.
+  std::vector<unsigned char> take(std::size_t n) {
+    need(n);
+    std::vector<unsigned char> v(p_, p_ + n);
+    p_ += n;
+    return v;
+  }
+  /// A byte block written by ByteWriter::block.
+  std::vector<unsigned char> block() { return take(count()); }
   [[nodiscard]] bool done() const { return p_ == end_; }
 
  private:

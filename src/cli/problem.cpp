@@ -1,4 +1,4 @@
-#include "simmer/app/problem.hpp"
+#include "simmer/cli/problem.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -12,10 +12,13 @@
 #include "simmer/data/sine.hpp"
 #include "simmer/model/initializer.hpp"
 
-namespace simmer::app {
+namespace simmer::cli {
 namespace {
 
-data::Dataset load_all(const cli::Config& c, Problem& p) {
+using run::EvalSet;
+using run::Problem;
+
+data::Dataset load_all(const Config& c, Problem& p) {
   if (c.data.source == "sine") {
     Rng noise_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_noise);
     data::SineSpec spec;
@@ -111,7 +114,7 @@ data::Dataset load_idx_part(const std::string& dir, const std::string& part, con
 }
 
 /// "'data/iris.csv' (150 rows)": where the rows came from, for split-size messages.
-std::string rows_of(const cli::Config& c, std::int64_t rows, std::int64_t dropped) {
+std::string rows_of(const Config& c, std::int64_t rows, std::int64_t dropped) {
   std::string what = c.data.source == "sine"              ? std::string("the sine data")
                      : c.data.source == "synthetic_higgs" ? std::string("the synthetic HIGGS data")
                                                           : "'" + c.data.path + "'";
@@ -123,7 +126,7 @@ std::string rows_of(const cli::Config& c, std::int64_t rows, std::int64_t droppe
 /// data.train / data.test against the rows the data has, naming the key, the value and the
 /// file, before the split (whose own message knows neither). Written so that no sum of two
 /// user values can overflow.
-void check_split_sizes(const cli::Config& c, std::int64_t rows, std::int64_t dropped) {
+void check_split_sizes(const Config& c, std::int64_t rows, std::int64_t dropped) {
   const std::int64_t train = c.data.train;
   const std::int64_t test = c.data.test;
   if (train <= 0) {  // data.train_fraction decides
@@ -149,9 +152,9 @@ void check_split_sizes(const cli::Config& c, std::int64_t rows, std::int64_t dro
 
 }  // namespace
 
-Problem build_problem(const cli::Config& c) {
+run::Problem build_problem(const Config& c) {
   Problem p;
-  p.config = c;
+  p.config_ini = to_ini(c);
   Rng split_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_split);
   if (c.data.source == "idx") {
     // Image sets come as a training and a test file: each split draws from its own file.
@@ -244,7 +247,7 @@ Problem build_problem(const cli::Config& c) {
   p.nhc.dof_offset = c.simmer.dof_offset;
   p.nhc.thermostat = train::parse_thermostat(c.simmer.thermostat);
   p.nhc.friction = c.simmer.friction;
-  const cli::MassSpec masses = cli::parse_masses(c.simmer.masses);
+  const MassSpec masses = parse_masses(c.simmer.masses);
   p.nhc.masses = masses.martyna
                      ? train::martyna_masses(c.simmer.chain_length,
                                              static_cast<double>(p.parameters) - c.simmer.dof_offset,
@@ -256,10 +259,38 @@ Problem build_problem(const cli::Config& c) {
         probe_layout, p.parameters, c.simmer.prior_sigma, train::parse_prior_scaling(c.simmer.prior_scaling));
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
-  using Report = Problem::CurvatureReport;
-  p.curvature_report = c.simmer.curvature_report == "off"     ? Report::off
-                       : c.simmer.curvature_report == "start" ? Report::start
-                                                              : Report::start_end;
+  p.start_jitter = c.simmer.start_jitter;
+  p.noise_sd = c.simmer.noise_sd;
+  p.model_text = {c.model.architecture, c.model.activation, c.model.output, c.model.loss, c.model.init, c.model.pooling};
+  // How the run is carried out: every string option becomes an enum here, once.
+  p.run.trajectories = c.run.trajectories;
+  p.run.seed = c.run.seed;
+  p.run.steps = c.simmer.steps;
+  p.run.gather_interval = c.run.gather_interval;
+  p.run.trace_every = c.run.trace_every;
+  p.run.checkpoint_interval = c.run.checkpoint_interval;
+  p.run.sync_every = c.run.sync_every;
+  p.run.output = c.run.output;
+  using Progress = run::RunOptions::Progress;
+  p.run.progress = c.run.progress == "bar" ? Progress::bar : c.run.progress == "lines" ? Progress::lines : Progress::automatic;
+  p.run.progress_seconds = c.run.progress_seconds;
+  p.health.every = c.simmer.health_every;
+  p.health.on_divergence = c.simmer.on_divergence == "warn" ? run::HealthOptions::OnDivergence::warn
+                                                           : run::HealthOptions::OnDivergence::stop;
+  using Stability = run::HealthOptions::StabilityCheck;
+  p.health.stability_check = c.simmer.stability_check == "off"    ? Stability::off
+                             : c.simmer.stability_check == "warn" ? Stability::warn
+                                                                  : Stability::refuse;
+  p.store.every = c.ensemble.store_every;
+  p.store.float32 = c.ensemble.store_dtype == "float32";
+  p.store.track = c.ensemble.track;
+  p.diagnostics.blocks = c.ensemble.blocks;
+  using Report = run::DiagnosticsOptions::CurvatureReport;
+  p.diagnostics.curvature_report = c.simmer.curvature_report == "off"     ? Report::off
+                                   : c.simmer.curvature_report == "start" ? Report::start
+                                                                          : Report::start_end;
+  p.diagnostics.lanczos_steps = c.simmer.lanczos_steps;
+  p.diagnostics.lanczos_probes = c.simmer.lanczos_probes;
   p.sampling.window = c.ensemble.window;
   p.sampling.stride = c.ensemble.stride;
   p.sampling.count = c.ensemble.count;
@@ -307,4 +338,4 @@ Problem build_problem(const cli::Config& c) {
   return p;
 }
 
-}  // namespace simmer::app
+}  // namespace simmer::cli

@@ -4,10 +4,11 @@
 /// layout"): the run (mpi/driver, mpi/report), simmer_analyze merge and export, and the
 /// resource estimate. One list each, so a field added here reaches all of them.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-namespace simmer::io::layout {
+namespace simmer::run::layout {
 
 /// /trace/<field> [chain, record], in the order a record is packed. phase 0 = Adam epoch, 1 =
 /// simmering step; distance and path_length are measured from the simmering start point (NaN
@@ -41,4 +42,15 @@ inline const std::vector<std::string>& diagnostic_fields() {
   return names;
 }
 
-}  // namespace simmer::io::layout
+/// Draws per chunk of /posterior/params [chain, draw, param]: about 1 MB (at least one draw),
+/// sized to divide the draws evenly so the last chunk is not mostly empty space; a chunk never
+/// spans two chains (so no chunk is shared by two ranks). The run and merge both use it.
+inline std::int64_t posterior_draw_chunk(std::int64_t draws, std::int64_t parameters, std::int64_t value_bytes) {
+  const std::int64_t d = draws > 1 ? draws : 1;
+  const std::int64_t per_draw = value_bytes * (parameters > 1 ? parameters : 1);
+  const std::int64_t max_chunk = (1 << 20) / per_draw > 1 ? (1 << 20) / per_draw : 1;
+  const std::int64_t chunks = (d + max_chunk - 1) / max_chunk;
+  return (d + chunks - 1) / chunks;
+}
+
+}  // namespace simmer::run::layout

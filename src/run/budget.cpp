@@ -1,4 +1,4 @@
-#include "simmer/app/budget.hpp"
+#include "simmer/run/budget.hpp"
 
 #include <sys/statvfs.h>
 
@@ -7,10 +7,10 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/sampling.hpp"
-#include "simmer/io/archive_layout.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/model/architecture.hpp"
 
-namespace simmer::app {
+namespace simmer::run {
 namespace {
 
 constexpr std::int64_t kDouble = 8;
@@ -20,24 +20,23 @@ std::int64_t matrix_bytes(const Matrix& m) { return static_cast<std::int64_t>(m.
 }  // namespace
 
 ResourceEstimate estimate_resources(const Problem& p, int world_size) {
-  const cli::Config& c = p.config;
   ResourceEstimate e;
   model::Network probe = model::build_network(p.architecture);
   const std::int64_t P = probe.parameter_count();
   e.parameters = P;
-  e.trajectories = c.run.trajectories;
+  e.trajectories = p.run.trajectories;
   const std::int64_t ranks = std::max(1, world_size);
   e.trajectories_per_rank = (e.trajectories + ranks - 1) / ranks;
 
   // The members and which of them are stored, as the driver selects them (trajectory 0's
   // draw; every trajectory samples the same count).
-  Rng probe_rng = Rng::named(c.run.seed, 0, RngPurpose::sampling);
-  const auto steps = ensemble::select_sample_steps(c.simmer.steps, p.sampling, probe_rng);
+  Rng probe_rng = Rng::named(p.run.seed, 0, RngPurpose::sampling);
+  const auto steps = ensemble::select_sample_steps(p.run.steps, p.sampling, probe_rng);
   e.members_per_trajectory = static_cast<std::int64_t>(steps.size());
-  const std::int64_t every = std::max<std::int64_t>(1, c.ensemble.store_every);
+  const std::int64_t every = std::max<std::int64_t>(1, p.store.every);
   e.store_every = every;
   e.stored_per_trajectory = (e.members_per_trajectory + every - 1) / every;
-  const std::int64_t gather = c.run.gather_interval > 0 ? c.run.gather_interval : c.simmer.steps;
+  const std::int64_t gather = p.run.gather_interval > 0 ? p.run.gather_interval : p.run.steps;
   {
     std::int64_t interval = -1, in_interval = 0;
     for (std::size_t m = 0; m < steps.size(); ++m) {
@@ -50,7 +49,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
       e.stored_per_gather = std::max(e.stored_per_gather, ++in_interval);
     }
   }
-  const std::int64_t value_bytes = c.ensemble.store_dtype == "float32" ? 4 : 8;
+  const std::int64_t value_bytes = p.store.float32 ? 4 : 8;
 
   // Data: every rank holds the raw split, and each evaluation set raw and scaled.
   std::int64_t data_bytes = matrix_bytes(p.train.x) + matrix_bytes(p.train.y) +
@@ -65,15 +64,15 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
 
   // Archive.
   const std::int64_t C = e.trajectories, D = e.stored_per_trajectory;
-  const std::int64_t trace = (p.adam.epochs + c.simmer.steps) / std::max<std::int64_t>(1, c.run.trace_every);
+  const std::int64_t trace = (p.adam.epochs + p.run.steps) / std::max<std::int64_t>(1, p.run.trace_every);
   e.posterior_bytes = C * D * P * value_bytes;
   const std::int64_t tracked = p.classification ? 0
                                : C * e.members_per_trajectory *
-                                     static_cast<std::int64_t>(c.ensemble.track.size()) * p.outputs * kDouble;
+                                     static_cast<std::int64_t>(p.store.track.size()) * p.outputs * kDouble;
   std::int64_t data_in_archive = 0;
   for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
-  const auto stat_fields = static_cast<std::int64_t>(io::layout::sample_stat_fields().size());
-  const auto trace_fields = static_cast<std::int64_t>(io::layout::trace_fields().size());
+  const auto stat_fields = static_cast<std::int64_t>(run::layout::sample_stat_fields().size());
+  const auto trace_fields = static_cast<std::int64_t>(run::layout::trace_fields().size());
   // The drift diagnostics (/diagnostics, and each trajectory's state in the checkpoint): the
   // members' series, and per block of the window an ensemble of the train and test sets, plus
   // the pooled probabilities or coverage counts.
@@ -82,11 +81,11 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
     scored_values += p.sets[s].rows() * (p.classification ? p.classes : p.outputs);
   }
   const std::int64_t diagnostics_state =
-      5 * e.members_per_trajectory * kDouble + (2 * c.ensemble.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
+      5 * e.members_per_trajectory * kDouble + (2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
   e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
                     + stat_fields * C * D * kDouble + trace_fields * C * trace * kDouble + tracked +
                     data_in_archive + 3 * eval_values * kDouble + 2 * scored_values * kDouble + (1LL << 20) +
-                    C * (2 * c.ensemble.blocks + 40) * kDouble +  // /diagnostics
+                    C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
                     C * eval_outputs * kDouble;                   // /baseline/<set>/prediction
   // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
   // its diagnostics.
@@ -159,4 +158,4 @@ void check_room(const ResourceEstimate& e, const std::string& output, std::int64
                          "), in float32 (ensemble.store_dtype), or write elsewhere");
 }
 
-}  // namespace simmer::app
+}  // namespace simmer::run

@@ -21,9 +21,9 @@
 #include <cstdint>
 #include <string>
 
-#include "simmer/app/problem.hpp"
+#include "simmer/run/problem.hpp"
 
-namespace simmer::app {
+namespace simmer::run {
 
 struct ResourceEstimate {
   std::int64_t parameters = 0;
@@ -60,4 +60,4 @@ std::int64_t free_bytes(const std::string& directory);
 /// and checkpoint need more than `available` bytes. available < 0 means unknown: no check.
 void check_room(const ResourceEstimate& e, const std::string& output, std::int64_t available);
 
-}  // namespace simmer::app
+}  // namespace simmer::run

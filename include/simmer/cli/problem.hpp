@@ -1,0 +1,16 @@
+#pragma once
+/// \file
+/// The typed boundary: a validated configuration becomes a run::Problem (data loaded and split,
+/// every option typed). Errors here are the user's: they name the INI key and value, or the
+/// data file, line and column.
+
+#include "simmer/cli/config.hpp"
+#include "simmer/run/problem.hpp"
+
+namespace simmer::cli {
+
+/// Loads and splits the data and checks it against the model (architecture input/output sizes,
+/// tracked indices, extra points' columns). Throws simmer::Error naming the key and value.
+run::Problem build_problem(const Config& validated_config);
+
+}  // namespace simmer::cli

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// A run's checkpoint as one struct, saved and loaded by one pair of functions, so a field
+/// cannot be written and forgotten on the way back (tests/io round-trip it). The trajectories'
+/// own states are opaque blocks (run::Chain::save), as is rank 0's pooled ensemble
+/// (ensemble::PooledEnsemble::save). The file is written atomically with a checksum
+/// (io/checkpoint_file).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace simmer::io {
+
+struct RunCheckpoint {
+  std::string version;     ///< the simmer version that wrote it
+  std::string config_ini;  ///< the run's effective configuration (a resume must match it)
+  std::int64_t step = 0;   ///< simmering steps completed
+  std::int64_t trajectories = 0;
+  std::vector<unsigned char> pooled;               ///< rank 0's pooled ensemble
+  std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order
+};
+
+/// The checkpoint as a payload (what save_checkpoint writes), and back. `origin` names the
+/// source in errors.
+std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c);
+RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const std::string& origin);
+
+/// Written to `path` atomically (temporary file, fsync, rename) with magic, format and checksum;
+/// read back verified. Errors name the path.
+void save_checkpoint(const std::string& path, const RunCheckpoint& c);
+RunCheckpoint load_checkpoint(const std::string& path);
+
+}  // namespace simmer::io

@@ -1,0 +1,63 @@
+#pragma once
+/// \file
+/// simmer_mpi's archive (layout: ARCHITECTURE.md, "Archive layout"; shared field lists:
+/// io/archive_layout.hpp): created collectively with everything known before the run, then
+/// rows appended at every gather, the pooled ensemble rewritten, and the run's end written.
+/// Every call is collective; rank 0's buffers are the ones written for replicated data.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simmer/ensemble/partial.hpp"
+#include "simmer/io/h5.hpp"
+#include "simmer/run/chain.hpp"
+#include "simmer/run/problem.hpp"
+
+namespace simmer::mpi {
+
+/// How many rows the per-chain datasets have.
+struct ArchiveShape {
+  std::int64_t chains = 0;
+  std::int64_t draws = 0;          ///< stored draws per chain
+  std::int64_t members = 0;        ///< members per chain (tracked predictions)
+  std::int64_t trace_records = 0;  ///< trace records per chain (Adam epochs and steps)
+  Index parameters = 0;
+  static ArchiveShape of(const run::Problem& p);
+};
+
+class ArchiveWriter {
+ public:
+  /// Creates the archive: provenance (`command_line`, the rank count), /config, /data, /model,
+  /// and every per-chain dataset (NaN until written).
+  static ArchiveWriter create(const run::Problem& p, const std::string& command_line, MPI_Comm comm);
+  /// Reopens an archive to continue a run (resume).
+  static ArchiveWriter reopen(const run::Problem& p, MPI_Comm comm);
+
+  /// /initial/{params,velocity} and, for a retrofit, /baseline/params: one row per chain.
+  void start_state(const std::vector<run::Chain*>& chains);
+  /// The rows each chain owes (stored draws, sample stats, trace records) and the pooled
+  /// ensemble's tracked predictions of this gather.
+  void rows(const std::vector<std::pair<std::int64_t, run::ChainRows>>& rows, const ensemble::PooledEnsemble& pooled);
+  /// /ensemble/<set>: votes, majority and fractions, or mean and variance (rank 0's pooled).
+  void ensemble(const ensemble::PooledEnsemble& pooled);
+  /// The run's end on the chains' side: ab initio /baseline/params, /baseline/<set>/prediction.
+  void baselines(const std::vector<run::Chain*>& chains);
+  /// The pooled uncertainty partials: /ensemble/<set>/probability or coverage counts (rank 0's).
+  void uncertainty_partials(const std::vector<Matrix>& probability, const std::vector<ensemble::CoverageCounter>& coverage);
+
+  [[nodiscard]] io::ParallelFile& file() { return file_; }
+  [[nodiscard]] const ArchiveShape& shape() const { return shape_; }
+
+ private:
+  ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_Comm comm);
+  io::ParallelFile file_;
+  const run::Problem* p_;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  ArchiveShape shape_;
+};
+
+}  // namespace simmer::mpi

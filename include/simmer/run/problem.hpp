@@ -1,0 +1,117 @@
+#pragma once
+/// \file
+/// Everything a run needs that follows from the configuration and the data alone, identical on
+/// every rank: the split data in raw and scaled units, the evaluation sets, the scalers, and
+/// every option as a typed value (enums, not strings; units stated). `cli::build_problem` makes
+/// it from a validated configuration; nothing below the command line sees INI keys. No MPI, no
+/// HDF5.
+
+#include <string>
+#include <vector>
+
+#include "simmer/data/dataset.hpp"
+#include "simmer/data/scaler.hpp"
+#include "simmer/ensemble/sampling.hpp"
+#include "simmer/model/architecture.hpp"
+#include "simmer/model/loss.hpp"
+#include "simmer/train/adam.hpp"
+#include "simmer/train/nhc.hpp"
+#include "simmer/train/posterior.hpp"
+#include "simmer/train/schedule.hpp"
+#include "simmer/train/trajectory.hpp"
+
+namespace simmer::run {
+
+/// A set of inputs every ensemble member is evaluated on.
+struct EvalSet {
+  std::string name;                  ///< "train", "test", "points"
+  Matrix x_raw;                      ///< raw units
+  Matrix x;                          ///< scaled to the network's input range
+  Matrix y;                          ///< raw targets (one-hot, or 0/1 for BCE); empty for points
+  std::vector<std::int64_t> labels;  ///< classification truth (empty for points)
+  [[nodiscard]] bool has_targets() const { return y.rows() > 0; }
+  [[nodiscard]] Index rows() const { return x.rows(); }
+};
+
+/// How a run is carried out.
+struct RunOptions {
+  std::int64_t trajectories = 1;
+  std::uint64_t seed = 1;                   ///< every trajectory's named streams derive from it
+  std::int64_t steps = 1;                   ///< simmering steps
+  std::int64_t gather_interval = 1000;      ///< steps between gathers to rank 0 and archive writes
+  std::int64_t trace_every = 10;            ///< steps (and Adam epochs) between /trace records
+  std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
+  std::int64_t sync_every = 100;            ///< steps between the collective stop-signal check
+  std::string output;                       ///< the archive's path
+  enum class Progress { automatic, bar, lines } progress = Progress::automatic;
+  double progress_seconds = 10.0;           ///< seconds between progress lines off a terminal
+};
+
+/// The health check and the stability check (SIMMERING.md §3's integrator can blow up).
+struct HealthOptions {
+  std::int64_t every = 100;  ///< steps between a trajectory's checks
+  enum class OnDivergence { stop, warn } on_divergence = OnDivergence::stop;
+  enum class StabilityCheck { refuse, warn, off } stability_check = StabilityCheck::refuse;
+};
+
+/// Which members are written to /posterior and how.
+struct StoreOptions {
+  std::int64_t every = 1;  ///< every k-th member (all members vote or enter the means)
+  bool float32 = false;    ///< /posterior/params in float32 (the run computes in float64)
+  std::vector<std::int64_t> track;  ///< test rows whose member predictions are kept
+};
+
+/// The drift diagnostics and the curvature report (docs/STATIONARITY.md).
+struct DiagnosticsOptions {
+  std::int64_t blocks = 5;  ///< the window in this many blocks of steps
+  enum class CurvatureReport { off, start, start_end } curvature_report = CurvatureReport::start;
+  int lanczos_steps = 40;
+  int lanczos_probes = 3;
+};
+
+/// The model as the configuration named it, for /model's attributes.
+struct ModelText {
+  std::string architecture, activation, output, loss, init, pooling;
+};
+
+struct Problem {
+  std::string config_ini;  ///< the effective configuration as INI text (/config, checkpoints)
+  data::Dataset train;  ///< raw units
+  data::Dataset test;
+  data::MinMaxScaler x_scaler;
+  data::MinMaxScaler y_scaler;  ///< regression only
+  std::vector<EvalSet> sets;    ///< train, test, then optional points
+  bool classification = false;
+  Index outputs = 0;            ///< network outputs (classes, 1 for BCE, or targets)
+  Index classes = 0;            ///< classification: classes that vote (2 for BCE's one logit)
+  std::int64_t rows_read = 0;
+  std::int64_t rows_dropped = 0;
+
+  model::ArchitectureSpec architecture;
+  model::LossKind loss = model::LossKind::sse;
+  model::Init init = model::Init::glorot_normal;
+  train::StartMode mode = train::StartMode::retrofit;
+  train::AdamOptions adam;
+  train::NhcOptions nhc;      ///< masses resolved (martyna), prior precisions filled
+  train::StepRamp ramp;       ///< in loss units (temperature_unit = posterior already applied)
+  train::StartVelocity start_velocity = train::StartVelocity::adam;
+  double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
+  ensemble::SamplingOptions sampling;
+  Index parameters = 0;
+  /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).
+  double bayes_temperature = 0.0;
+  double noise_sd = 0.0;      ///< regression: the targets' noise sd (target units; 0: unknown)
+  /// sqrt(mean σ_i²) of the Gaussian prior (NaN without one).
+  double prior_rms = 0.0;
+  ModelText model_text;
+  RunOptions run;
+  HealthOptions health;
+  StoreOptions store;
+  DiagnosticsOptions diagnostics;
+
+  /// Output un-scaling for the objective (empty for classification).
+  Eigen::RowVectorXd output_scale;
+  Eigen::RowVectorXd output_offset;
+};
+
+}  // namespace simmer::run

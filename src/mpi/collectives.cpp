@@ -1,0 +1,52 @@
+#include "simmer/mpi/collectives.hpp"
+
+#include <iostream>
+
+#include "simmer/core/bytes.hpp"
+#include "simmer/core/error.hpp"
+
+namespace simmer::mpi {
+
+bool agree_on_failure(MPI_Comm comm, bool failed, const std::string& message, const char* program) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const int mine = failed ? rank : size;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return true;
+  if (rank == first) std::cerr << program << ": error: " << message << std::endl;
+  return false;
+}
+
+void broadcast_bytes(std::vector<unsigned char>& bytes, MPI_Comm comm) {
+  auto size = static_cast<std::int64_t>(bytes.size());
+  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm);
+  bytes.resize(static_cast<std::size_t>(size));
+  MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, 0, comm);
+}
+
+std::vector<std::vector<unsigned char>> gather_records(const std::vector<Record>& mine, std::int64_t trajectories,
+                                                       MPI_Comm comm) {
+  ByteWriter w;
+  for (const auto& [index, bytes] : mine) {
+    w.i64(index);
+    w.block(bytes);
+  }
+  const std::vector<unsigned char> all = gather_to_root(w.bytes(), MPI_BYTE, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::vector<unsigned char>> out;
+  if (rank != 0) return out;
+  out.resize(static_cast<std::size_t>(trajectories));
+  ByteReader r(all.data(), all.size(), "gathered trajectory records");
+  while (!r.done()) {
+    const std::int64_t index = r.i64();
+    if (index < 0 || index >= trajectories) throw Error("internal: trajectory record out of range");
+    out[static_cast<std::size_t>(index)] = r.block();
+  }
+  return out;
+}
+
+}  // namespace simmer::mpi

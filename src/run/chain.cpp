@@ -1,0 +1,511 @@
+#include "simmer/run/chain.hpp"
+
+#include <ctime>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "simmer/core/error.hpp"
+#include "simmer/train/adam.hpp"
+
+namespace simmer::run {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string text(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+}  // namespace
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+ensemble::DiagnosticsSetup diagnostics_setup(const Problem& p) {
+  ensemble::DiagnosticsSetup d;
+  d.classification = p.classification;
+  d.outputs = p.outputs;
+  d.classes = p.classes;
+  d.parameters = p.parameters;
+  d.window_first_step = p.run.steps - p.sampling.window;
+  d.window_steps = p.sampling.window;
+  d.blocks = p.diagnostics.blocks;
+  d.time_step = p.nhc.time_step;
+  const auto scored = [&](const EvalSet& set) {
+    return p.classification ? ensemble::ScoredSet{nullptr, &set.labels} : ensemble::ScoredSet{&set.y, nullptr};
+  };
+  d.train = scored(p.sets[0]);
+  d.test = scored(p.sets[1]);
+  return d;
+}
+
+ensemble::EnsembleShape ensemble_shape(const Problem& p) {
+  ensemble::EnsembleShape shape;
+  shape.classification = p.classification;
+  for (const auto& s : p.sets) shape.rows.push_back(s.rows());
+  shape.classes = p.classes;
+  shape.outputs = p.outputs;
+  shape.tracked = p.classification ? 0 : static_cast<Index>(p.store.track.size()) * p.outputs;
+  return shape;
+}
+
+void ChainReport::save(ByteWriter& w) const {
+  w.i64(index);
+  for (const auto& b : baseline) w.vec(b.to_vector());
+  ensemble::save_summary(w, summary);
+  w.i64(diverged_at);
+  w.i64(slow_to_heat_at);
+  w.f64(start_loss);
+  train::save_spectrum(w, curvature_start);
+  train::save_spectrum(w, curvature_end);
+}
+
+ChainReport ChainReport::load(ByteReader& r) {
+  ChainReport c;
+  c.index = r.i64();
+  for (auto& b : c.baseline) {
+    const auto v = r.doubles();
+    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("chain report: scores");
+    b = ensemble::SetScores::from(v.data());
+  }
+  c.summary = ensemble::load_summary(r);
+  c.diverged_at = r.i64();
+  c.slow_to_heat_at = r.i64();
+  c.start_loss = r.f64();
+  c.curvature_start = train::load_spectrum(r);
+  c.curvature_end = train::load_spectrum(r);
+  return c;
+}
+
+Chain::Chain(const Problem& problem, std::int64_t index)
+    : p_(&problem), index_(index), net_(model::build_network(problem.architecture)),
+      minibatch_rng_(stream(RngPurpose::minibatch)), noise_rng_(stream(RngPurpose::thermostat)),
+      warn_([](const std::string& message) {
+        std::fprintf(stderr, "%s\n", message.c_str());
+        std::fflush(stderr);
+      }),
+      diag_(diagnostics_setup(problem)) {
+  const Problem& p = problem;
+  Rng init = stream(RngPurpose::initialization);
+  net_.initialize(p.init, init);
+  objective_ = std::make_unique<train::NetworkObjective>(net_, p.loss, p.sets[0].x, p.sets[0].y, p.output_scale,
+                                                         p.output_offset);
+  std::int64_t max_rows = 0;
+  for (const auto& s : p.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
+  net_.reserve(max_rows);
+  Rng sampling = stream(RngPurpose::sampling);
+  sample_steps_ = ensemble::select_sample_steps(p.run.steps, p.sampling, sampling);
+  for (const auto& s : p.sets) {
+    if (p.classification) votes_.push_back(ensemble::VoteAccumulator::Votes::Zero(s.rows(), p.classes));
+    else means_.emplace_back(s.rows(), p.outputs);
+  }
+}
+
+Rng Chain::stream(RngPurpose purpose) const {
+  return Rng::named(p_->run.seed, static_cast<std::uint64_t>(index_), purpose);
+}
+
+void Chain::train_adam(const train::EpochCallback& on_epoch) {
+  const Problem& p = *p_;
+  const std::int64_t epochs = p.adam.epochs;
+  train::AdamState state = train::AdamState::zeros(net_.parameter_count());
+  const double t0 = cpu_seconds();
+  const double eval_before = eval_seconds_;
+  train::train_adam(p.adam, state, *objective_, minibatch_rng_, [&](std::int64_t epoch, double loss) {
+    if (epoch % p.run.trace_every == 0) {
+      // Full batch: the epoch's loss belongs to the parameters before its update, so the test
+      // loss is taken there too (mini-batch: the epoch's mean loss, test loss after it).
+      const bool full_batch = p.adam.batch_size == 0 || p.adam.batch_size >= p.sets[0].rows();
+      if (full_batch) {
+        const Vector keep = net_.parameters();
+        net_.parameters() = state.previous;
+        record_trace(0, epoch - epochs, 0.0, loss);
+        net_.parameters() = keep;
+      } else {
+        record_trace(0, epoch - epochs, 0.0, loss);
+      }
+    }
+    if (on_epoch) on_epoch(epoch, loss);
+  });
+  step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+  baseline_ = net_.parameters();
+  score_baseline();
+  // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
+  const train::NoseHooverChain nhc(p.nhc, net_.parameter_count());
+  train::PhaseState start;
+  switch (p.start_velocity) {
+    case train::StartVelocity::adam: start = nhc.retrofit_start(net_.parameters(), state.previous); break;
+    case train::StartVelocity::zero: start = nhc.rest_start(); break;
+    case train::StartVelocity::thermal: {
+      Rng thermal = stream(RngPurpose::start_velocity);
+      start = nhc.thermal_start(p.ramp.first_positive(), thermal);
+      break;
+    }
+  }
+  begin_trajectory(std::move(start), 0);
+}
+
+void Chain::start() {
+  if (started()) return;
+  const Problem& p = *p_;
+  const train::NoseHooverChain nhc(p.nhc, net_.parameter_count());
+  train::PhaseState start = nhc.rest_start();
+  if (p.start_velocity == train::StartVelocity::thermal) {
+    Rng thermal = stream(RngPurpose::start_velocity);
+    start = nhc.thermal_start(p.ramp.first_positive(), thermal);
+  }
+  begin_trajectory(std::move(start), 0);
+}
+
+void Chain::begin_trajectory(train::PhaseState start, std::int64_t first_step) {
+  if (p_->start_jitter != 0.0) {
+    // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
+    Rng jitter = stream(RngPurpose::jitter);
+    for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= 1.0 + p_->start_jitter * jitter.normal();
+    start.kinetic = start.v.squaredNorm();
+  }
+  trajectory_ = std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
+                                                    std::move(start), first_step);
+  trajectory_->set_noise(&noise_rng_);
+  diag_.start(net_.parameters());
+  start_loss_ = objective_->evaluate(net_.parameters());
+}
+
+train::CurvatureEstimate Chain::stability_probe() {
+  Rng rng = stream(RngPurpose::stability);
+  return train::estimate_curvature(*objective_, net_.parameters(), rng);
+}
+
+const train::SpectrumEstimate& Chain::estimate_curvature(bool at_end) {
+  Rng rng = stream(RngPurpose::curvature);
+  auto& out = at_end ? curvature_end_ : curvature_start_;
+  out = train::estimate_spectrum(*objective_, net_.parameters(), p_->ramp.target, p_->diagnostics.lanczos_steps,
+                                 p_->diagnostics.lanczos_probes, rng);
+  return out;
+}
+
+void Chain::record_trace(int phase, std::int64_t step, double temperature, double train_loss) {
+  const double t0 = cpu_seconds();
+  const Problem& p = *p_;
+  const auto& test = p.sets[1];
+  const double test_loss = model::loss_value(p.loss, objective_->predict(view(test.x)), view(test.y));
+  // Where the parameters are: from the simmering start point once simmering runs.
+  const Vector& x = net_.parameters();
+  const ensemble::Position at =
+      phase == 1 ? diag_.position(x)
+                 : ensemble::Position{kNaN, kNaN, std::sqrt(x.squaredNorm() / static_cast<double>(x.size())),
+                                      x.cwiseAbs().maxCoeff()};
+  rows_.trace.insert(rows_.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature,
+                                         train_loss, test_loss, at.distance, at.path_length, at.rms, at.max_abs});
+  rows_.trace_count += 1;
+  trace_count_ += 1;
+  eval_seconds_ += cpu_seconds() - t0;
+}
+
+void Chain::advance_to(std::int64_t end) {
+  if (stopped_ || !started()) return;
+  const Problem& p = *p_;
+  // One CPU clock pair per call: the steps' time is the block's minus the evaluations'.
+  const double t0 = cpu_seconds();
+  const double eval_before = eval_seconds_;
+  while (!stopped_ && trajectory_->step() < end) {
+    const train::StepRecord rec = trajectory_->advance();
+    last_loss_ = rec.half_step_loss;
+    diag_.after_step(rec.step, net_.parameters(), trajectory_->phase().kinetic);
+    check_health(rec);
+    if (stopped_) break;
+    const std::int64_t s = rec.step;
+    if ((s + 1) % p.run.trace_every == 0) record_trace(1, s + 1, rec.temperature, rec.half_step_loss);
+    if (next_sample_ < sample_steps_.size() && sample_steps_[next_sample_] == s) {
+      take_member(rec);
+      ++next_sample_;
+    }
+  }
+  step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+}
+
+void Chain::score_baseline() {
+  // The single network's scores, uncertainty included: its own softmax (classification), or a
+  // Gaussian with its training MSE as the noise variance (regression).
+  const Problem& p = *p_;
+  baseline_scores_.clear();
+  const Vector keep = net_.parameters();
+  net_.parameters() = baseline_;
+  Matrix noise;
+  for (std::size_t s = 0; s < 2; ++s) {
+    const auto& set = p.sets[s];
+    const ConstBatchView pred = objective_->predict(view(set.x));
+    if (p.classification) {
+      Matrix probabilities;
+      ensemble::class_probabilities(pred, probabilities);
+      baseline_scores_.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
+      baseline_scores_.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
+    } else {
+      if (s == 0) noise = ensemble::residual_variance(pred, view(set.y));
+      baseline_scores_.push_back(ensemble::score_with_noise(pred, Matrix(), noise, view(set.y)));
+    }
+  }
+  net_.parameters() = keep;
+}
+
+void Chain::take_member(const train::StepRecord& rec) {
+  const double t0 = cpu_seconds();
+  const Problem& p = *p_;
+  double train_loss = 0.0;
+  diag_.begin_member(rec.step);
+  for (std::size_t s = 0; s < p.sets.size(); ++s) {
+    const auto& set = p.sets[s];
+    const ConstBatchView pred = objective_->predict(view(set.x));
+    if (s == 0) train_loss = model::loss_value(p.loss, pred, view(set.y));
+    if (s < 2) diag_.member_predictions(static_cast<int>(s), pred);
+    if (p.classification) {
+      const auto winners = ensemble::predicted_classes(pred);
+      for (Index i = 0; i < set.rows(); ++i) votes_[s](i, winners[static_cast<std::size_t>(i)]) += 1;
+    } else {
+      means_[s].add(pred);
+      if (s == 1) {
+        for (const auto row : p.store.track) {
+          for (Index o = 0; o < p.outputs; ++o) tracked_.push_back(pred(row, o));
+        }
+      }
+    }
+  }
+  diag_.member_done(net_.parameters(), train_loss);
+  if (members_ == 0 && p.mode == train::StartMode::abinitio) {
+    baseline_ = net_.parameters();  // ab initio baseline: the first member
+    score_baseline();
+  }
+  if (members_ % p.store.every == 0) {
+    const auto& phase = trajectory_->phase();
+    const auto& nhc = trajectory_->integrator();
+    // Kept in the archive's precision until the rows are taken.
+    const Vector& x = net_.parameters();
+    if (p.store.float32) {
+      for (const double v : x) rows_.params32.push_back(static_cast<float>(v));
+    } else {
+      rows_.params.insert(rows_.params.end(), x.begin(), x.end());
+    }
+    rows_.stats.insert(rows_.stats.end(), {static_cast<double>(rec.step), rec.temperature, train_loss,
+                                           nhc.kinetic_temperature(phase),
+                                           nhc.extended_energy(x, phase, train_loss, rec.temperature)});
+    rows_.draw_count += 1;
+  }
+  members_ += 1;
+  interval_members_ += 1;
+  eval_seconds_ += cpu_seconds() - t0;
+}
+
+void Chain::check_health(const train::StepRecord& rec) {
+  // Thresholds (documented in docs/STATIONARITY.md): NaN/inf loss or velocities at once;
+  // otherwise, at constant T > 0, a kinetic temperature 100x above the target and not falling,
+  // or a jump of H_ext larger than 10 N_f T between checks, on `kStrikes` consecutive checks.
+  // 100x below is "slow to heat": a warning, not a divergence.
+  constexpr int kStrikes = 3;
+  const auto& nhc = trajectory_->integrator();
+  const auto& phase = trajectory_->phase();
+  std::string reason;
+  if (!std::isfinite(rec.half_step_loss) || !std::isfinite(phase.kinetic)) {
+    reason = "loss or velocities are not finite";
+  } else if ((rec.step + 1) % p_->health.every == 0) {
+    const double t = rec.temperature;
+    const double t_kin = nhc.kinetic_temperature(phase);
+    const double energy = nhc.extended_energy(net_.parameters(), phase, rec.half_step_loss, t);
+    bool strike = false;
+    std::string why;
+    if (t > 0.0 && t == last_check_temperature_) {
+      if (t_kin > 100.0 * t && !(t_kin < last_check_kinetic_)) {
+        // Hot and not cooling. A trajectory far above a small T that is cooling (the retrofit's
+        // Adam velocity after a T = 0 stage, say) is slow to cool, not diverged.
+        strike = true;
+        why = "kinetic temperature " + std::to_string(t_kin) + " is 100x above the target " + std::to_string(t) +
+              " and not falling";
+      } else if (std::abs(energy - last_energy_) > 10.0 * nhc.degrees_of_freedom() * t) {
+        strike = true;
+        why = "extended energy H_ext jumped from " + std::to_string(last_energy_) + " to " + std::to_string(energy) +
+              " at constant T";
+      } else if (t_kin < 0.01 * t && slow_to_heat_step_ < 0) {
+        // Far below the target is not a blow-up: after a T = 0 stage (or with heavy thermostat
+        // masses) the particles take a while to heat. Say so once and keep sampling.
+        slow_to_heat_step_ = rec.step;
+        warn_("simmer_mpi: warning: trajectory " + std::to_string(index_) + " is slow to heat: kinetic temperature " +
+              text("%.3g", t_kin) + " at step " + std::to_string(rec.step) + " is below 1% of T = " + text("%.3g", t) +
+              "; it keeps sampling (lighter simmer.masses, simmer.start_velocity = thermal or a longer window help)");
+      }
+    }
+    strikes_ = strike ? strikes_ + 1 : 0;
+    last_check_kinetic_ = t_kin;
+    if (strikes_ >= kStrikes) reason = why + " (" + std::to_string(kStrikes) + " checks in a row)";
+    last_energy_ = energy;
+    last_check_temperature_ = t;
+  }
+  if (reason.empty() || diverged_step_ >= 0) return;
+  diverged_step_ = rec.step;
+  diverged_reason_ = reason;
+  stopped_ = p_->health.on_divergence == HealthOptions::OnDivergence::stop;
+  // Said by the process that runs it at once: the others keep going, so this cannot wait.
+  warn_("simmer_mpi: trajectory " + std::to_string(index_) + " diverged at step " + std::to_string(rec.step) +
+        " (h = " + text("%g", p_->nhc.time_step) + ", T = " + text("%g", rec.temperature) + "): " + reason + "; " +
+        (stopped_ ? "it stops here, keeping its samples so far" : "continuing (on_divergence = warn)") +
+        ". A smaller simmer.time_step (see the stability limit printed at the start) usually helps.");
+}
+
+ensemble::EnsemblePartial Chain::take_partial() {
+  ensemble::EnsemblePartial out;
+  out.trajectory = index_;
+  out.last_loss = last_loss_;
+  out.members = interval_members_;
+  out.diverged_step = diverged_step_;
+  for (auto& v : votes_) {
+    out.votes.push_back(v);
+    v.setZero();
+  }
+  out.means = means_;  // the trajectory's running totals (never reset)
+  out.tracked = std::move(tracked_);
+  tracked_.clear();
+  interval_members_ = 0;
+  return out;
+}
+
+ChainRows Chain::take_rows() {
+  ChainRows out = std::move(rows_);
+  rows_ = ChainRows{};
+  rows_.draw_first = out.draw_first + out.draw_count;
+  rows_.trace_first = trace_count_;
+  return out;
+}
+
+ConstBatchView Chain::baseline_prediction(const Matrix& x) {
+  const Vector keep = net_.parameters();
+  net_.parameters() = baseline_;
+  const ConstBatchView pred = objective_->predict(view(x));
+  net_.parameters() = keep;
+  return pred;
+}
+
+ChainReport Chain::report() {
+  ChainReport r;
+  r.index = index_;
+  if (baseline_scores_.size() == 2) {
+    r.baseline = {baseline_scores_[0], baseline_scores_[1]};
+  } else {  // a trajectory that stopped before its first member has no baseline
+    const std::vector<double> nan(ensemble::SetScores::kFields, kNaN);
+    r.baseline = {ensemble::SetScores::from(nan.data()), ensemble::SetScores::from(nan.data())};
+  }
+  r.summary = diag_.summary(net_.parameters(), p_->prior_rms, diverged_step_ >= 0);
+  r.diverged_at = diverged_step_;
+  r.slow_to_heat_at = slow_to_heat_step_;
+  r.start_loss = start_loss_;
+  r.curvature_start = curvature_start_;
+  r.curvature_end = curvature_end_;
+  return r;
+}
+
+void Chain::save(ByteWriter& w) const {
+  if (!rows_.params.empty() || !rows_.params32.empty() || !rows_.trace.empty()) {
+    throw Error("internal: a chain is saved with rows not yet written");
+  }
+  w.i64(index_);
+  const Rng::State rs = noise_rng_.state();
+  for (const auto word : rs.s) w.pod(word);
+  w.pod(static_cast<std::uint8_t>(rs.has_spare));
+  w.f64(rs.spare);
+  const auto& phase = trajectory_->phase();
+  w.vec(net_.parameters());
+  w.vec(phase.v);
+  w.vec(phase.chain.s);
+  w.vec(phase.chain.w);
+  w.f64(phase.kinetic);
+  w.i64(static_cast<std::int64_t>(next_sample_));
+  w.i64(members_);
+  w.i64(rows_.draw_first);
+  w.i64(trace_count_);
+  w.ints(sample_steps_);
+  w.vec(baseline_);
+  w.i64(static_cast<std::int64_t>(baseline_scores_.size()));
+  for (const auto& b : baseline_scores_) w.vec(b.to_vector());
+  w.f64(start_loss_);
+  train::save_spectrum(w, curvature_start_);
+  train::save_spectrum(w, curvature_end_);
+  diag_.save(w);
+  w.f64(last_loss_);
+  w.i64(diverged_step_);
+  w.i64(slow_to_heat_step_);
+  w.pod(static_cast<std::uint8_t>(stopped_));
+  w.str(diverged_reason_);
+  w.i64(strikes_);
+  w.f64(last_energy_);
+  w.f64(last_check_temperature_);
+  w.f64(last_check_kinetic_);
+  for (const auto& m : means_) {
+    w.i64(m.members());
+    w.doubles(m.mean().data(), m.mean().size());
+    w.doubles(m.m2().data(), m.m2().size());
+  }
+}
+
+void Chain::load(ByteReader& c, std::int64_t step) {
+  if (c.i64() != index_) throw Error("chains out of order");
+  Rng::State rs;
+  for (auto& word : rs.s) word = c.pod<std::uint64_t>();
+  rs.has_spare = c.pod<std::uint8_t>() != 0;
+  rs.spare = c.f64();
+  noise_rng_.set_state(rs);
+  net_.parameters() = c.vec();
+  train::PhaseState phase;
+  phase.v = c.vec();
+  phase.chain.s = c.vec();
+  phase.chain.w = c.vec();
+  phase.kinetic = c.f64();
+  next_sample_ = static_cast<std::size_t>(c.i64());
+  members_ = c.i64();
+  rows_ = ChainRows{};
+  rows_.draw_first = c.i64();
+  trace_count_ = c.i64();
+  rows_.trace_first = trace_count_;
+  sample_steps_ = c.ints();
+  baseline_ = c.vec();
+  baseline_scores_.clear();
+  for (std::int64_t b = c.i64(); b > 0; --b) {
+    const auto v = c.doubles();
+    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("baseline scores have the wrong size");
+    baseline_scores_.push_back(ensemble::SetScores::from(v.data()));
+  }
+  start_loss_ = c.f64();
+  curvature_start_ = train::load_spectrum(c);
+  curvature_end_ = train::load_spectrum(c);
+  diag_.load(c);
+  last_loss_ = c.f64();
+  diverged_step_ = c.i64();
+  slow_to_heat_step_ = c.i64();
+  stopped_ = c.pod<std::uint8_t>() != 0;
+  diverged_reason_ = c.str();
+  strikes_ = static_cast<int>(c.i64());
+  last_energy_ = c.f64();
+  last_check_temperature_ = c.f64();
+  last_check_kinetic_ = c.f64();
+  for (auto& m : means_) {
+    const auto members = c.i64();
+    const auto mean = c.doubles();
+    const auto m2 = c.doubles();
+    const Index rows = m.mean().rows(), cols = m.mean().cols();
+    if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
+      throw Error("running means have the wrong shape");
+    }
+    m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols), Eigen::Map<const Matrix>(m2.data(), rows, cols));
+  }
+  for (auto& v : votes_) v.setZero();
+  tracked_.clear();
+  interval_members_ = 0;
+  trajectory_ = std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
+                                                    std::move(phase), step);
+  trajectory_->set_noise(&noise_rng_);
+}
+
+}  // namespace simmer::run

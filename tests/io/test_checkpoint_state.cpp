@@ -1,0 +1,43 @@
+// The checkpoint struct round-trips through its payload and its file; damage is detected.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "simmer/core/error.hpp"
+#include "simmer/io/checkpoint_state.hpp"
+#include "temp_dir.hpp"
+
+using namespace simmer;
+
+TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[checkpoint]") {
+  io::RunCheckpoint c;
+  c.version = "0.2.0";
+  c.config_ini = "[run]\nseed = 7\n";
+  c.step = 1234;
+  c.trajectories = 3;
+  c.pooled = {1, 2, 3};
+  c.chains = {{9}, {}, {4, 5, 6, 7}};
+  const auto payload = io::encode_checkpoint(c);
+  const io::RunCheckpoint d = io::decode_checkpoint(payload, "test");
+  CHECK(d.version == c.version);
+  CHECK(d.config_ini == c.config_ini);
+  CHECK(d.step == c.step);
+  CHECK(d.trajectories == c.trajectories);
+  CHECK(d.pooled == c.pooled);
+  CHECK(d.chains == c.chains);
+  CHECK(io::encode_checkpoint(d) == payload);
+
+  test::TempDir dir("checkpoint");
+  const std::string path = dir.path("run.h5.ckpt");
+  io::save_checkpoint(path, c);
+  CHECK(io::encode_checkpoint(io::load_checkpoint(path)) == payload);
+  {  // one flipped byte
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x7f');
+  }
+  CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains(path));
+  c.chains.pop_back();  // fewer states than trajectories
+  CHECK_THROWS(io::encode_checkpoint(c));
+}
