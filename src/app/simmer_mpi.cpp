@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
           if (!ec) available += static_cast<std::int64_t>(old_size);
         }
         if (const char* fake = std::getenv("SIMMER_TEST_FREE_BYTES")) available = std::atoll(fake);
-        run::check_room(need, inv.config.run.output, available);
+        cli::with_keys([&] { run::check_room(need, inv.config.run.output, available); });
         if (inv.estimate_only) {
           if (available < 0) {
             std::cout << "the free space at '" << dir.string() << "' could not be read\n";

@@ -755,7 +755,13 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
   return inv;
 }
 
+static Config validated_unmapped(const Config& config, int world_size);
+
 Config validated(const Config& config, int world_size) {
+  return with_keys([&] { return validated_unmapped(config, world_size); });
+}
+
+static Config validated_unmapped(const Config& config, int world_size) {
   if (world_size < 1) throw Error("validated: world_size must be >= 1");
   Config c = config;
   const auto& d = c.data;
@@ -990,6 +996,26 @@ Config validated(const Config& config, int world_size) {
   require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds),
           "must be >= 0");
   return c;
+}
+
+std::string key_of(const std::string& field) {
+  static const std::map<std::string, std::string> keys = {
+      {"NhcOptions.time_step", "simmer.time_step"},   {"NhcOptions.chain_length", "simmer.chain_length"},
+      {"NhcOptions.masses", "simmer.masses"},         {"NhcOptions.friction", "simmer.friction"},
+      {"NhcOptions.dof_offset", "simmer.dof_offset"}, {"Thermostat", "simmer.thermostat"},
+      {"martyna_masses.tau", "simmer.tau"},           {"StepRamp.initial", "simmer.T_initial"},
+      {"StepRamp.target", "simmer.T_target"},         {"StepRamp.increment", "simmer.dT"},
+      {"StepRamp.every", "simmer.every"},             {"StartVelocity", "simmer.start_velocity"},
+      {"PriorScaling", "simmer.prior_scaling"},       {"gaussian_prior.sigma", "simmer.prior_sigma"},
+      {"AdamOptions.learning_rate", "adam.lr"},       {"AdamOptions.beta1", "adam.beta1"},
+      {"AdamOptions.beta2", "adam.beta2"},            {"AdamOptions.epsilon", "adam.epsilon"},
+      {"AdamOptions.epochs", "adam.epochs"},          {"AdamOptions.batch_size", "adam.batch"},
+      {"SamplingOptions.window", "ensemble.window"},  {"SamplingOptions.stride", "ensemble.stride"},
+      {"SamplingOptions.count", "ensemble.count"},    {"SamplingOptions.fraction", "ensemble.fraction"},
+      {"RunOptions.output", "run.output"},
+  };
+  const auto it = keys.find(field);
+  return it == keys.end() ? field : it->second;
 }
 
 MassSpec parse_masses(const std::string& text) {

@@ -150,9 +150,17 @@ void check_split_sizes(const Config& c, std::int64_t rows, std::int64_t dropped)
   }
 }
 
+run::Problem build(const Config& c);
+
 }  // namespace
 
 run::Problem build_problem(const Config& c) {
+  return with_keys([&] { return build(c); });
+}
+
+namespace {
+
+run::Problem build(const Config& c) {
   Problem p;
   p.config_ini = to_ini(c);
   Rng split_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_split);
@@ -338,4 +346,5 @@ run::Problem build_problem(const Config& c) {
   return p;
 }
 
+}  // namespace
 }  // namespace simmer::cli

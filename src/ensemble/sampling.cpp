@@ -8,22 +8,22 @@
 namespace simmer::ensemble {
 
 void SamplingOptions::validate(std::int64_t steps) const {
-  if (window <= 0) throw option_error("ensemble.window", std::to_string(window), "must be > 0");
+  if (window <= 0) throw FieldError("SamplingOptions.window", std::to_string(window), "must be > 0");
   if (window > steps) {
-    throw option_error("ensemble.window", std::to_string(window),
-                       "is longer than the run (simmer.steps = " + std::to_string(steps) + ")");
+    throw FieldError("SamplingOptions.window", std::to_string(window),
+                       "is longer than the run (steps = " + std::to_string(steps) + ")");
   }
-  if (stride <= 0) throw option_error("ensemble.stride", std::to_string(stride), "must be > 0");
+  if (stride <= 0) throw FieldError("SamplingOptions.stride", std::to_string(stride), "must be > 0");
   if (count < 0 || count > window) {
-    throw option_error("ensemble.count", std::to_string(count),
+    throw FieldError("SamplingOptions.count", std::to_string(count),
                        "must be in [0, window = " + std::to_string(window) + "]");
   }
   if (!(fraction >= 0.0 && fraction <= 1.0)) {
-    throw option_error("ensemble.fraction", std::to_string(fraction), "must be in [0, 1]");
+    throw FieldError("SamplingOptions.fraction", std::to_string(fraction), "must be in [0, 1]");
   }
   if (count > 0 && fraction > 0.0) {
-    throw option_error("ensemble.fraction", std::to_string(fraction),
-                       "and ensemble.count are both set: give one");
+    throw FieldError("SamplingOptions.fraction", std::to_string(fraction),
+                       "and the count are both set: give one");
   }
 }
 

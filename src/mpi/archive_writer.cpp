@@ -58,7 +58,8 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   for (int k = 0; k < p.nhc.chain_length; ++k) {
     char q[32];
     std::snprintf(q, sizeof q, "%.17g", p.nhc.masses.empty() ? 1.0 : p.nhc.masses[static_cast<std::size_t>(k)]);
-    masses += (k == 0 ? "" : ",") + std::string(q);
+    if (k > 0) masses += ',';
+    masses += q;
   }
   f.attribute("/", "thermostat", train::to_string(p.nhc.thermostat));
   f.attribute("/", "thermostat_masses", masses);
@@ -106,9 +107,12 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
                           "row-major, then bias; image rows are height x width x channels (HWC)"));
   if (!p.architecture.input_shape.empty()) {
     f.attribute("/model", "pooling", p.model_text.pooling);
-    std::string shape;
-    for (const Index d : p.architecture.input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    f.attribute("/model", "input_shape", shape + " (height x width x channels)");
+    std::string image;
+    for (const Index d : p.architecture.input_shape) {
+      if (!image.empty()) image += 'x';
+      image += std::to_string(d);
+    }
+    f.attribute("/model", "input_shape", image + " (height x width x channels)");
   }
   std::vector<std::string> names;
   std::vector<std::int64_t> offsets, shapes;

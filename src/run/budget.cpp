@@ -149,7 +149,7 @@ void check_room(const ResourceEstimate& e, const std::string& output, std::int64
   // A checkpoint is written to a temporary file and renamed over the last one: two at the peak.
   const std::int64_t need = e.archive_bytes + 2 * e.checkpoint_bytes;
   if (need <= available) return;
-  throw option_error("run.output", output,
+  throw FieldError("RunOptions.output", output,
                      "the run needs about " + human_bytes(need) + " (archive " +
                          human_bytes(e.archive_bytes) + ", checkpoint " + human_bytes(e.checkpoint_bytes) +
                          ") but its file system has " + human_bytes(available) +

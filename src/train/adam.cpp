@@ -8,18 +8,18 @@ namespace simmer::train {
 
 void AdamOptions::validate() const {
   if (!(learning_rate > 0.0) || !std::isfinite(learning_rate)) {
-    throw option_error("adam.lr", std::to_string(learning_rate), "must be a positive number");
+    throw FieldError("AdamOptions.learning_rate", std::to_string(learning_rate), "must be a positive number");
   }
   if (!(beta1 >= 0.0 && beta1 < 1.0)) {
-    throw option_error("adam.beta1", std::to_string(beta1), "must be in [0, 1)");
+    throw FieldError("AdamOptions.beta1", std::to_string(beta1), "must be in [0, 1)");
   }
   if (!(beta2 >= 0.0 && beta2 < 1.0)) {
-    throw option_error("adam.beta2", std::to_string(beta2), "must be in [0, 1)");
+    throw FieldError("AdamOptions.beta2", std::to_string(beta2), "must be in [0, 1)");
   }
-  if (!(epsilon > 0.0)) throw option_error("adam.epsilon", std::to_string(epsilon), "must be > 0");
-  if (epochs < 0) throw option_error("adam.epochs", std::to_string(epochs), "must be >= 0");
+  if (!(epsilon > 0.0)) throw FieldError("AdamOptions.epsilon", std::to_string(epsilon), "must be > 0");
+  if (epochs < 0) throw FieldError("AdamOptions.epochs", std::to_string(epochs), "must be >= 0");
   if (batch_size < 0) {
-    throw option_error("adam.batch", std::to_string(batch_size), "must be >= 0 (0: full batch)");
+    throw FieldError("AdamOptions.batch_size", std::to_string(batch_size), "must be >= 0 (0: full batch)");
   }
 }
 

@@ -9,7 +9,7 @@ namespace simmer::train {
 Thermostat parse_thermostat(const std::string& name) {
   if (name == "nose_hoover" || name == "nhc") return Thermostat::nose_hoover_chain;
   if (name == "langevin") return Thermostat::langevin;
-  throw option_error("simmer.thermostat", name, "choices: nose_hoover, langevin");
+  throw FieldError("Thermostat", name, "choices: nose_hoover, langevin");
 }
 
 std::string to_string(Thermostat t) {
@@ -18,22 +18,22 @@ std::string to_string(Thermostat t) {
 
 void NhcOptions::validate() const {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
-    throw option_error("simmer.time_step", std::to_string(time_step), "must be > 0");
+    throw FieldError("NhcOptions.time_step", std::to_string(time_step), "must be > 0");
   }
   if (chain_length < 1) {
-    throw option_error("simmer.chain_length", std::to_string(chain_length), "must be >= 1");
+    throw FieldError("NhcOptions.chain_length", std::to_string(chain_length), "must be >= 1");
   }
   if (!masses.empty() && masses.size() != static_cast<std::size_t>(chain_length)) {
-    throw option_error("simmer.masses", std::to_string(masses.size()) + " values",
+    throw FieldError("NhcOptions.masses", std::to_string(masses.size()) + " values",
                        "needs one mass per chain link (" + std::to_string(chain_length) + ")");
   }
   for (const double q : masses) {
     if (!(q > 0.0) || !std::isfinite(q)) {
-      throw option_error("simmer.masses", std::to_string(q), "every mass must be > 0");
+      throw FieldError("NhcOptions.masses", std::to_string(q), "every mass must be > 0");
     }
   }
   if (!(friction > 0.0) || !std::isfinite(friction)) {
-    throw option_error("simmer.friction", std::to_string(friction), "must be > 0");
+    throw FieldError("NhcOptions.friction", std::to_string(friction), "must be > 0");
   }
   if (prior_precision.size() > 0 && !(prior_precision.array() > 0.0).all()) {
     throw Error("NHC: every prior precision 1/sigma^2 must be > 0");
@@ -59,7 +59,7 @@ NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_coun
   }
   dof_ = static_cast<double>(parameter_count) - options_.dof_offset;
   if (!(dof_ > 0.0)) {
-    throw option_error("simmer.dof_offset", std::to_string(options_.dof_offset),
+    throw FieldError("NhcOptions.dof_offset", std::to_string(options_.dof_offset),
                        "leaves no degrees of freedom for " + std::to_string(parameter_count) +
                            " parameters");
   }
@@ -173,12 +173,12 @@ PhaseState NoseHooverChain::thermal_start(double temperature, Rng& rng) const {
 std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature,
                                    double tau) {
   if (!(temperature > 0.0) || !std::isfinite(temperature)) {
-    throw option_error("simmer.masses", "martyna",
-                       "needs simmer.T_target > 0 (Q = N_f T tau^2 at the target temperature); got T = " +
+    throw FieldError("NhcOptions.masses", "martyna",
+                       "needs a target temperature > 0 (Q = N_f T tau^2 at the target temperature); got T = " +
                            std::to_string(temperature));
   }
   if (!(tau > 0.0) || !std::isfinite(tau)) {
-    throw option_error("simmer.tau", std::to_string(tau), "must be > 0");
+    throw FieldError("martyna_masses.tau", std::to_string(tau), "must be > 0");
   }
   std::vector<double> q(static_cast<std::size_t>(chain_length), temperature * tau * tau);
   if (!q.empty()) q[0] = degrees_of_freedom * temperature * tau * tau;

@@ -30,13 +30,13 @@ double noise_sd_at(model::LossKind loss, Index rows, Index outputs, double tempe
 PriorScaling parse_prior_scaling(const std::string& name) {
   if (name == "none") return PriorScaling::none;
   if (name == "fan_in") return PriorScaling::fan_in;
-  throw option_error("simmer.prior_scaling", name, "choices: none, fan_in");
+  throw FieldError("PriorScaling", name, "choices: none, fan_in");
 }
 
 Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters,
                                 double sigma, PriorScaling scaling) {
   if (!(sigma > 0.0) || !std::isfinite(sigma)) {
-    throw option_error("simmer.prior_sigma", std::to_string(sigma), "must be > 0");
+    throw FieldError("gaussian_prior.sigma", std::to_string(sigma), "must be > 0");
   }
   Vector precision = Vector::Constant(parameters, 1.0 / (sigma * sigma));
   if (scaling == PriorScaling::none) return precision;

@@ -16,23 +16,23 @@ double StepRamp::operator()(std::int64_t step) const {
 void StepRamp::validate() const {
   const auto str = [](double v) { return std::to_string(v); };
   if (!(initial >= 0.0) || !std::isfinite(initial)) {
-    throw option_error("simmer.T_initial", str(initial), "must be a finite temperature >= 0");
+    throw FieldError("StepRamp.initial", str(initial), "must be a finite temperature >= 0");
   }
   if (!(target >= 0.0) || !std::isfinite(target)) {
-    throw option_error("simmer.T_target", str(target), "must be a finite temperature >= 0");
+    throw FieldError("StepRamp.target", str(target), "must be a finite temperature >= 0");
   }
   if (target < initial) {
-    throw option_error("simmer.T_target", str(target),
-                       "is below simmer.T_initial = " + str(initial) + " (the ramp only rises)");
+    throw FieldError("StepRamp.target", str(target),
+                       "is below the initial temperature " + str(initial) + " (the ramp only rises)");
   }
   if (!(increment >= 0.0) || !std::isfinite(increment)) {
-    throw option_error("simmer.dT", str(increment), "must be >= 0 (0: constant temperature)");
+    throw FieldError("StepRamp.increment", str(increment), "must be >= 0 (0: constant temperature)");
   }
   if (increment == 0.0 && target != initial) {
-    throw option_error("simmer.dT", str(increment),
+    throw FieldError("StepRamp.increment", str(increment),
                        "is 0 but T_initial != T_target: give a step or set them equal");
   }
-  if (every <= 0) throw option_error("simmer.every", std::to_string(every), "must be > 0");
+  if (every <= 0) throw FieldError("StepRamp.every", std::to_string(every), "must be > 0");
 }
 
 std::int64_t StepRamp::steps_to_target() const {

@@ -16,13 +16,13 @@ StartVelocity parse_start_velocity(const std::string& name, StartMode mode) {
   if (name == "auto") return mode == StartMode::retrofit ? StartVelocity::adam : StartVelocity::zero;
   if (name == "adam") {
     if (mode != StartMode::retrofit) {
-      throw option_error("simmer.start_velocity", name, "needs simmer.mode = retrofit");
+      throw FieldError("StartVelocity", name, "needs retrofit mode (Adam's last step)");
     }
     return StartVelocity::adam;
   }
   if (name == "zero") return StartVelocity::zero;
   if (name == "thermal") return StartVelocity::thermal;
-  throw option_error("simmer.start_velocity", name, "choices: auto, adam, zero, thermal");
+  throw FieldError("StartVelocity", name, "choices: auto, adam, zero, thermal");
 }
 
 std::string to_string(StartVelocity v) {

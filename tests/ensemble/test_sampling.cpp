@@ -55,5 +55,5 @@ TEST_CASE("member_count equals the number of selected steps for any options", "[
   }
   SamplingOptions bad;
   bad.window = 60;
-  CHECK_THROWS_WITH(member_count(50, bad), Catch::Contains("ensemble.window"));
+  CHECK_THROWS_WITH(member_count(50, bad), Catch::Contains("SamplingOptions.window"));
 }

@@ -48,8 +48,8 @@ TEST_CASE("Adam's first step has size lr in every coordinate (bias correction)",
 TEST_CASE("Adam options are validated with the key name", "[adam]") {
   AdamOptions opt;
   opt.learning_rate = -1;
-  CHECK_THROWS_WITH(opt.validate(), Catch::Contains("adam.lr"));
+  CHECK_THROWS_WITH(opt.validate(), Catch::Contains("AdamOptions.learning_rate"));
   opt = {};
   opt.epochs = -3;
-  CHECK_THROWS_WITH(opt.validate(), Catch::Contains("adam.epochs") && Catch::Contains("-3"));
+  CHECK_THROWS_WITH(opt.validate(), Catch::Contains("AdamOptions.epochs") && Catch::Contains("-3"));
 }

@@ -273,7 +273,7 @@ TEST_CASE("prior precisions: sigma everywhere, or sigma/sqrt(fan_in) for kernels
   CHECK((scaled.segment(30, 30).array() == 10.0 * 4.0).all()); // second kernel, fan_in 10
   CHECK((scaled.segment(60, 3).array() == 4.0).all());
   CHECK_THROWS_WITH(gaussian_prior_precision(net.layout(), n, 0.0, PriorScaling::none),
-                    Catch::Contains("simmer.prior_sigma"));
+                    Catch::Contains("gaussian_prior.sigma"));
 }
 
 TEST_CASE("Martyna masses and thermal start velocities", "[nhc]") {
@@ -282,8 +282,8 @@ TEST_CASE("Martyna masses and thermal start velocities", "[nhc]") {
   CHECK(q[0] == Approx(481.0 * 0.05 * 4.0));
   CHECK(q[1] == Approx(0.05 * 4.0));
   CHECK(q[2] == Approx(0.05 * 4.0));
-  CHECK_THROWS_WITH(martyna_masses(3, 481.0, 0.0, 2.0), Catch::Contains("T_target > 0"));
-  CHECK_THROWS_WITH(martyna_masses(3, 481.0, 0.05, 0.0), Catch::Contains("simmer.tau"));
+  CHECK_THROWS_WITH(martyna_masses(3, 481.0, 0.0, 2.0), Catch::Contains("target temperature > 0"));
+  CHECK_THROWS_WITH(martyna_masses(3, 481.0, 0.05, 0.0), Catch::Contains("martyna_masses.tau"));
 
   NhcOptions opt;
   NoseHooverChain nhc(opt, 20000);

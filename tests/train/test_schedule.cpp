@@ -19,8 +19,8 @@ TEST_CASE("step-wise ramp of SIMMERING.md §4", "[schedule]") {
 }
 
 TEST_CASE("ramp validation names the key and value", "[schedule]") {
-  CHECK_THROWS_WITH(ramp_schedule({0.5, 0.1, 0.1, 10}), Catch::Contains("simmer.T_target"));
-  CHECK_THROWS_WITH(ramp_schedule({0.0, 0.1, 0.1, 0}), Catch::Contains("simmer.every"));
-  CHECK_THROWS_WITH(ramp_schedule({0.0, 0.1, -0.1, 10}), Catch::Contains("simmer.dT"));
+  CHECK_THROWS_WITH(ramp_schedule({0.5, 0.1, 0.1, 10}), Catch::Contains("StepRamp.target"));
+  CHECK_THROWS_WITH(ramp_schedule({0.0, 0.1, 0.1, 0}), Catch::Contains("StepRamp.every"));
+  CHECK_THROWS_WITH(ramp_schedule({0.0, 0.1, -0.1, 10}), Catch::Contains("StepRamp.increment"));
   CHECK_NOTHROW(ramp_schedule({0.002, 0.002, 0.0, 1}));
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "simmer/core/error.hpp"
+
 namespace simmer::cli {
 
 struct DataConfig {
@@ -124,6 +126,20 @@ struct Invocation {
 /// With `base`, values start from it instead of the defaults (how --resume applies a command
 /// line on top of the archived configuration).
 Invocation parse_command_line(int argc, const char* const* argv, const Config* base = nullptr);
+
+/// The INI key of a library option's field ("NhcOptions.time_step" -> "simmer.time_step"; the
+/// field itself when it has no key).
+std::string key_of(const std::string& field);
+
+/// Runs `fn`; a simmer::FieldError from the library comes out as an error naming the INI key.
+template <class Fn>
+auto with_keys(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const FieldError& e) {
+    throw option_error(key_of(e.field()), e.value(), e.why());
+  }
+}
 
 /// simmer.masses as given: all 1 (empty text), Martyna–Tuckerman–Klein (from N_f, T and
 /// simmer.tau, computed once the network is known), or one value per chain link.
