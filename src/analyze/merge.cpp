@@ -157,9 +157,9 @@ void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, cons
       const std::int64_t count = shape.size() >= 2 ? shape[1] : 1;
       if (type == io::Type::f32) {
         const std::vector<float> narrow(rows.begin(), rows.end());  // exact: they were float32
-        f.write_rows(path, {{out_chain, 0, count}}, narrow.data(), io::Type::f32);
+        f.write_rows(path, {{out_chain, 0, count}}, narrow);
       } else {
-        f.write_rows(path, {{out_chain, 0, count}}, rows.data(), io::Type::f64);
+        f.write_rows(path, {{out_chain, 0, count}}, rows);
       }
     }
   }
@@ -409,13 +409,9 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   copy_tree(r0, f, "/data");
   copy_tree(r0, f, "/model");
 
-  // Per-chain datasets, shaped and chunked as create_archive makes them.
+  // Per-chain datasets, shaped and chunked as the run makes them (run/archive_layout.hpp).
   const io::Type store = run0.store_type;
-  const std::int64_t value_bytes = store == io::Type::f32 ? 4 : 8;
-  const std::int64_t max_chunk =
-      std::max<std::int64_t>(1, (1 << 20) / (value_bytes * std::max<std::int64_t>(P, 1)));
-  const std::int64_t n_chunks = (std::max<std::int64_t>(D, 1) + max_chunk - 1) / max_chunk;
-  const std::int64_t draw_chunk = (std::max<std::int64_t>(D, 1) + n_chunks - 1) / n_chunks;
+  const std::int64_t draw_chunk = run::layout::posterior_draw_chunk(D, P, store == io::Type::f32 ? 4 : 8);
   f.create_group("/baseline");
   copy_attributes(r0, f, "/baseline");
   f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);

@@ -249,8 +249,32 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
 }
 
 void ParallelFile::write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
-                              const void* data, Type type) {
+                              const std::vector<double>& data) {
+  write_rows_raw(path, blocks, data.data(), data.size(), Type::f64);
+}
+
+void ParallelFile::write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
+                              const std::vector<float>& data) {
+  write_rows_raw(path, blocks, data.data(), data.size(), Type::f32);
+}
+
+void ParallelFile::write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
+                              const std::vector<std::int64_t>& data) {
+  write_rows_raw(path, blocks, data.data(), data.size(), Type::i64);
+}
+
+void ParallelFile::write_rows_raw(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
+                                  std::size_t values, Type type) {
   Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+  {
+    // The element type written must be the stored one (a float64 buffer into a float32 dataset
+    // would convert silently; an int into a float one too).
+    Handle stored(check(H5Dget_type(ds.id()), "type of '" + path + "'"), H5Tclose);
+    const bool is_float = H5Tget_class(stored.id()) == H5T_FLOAT;
+    const std::size_t size = H5Tget_size(stored.id());
+    const bool match = type == Type::i64 ? (!is_float && size == 8) : (is_float && size == (type == Type::f32 ? 4U : 8U));
+    if (!match) throw Error("archive: '" + path + "' stores another element type than the rows written to it");
+  }
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(fspace.id());
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
@@ -276,6 +300,10 @@ void ParallelFile::write_rows(const std::string& path, const std::vector<RowBloc
     check(H5Sselect_hyperslab(fspace.id(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
           "select rows of '" + path + "'");
     total += static_cast<hsize_t>(b.count) * row_size;
+  }
+  if (total != static_cast<hsize_t>(values)) {
+    throw Error("archive: " + std::to_string(values) + " values for " + std::to_string(total) + " in the rows of '" +
+                path + "'");
   }
   const hsize_t mem_n = std::max<hsize_t>(total, 1);
   Handle mspace(check(H5Screate_simple(1, &mem_n, nullptr), "mem space"), H5Sclose);

@@ -198,9 +198,9 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
     v.insert(v.end(), ch->phase().v.begin(), ch->phase().v.end());
     if (p.mode == train::StartMode::retrofit) base.insert(base.end(), ch->baseline().begin(), ch->baseline().end());
   }
-  file_.write_rows("/initial/params", blocks, x.data(), io::Type::f64);
-  file_.write_rows("/initial/velocity", blocks, v.data(), io::Type::f64);
-  if (p.mode == train::StartMode::retrofit) file_.write_rows("/baseline/params", blocks, base.data(), io::Type::f64);
+  file_.write_rows("/initial/params", blocks, x);
+  file_.write_rows("/initial/velocity", blocks, v);
+  if (p.mode == train::StartMode::retrofit) file_.write_rows("/baseline/params", blocks, base);
 }
 
 void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRows>>& rows,
@@ -221,22 +221,22 @@ void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRow
     for (std::size_t i = 0; i < r.trace.size(); ++i) trace[i % trace.size()].push_back(r.trace[i]);
   }
   if (p.store.float32) {
-    file_.write_rows("/posterior/params", draw_blocks, params32.data(), io::Type::f32);
+    file_.write_rows("/posterior/params", draw_blocks, params32);
   } else {
-    file_.write_rows("/posterior/params", draw_blocks, params.data(), io::Type::f64);
+    file_.write_rows("/posterior/params", draw_blocks, params);
   }
   for (std::size_t i = 0; i < stat_fields.size(); ++i) {
-    file_.write_rows("/sample_stats/" + stat_fields[i], draw_blocks, stats[i].data(), io::Type::f64);
+    file_.write_rows("/sample_stats/" + stat_fields[i], draw_blocks, stats[i]);
   }
   for (std::size_t i = 0; i < trace_fields.size(); ++i) {
-    file_.write_rows("/trace/" + trace_fields[i], trace_blocks, trace[i].data(), io::Type::f64);
+    file_.write_rows("/trace/" + trace_fields[i], trace_blocks, trace[i]);
   }
   if (!p.store.track.empty() && !p.classification) {
     std::vector<io::RowBlock> blocks;
     if (rank_ == 0) {
       for (const auto& b : pooled.tracked_blocks()) blocks.push_back({b.trajectory, b.first, b.count});
     }
-    file_.write_rows("/ensemble/test/tracked", blocks, pooled.tracked_rows().data(), io::Type::f64);
+    file_.write_rows("/ensemble/test/tracked", blocks, pooled.tracked_rows());
   }
 }
 
@@ -282,7 +282,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       blocks.push_back({ch->index(), 0, static_cast<std::int64_t>(shape_.parameters)});
       rows.insert(rows.end(), ch->baseline().begin(), ch->baseline().end());
     }
-    file_.write_rows("/baseline/params", blocks, rows.data(), io::Type::f64);
+    file_.write_rows("/baseline/params", blocks, rows);
   }
   // The baseline network's outputs on every evaluation set (raw target units for regression,
   // logits for classification): Adam's fit on the extra points, for figures, with no network
@@ -302,7 +302,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       rows.insert(rows.end(), pred.data(), pred.data() + pred.size());
       blocks.push_back({ch->index(), 0, s.rows()});
     }
-    file_.write_rows(g + "/prediction", blocks, rows.data(), io::Type::f64);
+    file_.write_rows(g + "/prediction", blocks, rows);
     file_.attribute(g + "/prediction", "units",
                     std::string(!p.classification ? "target units [chain, row, output]"
                                 : p.outputs == 1  ? "logit of class 1 [chain, row, 1]"

@@ -51,7 +51,13 @@ TEST_CASE("collective row writes from every rank land in their chains' rows", "[
         for (std::int64_t k = 0; k < cols; ++k) data.push_back(value_at(c, r, k));
       }
     }
-    f.write_rows("/g/rows", blocks, data.data(), io::Type::f64);
+    // Wrong element type or length: refused on every rank alike, before any transfer.
+    CHECK_THROWS_WITH(f.write_rows("/g/rows", blocks, std::vector<float>(data.begin(), data.end())),
+                      Catch::Contains("another element type"));
+    std::vector<double> short_data(data.begin(), data.end());
+    short_data.push_back(0.0);
+    CHECK_THROWS_WITH(f.write_rows("/g/rows", blocks, short_data), Catch::Contains("values for"));
+    f.write_rows("/g/rows", blocks, data);
     std::vector<std::int64_t> ids(static_cast<std::size_t>(chains));
     for (std::int64_t c = 0; c < chains; ++c) ids[static_cast<std::size_t>(c)] = 7 * c;
     f.put("/g/ids", ids, {chains});

@@ -83,9 +83,13 @@ class ParallelFile {
   void put_strings(const std::string& path, const std::vector<std::string>& values);
 
   /// Collective. Each rank writes its `blocks` (sorted by chain) from `data`, which holds the
-  /// blocks' rows back to back in that order (each row = product of dims[2:] values).
-  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
-                  Type type);
+  /// blocks' rows back to back in that order (each row = product of dims[2:] values). The
+  /// element type must be the dataset's and `data` exactly as long as the blocks: else
+  /// simmer::Error naming the dataset (before any rank transfers).
+  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const std::vector<double>& data);
+  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const std::vector<float>& data);
+  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
+                  const std::vector<std::int64_t>& data);
 
   /// Collective attributes on an object (group or dataset path; "/" for the root).
   void attribute(const std::string& object, const std::string& name, const std::string& value);
@@ -108,6 +112,8 @@ class ParallelFile {
   ParallelFile() = default;
   static ParallelFile open(const std::string& path, MPI_Comm comm, unsigned flags);
   void transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data);
+  void write_rows_raw(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
+                      std::size_t values, Type type);
   Handle file_;
   Handle dxpl_;  ///< collective transfer property list
   MPI_Comm comm_ = MPI_COMM_NULL;
