@@ -1,11 +1,11 @@
 // simmer_analyze: summary, predict, merge and export on finished simmer_mpi archives.
 // Parse, run, report; errors are one line on stderr and exit code 2. See docs/ANALYZE.md.
-#include <hdf5.h>
 #include <mpi.h>
 
 #include <iostream>
 
 #include "simmer/analyze/commands.hpp"
+#include "simmer/io/archive_reader.hpp"
 #include "simmer/cli/analyze_options.hpp"
 #include "simmer/core/runtime.hpp"
 
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   tune_allocator();
   MPI_Init(&argc, &argv);
   // Errors are reported as simmer::Error messages naming the file; never as an HDF5 stack dump.
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  io::silence_hdf5_errors();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;

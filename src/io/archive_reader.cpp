@@ -1,4 +1,8 @@
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/io/h5.hpp"
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
 
 #include <hdf5_hl.h>
 
@@ -113,8 +117,24 @@ ArchiveReader::ArchiveReader(const std::string& path) : path_(path) {
     throw Error("'" + path +
                 "': HDF5 cannot open it (truncated or damaged, or being written by another process?)");
   }
-  file_ = Handle(id, H5Fclose);
+  file_ = id;
 }
+
+ArchiveReader::~ArchiveReader() {
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+ArchiveReader& ArchiveReader::operator=(ArchiveReader&& other) noexcept {
+  if (this != &other) {
+    if (file_ >= 0) H5Fclose(file_);
+    path_ = std::move(other.path_);
+    file_ = other.file_;
+    other.file_ = -1;
+  }
+  return *this;
+}
+
+void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 void ArchiveReader::fail(const std::string& what) const {
   throw Error("'" + path_ + "': " + what + " (truncated or damaged archive?)");
@@ -122,12 +142,12 @@ void ArchiveReader::fail(const std::string& what) const {
 
 bool ArchiveReader::exists(const std::string& object) const {
   if (object == "/") return true;
-  return H5LTpath_valid(file_.id(), object.c_str(), 1) > 0;
+  return H5LTpath_valid(file_, object.c_str(), 1) > 0;
 }
 
 bool ArchiveReader::is_group(const std::string& object) const {
   if (!exists(object)) return false;
-  Handle obj(H5Oopen(file_.id(), object.c_str(), H5P_DEFAULT), H5Oclose);
+  Handle obj(H5Oopen(file_, object.c_str(), H5P_DEFAULT), H5Oclose);
   return obj.valid() && H5Iget_type(obj.id()) == H5I_GROUP;
 }
 
@@ -140,7 +160,7 @@ void ArchiveReader::require(const std::string& object, const std::string& why) c
 std::vector<std::string> ArchiveReader::members(const std::string& group) const {
   std::vector<std::string> out;
   MemberState state{&out};
-  Handle g(H5Gopen2(file_.id(), group.c_str(), H5P_DEFAULT), H5Gclose);
+  Handle g(H5Gopen2(file_, group.c_str(), H5P_DEFAULT), H5Gclose);
   if (!g.valid()) fail("cannot open group " + group);
   hsize_t idx = 0;
   if (iterate_links(g.id(), H5_INDEX_CRT_ORDER, &idx, collect_member, &state) < 0) {
@@ -153,15 +173,15 @@ std::vector<std::string> ArchiveReader::members(const std::string& group) const 
   return out;
 }
 
-Handle ArchiveReader::open_dataset(const std::string& dataset) const {
+std::int64_t ArchiveReader::open_dataset(const std::string& dataset) const {
   if (!exists(dataset)) throw Error("'" + path_ + "' has no dataset " + dataset);
-  Handle ds(H5Dopen2(file_.id(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) fail("cannot open dataset " + dataset);
+  const hid_t ds = H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT);
+  if (ds < 0) fail("cannot open dataset " + dataset);
   return ds;
 }
 
 std::vector<std::int64_t> ArchiveReader::dims(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle space(H5Dget_space(ds.id()), H5Sclose);
   if (!space.valid()) fail("cannot read the shape of " + dataset);
   const int rank = H5Sget_simple_extent_ndims(space.id());
@@ -172,7 +192,7 @@ std::vector<std::int64_t> ArchiveReader::dims(const std::string& dataset) const 
 }
 
 Type ArchiveReader::type(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle t(H5Dget_type(ds.id()), H5Tclose);
   if (!t.valid()) fail("cannot read the type of " + dataset);
   const H5T_class_t cls = H5Tget_class(t.id());
@@ -182,13 +202,13 @@ Type ArchiveReader::type(const std::string& dataset) const {
 }
 
 bool ArchiveReader::is_string(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle t(H5Dget_type(ds.id()), H5Tclose);
   return t.valid() && H5Tget_class(t.id()) == H5T_STRING;
 }
 
 std::vector<double> ArchiveReader::read_doubles(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle space(H5Dget_space(ds.id()), H5Sclose);
   const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.id()) : -1;
   if (n < 0) fail("cannot read the shape of " + dataset);
@@ -200,7 +220,7 @@ std::vector<double> ArchiveReader::read_doubles(const std::string& dataset) cons
 }
 
 std::vector<std::int64_t> ArchiveReader::read_ints(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle space(H5Dget_space(ds.id()), H5Sclose);
   const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.id()) : -1;
   if (n < 0) fail("cannot read the shape of " + dataset);
@@ -212,7 +232,7 @@ std::vector<std::int64_t> ArchiveReader::read_ints(const std::string& dataset) c
 }
 
 std::vector<std::string> ArchiveReader::read_strings(const std::string& dataset) const {
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle type(H5Dget_type(ds.id()), H5Tclose);
   if (!type.valid() || H5Tget_class(type.id()) != H5T_STRING) {
     throw Error("'" + path_ + "': dataset " + dataset + " does not hold text");
@@ -251,7 +271,7 @@ std::vector<double> ArchiveReader::read_slab(const std::string& dataset, std::in
       (second >= 0 && (shape.size() < 2 || second >= shape[1]))) {
     throw Error("'" + path_ + "': index out of range in " + dataset);
   }
-  Handle ds = open_dataset(dataset);
+  Handle ds(open_dataset(dataset), H5Dclose);
   Handle fspace(H5Dget_space(ds.id()), H5Sclose);
   std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
   start[0] = static_cast<hsize_t>(index);
@@ -276,14 +296,14 @@ std::vector<double> ArchiveReader::read_slab(const std::string& dataset, std::in
 
 bool ArchiveReader::has_attribute(const std::string& object, const std::string& name) const {
   if (!exists(object)) return false;
-  return H5Aexists_by_name(file_.id(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+  return H5Aexists_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
 std::string ArchiveReader::attribute_text(const std::string& object, const std::string& name) const {
   if (!has_attribute(object, name)) {
     throw Error("'" + path_ + "' is not a simmer archive: " + object + " has no attribute '" + name + "'");
   }
-  Handle attr(H5Aopen_by_name(file_.id(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle attr(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   std::string out;
   if (!attr.valid() || !read_text_attribute(attr.id(), out)) {
     fail("cannot read attribute '" + name + "' of " + object + " as text");
@@ -295,7 +315,7 @@ double ArchiveReader::attribute_real(const std::string& object, const std::strin
   if (!has_attribute(object, name)) {
     throw Error("'" + path_ + "' is not a simmer archive: " + object + " has no attribute '" + name + "'");
   }
-  Handle attr(H5Aopen_by_name(file_.id(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle attr(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   double v = 0.0;
   if (!attr.valid() || H5Aread(attr.id(), H5T_NATIVE_DOUBLE, &v) < 0) {
     fail("cannot read attribute '" + name + "' of " + object + " as a number");
@@ -307,7 +327,7 @@ std::int64_t ArchiveReader::attribute_integer(const std::string& object, const s
   if (!has_attribute(object, name)) {
     throw Error("'" + path_ + "' is not a simmer archive: " + object + " has no attribute '" + name + "'");
   }
-  Handle attr(H5Aopen_by_name(file_.id(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle attr(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   std::int64_t v = 0;
   if (!attr.valid() || H5Aread(attr.id(), H5T_NATIVE_INT64, &v) < 0) {
     fail("cannot read attribute '" + name + "' of " + object + " as an integer");
@@ -317,7 +337,7 @@ std::int64_t ArchiveReader::attribute_integer(const std::string& object, const s
 
 std::vector<AttributeValue> ArchiveReader::attributes(const std::string& object) const {
   std::vector<AttributeValue> out;
-  Handle obj(H5Oopen(file_.id(), object.c_str(), H5P_DEFAULT), H5Oclose);
+  Handle obj(H5Oopen(file_, object.c_str(), H5P_DEFAULT), H5Oclose);
   if (!obj.valid()) fail("cannot open " + object);
   IterateState state{&out};
   hsize_t idx = 0;

@@ -2,16 +2,15 @@
 /// \file
 /// Serial, read-only access to an HDF5 file (a simmer archive, or anything claiming to be one):
 /// what simmer_analyze reads. Every failure throws simmer::Error naming the file and the object,
-/// never an HDF5 error stack (the caller silences it with H5Eset_auto2). Any number of processes
-/// may hold the same file open this way.
-
-#include <hdf5.h>
+/// never an HDF5 error stack (silence_hdf5_errors). Any number of processes may hold the same
+/// file open this way. HDF5's own headers stay in the .cpp.
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "simmer/io/h5.hpp"
+#include "simmer/io/types.hpp"
 
 namespace simmer::io {
 
@@ -30,9 +29,15 @@ class ArchiveReader {
   /// Opens `path` read-only. Throws naming the path when it does not exist, is not a regular
   /// file, is not HDF5, or HDF5 cannot open it (truncated or damaged).
   explicit ArchiveReader(const std::string& path);
+  ~ArchiveReader();
+  ArchiveReader(const ArchiveReader&) = delete;
+  ArchiveReader& operator=(const ArchiveReader&) = delete;
+  ArchiveReader(ArchiveReader&& other) noexcept : path_(std::move(other.path_)), file_(other.file_) {
+    other.file_ = -1;
+  }
+  ArchiveReader& operator=(ArchiveReader&& other) noexcept;
 
   [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] hid_t id() const { return file_.id(); }
 
   /// Whether the object (group or dataset, absolute path) exists; false for a broken parent.
   [[nodiscard]] bool exists(const std::string& object) const;
@@ -69,9 +74,13 @@ class ArchiveReader {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
-  [[nodiscard]] Handle open_dataset(const std::string& dataset) const;
+  /// The dataset's HDF5 id (closed by the caller), or a thrown error naming it.
+  [[nodiscard]] std::int64_t open_dataset(const std::string& dataset) const;
   std::string path_;
-  Handle file_;
+  std::int64_t file_ = -1;  ///< the HDF5 file id (hid_t), closed by the destructor
 };
+
+/// Stops HDF5 printing its own error stack (every failure is reported as a simmer::Error).
+void silence_hdf5_errors();
 
 }  // namespace simmer::io

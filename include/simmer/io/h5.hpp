@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "simmer/io/types.hpp"
+
 namespace simmer::io {
 
 /// Owns one hid_t and closes it with the matching H5*close.
@@ -46,7 +48,6 @@ struct RowBlock {
   std::int64_t count = 0;
 };
 
-enum class Type { f64, f32, i64 };
 
 class ParallelFile {
  public:
