@@ -1,7 +1,9 @@
 """Helpers shared by the Python end-to-end tests (run with Debian's /usr/bin/python3, which has
 h5py and numpy): running simmer_mpi under mpirun, failing with a message, comparing archives,
 and a numpy re-implementation of the archived dense networks."""
+import gzip
 import os
+import struct
 import subprocess
 import sys
 
@@ -100,3 +102,21 @@ def scaled(f, x):
     """Raw inputs scaled to [-1, 1] with the archive's /data/scaling."""
     lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
     return 2 * (x - lo) / (hi - lo) - 1
+
+
+def write_idx(dirname, part, n, rng, gz_images=True):
+    """n 28x28 IDX images whose class is readable from the position of a bright square; the
+    images gzip-compressed (`gz_images`), the labels plain. Returns the images' path."""
+    labels = rng.integers(0, 10, size=n).astype(np.uint8)
+    images = rng.integers(0, 40, size=(n, 28, 28)).astype(np.uint8)
+    for i, c in enumerate(labels):
+        r, col = 2 + 2 * int(c), 4 + int(c)
+        images[i, r:r + 6, col:col + 6] = 250
+    img = struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes()
+    lab = struct.pack(">II", 0x801, n) + labels.tobytes()
+    ipath = os.path.join(dirname, f"{part}-images-idx3-ubyte" + (".gz" if gz_images else ""))
+    with (gzip.open if gz_images else open)(ipath, "wb") as f:
+        f.write(img)
+    with open(os.path.join(dirname, f"{part}-labels-idx1-ubyte"), "wb") as f:
+        f.write(lab)
+    return ipath

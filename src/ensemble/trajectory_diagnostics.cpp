@@ -11,7 +11,6 @@ namespace simmer::ensemble {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kSets = 2;  // train, test
 
 double rms_of(const Vector& x) {
   return x.size() > 0 ? std::sqrt(x.squaredNorm() / static_cast<double>(x.size())) : 0.0;
@@ -187,19 +186,60 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictT
   }
 }
 
-TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup) : setup_(setup) {
-  if (setup_.blocks < 1 || setup_.window_steps < 1) throw Error("internal: diagnostics need a window and blocks");
-  const ScoredSet* sets[kSets] = {&setup_.train, &setup_.test};
-  for (const ScoredSet* set : sets) {
+DiagnosticsPartials::DiagnosticsPartials(const DiagnosticsSetup& setup) {
+  for (const ScoredSet* set : {&setup.train, &setup.test}) {
     const Index rows = set->rows();
-    if (setup_.classification) {
-      probabilities_.emplace_back(rows, setup_.classes);
-      block_votes_.emplace_back(static_cast<std::size_t>(setup_.blocks), VoteAccumulator(rows, setup_.classes));
+    if (setup.classification) {
+      probabilities.emplace_back(rows, setup.classes);
+      block_votes.emplace_back(static_cast<std::size_t>(setup.blocks), VoteAccumulator(rows, setup.classes));
     } else {
-      coverage_.emplace_back(rows, setup_.outputs);
-      block_means_.emplace_back(static_cast<std::size_t>(setup_.blocks), MeanAccumulator(rows, setup_.outputs));
+      coverage.emplace_back(rows, setup.outputs);
+      block_means.emplace_back(static_cast<std::size_t>(setup.blocks), MeanAccumulator(rows, setup.outputs));
     }
   }
+}
+
+void DiagnosticsPartials::save(ByteWriter& w) const {
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    save_means(w, probabilities[i]);
+    for (const auto& v : block_votes[i]) save_votes(w, v);
+  }
+  for (std::size_t i = 0; i < coverage.size(); ++i) {
+    coverage[i].save(w);
+    for (const auto& m : block_means[i]) save_means(w, m);
+  }
+}
+
+void DiagnosticsPartials::load(ByteReader& r, bool merge) {
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    load_means(r, probabilities[i], merge);
+    for (auto& v : block_votes[i]) load_votes(r, v, merge);
+  }
+  for (std::size_t i = 0; i < coverage.size(); ++i) {
+    if (merge) {
+      CoverageCounter one = coverage[i];
+      one.load(r);
+      coverage[i].merge(one);  // integer counts: any order gives the same sums
+    } else {
+      coverage[i].load(r);
+    }
+    for (auto& m : block_means[i]) load_means(r, m, merge);
+  }
+}
+
+std::vector<double> DiagnosticsPartials::block_metric(const DiagnosticsSetup& setup, int set) const {
+  const ScoredSet& scored = set == 0 ? setup.train : setup.test;
+  const auto i = static_cast<std::size_t>(set);
+  std::vector<double> out;
+  for (std::int64_t b = 0; b < setup.blocks; ++b) {
+    const auto j = static_cast<std::size_t>(b);
+    out.push_back(setup.classification ? vote_metric(block_votes[i][j], scored) : mean_metric(block_means[i][j], scored));
+  }
+  return out;
+}
+
+TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {
+  if (setup_.blocks < 1 || setup_.window_steps < 1) throw Error("internal: diagnostics need a window and blocks");
 }
 
 void TrajectoryDiagnostics::start(const Vector& x) {
@@ -244,12 +284,12 @@ void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView predictio
   const auto block = static_cast<std::size_t>(pending_block_);
   if (setup_.classification) {
     class_probabilities(prediction, probability_scratch_);
-    probabilities_[i].add(view(probability_scratch_));
-    block_votes_[i][block].add(prediction);
+    partials_.probabilities[i].add(view(probability_scratch_));
+    partials_.block_votes[i][block].add(prediction);
     pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
   } else {
-    coverage_[i].add(prediction, view(*s.truth));
-    block_means_[i][block].add(prediction);
+    partials_.coverage[i].add(prediction, view(*s.truth));
+    partials_.block_means[i][block].add(prediction);
     pending_metric_[i] = r_squared(prediction, view(*s.truth));
   }
 }
@@ -274,15 +314,8 @@ TrajectorySummary TrajectoryDiagnostics::summary(const Vector& x, double prior_r
   s.rms_window_start = window_started_ ? rms_window_start_ : kNaN;
   s.rms_end = end.rms;
   s.max_abs_end = end.max_abs;
-  for (int set = 0; set < kSets; ++set) {
-    const ScoredSet& scored = set == 0 ? setup_.train : setup_.test;
-    auto& out = set == 0 ? s.block_train_metric : s.block_test_metric;
-    for (std::int64_t b = 0; b < setup_.blocks; ++b) {
-      const auto i = static_cast<std::size_t>(set), j = static_cast<std::size_t>(b);
-      out.push_back(setup_.classification ? vote_metric(block_votes_[i][j], scored)
-                                          : mean_metric(block_means_[i][j], scored));
-    }
-  }
+  s.block_train_metric = partials_.block_metric(setup_, 0);
+  s.block_test_metric = partials_.block_metric(setup_, 1);
   s.member_train_median = quantile(series_train_, 0.5);
   s.member_test_median = quantile(series_test_, 0.5);
   s.member_test_q25 = quantile(series_test_, 0.25);
@@ -324,70 +357,13 @@ void TrajectoryDiagnostics::load(ByteReader& r) {
   for (auto* series : {&series_step_, &series_loss_, &series_train_, &series_test_, &series_rms_}) {
     *series = r.doubles();
   }
-  for (int set = 0; set < kSets; ++set) {
-    const auto i = static_cast<std::size_t>(set);
-    if (setup_.classification) {
-      load_means(r, probabilities_[i], false);
-      for (auto& v : block_votes_[i]) load_votes(r, v, false);
-    } else {
-      coverage_[i].load(r);
-      for (auto& m : block_means_[i]) load_means(r, m, false);
-    }
-  }
+  partials_.load(r, false);
 }
 
-void TrajectoryDiagnostics::save_partials(ByteWriter& w) const {
-  for (int set = 0; set < kSets; ++set) {
-    const auto i = static_cast<std::size_t>(set);
-    if (setup_.classification) {
-      save_means(w, probabilities_[i]);
-      for (const auto& v : block_votes_[i]) save_votes(w, v);
-    } else {
-      coverage_[i].save(w);
-      for (const auto& m : block_means_[i]) save_means(w, m);
-    }
-  }
-}
+void TrajectoryDiagnostics::save_partials(ByteWriter& w) const { partials_.save(w); }
 
-PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup) {
-  const ScoredSet* sets[kSets] = {&setup_.train, &setup_.test};
-  for (const ScoredSet* set : sets) {
-    const Index rows = set->rows();
-    if (setup_.classification) {
-      probabilities_.emplace_back(rows, setup_.classes);
-      block_votes_.emplace_back(static_cast<std::size_t>(setup_.blocks), VoteAccumulator(rows, setup_.classes));
-    } else {
-      coverage_.emplace_back(rows, setup_.outputs);
-      block_means_.emplace_back(static_cast<std::size_t>(setup_.blocks), MeanAccumulator(rows, setup_.outputs));
-    }
-  }
-}
+PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {}
 
-void PooledDiagnostics::merge(ByteReader& r) {
-  for (int set = 0; set < kSets; ++set) {
-    const auto i = static_cast<std::size_t>(set);
-    if (setup_.classification) {
-      load_means(r, probabilities_[i], true);
-      for (auto& v : block_votes_[i]) load_votes(r, v, true);
-    } else {
-      CoverageCounter one(setup_.outputs > 0 ? (set == 0 ? setup_.train : setup_.test).rows() : 0, setup_.outputs);
-      one.load(r);
-      coverage_[i].merge(one);
-      for (auto& m : block_means_[i]) load_means(r, m, true);
-    }
-  }
-}
-
-std::vector<double> PooledDiagnostics::block_metric(int set) const {
-  const ScoredSet& scored = set == 0 ? setup_.train : setup_.test;
-  const auto i = static_cast<std::size_t>(set);
-  std::vector<double> out;
-  for (std::int64_t b = 0; b < setup_.blocks; ++b) {
-    const auto j = static_cast<std::size_t>(b);
-    out.push_back(setup_.classification ? vote_metric(block_votes_[i][j], scored)
-                                        : mean_metric(block_means_[i][j], scored));
-  }
-  return out;
-}
+void PooledDiagnostics::merge(ByteReader& r) { partials_.load(r, true); }
 
 }  // namespace simmer::ensemble

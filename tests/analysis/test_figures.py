@@ -19,6 +19,9 @@ import tempfile
 
 import h5py
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
 try:
     import matplotlib  # noqa: F401  (the figure scripts need it)
 except ImportError as e:
@@ -27,7 +30,7 @@ except ImportError as e:
 
 SIMMER, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 ANALYSIS = os.path.join(ROOT, "analysis")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV  # (this file's fail() collects failures instead of stopping)
 FAILURES = []
 
 

@@ -28,8 +28,17 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
+
 SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV
+opts, fail = st.opts, st.fail
+
+
+def write_idx(dirname, part, n, rng):
+    st.write_idx(dirname, part, n, rng, gz_images=False)
 # Small Iris retrofit run: every member stored (float64), a stride so members are deterministic.
 IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
               "--data.path", os.path.join(ROOT, "data/iris.csv"),
@@ -42,20 +51,6 @@ SINE_SMALL = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.
               "--ensemble.store_every", "1", "--run.trajectories", "3", "--run.gather_interval", "70"]
 
 
-def opts(base, *pairs):
-    """`base` with `--key value` pairs replaced or added (simmer_mpi refuses a repeated option)."""
-    out = list(base)
-    for key, value in zip(pairs[0::2], pairs[1::2]):
-        if key in out:
-            out[out.index(key) + 1] = value
-        else:
-            out += [key, value]
-    return out
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
 def simmer(ranks, args):
@@ -87,16 +82,6 @@ def write_points(path, names, x, extra=True):
             fh.write(",".join((["ignored"] if extra else []) + [repr(float(row[j])) for j in cols]) + "\n")
 
 
-def write_idx(dirname, part, n, rng):
-    """n 28x28 IDX images whose class is the position of a bright square (as test_large.py)."""
-    labels = rng.integers(0, 10, size=n).astype(np.uint8)
-    images = rng.integers(0, 40, size=(n, 28, 28)).astype(np.uint8)
-    for i, c in enumerate(labels):
-        images[i, 2 + 2 * int(c):8 + 2 * int(c), 4 + int(c):10 + int(c)] = 250
-    with open(os.path.join(dirname, f"{part}-images-idx3-ubyte"), "wb") as fh:
-        fh.write(struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes())
-    with open(os.path.join(dirname, f"{part}-labels-idx1-ubyte"), "wb") as fh:
-        fh.write(struct.pack(">II", 0x801, n) + labels.tobytes())
 
 
 def names_of(f, key):

@@ -53,12 +53,15 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
 SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV
+PROVENANCE = st.PROVENANCE
+same = st.same
 SKIP = 77
 SANITIZED = os.environ.get("SIMMER_TEST_SANITIZED") == "1"
-PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
-              "io_collective_transfers"}
 
 # case -> where the bug is; see the module docstring.
 KNOWN_OPEN: dict = {}
@@ -205,14 +208,6 @@ def all_objects(f):
     f.visititems(lambda name, obj: out.__setitem__(name, obj))
     return out
 
-
-def same(u, v):
-    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
-    u, v = np.asarray(u), np.asarray(v)
-    try:
-        return np.array_equal(u, v, equal_nan=True)
-    except TypeError:  # text
-        return np.array_equal(u, v)
 
 
 def same_archive(a_path, b_path):

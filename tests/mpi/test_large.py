@@ -23,8 +23,12 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
 SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV
+fail, write_idx = st.fail, st.write_idx
 
 
 def run(ranks, args, expect_ok=True, env=None):
@@ -35,26 +39,6 @@ def run(ranks, args, expect_ok=True, env=None):
     return p
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def write_idx(dirname, part, n, rng, gz_images=True):
-    """n 28x28 images whose class is readable from the position of a bright square."""
-    labels = rng.integers(0, 10, size=n).astype(np.uint8)
-    images = rng.integers(0, 40, size=(n, 28, 28)).astype(np.uint8)
-    for i, c in enumerate(labels):
-        r, col = 2 + 2 * int(c), 4 + int(c)
-        images[i, r:r + 6, col:col + 6] = 250
-    img = struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes()
-    lab = struct.pack(">II", 0x801, n) + labels.tobytes()
-    ipath = os.path.join(dirname, f"{part}-images-idx3-ubyte" + (".gz" if gz_images else ""))
-    with (gzip.open if gz_images else open)(ipath, "wb") as f:
-        f.write(img)
-    with open(os.path.join(dirname, f"{part}-labels-idx1-ubyte"), "wb") as f:
-        f.write(lab)
-    return ipath
 
 
 LENET_ARGS = ["--config", os.path.join(ROOT, "jobs/mnist_retrofit.ini"),

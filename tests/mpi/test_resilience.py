@@ -22,8 +22,13 @@ import time
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
 SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV
+fail = st.fail
+same_archives = st.compare_archives
 LONG = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
         "--data.path", os.path.join(ROOT, "data/iris.csv"),
         "--adam.epochs", "60", "--simmer.steps", "12000", "--simmer.every", "500",
@@ -31,10 +36,6 @@ LONG = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
         "--ensemble.store_every", "2", "--run.trajectories", "4", "--run.gather_interval", "500",
         "--run.checkpoint_interval", "1000", "--run.sync_every", "100"]
 
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
 def run(ranks, args, check=True):
@@ -59,22 +60,6 @@ def checkpoint_step(path):
         pos += 8 + n
     return int.from_bytes(data[pos:pos + 8], "little", signed=True)
 
-
-def same_archives(a_path, b_path):
-    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        names = []
-        a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
-        for name in names:
-            if name == "config":
-                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
-                if strip(a[name][0]) != strip(b[name][0]):
-                    fail("/config differs beyond run.output")
-                continue
-            if name not in b or a[name][()].tobytes() != b[name][()].tobytes():
-                fail(f"dataset /{name} differs between {a_path} and {b_path}")
-        for k in ("trajectories", "mode", "task"):
-            if a.attrs[k] != b.attrs[k]:
-                fail(f"root attribute {k} differs")
 
 
 with tempfile.TemporaryDirectory() as tmp:

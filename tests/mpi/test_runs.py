@@ -17,8 +17,11 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
+
 SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
+ENV = st.ENV
 # Small Iris retrofit run: every member stored, a stride so the ensemble is deterministic.
 IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
               "--data.path", os.path.join(ROOT, "data/iris.csv"),
@@ -26,8 +29,10 @@ IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
               "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
               "--ensemble.stride", "2", "--ensemble.store_every", "1",
               "--run.trajectories", "4", "--run.gather_interval", "150", "--run.trace_every", "10"]
-PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
-              "io_collective_transfers"}
+
+
+fail, forward, read_layout, scaled = st.fail, st.forward, st.read_layout, st.scaled
+compare = st.compare_archives
 
 
 def run(ranks, args, expect_ok=True):
@@ -38,75 +43,11 @@ def run(ranks, args, expect_ok=True):
     return p
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
-def all_objects(f):
-    out = {}
-    f.visititems(lambda name, obj: out.__setitem__(name, obj))
-    return out
 
 
-def same(u, v):
-    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
-    u, v = np.asarray(u), np.asarray(v)
-    try:
-        return np.array_equal(u, v, equal_nan=True)
-    except TypeError:  # text
-        return np.array_equal(u, v)
 
-
-def compare(a_path, b_path):
-    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        oa, ob = all_objects(a), all_objects(b)
-        if sorted(oa) != sorted(ob):
-            fail(f"{a_path} and {b_path} hold different objects")
-        for name, obj in oa.items():
-            other = ob[name]
-            for k, v in obj.attrs.items():
-                if k in ("DIMENSION_LIST", "REFERENCE_LIST"):
-                    continue
-                if not same(v, other.attrs[k]):
-                    fail(f"attribute {name}@{k} differs")
-            if name == "config":  # differs only in run.output, the file's own name
-                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
-                if strip(obj[0]) != strip(other[0]):
-                    fail("/config differs beyond run.output")
-                continue
-            if isinstance(obj, h5py.Dataset):
-                x, y = obj[()], other[()]
-                if x.tobytes() != y.tobytes():
-                    fail(f"dataset /{name} differs between {a_path} and {b_path}")
-        for k, v in a.attrs.items():
-            if k not in PROVENANCE and not same(v, b.attrs[k]):
-                fail(f"root attribute {k} differs")
-
-
-def forward(params, layout, x, activation):
-    """The network from the archive's flat layout: kernel [fan_in][fan_out] row-major, then bias."""
-    names, offsets, shapes, ranks = layout
-    h = x
-    tensors = list(zip(names, offsets, shapes, ranks))
-    for i in range(0, len(tensors), 2):
-        (_, ko, ks, _), (_, bo, bs, _) = tensors[i], tensors[i + 1]
-        w = params[ko:ko + ks[0] * ks[1]].reshape(ks[0], ks[1])
-        b = params[bo:bo + bs[0]]
-        h = h @ w + b
-        if i + 2 < len(tensors):
-            h = np.tanh(h) if activation == "tanh" else h
-    return h
-
-
-def read_layout(f):
-    names = [n.decode() if isinstance(n, bytes) else n for n in f["model/tensor_name"][()]]
-    return names, f["model/tensor_offset"][()], f["model/tensor_shape"][()], f["model/tensor_rank"][()]
-
-
-def scaled(f, x):
-    lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
-    return 2 * (x - lo) / (hi - lo) - 1
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -85,6 +85,25 @@ TrajectorySummary load_summary(ByteReader& r);
 void judge(TrajectorySummary& s, double prior_rms, bool diverged,
            const VerdictThresholds& t = VerdictThresholds{});
 
+/// The partial sums behind the pooled scores, per set (train, test): the members' mean class
+/// probabilities (classification) or coverage counts (regression), and each block's ensemble.
+/// A trajectory keeps one; rank 0 adds every trajectory's in trajectory order.
+struct DiagnosticsPartials {
+  DiagnosticsPartials() = default;
+  explicit DiagnosticsPartials(const DiagnosticsSetup& setup);
+  std::vector<MeanAccumulator> probabilities;             ///< classification, [set]
+  std::vector<CoverageCounter> coverage;                  ///< regression, [set]
+  std::vector<std::vector<VoteAccumulator>> block_votes;  ///< classification, [set][block]
+  std::vector<std::vector<MeanAccumulator>> block_means;  ///< regression, [set][block]
+  void save(ByteWriter& w) const;
+  /// Reads what save wrote: replacing these sums (`merge` false) or adding to them (true: votes
+  /// and counts add, means merge by Chan's formula).
+  void load(ByteReader& r, bool merge);
+  /// The ensemble metric of each block on set 0 (train) or 1 (test): vote accuracy or R²; NaN
+  /// for a block without members.
+  [[nodiscard]] std::vector<double> block_metric(const DiagnosticsSetup& setup, int set) const;
+};
+
 class TrajectoryDiagnostics {
  public:
   TrajectoryDiagnostics() = default;
@@ -127,11 +146,7 @@ class TrajectoryDiagnostics {
   double pending_metric_[2] = {0, 0};
   std::int64_t pending_step_ = 0;
   std::int64_t pending_block_ = 0;
-  // per set (train, test): pooled partials and block ensembles
-  std::vector<MeanAccumulator> probabilities_;           ///< classification
-  std::vector<CoverageCounter> coverage_;                ///< regression
-  std::vector<std::vector<VoteAccumulator>> block_votes_;  ///< [set][block]
-  std::vector<std::vector<MeanAccumulator>> block_means_;  ///< [set][block]
+  DiagnosticsPartials partials_;
   Matrix probability_scratch_;
 };
 
@@ -142,18 +157,21 @@ class PooledDiagnostics {
   /// One trajectory's save_partials.
   void merge(ByteReader& r);
   /// Mean class probabilities of all members on a set [rows][classes] (classification).
-  [[nodiscard]] const Matrix& probabilities(int set) const { return probabilities_[static_cast<std::size_t>(set)].mean(); }
-  [[nodiscard]] double coverage(int set, double level) const { return coverage_[static_cast<std::size_t>(set)].coverage(level); }
-  [[nodiscard]] const CoverageCounter& coverage_counts(int set) const { return coverage_[static_cast<std::size_t>(set)]; }
+  [[nodiscard]] const Matrix& probabilities(int set) const {
+    return partials_.probabilities[static_cast<std::size_t>(set)].mean();
+  }
+  [[nodiscard]] double coverage(int set, double level) const {
+    return partials_.coverage[static_cast<std::size_t>(set)].coverage(level);
+  }
+  [[nodiscard]] const CoverageCounter& coverage_counts(int set) const {
+    return partials_.coverage[static_cast<std::size_t>(set)];
+  }
   /// The pooled ensemble's metric (accuracy of the vote, or R²) of each block of the window.
-  [[nodiscard]] std::vector<double> block_metric(int set) const;
+  [[nodiscard]] std::vector<double> block_metric(int set) const { return partials_.block_metric(setup_, set); }
 
  private:
   DiagnosticsSetup setup_;
-  std::vector<MeanAccumulator> probabilities_;
-  std::vector<CoverageCounter> coverage_;
-  std::vector<std::vector<VoteAccumulator>> block_votes_;
-  std::vector<std::vector<MeanAccumulator>> block_means_;
+  DiagnosticsPartials partials_;
 };
 
 }  // namespace simmer::ensemble
