@@ -62,8 +62,8 @@ double dense_macs(const std::vector<Index>& widths) {
 /// fraction of the GEMM rate. `untimed_first_step`: one step before timing, for networks whose
 /// first pass touches hundreds of MB of activation and gradient buffers for the first time
 /// (those page faults, seconds on a VM, are no part of a step).
-void time_steps(benchmark::State& state, model::Network& net, model::LossKind loss, Index rows,
-                double flops, bool untimed_first_step) {
+void time_steps(benchmark::State& state, model::Network& net, model::LossKind loss, Index rows, double flops,
+                bool untimed_first_step) {
   Rng rng(1);
   net.initialize(model::Init::glorot_normal, rng);
   Matrix x(rows, net.input_size());
@@ -83,13 +83,13 @@ void time_steps(benchmark::State& state, model::Network& net, model::LossKind lo
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["flops"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["gemm_fraction"] = benchmark::Counter(
-      flops / g_gemm_flops_per_second, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["gemm_fraction"] =
+      benchmark::Counter(flops / g_gemm_flops_per_second, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["params"] = static_cast<double>(net.parameter_count());
 }
 
-void simmer_step(benchmark::State& state, const std::string& layers, model::Activation act,
-                 model::LossKind loss, Index rows) {
+void simmer_step(benchmark::State& state, const std::string& layers, model::Activation act, model::LossKind loss,
+                 Index rows) {
   model::Network net = model::build_network({layers, act, model::Activation::linear});
   // forward + weight gradient + input gradient ≈ 3 GEMM-sized passes (the first layer's input
   // gradient is skipped, which this slightly over-counts for tiny input widths).
@@ -108,16 +108,14 @@ double layer_macs(const model::Layer& layer) {
   if (tensors.empty() || tensors.front().shape.empty()) return 0.0;
   const auto& kernel = tensors.front();
   const Index outputs_per_position = kernel.shape.back();
-  return static_cast<double>(layer.output_size() / outputs_per_position) *
-         static_cast<double>(kernel.size());
+  return static_cast<double>(layer.output_size() / outputs_per_position) * static_cast<double>(kernel.size());
 }
 
 /// LeNet-5 (28×28×1 → 10 classes, CCE) on a batch of `rows` images: one simmering step.
 /// FLOPs counted: 2·MACs of every conv/dense GEMM for the forward pass and for the weight
 /// gradient, plus the input-gradient GEMM for every layer but the first (the network skips
 /// that one). Bias adds, im2col/col2im, activations and pooling are work but not counted.
-void lenet_step(benchmark::State& state, model::Activation act, model::PoolKind pooling,
-                Index rows) {
+void lenet_step(benchmark::State& state, model::Activation act, model::PoolKind pooling, Index rows) {
   model::Network net = model::build_lenet5(28, 28, 1, 10, act, pooling);
   double macs = 0.0;
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
@@ -129,23 +127,19 @@ void lenet_step(benchmark::State& state, model::Activation act, model::PoolKind 
 }  // namespace
 
 BENCHMARK(BM_gemm)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simmer_step, sine_1_20_20_1_x65, "1-20-20-1", model::Activation::tanh,
-                  model::LossKind::sse, 65);
-BENCHMARK_CAPTURE(simmer_step, iris_2_100_50_50_3_x112, "2-100-50-50-3", model::Activation::tanh,
-                  model::LossKind::cce, 112);
-BENCHMARK_CAPTURE(simmer_step, autompg_6_64_64_1_x315, "6-64-64-1", model::Activation::tanh,
-                  model::LossKind::mse, 315);
-BENCHMARK_CAPTURE(simmer_step, higgs_28_512x4_1_x10000, "28-512-512-512-512-1",
-                  model::Activation::elu, model::LossKind::bce, 10000)
+BENCHMARK_CAPTURE(simmer_step, sine_1_20_20_1_x65, "1-20-20-1", model::Activation::tanh, model::LossKind::sse, 65);
+BENCHMARK_CAPTURE(simmer_step, iris_2_100_50_50_3_x112, "2-100-50-50-3", model::Activation::tanh, model::LossKind::cce,
+                  112);
+BENCHMARK_CAPTURE(simmer_step, autompg_6_64_64_1_x315, "6-64-64-1", model::Activation::tanh, model::LossKind::mse, 315);
+BENCHMARK_CAPTURE(simmer_step, higgs_28_512x4_1_x10000, "28-512-512-512-512-1", model::Activation::elu,
+                  model::LossKind::bce, 10000)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
 // ReLU with average pooling is jobs/mnist_retrofit.ini's network; max pooling the common variant.
-BENCHMARK_CAPTURE(lenet_step, lenet5_28x28x1_relu_avg_x10000, model::Activation::relu,
-                  model::PoolKind::average, 10000)
+BENCHMARK_CAPTURE(lenet_step, lenet5_28x28x1_relu_avg_x10000, model::Activation::relu, model::PoolKind::average, 10000)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
-BENCHMARK_CAPTURE(lenet_step, lenet5_28x28x1_relu_max_x10000, model::Activation::relu,
-                  model::PoolKind::max, 10000)
+BENCHMARK_CAPTURE(lenet_step, lenet5_28x28x1_relu_max_x10000, model::Activation::relu, model::PoolKind::max, 10000)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(5.0);
 

@@ -36,8 +36,7 @@ class TempDir {
     static std::atomic<int> counter{0};
     std::random_device entropy;
     path_ = std::filesystem::temp_directory_path() /
-            ("simmer_test_" + prefix + "_" + std::to_string(entropy()) + "_" +
-             std::to_string(counter++));
+            ("simmer_test_" + prefix + "_" + std::to_string(entropy()) + "_" + std::to_string(counter++));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
@@ -55,8 +54,7 @@ class TempDir {
       gzFile gz = gzopen(file.c_str(), "wb");
       REQUIRE(gz != nullptr);
       if (!content.empty()) {
-        REQUIRE(gzwrite(gz, content.data(), static_cast<unsigned>(content.size())) ==
-                static_cast<int>(content.size()));
+        REQUIRE(gzwrite(gz, content.data(), static_cast<unsigned>(content.size())) == static_cast<int>(content.size()));
       }
       REQUIRE(gzclose(gz) == Z_OK);
     } else {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
-#include "simmer/run/archive_layout.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -101,8 +101,7 @@ void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ost
       const auto fraction = r.read_doubles(g + "/fraction");
       const auto prediction = r.read_ints(g + "/prediction");
       const auto K = static_cast<std::size_t>(run.classes);
-      if (fraction.size() != prediction.size() * K)
-        throw Error("'" + r.path() + "': " + g + " shapes disagree");
+      if (fraction.size() != prediction.size() * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
       for (std::size_t i = 0; i < prediction.size(); ++i) {
         csv << set << "," << i;
         for (std::size_t k = 0; k < K; ++k) csv << "," << csv_number(fraction[i * K + k]);

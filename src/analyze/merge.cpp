@@ -19,8 +19,8 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
-#include "simmer/run/archive_layout.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -36,9 +36,8 @@ struct Input {
 /// Keys whose values may differ between the runs of one seed study: the seed and how the run
 /// was carried out, none of which changes what a trajectory is.
 bool may_differ(const std::string& key) {
-  return key == "run.seed" || key == "run.output" || key == "run.trajectories" ||
-         key.rfind("run.progress", 0) == 0 || key == "run.checkpoint_interval" || key == "run.sync_every" ||
-         key == "run.gather_interval";
+  return key == "run.seed" || key == "run.output" || key == "run.trajectories" || key.rfind("run.progress", 0) == 0 ||
+         key == "run.checkpoint_interval" || key == "run.sync_every" || key == "run.gather_interval";
 }
 
 /// The data sets both archives must hold identically.
@@ -81,16 +80,15 @@ void check_compatible(const Input& first, const Input& other) {
       split_seed_differs = true;
       continue;
     }
-    throw Error("cannot merge " + pair + ": not runs of one study: " + line + " (" + a.path() + " vs " +
-                b.path() + "); only run.seed, run.trajectories and how the run was carried out may differ");
+    throw Error("cannot merge " + pair + ": not runs of one study: " + line + " (" + a.path() + " vs " + b.path() +
+                "); only run.seed, run.trajectories and how the run was carried out may differ");
   }
   const std::string differs = data_difference(a, b);
   if (!differs.empty()) {
     throw Error("cannot merge " + pair + ": different data: " + differs + " differs" +
-                (split_seed_differs
-                     ? " (data.split_seed: '" + std::to_string(first.run.config.data.split_seed) + "' vs '" +
-                           std::to_string(other.run.config.data.split_seed) + "')"
-                     : std::string()));
+                (split_seed_differs ? " (data.split_seed: '" + std::to_string(first.run.config.data.split_seed) +
+                                          "' vs '" + std::to_string(other.run.config.data.split_seed) + "')"
+                                    : std::string()));
   }
   if (first.run.draws != other.run.draws || first.run.parameters != other.run.parameters ||
       first.run.store_type != other.run.store_type || first.run.sets != other.run.sets) {
@@ -104,8 +102,7 @@ std::string status_of(const io::ArchiveReader& r) {
 
 void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
   for (const auto& a : r.attributes(object)) {
-    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid")
-      continue;  // dimension-scale bookkeeping
+    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
     switch (a.kind) {
       case io::AttributeValue::Kind::text:
         f.attribute(object, a.name, a.text);
@@ -143,8 +140,7 @@ void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::strin
 
 /// Per-chain rows of `path` from every input, renumbered in input order: one transfer per chain.
 /// An input without `path` (an archive from before it existed) leaves its chains' rows NaN.
-void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, const std::string& path,
-                     io::Type type) {
+void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, const std::string& path, io::Type type) {
   std::int64_t out_chain = 0;
   for (const auto& in : inputs) {
     if (!in.reader->exists(path)) {
@@ -270,7 +266,8 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
         ensemble::CoverageCounter counts;
         counts.restore(members, std::move(below), std::move(equal));
         for (const double level : ensemble::kCoverageLevels) {
-          f.attribute("/metrics", "ensemble_" + set + "_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))),
+          f.attribute("/metrics",
+                      "ensemble_" + set + "_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))),
                       counts.coverage(level));
         }
       }
@@ -386,10 +383,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (!seeds.empty()) seeds += ',';
     seeds += std::to_string(in.run.config.run.seed);
     const io::ArchiveReader& r = *in.reader;
-    if (r.has_attribute("/", "lambda_max"))
-      lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
-    if (r.has_attribute("/", "time_step_limit"))
-      limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
+    if (r.has_attribute("/", "lambda_max")) lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
+    if (r.has_attribute("/", "time_step_limit")) limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
     if (r.has_attribute("/", "wall_seconds")) wall += r.attribute_real("/", "wall_seconds");
   }
   f.attribute("/", "merged_from", merged_from);
@@ -481,8 +476,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
         acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), set_members(*in.reader, g));
       }
       const Votes& votes = acc.votes();
-      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()),
-            {rows, run0.classes});
+      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
       f.put(g + "/prediction", acc.majority(), {rows});
       const Matrix fraction = acc.fractions();
       f.put(g + "/fraction", std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
@@ -543,8 +537,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (!r0.exists(y)) continue;
     if (run0.classification) {
       const auto& acc = vote_sets[s];
-      const double accuracy =
-          acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
+      const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
       f.attribute("/metrics", "ensemble_" + set + "_accuracy", accuracy);
     } else {
       const auto& acc = mean_sets[s];
@@ -571,8 +564,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     }
   }
   f.put("/sample_stats/diverged_at_step", diverged, {C});
-  const bool any_diverged =
-      std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute("/", "status", std::string(any_diverged ? "complete, with diverged trajectories" : "complete"));
   f.attribute("/", "io_transfers", f.transfers());
   f.attribute("/", "io_collective_transfers", f.collective_transfers());
@@ -594,10 +586,8 @@ void merge(const MergeOptions& o, std::ostream& out) {
   if (fs::exists(o.output, ec) && !o.overwrite) {
     throw Error("merge: the output '" + o.output + "' exists; pass --overwrite to replace it");
   }
-  const fs::path dir =
-      fs::path(o.output).has_parent_path() ? fs::path(o.output).parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
+  const fs::path dir = fs::path(o.output).has_parent_path() ? fs::path(o.output).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
 
   std::vector<Input> inputs(o.archives.size());
   for (std::size_t i = 0; i < o.archives.size(); ++i) {
@@ -622,8 +612,8 @@ void merge(const MergeOptions& o, std::ostream& out) {
   }
   std::int64_t chains = 0;
   for (const auto& in : inputs) chains += in.run.chains;
-  out << "merged " << inputs.size() << " archives (" << chains << " trajectories, chains renumbered 0.."
-      << chains - 1 << " in input order) into " << o.output << "\n";
+  out << "merged " << inputs.size() << " archives (" << chains << " trajectories, chains renumbered 0.." << chains - 1
+      << " in input order) into " << o.output << "\n";
 }
 
 }  // namespace simmer::analyze

@@ -13,9 +13,9 @@
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
-#include "simmer/mpi/collectives.hpp"
 #include "simmer/data/csv.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/mpi/collectives.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::analyze {
@@ -109,17 +109,17 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
     const Matrix dummy_y = Matrix::Zero(points, run.outputs);
     // The run's own path from network output to target units (NetworkObjective::predict).
     train::NetworkObjective objective =
-        run.classification ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
-                           : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(),
-                                                     run.y_scaler.offset());
+        run.classification
+            ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
+            : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
     predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
     for (std::int64_t i = begin; i < end; ++i) {
       const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
       const std::vector<double> params = s.reader->read_slab("/posterior/params", chain, draw);
       net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size()));
       if (!net.parameters().allFinite()) {
-        throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " +
-                    std::to_string(draw) + "] is not finite although its step was written");
+        throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " + std::to_string(draw) +
+                    "] is not finite although its step was written");
       }
       // One batched forward pass over all points.
       const ConstBatchView pred = objective.predict(view(s.x));
@@ -140,8 +140,7 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
   std::vector<double> all;
   if (run.classification) {
     total_votes = Votes::Zero(votes.rows(), votes.cols());
-    MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0,
-               comm);
+    MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0, comm);
   } else {
     // Every rank's block of draws, concatenated in rank order = draw order.
     all = mpi::gather_to_root(predictions, MPI_DOUBLE, comm);
@@ -192,8 +191,7 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
             csv << "," << csv_number(total.mean()(p, k)) << "," << csv_number(std::sqrt(variance(p, k)));
             if (o.quantiles.empty()) continue;
             for (std::size_t d = 0; d < s.draws.size(); ++d) {
-              column[d] =
-                  all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
+              column[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
             }
             for (const double q : o.quantiles) csv << "," << csv_number(quantile(column, q));
           }
@@ -201,8 +199,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
         }
       }
       file.close();
-      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws
-                << " stored network(s) of " << run.chains << " trajectories, on " << size << " rank(s)"
+      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " stored network(s) of "
+                << run.chains << " trajectories, on " << size << " rank(s)"
                 << (o.output.empty() ? std::string() : "; wrote " + o.output) << "\n";
     } catch (const std::exception& e) {
       std::cerr << "simmer_analyze: error: " << e.what() << std::endl;

@@ -32,8 +32,7 @@ std::vector<Index> parse_input_shape(const std::string& text, const std::string&
     shape.push_back(static_cast<Index>(v));
   }
   if (shape.size() != 3) {
-    throw Error("'" + origin + "': /model attribute input_shape '" + text +
-                "' is not 'HEIGHTxWIDTHxCHANNELS'");
+    throw Error("'" + origin + "': /model attribute input_shape '" + text + "' is not 'HEIGHTxWIDTHxCHANNELS'");
   }
   return shape;
 }
@@ -77,8 +76,8 @@ RunArchive load_run(const io::ArchiveReader& r) {
     run.y_scaler = data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/y_min")),
                                       row_of(r.read_doubles("/data/scaling/y_max")));
   }
-  run.x_scaler = data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/x_min")),
-                                    row_of(r.read_doubles("/data/scaling/x_max")));
+  run.x_scaler =
+      data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/x_min")), row_of(r.read_doubles("/data/scaling/x_max")));
   if (run.x_scaler.columns() != static_cast<Index>(run.feature_names.size())) {
     throw Error("'" + r.path() + "': /data/scaling/x_min has " + std::to_string(run.x_scaler.columns()) +
                 " columns for " + std::to_string(run.feature_names.size()) + " feature names");
@@ -101,8 +100,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
 
   const auto shape = r.dims("/posterior/params");
   if (shape.size() != 3 || shape[2] != run.parameters) {
-    throw Error("'" + r.path() + "': /posterior/params is not [chain, draw, " +
-                std::to_string(run.parameters) + "]");
+    throw Error("'" + r.path() + "': /posterior/params is not [chain, draw, " + std::to_string(run.parameters) + "]");
   }
   run.chains = shape[0];
   run.draws = shape[1];
@@ -120,9 +118,8 @@ RunArchive load_run(const io::ArchiveReader& r) {
 model::Network build_network(const RunArchive& run) {
   model::Network net = model::build_network(run.architecture);
   if (net.parameter_count() != run.parameters) {
-    throw Error("'" + run.path + "': the network rebuilt from /config ('" + run.config.model.architecture +
-                "') has " + std::to_string(net.parameter_count()) + " parameters, /model says " +
-                std::to_string(run.parameters));
+    throw Error("'" + run.path + "': the network rebuilt from /config ('" + run.config.model.architecture + "') has " +
+                std::to_string(net.parameter_count()) + " parameters, /model says " + std::to_string(run.parameters));
   }
   if (net.input_size() != static_cast<Index>(run.feature_names.size())) {
     throw Error("'" + run.path + "': the network takes " + std::to_string(net.input_size()) +

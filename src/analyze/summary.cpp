@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "simmer/analyze/commands.hpp"
-#include "simmer/ensemble/convergence.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/ensemble/convergence.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -86,8 +86,7 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const bool retrofit = run.config.simmer.mode == "retrofit";
   const std::string base = retrofit ? "Adam" : "first sample";
-  const std::int64_t members =
-      r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
   const auto row = [&](const std::string& label, const std::string& train, const std::string& test) {
     out << "  " << pad(label, 34, false) << " " << pad(train, 20, true) << " " << pad(test, 20, true) << "\n";
   };
@@ -101,14 +100,13 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
   };
   out << "\nmetrics (/metrics; baseline = "
-      << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member")
-      << ", mean ± sd over " << run.chains << ")\n";
+      << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member") << ", mean ± sd over "
+      << run.chains << ")\n";
   row("", "train", "test");
   const std::string ensemble_members = " (" + std::to_string(members) + " members)";
   if (run.classification) {
     row(base + " accuracy", mean_sd("train", "accuracy", "%.4f"), mean_sd("test", "accuracy", "%.4f"));
-    row("ensemble accuracy" + ensemble_members, ens("train", "accuracy", "%.4f"),
-        ens("test", "accuracy", "%.4f"));
+    row("ensemble accuracy" + ensemble_members, ens("train", "accuracy", "%.4f"), ens("test", "accuracy", "%.4f"));
   } else {
     row(base + " MSE", mean_sd("train", "mse", "%.4g"), mean_sd("test", "mse", "%.4g"));
     row(base + " R²", mean_sd("train", "r2", "%.4f"), mean_sd("test", "r2", "%.4f"));
@@ -154,20 +152,21 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
   }
   const auto read = [&](const std::string& name) {
     const std::string path = "/diagnostics/" + name;
-    return r.exists(path) ? r.read_doubles(path) : std::vector<double>(static_cast<std::size_t>(run.chains), std::nan(""));
+    return r.exists(path) ? r.read_doubles(path)
+                          : std::vector<double>(static_cast<std::size_t>(run.chains), std::nan(""));
   };
   const auto verdict = r.read_strings("/diagnostics/verdict");
-  const auto ratio = read("window_ballistic_ratio"), whole = read("ballistic_ratio"),
-             rms0 = read("rms_window_start"), rms1 = read("rms_end"), top = read("max_abs_end"),
-             rhat = read("rhat"), median = read("member_test_metric_median"), q25 = read("member_test_metric_q25"),
+  const auto ratio = read("window_ballistic_ratio"), whole = read("ballistic_ratio"), rms0 = read("rms_window_start"),
+             rms1 = read("rms_end"), top = read("max_abs_end"), rhat = read("rhat"),
+             median = read("member_test_metric_median"), q25 = read("member_test_metric_q25"),
              q75 = read("member_test_metric_q75"), distance = read("distance");
   const auto blocks = r.exists("/diagnostics/block_test_metric") ? r.dims("/diagnostics/block_test_metric").back() : 0;
   const auto block = r.exists("/diagnostics/block_test_metric") ? r.read_doubles("/diagnostics/block_test_metric")
-                                                                 : std::vector<double>();
+                                                                : std::vector<double>();
   const std::string metric = run.classification ? "accuracy" : "R²";
   char buf[400];
-  std::snprintf(buf, sizeof buf, "  %5s %-11s %8s %8s %17s %9s %7s %24s  %s\n", "chain", "verdict", "ratio",
-                "(run)", "rms window->end", "max|x|", "R̂", ("member test " + metric + " [q25, q75]").c_str(),
+  std::snprintf(buf, sizeof buf, "  %5s %-11s %8s %8s %17s %9s %7s %24s  %s\n", "chain", "verdict", "ratio", "(run)",
+                "rms window->end", "max|x|", "R̂", ("member test " + metric + " [q25, q75]").c_str(),
                 ("ensemble test " + metric + " per block").c_str());
   out << buf;
   std::map<std::string, int> counts;
@@ -242,8 +241,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
          "/ "
          "|first| over the last stage)\n";
   char buf[200];
-  std::snprintf(buf, sizeof buf, "  %5s %9s %10s %6s %12s %9s %12s\n", "chain", "diverged", "T", "draws",
-                "mean T_kin", "T_kin/T", "H_ext drift");
+  std::snprintf(buf, sizeof buf, "  %5s %9s %10s %6s %12s %9s %12s\n", "chain", "diverged", "T", "draws", "mean T_kin",
+                "T_kin/T", "H_ext drift");
   out << buf;
   std::size_t most_stages = 0;
   Chains loss_chains(C), last_stage_loss(C);
@@ -262,8 +261,7 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     const auto stages = stages_of(t);
     most_stages = std::max(most_stages, stages.size());
     if (stages.empty()) {
-      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-",
-                    "-");
+      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-", "-");
       out << buf;
     }
     for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -279,8 +277,7 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
                                   loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first + st.count));
         const double first = e[st.first];
         double worst = 0.0;
-        for (std::size_t i = st.first; i < st.first + st.count; ++i)
-          worst = std::max(worst, std::abs(e[i] - first));
+        for (std::size_t i = st.first; i < st.first + st.count; ++i) worst = std::max(worst, std::abs(e[i] - first));
         const double rel = first != 0.0 ? worst / std::abs(first) : worst;
         drift = std::isfinite(rel) ? printf_string("%.3g", rel) : "n/a";
       }
@@ -303,11 +300,9 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     }
   };
   out << "\nloss (/sample_stats/loss) across trajectories\n";
-  diagnose(loss_chains, most_stages > 1
-                            ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
-                            : "all stored draws");
-  if (most_stages > 1)
-    diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
+  diagnose(loss_chains, most_stages > 1 ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
+                                        : "all stored draws");
+  if (most_stages > 1) diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
 }
 
 }  // namespace
@@ -320,10 +315,9 @@ void summary(const std::string& archive, std::ostream& out) {
   const auto bytes = std::filesystem::file_size(archive, ec);
 
   out << "archive   " << archive << " (" << (ec ? std::string("?") : human_bytes(static_cast<double>(bytes)))
-      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created "
-      << text_attr(r, "/", "created_at") << ", status '" << text_attr(r, "/", "status") << "'\n";
-  if (r.has_attribute("/", "merged_from"))
-    out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
+      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
+      << ", status '" << text_attr(r, "/", "status") << "'\n";
+  if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
 
   std::string source = c.data.source;
   if (!c.data.path.empty()) source += " '" + c.data.path + "'";
@@ -334,13 +328,12 @@ void summary(const std::string& archive, std::ostream& out) {
   else
     out << run.feature_names.front() << ".." << run.feature_names.back();
   out << " -> " << join(run.target_names, ",");
-  if (run.classification)
-    out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
+  if (run.classification) out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
   out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
   if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
   out << "\n";
-  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output
-      << ", loss " << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
+  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
+      << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
   out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × " << c.simmer.steps
       << " steps, h = " << c.simmer.time_step;
   const double limit = real_attr(r, "/", "time_step_limit");
@@ -354,11 +347,10 @@ void summary(const std::string& archive, std::ostream& out) {
   if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
     out << "constant " << c.simmer.T_target << "\n";
   } else {
-    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every "
-        << c.simmer.every << " steps\n";
+    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every " << c.simmer.every
+        << " steps\n";
   }
-  const std::int64_t members =
-      r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;

@@ -1,6 +1,6 @@
 // simmer_mpi: parse, validate, build, run, report. See ARCHITECTURE.md.
-#include <mpi.h>
 #include <fcntl.h>
+#include <mpi.h>
 #include <unistd.h>
 
 #include <cerrno>

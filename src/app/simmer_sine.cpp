@@ -4,11 +4,11 @@
 // Adam's and the ensemble's test MSE and the trajectory's stationarity verdict. The same seed
 // gives the same numbers as simmer_mpi --config jobs/sine_retrofit.ini with run.seed =
 // data.split_seed = seed (simmer_mpi generalises this to any case, many trajectories and ranks).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <algorithm>
 #include <string>
 
 #include "simmer/cli/config.hpp"
@@ -48,11 +48,16 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) throw Error("option '" + arg + "' needs a value (see --help)");
     const std::string value = argv[++i];
     try {
-      if (arg == "--seed") o.seed = std::stoull(value);
-      else if (arg == "--adam-epochs") o.adam_epochs = std::stoll(value);
-      else if (arg == "--steps") o.steps = std::stoll(value);
-      else if (arg == "--window") o.window = std::stoll(value);
-      else throw Error("unknown option '" + arg + "' (see --help)");
+      if (arg == "--seed")
+        o.seed = std::stoull(value);
+      else if (arg == "--adam-epochs")
+        o.adam_epochs = std::stoll(value);
+      else if (arg == "--steps")
+        o.steps = std::stoll(value);
+      else if (arg == "--window")
+        o.window = std::stoll(value);
+      else
+        throw Error("unknown option '" + arg + "' (see --help)");
     } catch (const std::logic_error&) {
       throw Error("option '" + arg + "' = '" + value + "': not an integer");
     }

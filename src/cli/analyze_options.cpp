@@ -145,9 +145,7 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
   po::variables_map vm;
   try {
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(
-        po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).style(style).run(),
-        vm);
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).positional(positional).style(style).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw Error(first + ": " + e.what() + " (see simmer_analyze " + first + " --help)");
@@ -158,14 +156,11 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     return inv;
   }
   if (vm.count("archive") != 0) inv.archives = vm["archive"].as<std::vector<std::string>>();
-  const auto text = [&](const char* key) {
-    return vm.count(key) != 0 ? vm[key].as<std::string>() : std::string();
-  };
+  const auto text = [&](const char* key) { return vm.count(key) != 0 ? vm[key].as<std::string>() : std::string(); };
   inv.output = first == "merge" ? text("output") : text("out");
   if (first == "merge") {
     inv.overwrite = vm.count("overwrite") != 0;
-    if (inv.archives.size() < 2)
-      throw Error("merge: needs at least two archives: merge A.h5 B.h5 ... -o ALL.h5");
+    if (inv.archives.size() < 2) throw Error("merge: needs at least two archives: merge A.h5 B.h5 ... -o ALL.h5");
     if (inv.output.empty()) throw Error("merge: the output is missing: -o ALL.h5");
     return inv;
   }

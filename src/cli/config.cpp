@@ -194,34 +194,28 @@ struct Key {
   std::string name;
   std::string meaning;
   std::string value_name;
-  std::function<void(Config&, const std::string&)> set;            ///< throws BadValue
+  std::function<void(Config&, const std::string&)> set;  ///< throws BadValue
   std::function<std::string(const Config&, bool exact)> get;
   [[nodiscard]] std::string full() const { return section + "." + name; }
 };
 
 template <class Section, class T>
-Key make_key(const char* section, const char* name, Section Config::*sub, T Section::*field,
-             const char* meaning) {
+Key make_key(const char* section, const char* name, Section Config::*sub, T Section::*field, const char* meaning) {
   Key key;
   key.section = section;
   key.name = name;
   key.meaning = meaning;
   key.value_name = value_name_of<T>();
-  key.set = [sub, field](Config& c, const std::string& text) {
-    (c.*sub).*field = parse_as<T>(text);
-  };
-  key.get = [sub, field](const Config& c, bool exact) {
-    return format_as<T>((c.*sub).*field, exact);
-  };
+  key.set = [sub, field](Config& c, const std::string& text) { (c.*sub).*field = parse_as<T>(text); };
+  key.get = [sub, field](const Config& c, bool exact) { return format_as<T>((c.*sub).*field, exact); };
   return key;
 }
 
 /// make_key for a text field whose syntax is checked as it is read (so an INI error names the
 /// file and line): `check` throws simmer::Error, rethrown here as BadValue with its reason.
 template <class Section>
-Key make_checked_key(const char* section, const char* name, Section Config::*sub,
-                     std::string Section::*field, const char* meaning,
-                     std::function<void(const std::string&)> check) {
+Key make_checked_key(const char* section, const char* name, Section Config::*sub, std::string Section::*field,
+                     const char* meaning, std::function<void(const std::string&)> check) {
   Key key = make_key(section, name, sub, field, meaning);
   key.set = [sub, field, check](Config& c, const std::string& text) {
     std::string value = parse_as<std::string>(text);
@@ -266,11 +260,9 @@ const std::vector<Key>& keys() {
                "-ubyte[.gz] (relative paths are relative to the working directory)"),
       make_key("data", "features", &C::data, &DataConfig::features,
                "csv: feature column names, comma-separated (e.g. sepal_width,petal_width)"),
-      make_key("data", "target", &C::data, &DataConfig::target,
-               "csv: target column (class labels for classification)"),
+      make_key("data", "target", &C::data, &DataConfig::target, "csv: target column (class labels for classification)"),
       make_key("data", "task", &C::data, &DataConfig::task, "classification | regression"),
-      make_key("data", "train", &C::data, &DataConfig::train,
-               "training rows (0: use data.train_fraction)"),
+      make_key("data", "train", &C::data, &DataConfig::train, "training rows (0: use data.train_fraction)"),
       make_key("data", "test", &C::data, &DataConfig::test,
                "test rows (0 with data.train = 0: all rows not used for training)"),
       make_key("data", "train_fraction", &C::data, &DataConfig::train_fraction,
@@ -304,24 +296,18 @@ const std::vector<Key>& keys() {
       make_key("adam", "epochs", &C::adam, &AdamConfig::epochs,
                "Adam epochs before simmering (retrofit: >= 2; unused in abinitio mode)"),
       make_key("adam", "lr", &C::adam, &AdamConfig::lr, "Adam learning rate (step size), > 0"),
-      make_key("adam", "batch", &C::adam, &AdamConfig::batch,
-               "mini-batch size in training rows (0: full batch)"),
-      make_key("adam", "beta1", &C::adam, &AdamConfig::beta1,
-               "decay rate of the first-moment estimate, in [0, 1)"),
-      make_key("adam", "beta2", &C::adam, &AdamConfig::beta2,
-               "decay rate of the second-moment estimate, in [0, 1)"),
-      make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon,
-               "denominator regulariser (Keras convention), > 0"),
+      make_key("adam", "batch", &C::adam, &AdamConfig::batch, "mini-batch size in training rows (0: full batch)"),
+      make_key("adam", "beta1", &C::adam, &AdamConfig::beta1, "decay rate of the first-moment estimate, in [0, 1)"),
+      make_key("adam", "beta2", &C::adam, &AdamConfig::beta2, "decay rate of the second-moment estimate, in [0, 1)"),
+      make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon, "denominator regulariser (Keras convention), > 0"),
       // [simmer]
       make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode,
                "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "
                "the initialisation, velocity 0)"),
       make_key("simmer", "time_step", &C::simmer, &SimmerConfig::time_step,
                "integrator time step h (the paper's 'learning rate'), > 0"),
-      make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps,
-               "number of simmering steps (full-batch gradients)"),
-      make_key("simmer", "T_initial", &C::simmer, &SimmerConfig::T_initial,
-               "temperature at step 0 (loss units), >= 0"),
+      make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)"),
+      make_key("simmer", "T_initial", &C::simmer, &SimmerConfig::T_initial, "temperature at step 0 (loss units), >= 0"),
       make_key("simmer", "T_target", &C::simmer, &SimmerConfig::T_target,
                "final temperature of the ramp (loss units), >= T_initial"),
       make_key("simmer", "dT", &C::simmer, &SimmerConfig::dT,
@@ -339,10 +325,10 @@ const std::vector<Key>& keys() {
                "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
                "~1/gamma), > 0"),
       make_checked_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
-               "thermostat masses: empty (all Q_k = 1, the paper) | Q_1,..,Q_Nc comma-separated "
-               "| martyna (Martyna-Tuckerman-Klein: Q_1 = N_f T tau^2, Q_k = T tau^2, at "
-               "T_target; needs T_target > 0)",
-               [](const std::string& text) { (void)parse_masses(text); }),
+                       "thermostat masses: empty (all Q_k = 1, the paper) | Q_1,..,Q_Nc comma-separated "
+                       "| martyna (Martyna-Tuckerman-Klein: Q_1 = N_f T tau^2, Q_k = T tau^2, at "
+                       "T_target; needs T_target > 0)",
+                       [](const std::string& text) { (void)parse_masses(text); }),
       make_key("simmer", "tau", &C::simmer, &SimmerConfig::tau,
                "masses = martyna: the thermostat's time scale tau (time units, like h), > 0"),
       make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
@@ -483,16 +469,17 @@ std::vector<std::string> all_key_names() {
 
 po::options_description general_options() {
   po::options_description general("General options", 100, 50);
-  general.add_options()                                                          //
-      ("help,h", "print this help and exit")                                     //
-      ("config", po::value<std::string>()->value_name("FILE"),                   //
-       "INI configuration file ([section] headers, key = value lines)")          //
-      ("output", po::value<std::string>()->value_name("PATH"),                   //
-       "HDF5 archive path (same as --run.output)")                               //
-      ("overwrite", "replace an existing output archive")                      //
-      ("estimate", "print the archive size and peak memory per rank the run needs (and "
-                   "whether the output's file system has the room), then exit without running")  //
-      ("resume", po::value<std::string>()->value_name("ARCHIVE"),                //
+  general.add_options()                                                  //
+      ("help,h", "print this help and exit")                             //
+      ("config", po::value<std::string>()->value_name("FILE"),           //
+       "INI configuration file ([section] headers, key = value lines)")  //
+      ("output", po::value<std::string>()->value_name("PATH"),           //
+       "HDF5 archive path (same as --run.output)")                       //
+      ("overwrite", "replace an existing output archive")                //
+      ("estimate",
+       "print the archive size and peak memory per rank the run needs (and "
+       "whether the output's file system has the room), then exit without running")  //
+      ("resume", po::value<std::string>()->value_name("ARCHIVE"),                    //
        "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)");
   return general;
 }
@@ -503,11 +490,10 @@ po::options_description section_options(const SectionInfo& section) {
   for (const Key& k : keys()) {
     if (k.section != section.name) continue;
     const std::string shown = k.get(defaults, false);
-    desc.add_options()(k.full().c_str(),
-                       po::value<std::string>()
-                           ->default_value(shown, shown.empty() ? "\"\"" : shown)
-                           ->value_name(k.value_name),
-                       k.meaning.c_str());
+    desc.add_options()(
+        k.full().c_str(),
+        po::value<std::string>()->default_value(shown, shown.empty() ? "\"\"" : shown)->value_name(k.value_name),
+        k.meaning.c_str());
   }
   return desc;
 }
@@ -557,8 +543,8 @@ bool ini_value(const std::string& raw, std::string& value) {
 
 /// to_ini's inverse of ini_value: quote a string that would not otherwise survive reading.
 std::string ini_quote(const std::string& s) {
-  const bool needs = !s.empty() && (is_space(s.front()) || is_space(s.back()) ||
-                                    s.front() == '"' || s.find('#') != std::string::npos);
+  const bool needs =
+      !s.empty() && (is_space(s.front()) || is_space(s.back()) || s.front() == '"' || s.find('#') != std::string::npos);
   if (!needs) return s;
   std::string quoted = "\"";
   for (const char c : s) {
@@ -597,8 +583,7 @@ void require_finite(double v, const std::string& key) {
   require(std::isfinite(v), key, str(v), "must be a finite number");
 }
 
-void require_one_of(const std::string& value, const std::string& key,
-                    std::initializer_list<const char*> allowed) {
+void require_one_of(const std::string& value, const std::string& key, std::initializer_list<const char*> allowed) {
   std::string list;
   for (const char* a : allowed) {
     if (value == a) return;
@@ -657,9 +642,7 @@ void apply_ini(const std::string& text, const std::string& origin, Config& confi
     }
     const auto [it, inserted] = first_line.emplace(full, line);
     if (!inserted) {
-      ini_error(origin, line,
-                "duplicate key '" + full + "' (first set on line " + std::to_string(it->second) +
-                    ")");
+      ini_error(origin, line, "duplicate key '" + full + "' (first set on line " + std::to_string(it->second) + ")");
     }
     try {
       key->set(config, value);
@@ -690,19 +673,13 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
   po::variables_map vm;
   try {
     // No abbreviations: "--simmer.T" must not silently mean "--simmer.T_target".
-    const int style = po::command_line_style::default_style &
-                      ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(argc, argv)
-                  .options(all)
-                  .positional(positional)
-                  .style(style)
-                  .run(),
-              vm);
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).style(style).run(), vm);
   } catch (const po::unknown_option& e) {
     std::string name = e.get_option_name();
     const std::string bare = name.rfind("--", 0) == 0 ? name.substr(2) : name;
-    throw Error("command line: unknown option '" + name + "'" +
-                suggestion(bare, all_key_names(), "--") + " (see --help)");
+    throw Error("command line: unknown option '" + name + "'" + suggestion(bare, all_key_names(), "--") +
+                " (see --help)");
   } catch (const po::error& e) {
     throw Error(std::string("command line: ") + e.what());
   }
@@ -730,8 +707,7 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
     apply_ini(read_file(inv.config_path), inv.config_path, inv.config);
   }
 
-  const auto apply_override = [&inv](const Key& key, const std::string& option,
-                                     const std::string& value) {
+  const auto apply_override = [&inv](const Key& key, const std::string& option, const std::string& value) {
     try {
       key.set(inv.config, value);
     } catch (const BadValue& e) {
@@ -781,19 +757,16 @@ static Config validated_unmapped(const Config& config, int world_size) {
                                    : " (the HIGGS CSV file)"));
   }
   if (d.source == "idx" || d.source == "higgs" || d.source == "synthetic_higgs") {
-    require(d.task == "classification", "data.task", d.task,
-            "must be classification when data.source = " + d.source);
+    require(d.task == "classification", "data.task", d.task, "must be classification when data.source = " + d.source);
   }
   require(d.rows >= 0, "data.rows", str(d.rows), "must be >= 0");
   if (d.source == "csv") {
     require(!d.path.empty(), "data.path", d.path, "is required when data.source = csv");
-    require(!d.features.empty(), "data.features", "",
-            "needs at least one feature column when data.source = csv");
+    require(!d.features.empty(), "data.features", "", "needs at least one feature column when data.source = csv");
     require(!d.target.empty(), "data.target", d.target, "is required when data.source = csv");
     std::set<std::string> seen;
     for (const std::string& f : d.features) {
-      require(seen.insert(f).second, "data.features", format_as(d.features, false),
-              "lists column '" + f + "' twice");
+      require(seen.insert(f).second, "data.features", format_as(d.features, false), "lists column '" + f + "' twice");
       require(f != d.target, "data.features", format_as(d.features, false),
               "contains the target column '" + d.target + "'");
     }
@@ -802,8 +775,8 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(d.train >= 0, "data.train", str(d.train), "must be >= 0 (0: use data.train_fraction)");
   require(d.test >= 0, "data.test", str(d.test), "must be >= 0");
   require_finite(d.train_fraction, "data.train_fraction");
-  require(d.train_fraction >= 0.0 && d.train_fraction < 1.0, "data.train_fraction",
-          str(d.train_fraction), "must be in [0, 1)");
+  require(d.train_fraction >= 0.0 && d.train_fraction < 1.0, "data.train_fraction", str(d.train_fraction),
+          "must be in [0, 1)");
   require(d.train > 0 || d.train_fraction > 0.0, "data.train", str(d.train),
           "is 0 and data.train_fraction is 0: give a training size");
   require(d.sine_points >= 2, "data.sine_points", str(d.sine_points), "must be >= 2");
@@ -821,36 +794,30 @@ static Config validated_unmapped(const Config& config, int world_size) {
   }
   std::vector<Index> widths = {1, 2};
   if (!convnet) try {
-    widths = model::parse_widths(m.architecture);
-  } catch (const Error& err) {
-    // parse_widths already quotes the text; keep only the reason.
-    std::string why = err.what();
-    const std::string quoted = "architecture '" + m.architecture + "': ";
-    if (why.rfind(quoted, 0) == 0) why.erase(0, quoted.size());
-    throw option_error("model.architecture", m.architecture, why);
-  }
-  const std::initializer_list<const char*> activations = {"tanh", "relu", "elu", "sigmoid",
-                                                          "linear"};
+      widths = model::parse_widths(m.architecture);
+    } catch (const Error& err) {
+      // parse_widths already quotes the text; keep only the reason.
+      std::string why = err.what();
+      const std::string quoted = "architecture '" + m.architecture + "': ";
+      if (why.rfind(quoted, 0) == 0) why.erase(0, quoted.size());
+      throw option_error("model.architecture", m.architecture, why);
+    }
+  const std::initializer_list<const char*> activations = {"tanh", "relu", "elu", "sigmoid", "linear"};
   require_one_of(m.activation, "model.activation", activations);
   require_one_of(m.output, "model.output", activations);
   require_one_of(m.loss, "model.loss", {"sse", "mse", "cce", "bce"});
-  require_one_of(m.init, "model.init",
-                 {"glorot_normal", "glorot_uniform", "modified_glorot_normal"});
+  require_one_of(m.init, "model.init", {"glorot_normal", "glorot_uniform", "modified_glorot_normal"});
   if (d.task == "classification") {
-    require(m.loss == "cce" || m.loss == "bce", "model.loss", m.loss,
-            "classification needs cce or bce");
+    require(m.loss == "cce" || m.loss == "bce", "model.loss", m.loss, "classification needs cce or bce");
   } else {
-    require(m.loss == "sse" || m.loss == "mse", "model.loss", m.loss,
-            "regression needs sse or mse");
+    require(m.loss == "sse" || m.loss == "mse", "model.loss", m.loss, "regression needs sse or mse");
   }
   const Index outputs = widths.back();
   if (m.loss == "cce" && !convnet) {
-    require(outputs >= 2, "model.architecture", m.architecture,
-            "cce needs one output per class (>= 2 outputs)");
+    require(outputs >= 2, "model.architecture", m.architecture, "cce needs one output per class (>= 2 outputs)");
   }
   if (m.loss == "bce") {
-    require(outputs == 1, "model.architecture", m.architecture,
-            "bce needs a single output (the logit of class 1)");
+    require(outputs == 1, "model.architecture", m.architecture, "bce needs a single output (the logit of class 1)");
   }
   // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
   // own Index arithmetic later, so absurd sizes stop here with the key and the count.
@@ -861,9 +828,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
     parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);
   }
   constexpr double kMaxParameters = 1e9;  // 8 GB per parameter vector in float64
-  require(parameters <= kMaxParameters, "model.architecture", m.architecture,
-          "has " + format_short(parameters) + " parameters; at most " +
-              format_short(kMaxParameters) + " are supported");
+  require(
+      parameters <= kMaxParameters, "model.architecture", m.architecture,
+      "has " + format_short(parameters) + " parameters; at most " + format_short(kMaxParameters) + " are supported");
 
   // [adam]
   require(a.epochs >= 0, "adam.epochs", str(a.epochs), "must be >= 0");
@@ -897,17 +864,13 @@ static Config validated_unmapped(const Config& config, int world_size) {
           "is 0 but simmer.T_target != simmer.T_initial: give an increment or set them equal");
   require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
   train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
-  require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length),
-          "must be >= 1");
+  require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length), "must be >= 1");
   const MassSpec masses = parse_masses(s.masses);
   if (!masses.values.empty()) {
-    require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses",
-            s.masses,
-            "needs one mass per chain link (simmer.chain_length = " +
-                std::to_string(s.chain_length) + ") or none");
+    require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses", s.masses,
+            "needs one mass per chain link (simmer.chain_length = " + std::to_string(s.chain_length) + ") or none");
     for (const double q : masses.values) {
-      require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses,
-              "every mass must be a finite number > 0");
+      require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses, "every mass must be a finite number > 0");
     }
   }
   require_one_of(s.thermostat, "simmer.thermostat", {"nose_hoover", "langevin"});
@@ -946,14 +909,11 @@ static Config validated_unmapped(const Config& config, int world_size) {
                 " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
   }
   require_one_of(s.curvature_report, "simmer.curvature_report", {"start", "start_end", "off"});
-  require(s.lanczos_steps >= 2, "simmer.lanczos_steps", std::to_string(s.lanczos_steps),
-          "must be >= 2");
-  require(s.lanczos_probes >= 1, "simmer.lanczos_probes", std::to_string(s.lanczos_probes),
-          "must be >= 1");
+  require(s.lanczos_steps >= 2, "simmer.lanczos_steps", std::to_string(s.lanczos_steps), "must be >= 2");
+  require(s.lanczos_probes >= 1, "simmer.lanczos_probes", std::to_string(s.lanczos_probes), "must be >= 1");
   require_finite(s.dof_offset, "simmer.dof_offset");
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
-          "leaves no degrees of freedom for the " + format_short(parameters) +
-              " parameters of " + m.architecture);
+          "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
   train::NhcOptions{s.time_step, s.chain_length, masses.values, s.dof_offset, {}}.validate();
 
   // [ensemble]
@@ -962,8 +922,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
           "is longer than the run (simmer.steps = " + str(s.steps) + ")");
   require(e.stride > 0, "ensemble.stride", str(e.stride), "must be > 0");
   require_finite(e.fraction, "ensemble.fraction");
-  require(e.fraction >= 0.0 && e.fraction <= 1.0, "ensemble.fraction", str(e.fraction),
-          "must be in [0, 1]");
+  require(e.fraction >= 0.0 && e.fraction <= 1.0, "ensemble.fraction", str(e.fraction), "must be in [0, 1]");
   require(e.count >= 0 && e.count <= e.window, "ensemble.count", str(e.count),
           "must be in [0, ensemble.window = " + str(e.window) + "]");
   require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
@@ -974,13 +933,11 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
   require_one_of(e.store_dtype, "ensemble.store_dtype", {"float64", "float32"});
   for (const std::int64_t row : e.track) {
-    require(row >= 0, "ensemble.track", format_as(e.track, false),
-            "test-row index " + str(row) + " is negative");
+    require(row >= 0, "ensemble.track", format_as(e.track, false), "test-row index " + str(row) + " is negative");
   }
 
   // [run]
-  require(r.trajectories >= 0, "run.trajectories", str(r.trajectories),
-          "must be >= 0 (0: one per MPI rank)");
+  require(r.trajectories >= 0, "run.trajectories", str(r.trajectories), "must be >= 0 (0: one per MPI rank)");
   if (r.trajectories == 0) r.trajectories = world_size;
   require(r.gather_interval > 0, "run.gather_interval", str(r.gather_interval), "must be > 0");
   require(r.checkpoint_interval >= 0, "run.checkpoint_interval", str(r.checkpoint_interval),
@@ -993,25 +950,36 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(r.trace_every > 0, "run.trace_every", str(r.trace_every), "must be > 0");
   require(!r.output.empty(), "run.output", r.output, "must name the output archive");
   require_finite(r.progress_seconds, "run.progress_seconds");
-  require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds),
-          "must be >= 0");
+  require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds), "must be >= 0");
   return c;
 }
 
 std::string key_of(const std::string& field) {
   static const std::map<std::string, std::string> keys = {
-      {"NhcOptions.time_step", "simmer.time_step"},   {"NhcOptions.chain_length", "simmer.chain_length"},
-      {"NhcOptions.masses", "simmer.masses"},         {"NhcOptions.friction", "simmer.friction"},
-      {"NhcOptions.dof_offset", "simmer.dof_offset"}, {"Thermostat", "simmer.thermostat"},
-      {"martyna_masses.tau", "simmer.tau"},           {"StepRamp.initial", "simmer.T_initial"},
-      {"StepRamp.target", "simmer.T_target"},         {"StepRamp.increment", "simmer.dT"},
-      {"StepRamp.every", "simmer.every"},             {"StartVelocity", "simmer.start_velocity"},
-      {"PriorScaling", "simmer.prior_scaling"},       {"gaussian_prior.sigma", "simmer.prior_sigma"},
-      {"AdamOptions.learning_rate", "adam.lr"},       {"AdamOptions.beta1", "adam.beta1"},
-      {"AdamOptions.beta2", "adam.beta2"},            {"AdamOptions.epsilon", "adam.epsilon"},
-      {"AdamOptions.epochs", "adam.epochs"},          {"AdamOptions.batch_size", "adam.batch"},
-      {"SamplingOptions.window", "ensemble.window"},  {"SamplingOptions.stride", "ensemble.stride"},
-      {"SamplingOptions.count", "ensemble.count"},    {"SamplingOptions.fraction", "ensemble.fraction"},
+      {"NhcOptions.time_step", "simmer.time_step"},
+      {"NhcOptions.chain_length", "simmer.chain_length"},
+      {"NhcOptions.masses", "simmer.masses"},
+      {"NhcOptions.friction", "simmer.friction"},
+      {"NhcOptions.dof_offset", "simmer.dof_offset"},
+      {"Thermostat", "simmer.thermostat"},
+      {"martyna_masses.tau", "simmer.tau"},
+      {"StepRamp.initial", "simmer.T_initial"},
+      {"StepRamp.target", "simmer.T_target"},
+      {"StepRamp.increment", "simmer.dT"},
+      {"StepRamp.every", "simmer.every"},
+      {"StartVelocity", "simmer.start_velocity"},
+      {"PriorScaling", "simmer.prior_scaling"},
+      {"gaussian_prior.sigma", "simmer.prior_sigma"},
+      {"AdamOptions.learning_rate", "adam.lr"},
+      {"AdamOptions.beta1", "adam.beta1"},
+      {"AdamOptions.beta2", "adam.beta2"},
+      {"AdamOptions.epsilon", "adam.epsilon"},
+      {"AdamOptions.epochs", "adam.epochs"},
+      {"AdamOptions.batch_size", "adam.batch"},
+      {"SamplingOptions.window", "ensemble.window"},
+      {"SamplingOptions.stride", "ensemble.stride"},
+      {"SamplingOptions.count", "ensemble.count"},
+      {"SamplingOptions.fraction", "ensemble.fraction"},
       {"RunOptions.output", "run.output"},
   };
   const auto it = keys.find(field);
@@ -1029,8 +997,7 @@ MassSpec parse_masses(const std::string& text) {
   try {
     spec.values = parse_as<std::vector<double>>(t);
   } catch (const BadValue& e) {
-    throw option_error("simmer.masses", text,
-                       std::string(e.what()) + " (give Q_1,..,Q_Nc, martyna, or nothing)");
+    throw option_error("simmer.masses", text, std::string(e.what()) + " (give Q_1,..,Q_Nc, martyna, or nothing)");
   }
   return spec;
 }

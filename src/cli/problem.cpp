@@ -62,22 +62,23 @@ std::string idx_file(const std::string& dir, const std::string& part, const std:
     if (std::filesystem::is_regular_file(path)) return path;
   }
   throw option_error("data.path", dir,
-                     "has no " + part + "-" + kind + "-ubyte[.gz] (an IDX directory holds "
-                     "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
-                     "t10k-labels-idx1-ubyte, each optionally gzip-compressed)");
+                     "has no " + part + "-" + kind +
+                         "-ubyte[.gz] (an IDX directory holds "
+                         "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+                         "t10k-labels-idx1-ubyte, each optionally gzip-compressed)");
 }
 
 /// `count` images drawn at random (without replacement, in drawn order) from one IDX pair, as
 /// a classification data set with ten classes and pixel values in [0, 255].
-data::Dataset load_idx_part(const std::string& dir, const std::string& part, const std::string& key,
-                            std::int64_t count, Rng& rng, Problem& p) {
+data::Dataset load_idx_part(const std::string& dir, const std::string& part, const std::string& key, std::int64_t count,
+                            Rng& rng, Problem& p) {
   const std::string images_path = idx_file(dir, part, "images-idx3");
   const std::string labels_path = idx_file(dir, part, "labels-idx1");
   const data::IdxImages images = data::read_idx_images(images_path);
   const std::vector<std::uint8_t> labels = data::read_idx_labels(labels_path);
   if (static_cast<std::int64_t>(labels.size()) != images.count) {
-    throw Error(labels_path + ": " + std::to_string(labels.size()) + " labels for the " +
-                std::to_string(images.count) + " images of " + images_path);
+    throw Error(labels_path + ": " + std::to_string(labels.size()) + " labels for the " + std::to_string(images.count) +
+                " images of " + images_path);
   }
   p.rows_read += images.count;
   if (count > images.count) {
@@ -130,12 +131,11 @@ void check_split_sizes(const Config& c, std::int64_t rows, std::int64_t dropped)
   const std::int64_t train = c.data.train;
   const std::int64_t test = c.data.test;
   if (train <= 0) {  // data.train_fraction decides
-    const auto n_train = static_cast<std::int64_t>(
-        std::llround(c.data.train_fraction * static_cast<double>(rows)));
+    const auto n_train = static_cast<std::int64_t>(std::llround(c.data.train_fraction * static_cast<double>(rows)));
     if (n_train < 1 || n_train >= rows) {
       throw option_error("data.train_fraction", std::to_string(c.data.train_fraction),
-                         "gives " + std::to_string(n_train) + " training rows of " +
-                             rows_of(c, rows, dropped) + "; both train and test need at least one");
+                         "gives " + std::to_string(n_train) + " training rows of " + rows_of(c, rows, dropped) +
+                             "; both train and test need at least one");
     }
     return;
   }
@@ -145,8 +145,8 @@ void check_split_sizes(const Config& c, std::int64_t rows, std::int64_t dropped)
   }
   if (test > rows - train) {
     throw option_error("data.test", std::to_string(test),
-                       "data.train = " + std::to_string(train) + " + data.test = " +
-                           std::to_string(test) + " rows > " + rows_of(c, rows, dropped));
+                       "data.train = " + std::to_string(train) + " + data.test = " + std::to_string(test) + " rows > " +
+                           rows_of(c, rows, dropped));
   }
 }
 
@@ -179,8 +179,7 @@ run::Problem build(const Config& c) {
     check_split_sizes(c, all.rows(), p.rows_dropped);
     const data::Split split =
         c.data.train > 0 ? data::split_by_count(all.rows(), c.data.train,
-                                                c.data.test > 0 ? c.data.test : all.rows() - c.data.train,
-                                                split_rng)
+                                                c.data.test > 0 ? c.data.test : all.rows() - c.data.train, split_rng)
                          : data::split_by_fraction(all.rows(), c.data.train_fraction, split_rng);
     p.train = data::subset(all, split.train);
     p.test = data::subset(all, split.test);
@@ -193,9 +192,9 @@ run::Problem build(const Config& c) {
   // Binary cross-entropy: one logit per row for two classes; the target is the class index.
   const bool binary = p.classification && p.loss == model::LossKind::bce;
   if (binary && p.classes != 2) {
-    throw option_error("model.loss", c.model.loss,
-                       "needs exactly two classes; '" + c.data.target + "' has " + std::to_string(p.classes) +
-                           " (use cce)");
+    throw option_error(
+        "model.loss", c.model.loss,
+        "needs exactly two classes; '" + c.data.target + "' has " + std::to_string(p.classes) + " (use cce)");
   }
   if (binary) p.outputs = 1;
 
@@ -218,9 +217,8 @@ run::Problem build(const Config& c) {
                              " parameters of lenet5 on these images");
     }
   }
-  const auto widths = c.model.architecture == "lenet5"
-                          ? std::vector<Index>{all.features(), p.outputs}
-                          : model::parse_widths(c.model.architecture);
+  const auto widths = c.model.architecture == "lenet5" ? std::vector<Index>{all.features(), p.outputs}
+                                                       : model::parse_widths(c.model.architecture);
   if (widths.front() != all.features()) {
     throw option_error("model.architecture", c.model.architecture,
                        "takes " + std::to_string(widths.front()) + " inputs but the data has " +
@@ -256,20 +254,20 @@ run::Problem build(const Config& c) {
   p.nhc.thermostat = train::parse_thermostat(c.simmer.thermostat);
   p.nhc.friction = c.simmer.friction;
   const MassSpec masses = parse_masses(c.simmer.masses);
-  p.nhc.masses = masses.martyna
-                     ? train::martyna_masses(c.simmer.chain_length,
-                                             static_cast<double>(p.parameters) - c.simmer.dof_offset,
-                                             p.ramp.target, c.simmer.tau)
-                     : masses.values;
+  p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.chain_length,
+                                                        static_cast<double>(p.parameters) - c.simmer.dof_offset,
+                                                        p.ramp.target, c.simmer.tau)
+                                : masses.values;
   p.prior_rms = std::nan("");
   if (c.simmer.prior == "gaussian") {
-    p.nhc.prior_precision = train::gaussian_prior_precision(
-        probe_layout, p.parameters, c.simmer.prior_sigma, train::parse_prior_scaling(c.simmer.prior_scaling));
+    p.nhc.prior_precision = train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma,
+                                                            train::parse_prior_scaling(c.simmer.prior_scaling));
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
   p.start_jitter = c.simmer.start_jitter;
   p.noise_sd = c.simmer.noise_sd;
-  p.model_text = {c.model.architecture, c.model.activation, c.model.output, c.model.loss, c.model.init, c.model.pooling};
+  p.model_text = {c.model.architecture, c.model.activation, c.model.output,
+                  c.model.loss,         c.model.init,       c.model.pooling};
   // How the run is carried out: every string option becomes an enum here, once.
   p.run.trajectories = c.run.trajectories;
   p.run.seed = c.run.seed;
@@ -280,11 +278,13 @@ run::Problem build(const Config& c) {
   p.run.sync_every = c.run.sync_every;
   p.run.output = c.run.output;
   using Progress = run::RunOptions::Progress;
-  p.run.progress = c.run.progress == "bar" ? Progress::bar : c.run.progress == "lines" ? Progress::lines : Progress::automatic;
+  p.run.progress = c.run.progress == "bar"     ? Progress::bar
+                   : c.run.progress == "lines" ? Progress::lines
+                                               : Progress::automatic;
   p.run.progress_seconds = c.run.progress_seconds;
   p.health.every = c.simmer.health_every;
   p.health.on_divergence = c.simmer.on_divergence == "warn" ? run::HealthOptions::OnDivergence::warn
-                                                           : run::HealthOptions::OnDivergence::stop;
+                                                            : run::HealthOptions::OnDivergence::stop;
   using Stability = run::HealthOptions::StabilityCheck;
   p.health.stability_check = c.simmer.stability_check == "off"    ? Stability::off
                              : c.simmer.stability_check == "warn" ? Stability::warn
@@ -326,8 +326,7 @@ run::Problem build(const Config& c) {
   for (const auto t : c.ensemble.track) {
     if (t >= p.test.rows()) {
       throw option_error("ensemble.track", std::to_string(t),
-                         "is not a test row (the test set has " + std::to_string(p.test.rows()) +
-                             " rows)");
+                         "is not a test row (the test set has " + std::to_string(p.test.rows()) + " rows)");
     }
   }
   if (!c.ensemble.points.empty()) {

@@ -44,8 +44,8 @@ std::uint64_t Rng::next() {
 }
 
 void Rng::jump() {
-  static constexpr std::array<std::uint64_t, 4> kJump = {
-      0x180ec6d33cfd0abaULL, 0xd5a61266f0c9392cULL, 0xa9582618e03fc9aaULL, 0x39abdc4529b1661cULL};
+  static constexpr std::array<std::uint64_t, 4> kJump = {0x180ec6d33cfd0abaULL, 0xd5a61266f0c9392cULL,
+                                                         0xa9582618e03fc9aaULL, 0x39abdc4529b1661cULL};
   std::array<std::uint64_t, 4> acc{};
   for (const std::uint64_t word : kJump) {
     for (unsigned b = 0; b < 64; ++b) {

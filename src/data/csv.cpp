@@ -31,9 +31,7 @@ std::string_view trim(std::string_view s, char delimiter) {
 }
 
 /// "data/iris.csv:17: " — every message starts here so the user can jump to the line.
-std::string at_line(const std::string& path, std::int64_t line) {
-  return path + ":" + std::to_string(line) + ": ";
-}
+std::string at_line(const std::string& path, std::int64_t line) { return path + ":" + std::to_string(line) + ": "; }
 
 /// "column 'sepal_width' (2)": the name for people, the 1-based index for editors and `cut`.
 std::string column_label(const std::string& name, std::size_t index) {
@@ -44,8 +42,7 @@ std::string column_label(const std::string& name, std::size_t index) {
 /// fopen/fread rather than iostreams because they report the cause in errno.
 std::string read_file(const std::string& path) {
   errno = 0;
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                             &std::fclose);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw Error(path + ": cannot open file: " + std::strerror(errno));
   std::string text;
   char buffer[1 << 16];
@@ -84,8 +81,7 @@ std::vector<Line> split_lines(std::string_view text, char delimiter) {
 /// Splits a line into trimmed fields. Double quotes follow RFC 4180 ("a,b" is one field,
 /// "" inside quotes is one quote) so a text column may contain the delimiter; a quote inside
 /// an unquoted field is kept as text. Quoted fields cannot span lines.
-std::vector<std::string> split_fields(std::string_view line, char delimiter,
-                                      const std::string& where) {
+std::vector<std::string> split_fields(std::string_view line, char delimiter, const std::string& where) {
   std::vector<std::string> fields;
   std::size_t i = 0;
   const std::size_t n = line.size();
@@ -97,8 +93,7 @@ std::vector<std::string> split_fields(std::string_view line, char delimiter,
       ++i;
       for (;;) {
         if (i >= n) {
-          throw Error(where + "unterminated quoted field starting at character " +
-                      std::to_string(opening + 1));
+          throw Error(where + "unterminated quoted field starting at character " + std::to_string(opening + 1));
         }
         if (line[i] == '"') {
           if (i + 1 < n && line[i + 1] == '"') {
@@ -113,8 +108,7 @@ std::vector<std::string> split_fields(std::string_view line, char delimiter,
       }
       while (i < n && is_blank(line[i], delimiter)) ++i;
       if (i < n && line[i] != delimiter) {
-        throw Error(where + "unexpected text after the closing quote at character " +
-                    std::to_string(i + 1));
+        throw Error(where + "unexpected text after the closing quote at character " + std::to_string(i + 1));
       }
     } else {
       const std::size_t start = i;
@@ -162,8 +156,7 @@ struct Column {
   std::size_t index = 0;
 };
 
-Column find_column(const std::vector<std::string>& header, const std::string& name,
-                   const std::string& where) {
+Column find_column(const std::vector<std::string>& header, const std::string& name, const std::string& where) {
   std::vector<std::size_t> found;
   for (std::size_t c = 0; c < header.size(); ++c) {
     if (header[c] == name) found.push_back(c);
@@ -174,8 +167,8 @@ Column find_column(const std::vector<std::string>& header, const std::string& na
     throw Error(where + "unknown column '" + name + "'; available columns: " + available);
   }
   if (found.size() > 1) {
-    throw Error(where + "column name '" + name + "' is ambiguous: it names columns " +
-                std::to_string(found[0] + 1) + " and " + std::to_string(found[1] + 1));
+    throw Error(where + "column name '" + name + "' is ambiguous: it names columns " + std::to_string(found[0] + 1) +
+                " and " + std::to_string(found[1] + 1));
   }
   return {name, found.front()};
 }
@@ -186,11 +179,9 @@ double number_or_throw(const std::string& field, const Column& column, const std
     case NumberStatus::ok:
       return value;
     case NumberStatus::not_a_number:
-      throw Error(where + column_label(column.name, column.index) + ": '" + field +
-                  "' is not a number");
+      throw Error(where + column_label(column.name, column.index) + ": '" + field + "' is not a number");
     case NumberStatus::not_finite:
-      throw Error(where + column_label(column.name, column.index) + ": '" + field +
-                  "' is not a finite number");
+      throw Error(where + column_label(column.name, column.index) + ": '" + field + "' is not a finite number");
     case NumberStatus::out_of_range:
       throw Error(where + column_label(column.name, column.index) + ": '" + field +
                   "' is out of the range of a double");
@@ -234,8 +225,7 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
 
   const Line& header_line = lines.front();
   const std::string header_where = at_line(path, header_line.number);
-  const std::vector<std::string> header =
-      split_fields(header_line.text, spec.delimiter, header_where);
+  const std::vector<std::string> header = split_fields(header_line.text, spec.delimiter, header_where);
   if (lines.size() == 1) {
     throw Error(header_where + "the file has a header but no data rows");
   }
@@ -260,8 +250,8 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
     const std::vector<std::string> fields = split_fields(lines[l].text, spec.delimiter, where);
     ++rows_read;
     if (fields.size() != header.size()) {
-      throw Error(where + "expected " + std::to_string(header.size()) +
-                  " fields (as in the header), found " + std::to_string(fields.size()));
+      throw Error(where + "expected " + std::to_string(header.size()) + " fields (as in the header), found " +
+                  std::to_string(fields.size()));
     }
     // Every used field is checked even in a row that will be dropped, so a bad value is
     // never hidden behind a missing one.
@@ -313,9 +303,8 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   if (classification) {
     d.class_names = sorted_classes(labels);
     if (d.class_names.size() < 2) {
-      throw Error(path + ": " + column_label(target_column.name, target_column.index) +
-                  ": only one class ('" + d.class_names.front() + "') in " + std::to_string(rows) +
-                  " rows; classification needs at least two");
+      throw Error(path + ": " + column_label(target_column.name, target_column.index) + ": only one class ('" +
+                  d.class_names.front() + "') in " + std::to_string(rows) + " rows; classification needs at least two");
     }
     std::map<std::string, std::int64_t> class_index;
     for (std::size_t k = 0; k < d.class_names.size(); ++k) {

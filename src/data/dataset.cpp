@@ -9,12 +9,12 @@ namespace simmer::data {
 
 Split split_by_count(std::int64_t rows, std::int64_t n_train, std::int64_t n_test, Rng& rng) {
   if (rows < 0 || n_train < 0 || n_test < 0) {
-    throw Error("split: row counts must be >= 0 (" + std::to_string(n_train) + " train, " +
-                std::to_string(n_test) + " test, " + std::to_string(rows) + " rows in the data)");
+    throw Error("split: row counts must be >= 0 (" + std::to_string(n_train) + " train, " + std::to_string(n_test) +
+                " test, " + std::to_string(rows) + " rows in the data)");
   }
   if (n_train > rows - n_test) {
-    throw Error("split: " + std::to_string(n_train) + " train + " + std::to_string(n_test) +
-                " test rows > " + std::to_string(rows) + " rows in the data");
+    throw Error("split: " + std::to_string(n_train) + " train + " + std::to_string(n_test) + " test rows > " +
+                std::to_string(rows) + " rows in the data");
   }
   // One permutation of all rows, cut in two: the split depends only on the seed and the row
   // count, and the two parts cannot overlap.
@@ -31,9 +31,9 @@ Split split_by_fraction(std::int64_t rows, double train_fraction, Rng& rng) {
   const std::int64_t n_train = std::llround(train_fraction * static_cast<double>(rows));
   const std::int64_t n_test = rows - n_train;
   if (n_train < 1 || n_test < 1) {
-    throw Error("split: train fraction " + std::to_string(train_fraction) + " of " +
-                std::to_string(rows) + " rows gives " + std::to_string(n_train) + " train and " +
-                std::to_string(n_test) + " test rows; both must be non-empty");
+    throw Error("split: train fraction " + std::to_string(train_fraction) + " of " + std::to_string(rows) +
+                " rows gives " + std::to_string(n_train) + " train and " + std::to_string(n_test) +
+                " test rows; both must be non-empty");
   }
   return split_by_count(rows, n_train, n_test, rng);
 }
@@ -53,8 +53,7 @@ Dataset subset(const Dataset& d, const std::vector<std::int64_t>& indices) {
   for (Index r = 0; r < rows; ++r) {
     const std::int64_t i = indices[static_cast<std::size_t>(r)];
     if (i < 0 || i >= d.rows()) {
-      throw Error("subset: row index " + std::to_string(i) + " is outside [0, " +
-                  std::to_string(d.rows()) + ")");
+      throw Error("subset: row index " + std::to_string(i) + " is outside [0, " + std::to_string(d.rows()) + ")");
     }
     out.x.row(r) = d.x.row(i);
     out.y.row(r) = d.y.row(i);
@@ -69,8 +68,8 @@ Matrix one_hot(const std::vector<std::int64_t>& labels, Index classes) {
   for (std::size_t r = 0; r < labels.size(); ++r) {
     const std::int64_t label = labels[r];
     if (label < 0 || label >= classes) {
-      throw Error("one_hot: label " + std::to_string(label) + " of row " + std::to_string(r) +
-                  " is outside [0, " + std::to_string(classes) + ")");
+      throw Error("one_hot: label " + std::to_string(label) + " of row " + std::to_string(r) + " is outside [0, " +
+                  std::to_string(classes) + ")");
     }
     m(static_cast<Index>(r), label) = 1.0;
   }

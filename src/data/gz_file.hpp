@@ -36,8 +36,7 @@ inline GzFile open_gz(const std::string& path) {
   errno = 0;
   GzFile file(gzopen(path.c_str(), "rb"), &gzclose);
   if (!file) {
-    throw Error(path + ": cannot open file: " +
-                (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
+    throw Error(path + ": cannot open file: " + (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
   }
   gzbuffer(file.get(), 1U << 17);
   return file;

@@ -15,15 +15,15 @@
 #include <string_view>
 #include <system_error>
 
-#include "simmer/core/error.hpp"
 #include "gz_file.hpp"
+#include "simmer/core/error.hpp"
 #include "simmer/core/rng.hpp"
 
 namespace simmer::data {
 namespace {
 
-using detail::GzFile;
 using detail::gz_reason;
+using detail::GzFile;
 using detail::open_gz;
 
 /// Fields per line: the label, then the features.
@@ -74,8 +74,8 @@ class LineReader {
   void refill() {
     const std::size_t pending = end_ - begin_;
     if (pending >= kMaxLineBytes) {
-      throw Error(path_ + ":" + std::to_string(number_ + 1) + ": line longer than " +
-                  std::to_string(kMaxLineBytes) + " bytes: not a HIGGS CSV file");
+      throw Error(path_ + ":" + std::to_string(number_ + 1) + ": line longer than " + std::to_string(kMaxLineBytes) +
+                  " bytes: not a HIGGS CSV file");
     }
     std::memmove(buffer_.data(), buffer_.data() + begin_, pending);
     begin_ = 0;
@@ -110,8 +110,7 @@ enum class FieldStatus { ok, empty, not_a_number, not_finite, out_of_range };
 /// Parses the field at `p` (up to the next comma or `end`, blanks around it allowed) as a
 /// double; on return `p` is at that comma or `end`. A leading '+' is accepted, as strtod does.
 FieldStatus parse_field(const char*& p, const char* end, double& value) {
-  const auto* comma =
-      static_cast<const char*>(std::memchr(p, ',', static_cast<std::size_t>(end - p)));
+  const auto* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<std::size_t>(end - p)));
   const char* first = p;
   const char* last = comma != nullptr ? comma : end;
   p = last;
@@ -181,8 +180,8 @@ double system_mass(const std::array<const Particle*, N>& particles) {
 
 const std::vector<std::string>& higgs_feature_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = {"lepton_pT", "lepton_eta", "lepton_phi",
-                                  "missing_energy_magnitude", "missing_energy_phi"};
+    std::vector<std::string> n = {"lepton_pT", "lepton_eta", "lepton_phi", "missing_energy_magnitude",
+                                  "missing_energy_phi"};
     for (int jet = 1; jet <= 4; ++jet) {
       const std::string prefix = "jet" + std::to_string(jet) + "_";
       for (const char* what : {"pt", "eta", "phi", "b-tag"}) n.push_back(prefix + what);
@@ -223,8 +222,7 @@ Dataset read_higgs_csv(const std::string& path, std::int64_t max_rows) {
         const std::size_t found = count_fields(line);
         if (found != kFields) {
           throw Error(where + "expected " + std::to_string(kFields) + " fields (label and " +
-                      std::to_string(kHiggsFeatures) + " features), found " +
-                      std::to_string(found));
+                      std::to_string(kHiggsFeatures) + " features), found " + std::to_string(found));
         }
         const std::string what = where + field_label(f) + ": ";
         switch (status) {
@@ -242,8 +240,8 @@ Dataset read_higgs_csv(const std::string& path, std::int64_t max_rows) {
       if (!last) ++p;  // the comma
     }
     if (values[0] != 0.0 && values[0] != 1.0) {
-      throw Error(path + ":" + std::to_string(reader.line_number()) + ": " + field_label(0) +
-                  ": '" + field_text(line, 0) + "' is not 0 or 1");
+      throw Error(path + ":" + std::to_string(reader.line_number()) + ": " + field_label(0) + ": '" +
+                  field_text(line, 0) + "' is not 0 or 1");
     }
     if (rows == capacity) {
       capacity = max_rows > 0 ? std::min<Index>(2 * capacity, max_rows) : 2 * capacity;
@@ -353,28 +351,26 @@ Dataset make_synthetic_higgs(std::int64_t rows, std::uint64_t seed) {
 
 void write_higgs_csv(const Dataset& d, const std::string& path) {
   const std::string cannot = path + ": cannot write a HIGGS CSV file: ";
-  if (d.task != Task::classification)
-    throw Error(cannot + "the data set is not a classification set");
+  if (d.task != Task::classification) throw Error(cannot + "the data set is not a classification set");
   if (d.features() != kHiggsFeatures) {
-    throw Error(cannot + "the data set has " + std::to_string(d.features()) +
-                " features, the format has " + std::to_string(kHiggsFeatures));
+    throw Error(cannot + "the data set has " + std::to_string(d.features()) + " features, the format has " +
+                std::to_string(kHiggsFeatures));
   }
   if (static_cast<Index>(d.labels.size()) != d.rows()) {
-    throw Error(cannot + std::to_string(d.labels.size()) + " labels for " +
-                std::to_string(d.rows()) + " rows");
+    throw Error(cannot + std::to_string(d.labels.size()) + " labels for " + std::to_string(d.rows()) + " rows");
   }
   for (std::size_t r = 0; r < d.labels.size(); ++r) {
     if (d.labels[r] != 0 && d.labels[r] != 1) {
-      throw Error(cannot + "row " + std::to_string(r) + " has label " +
-                  std::to_string(d.labels[r]) + "; the format has 0 and 1");
+      throw Error(cannot + "row " + std::to_string(r) + " has label " + std::to_string(d.labels[r]) +
+                  "; the format has 0 and 1");
     }
   }
   for (Index r = 0; r < d.rows(); ++r) {
     for (Index c = 0; c < d.features(); ++c) {
       if (!std::isfinite(d.x(r, c))) {
         throw Error(cannot + "row " + std::to_string(r) + ", feature '" +
-                    higgs_feature_names()[static_cast<std::size_t>(c)] + "' is " +
-                    std::to_string(d.x(r, c)) + "; the reader refuses values that are not finite");
+                    higgs_feature_names()[static_cast<std::size_t>(c)] + "' is " + std::to_string(d.x(r, c)) +
+                    "; the reader refuses values that are not finite");
       }
     }
   }
@@ -384,8 +380,8 @@ void write_higgs_csv(const Dataset& d, const std::string& path) {
   errno = 0;
   GzFile file(gzopen(path.c_str(), compress ? "wb" : "wbT"), &gzclose);
   if (!file) {
-    throw Error(path + ": cannot open file for writing: " +
-                (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
+    throw Error(path +
+                ": cannot open file for writing: " + (errno != 0 ? std::strerror(errno) : "out of memory in zlib"));
   }
   std::string text;
   text.reserve(std::size_t{1} << 20);
@@ -409,9 +405,8 @@ void write_higgs_csv(const Dataset& d, const std::string& path) {
   flush();
   const int closed = gzclose(file.release());
   if (closed != Z_OK) {
-    throw Error(
-        path + ": cannot write file: " +
-        (closed == Z_ERRNO ? std::strerror(errno) : "zlib error " + std::to_string(closed)));
+    throw Error(path + ": cannot write file: " +
+                (closed == Z_ERRNO ? std::strerror(errno) : "zlib error " + std::to_string(closed)));
   }
 }
 

@@ -12,16 +12,16 @@
 #include <memory>
 #include <system_error>
 
-#include "simmer/core/error.hpp"
 #include "gz_file.hpp"
+#include "simmer/core/error.hpp"
 
 namespace simmer::data {
 namespace {
 
 namespace fs = std::filesystem;
 
-using detail::GzFile;
 using detail::gz_reason;
+using detail::GzFile;
 using detail::open_gz;
 
 /// What a caller expects to find: the magic number and how to name the items in messages.
@@ -103,29 +103,23 @@ void check_magic(std::uint32_t magic, const IdxKind& kind, const std::string& pa
   if (magic == kind.magic) return;
   const std::string expected = "; expected " + describe_magic(kind.magic) + ", " + kind.file_kind;
   if ((magic >> 16U) != 0) {
-    throw Error(path + ": not an IDX file: magic number " + hex(magic) +
-                " (the first two bytes of an IDX file are 0)" + expected);
+    throw Error(path + ": not an IDX file: magic number " + hex(magic) + " (the first two bytes of an IDX file are 0)" +
+                expected);
   }
   const IdxKind& other = kind.magic == kImages.magic ? kLabels : kImages;
   if (magic == other.magic) {
-    throw Error(path + ": magic number " + describe_magic(magic) + ": this is " + other.file_kind +
-                expected);
+    throw Error(path + ": magic number " + describe_magic(magic) + ": this is " + other.file_kind + expected);
   }
   if (((magic >> 8U) & 0xFFU) != ((kind.magic >> 8U) & 0xFFU)) {
-    throw Error(path + ": magic number " + describe_magic(magic) + ": wrong element type" +
-                expected);
+    throw Error(path + ": magic number " + describe_magic(magic) + ": wrong element type" + expected);
   }
-  throw Error(path + ": magic number " + describe_magic(magic) + ": wrong dimension count" +
-              expected);
+  throw Error(path + ": magic number " + describe_magic(magic) + ": wrong dimension count" + expected);
 }
 
-std::string plural(std::int64_t count, const char* what) {
-  return std::to_string(count) + " " + what;
-}
+std::string plural(std::int64_t count, const char* what) { return std::to_string(count) + " " + what; }
 
 /// "60000 images of 28x28"
-std::string item_text(std::int64_t count, const IdxKind& kind,
-                      const std::vector<std::int64_t>& dims) {
+std::string item_text(std::int64_t count, const IdxKind& kind, const std::vector<std::int64_t>& dims) {
   std::string text = plural(count, kind.items);
   for (std::size_t d = 1; d < dims.size(); ++d) {
     text += d == 1 ? " of " : "x";
@@ -136,8 +130,7 @@ std::string item_text(std::int64_t count, const IdxKind& kind,
 
 IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_count) {
   if (max_count < 0) {
-    throw Error(path + ": max_count = " + std::to_string(max_count) +
-                ": must be >= 0 (0 reads all)");
+    throw Error(path + ": max_count = " + std::to_string(max_count) + ": must be >= 0 (0 reads all)");
   }
   const GzFile file = open_gz(path);
 
@@ -145,8 +138,8 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
   const std::size_t magic_read = read_bytes(file.get(), word.data(), word.size(), path);
   if (magic_read == 0) throw Error(path + ": the file is empty; expected " + kind.file_kind);
   if (magic_read < word.size()) {
-    throw Error(path + ": truncated header: expected a 4-byte magic number, read " +
-                std::to_string(magic_read) + " bytes");
+    throw Error(path + ": truncated header: expected a 4-byte magic number, read " + std::to_string(magic_read) +
+                " bytes");
   }
   const std::uint32_t magic = big_endian(word.data());
   check_magic(magic, kind, path);
@@ -157,14 +150,13 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
   data.dims.resize(dim_count);
   for (std::size_t d = 0; d < dim_count; ++d) {
     if (read_bytes(file.get(), word.data(), word.size(), path) < word.size()) {
-      throw Error(path + ": truncated header: the magic number declares " +
-                  std::to_string(dim_count) + " sizes, the file ends in size " +
-                  std::to_string(d + 1));
+      throw Error(path + ": truncated header: the magic number declares " + std::to_string(dim_count) +
+                  " sizes, the file ends in size " + std::to_string(d + 1));
     }
     data.dims[d] = big_endian(word.data());
     if (data.dims[d] == 0) {
-      throw Error(path + ": header size " + std::to_string(d + 1) + " of " +
-                  std::to_string(dim_count) + " is 0; sizes must be non-zero");
+      throw Error(path + ": header size " + std::to_string(d + 1) + " of " + std::to_string(dim_count) +
+                  " is 0; sizes must be non-zero");
     }
   }
 
@@ -197,16 +189,14 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
       size_checked = true;
       const auto data_bytes = static_cast<std::int64_t>(file_size) - header_bytes;
       if (data_bytes < total_bytes) {
-        throw Error(path + ": truncated data: the header declares " +
-                    item_text(count, kind, data.dims) + " (" + std::to_string(total_bytes) +
-                    " bytes after the " + std::to_string(header_bytes) +
+        throw Error(path + ": truncated data: the header declares " + item_text(count, kind, data.dims) + " (" +
+                    std::to_string(total_bytes) + " bytes after the " + std::to_string(header_bytes) +
                     "-byte header); the file has " + std::to_string(data_bytes) + " bytes (" +
                     plural(data_bytes / data.item_bytes, kind.items) + ")");
       }
       if (data_bytes > total_bytes) {
-        throw Error(path + ": " + std::to_string(data_bytes - total_bytes) +
-                    " extra bytes after the " + item_text(count, kind, data.dims) +
-                    " the header declares");
+        throw Error(path + ": " + std::to_string(data_bytes - total_bytes) + " extra bytes after the " +
+                    item_text(count, kind, data.dims) + " the header declares");
       }
     }
   }
@@ -225,8 +215,7 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
   while (filled < wanted_size) {
     const std::size_t step = std::min(wanted_size - filled, kChunkBytes);
     data.bytes.resize(filled + step);
-    const std::size_t read =
-        read_bytes(file.get(), data.bytes.data() + filled, step, path, &stream_cut);
+    const std::size_t read = read_bytes(file.get(), data.bytes.data() + filled, step, path, &stream_cut);
     filled += read;
     if (read < step) break;
   }
@@ -235,9 +224,8 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
   if (got < wanted_bytes) {
     throw Error(path + ": truncated data: expected " + std::to_string(wanted_bytes) + " bytes (" +
                 item_text(wanted, kind, data.dims) + ") after the " + std::to_string(header_bytes) +
-                "-byte header, read " + std::to_string(got) + " bytes (" +
-                plural(got / data.item_bytes, kind.items) + ")" +
-                (stream_cut ? "; the gzip stream ends early" : ""));
+                "-byte header, read " + std::to_string(got) + " bytes (" + plural(got / data.item_bytes, kind.items) +
+                ")" + (stream_cut ? "; the gzip stream ends early" : ""));
   }
   data.items_read = wanted;
 
@@ -252,12 +240,11 @@ IdxData read_idx(const std::string& path, const IdxKind& kind, std::int64_t max_
     }
     if (stream_cut) {
       throw Error(path + ": truncated gzip file: the stream ends before its end marker (after " +
-                  item_text(count, kind, data.dims) + " and " + std::to_string(extra) +
-                  " more bytes)");
+                  item_text(count, kind, data.dims) + " and " + std::to_string(extra) + " more bytes)");
     }
     if (extra > 0) {
-      throw Error(path + ": " + std::to_string(extra) + " extra bytes after the " +
-                  item_text(count, kind, data.dims) + " the header declares");
+      throw Error(path + ": " + std::to_string(extra) + " extra bytes after the " + item_text(count, kind, data.dims) +
+                  " the header declares");
     }
   }
   return data;
@@ -271,8 +258,7 @@ std::string find_part_file(const std::string& dir, const std::string& stem) {
     std::error_code ec;
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
   }
-  throw Error(dir + ": no file " + stem + "[.gz]: looked for " + plain.string() + " and " +
-              gz.string());
+  throw Error(dir + ": no file " + stem + "[.gz]: looked for " + plain.string() + " and " + gz.string());
 }
 
 }  // namespace
@@ -291,11 +277,9 @@ std::vector<std::uint8_t> read_idx_labels(const std::string& path, std::int64_t 
   return read_idx(path, kLabels, max_count).bytes;
 }
 
-Dataset load_idx_directory(const std::string& dir, const std::string& part,
-                           std::int64_t max_count) {
+Dataset load_idx_directory(const std::string& dir, const std::string& part, std::int64_t max_count) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw Error(dir + ": not a directory (IDX data set '" + part + "')");
+  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory (IDX data set '" + part + "')");
   const std::string images_path = find_part_file(dir, part + "-images-idx3-ubyte");
   const std::string labels_path = find_part_file(dir, part + "-labels-idx1-ubyte");
 
@@ -303,8 +287,8 @@ Dataset load_idx_directory(const std::string& dir, const std::string& part,
   const IdxData labels = read_idx(labels_path, kLabels, max_count);
   IdxData images = read_idx(images_path, kImages, max_count);
   if (images.dims[0] != labels.dims[0]) {
-    throw Error(images_path + " has " + plural(images.dims[0], "images") + " but " + labels_path +
-                " has " + plural(labels.dims[0], "labels"));
+    throw Error(images_path + " has " + plural(images.dims[0], "images") + " but " + labels_path + " has " +
+                plural(labels.dims[0], "labels"));
   }
 
   constexpr Index kClasses = 10;
@@ -315,8 +299,8 @@ Dataset load_idx_directory(const std::string& dir, const std::string& part,
   for (std::size_t i = 0; i < d.labels.size(); ++i) {
     const std::uint8_t label = labels.bytes[i];
     if (label >= kClasses) {
-      throw Error(labels_path + ": label " + std::to_string(label) + " at index " +
-                  std::to_string(i) + " is outside 0.." + std::to_string(kClasses - 1));
+      throw Error(labels_path + ": label " + std::to_string(label) + " at index " + std::to_string(i) +
+                  " is outside 0.." + std::to_string(kClasses - 1));
     }
     d.labels[i] = label;
   }

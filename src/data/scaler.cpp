@@ -11,8 +11,8 @@ namespace {
 
 void check_columns(const char* what, Index expected, Index got) {
   if (expected != got) {
-    throw Error(std::string("MinMaxScaler::") + what + ": the scaler was fitted on " +
-                std::to_string(expected) + " columns, the matrix has " + std::to_string(got));
+    throw Error(std::string("MinMaxScaler::") + what + ": the scaler was fitted on " + std::to_string(expected) +
+                " columns, the matrix has " + std::to_string(got));
   }
 }
 
@@ -27,14 +27,13 @@ MinMaxScaler MinMaxScaler::fit(const Matrix& m) {
 MinMaxScaler::MinMaxScaler(Eigen::RowVectorXd min, Eigen::RowVectorXd max)
     : min_(std::move(min)), max_(std::move(max)) {
   if (min_.size() != max_.size()) {
-    throw Error("MinMaxScaler: " + std::to_string(min_.size()) + " minima but " +
-                std::to_string(max_.size()) + " maxima");
+    throw Error("MinMaxScaler: " + std::to_string(min_.size()) + " minima but " + std::to_string(max_.size()) +
+                " maxima");
   }
   for (Index c = 0; c < min_.size(); ++c) {
     if (!std::isfinite(min_[c]) || !std::isfinite(max_[c]) || min_[c] > max_[c]) {
-      throw Error("MinMaxScaler: column " + std::to_string(c) + " has bounds [" +
-                  std::to_string(min_[c]) + ", " + std::to_string(max_[c]) +
-                  "]; need finite min <= max");
+      throw Error("MinMaxScaler: column " + std::to_string(c) + " has bounds [" + std::to_string(min_[c]) + ", " +
+                  std::to_string(max_[c]) + "]; need finite min <= max");
     }
   }
 }

@@ -7,8 +7,7 @@
 namespace simmer::ensemble {
 
 MeanAccumulator::MeanAccumulator(Index points, Index outputs)
-    : mean_(Matrix::Zero(points, outputs)), m2_(Matrix::Zero(points, outputs)),
-      delta_(points, outputs) {}
+    : mean_(Matrix::Zero(points, outputs)), m2_(Matrix::Zero(points, outputs)), delta_(points, outputs) {}
 
 void MeanAccumulator::add(ConstBatchView prediction) {
   if (prediction.rows() != mean_.rows() || prediction.cols() != mean_.cols()) {
@@ -55,8 +54,7 @@ void MeanAccumulator::clear() {
   m2_.setZero();
 }
 
-VoteAccumulator::VoteAccumulator(Index points, Index classes)
-    : votes_(Votes::Zero(points, classes)) {}
+VoteAccumulator::VoteAccumulator(Index points, Index classes) : votes_(Votes::Zero(points, classes)) {}
 
 std::vector<std::int64_t> argmax_rows(ConstBatchView scores) {
   std::vector<std::int64_t> out(static_cast<std::size_t>(scores.rows()));
@@ -117,9 +115,7 @@ double accuracy(const std::vector<std::int64_t>& predicted, const std::vector<st
   return static_cast<double>(right) / static_cast<double>(truth.size());
 }
 
-double sum_squared_error(ConstBatchView prediction, ConstBatchView truth) {
-  return (prediction - truth).squaredNorm();
-}
+double sum_squared_error(ConstBatchView prediction, ConstBatchView truth) { return (prediction - truth).squaredNorm(); }
 
 double mean_squared_error(ConstBatchView prediction, ConstBatchView truth) {
   if (truth.size() == 0) return std::nan("");

@@ -23,7 +23,8 @@ MeanAccumulator load_means(ByteReader& r, Index rows, Index cols) {
     throw Error("ensemble partial: running means have the wrong shape");
   }
   MeanAccumulator m(rows, cols);
-  m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols), Eigen::Map<const Matrix>(m2.data(), rows, cols));
+  m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols),
+            Eigen::Map<const Matrix>(m2.data(), rows, cols));
   return m;
 }
 
@@ -65,7 +66,8 @@ EnsemblePartial EnsemblePartial::load(ByteReader& r, const EnsembleShape& shape)
 }
 
 PooledEnsemble::PooledEnsemble(EnsembleShape shape, std::int64_t trajectories)
-    : shape_(std::move(shape)), trajectories_(trajectories),
+    : shape_(std::move(shape)),
+      trajectories_(trajectories),
       diverged_at_(static_cast<std::size_t>(trajectories), -1),
       tracked_written_(static_cast<std::size_t>(trajectories), 0) {
   for (const Index rows : shape_.rows) {

@@ -11,19 +11,18 @@ void SamplingOptions::validate(std::int64_t steps) const {
   if (window <= 0) throw FieldError("SamplingOptions.window", std::to_string(window), "must be > 0");
   if (window > steps) {
     throw FieldError("SamplingOptions.window", std::to_string(window),
-                       "is longer than the run (steps = " + std::to_string(steps) + ")");
+                     "is longer than the run (steps = " + std::to_string(steps) + ")");
   }
   if (stride <= 0) throw FieldError("SamplingOptions.stride", std::to_string(stride), "must be > 0");
   if (count < 0 || count > window) {
     throw FieldError("SamplingOptions.count", std::to_string(count),
-                       "must be in [0, window = " + std::to_string(window) + "]");
+                     "must be in [0, window = " + std::to_string(window) + "]");
   }
   if (!(fraction >= 0.0 && fraction <= 1.0)) {
     throw FieldError("SamplingOptions.fraction", std::to_string(fraction), "must be in [0, 1]");
   }
   if (count > 0 && fraction > 0.0) {
-    throw FieldError("SamplingOptions.fraction", std::to_string(fraction),
-                       "and the count are both set: give one");
+    throw FieldError("SamplingOptions.fraction", std::to_string(fraction), "and the count are both set: give one");
   }
 }
 
@@ -47,8 +46,7 @@ std::int64_t member_count(std::int64_t steps, const SamplingOptions& opt) {
   return (opt.window - 1) / opt.stride + 1;  // steps-1, steps-1-stride, ... down to the window's first
 }
 
-std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt,
-                                              Rng& rng) {
+std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt, Rng& rng) {
   opt.validate(steps);
   const std::int64_t first = steps - opt.window;
   const std::int64_t drawn = random_count(opt);

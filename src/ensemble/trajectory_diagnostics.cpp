@@ -18,8 +18,7 @@ double rms_of(const Vector& x) {
 
 /// Quantile q of `values` (linear interpolation between order statistics; NaN when empty).
 double quantile(std::vector<double> values, double q) {
-  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
-               values.end());
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
   if (values.empty()) return kNaN;
   std::sort(values.begin(), values.end());
   const double pos = q * static_cast<double>(values.size() - 1);
@@ -100,18 +99,21 @@ std::int64_t DiagnosticsSetup::block_of(std::int64_t step) const {
 
 std::string to_string(Verdict v) {
   switch (v) {
-    case Verdict::stationary: return "stationary";
-    case Verdict::not_mixed: return "not mixed";
-    case Verdict::drifting: return "drifting";
-    case Verdict::diverged: return "diverged";
-    case Verdict::no_members: return "no members";
+    case Verdict::stationary:
+      return "stationary";
+    case Verdict::not_mixed:
+      return "not mixed";
+    case Verdict::drifting:
+      return "drifting";
+    case Verdict::diverged:
+      return "diverged";
+    case Verdict::no_members:
+      return "no members";
   }
   return "?";
 }
 
-double TrajectorySummary::ballistic_ratio() const {
-  return path_length > 0.0 ? distance / path_length : kNaN;
-}
+double TrajectorySummary::ballistic_ratio() const { return path_length > 0.0 ? distance / path_length : kNaN; }
 
 double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
@@ -120,9 +122,8 @@ double TrajectorySummary::window_ballistic_ratio() const {
 void save_summary(ByteWriter& w, const TrajectorySummary& s) {
   w.i64(s.members);
   w.vec(std::vector<double>{s.distance, s.path_length, s.window_distance, s.window_path_length, s.rms_start,
-                            s.rms_window_start, s.rms_end, s.max_abs_end, s.member_train_median,
-                            s.member_test_median, s.member_test_q25, s.member_test_q75, s.mean_member_loss,
-                            s.rhat});
+                            s.rms_window_start, s.rms_end, s.max_abs_end, s.member_train_median, s.member_test_median,
+                            s.member_test_q25, s.member_test_q75, s.mean_member_loss, s.rhat});
   w.vec(s.block_train_metric);
   w.vec(s.block_test_metric);
   w.i64(static_cast<std::int64_t>(s.verdict));
@@ -163,8 +164,8 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictT
   const double growth = s.rms_window_start > 0.0 ? s.rms_end / s.rms_window_start : kNaN;
   char prior[64] = "";
   if (!std::isnan(prior_rms)) std::snprintf(prior, sizeof prior, " (prior rms %.3g)", prior_rms);
-  std::snprintf(buf, sizeof buf, "window ballistic ratio %.3f, rms %.3g -> %.3g (x%.3f)%s, split-R^ %.3f",
-                ratio, s.rms_window_start, s.rms_end, growth, prior, s.rhat);
+  std::snprintf(buf, sizeof buf, "window ballistic ratio %.3f, rms %.3g -> %.3g (x%.3f)%s, split-R^ %.3f", ratio,
+                s.rms_window_start, s.rms_end, growth, prior, s.rhat);
   s.reason = buf;
   if (diverged) {
     s.verdict = Verdict::diverged;
@@ -233,7 +234,8 @@ std::vector<double> DiagnosticsPartials::block_metric(const DiagnosticsSetup& se
   std::vector<double> out;
   for (std::int64_t b = 0; b < setup.blocks; ++b) {
     const auto j = static_cast<std::size_t>(b);
-    out.push_back(setup.classification ? vote_metric(block_votes[i][j], scored) : mean_metric(block_means[i][j], scored));
+    out.push_back(setup.classification ? vote_metric(block_votes[i][j], scored)
+                                       : mean_metric(block_means[i][j], scored));
   }
   return out;
 }

@@ -64,8 +64,7 @@ SetScores score_probabilities(ConstBatchView p, const std::vector<std::int64_t>&
     s.metric = s.nll = s.brier = s.ece = s.worst_share = kNaN;
     return s;
   }
-  std::vector<double> bin_count(static_cast<std::size_t>(bins), 0.0), bin_correct(bin_count),
-      bin_confidence(bin_count);
+  std::vector<double> bin_count(static_cast<std::size_t>(bins), 0.0), bin_correct(bin_count), bin_confidence(bin_count);
   double nll = 0.0, brier = 0.0, correct = 0.0, worst = -1.0;
   for (Index i = 0; i < rows; ++i) {
     const auto y = static_cast<Index>(labels[static_cast<std::size_t>(i)]);
@@ -184,8 +183,7 @@ double CoverageCounter::coverage(double level) const {
   return static_cast<double>(inside) / static_cast<double>(below_.size());
 }
 
-void CoverageCounter::restore(std::int64_t members, std::vector<std::int64_t> below,
-                              std::vector<std::int64_t> equal) {
+void CoverageCounter::restore(std::int64_t members, std::vector<std::int64_t> below, std::vector<std::int64_t> equal) {
   if (below.size() != equal.size()) throw Error("coverage counts differ in length");
   members_ = members;
   below_ = std::move(below);

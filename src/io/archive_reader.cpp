@@ -114,8 +114,7 @@ ArchiveReader::ArchiveReader(const std::string& path) : path_(path) {
   if (hdf5 == 0) throw Error("'" + path + "': not an HDF5 file");
   const hid_t id = hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
   if (id < 0) {
-    throw Error("'" + path +
-                "': HDF5 cannot open it (truncated or damaged, or being written by another process?)");
+    throw Error("'" + path + "': HDF5 cannot open it (truncated or damaged, or being written by another process?)");
   }
   file_ = id;
 }
@@ -248,16 +247,14 @@ std::vector<std::string> ArchiveReader::read_strings(const std::string& dataset)
     H5Tset_size(mem.id(), H5T_VARIABLE);
     H5Tset_cset(mem.id(), H5Tget_cset(type.id()));
     std::vector<char*> values(count, nullptr);
-    if (H5Dread(ds.id(), mem.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-      fail("cannot read " + dataset);
+    if (H5Dread(ds.id(), mem.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) fail("cannot read " + dataset);
     for (char* v : values) out.emplace_back(v != nullptr ? v : "");
     H5Dvlen_reclaim(mem.id(), space.id(), H5P_DEFAULT, values.data());
     return out;
   }
   const std::size_t width = H5Tget_size(type.id());
   std::vector<char> buffer(count * width, '\0');
-  if (H5Dread(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
-    fail("cannot read " + dataset);
+  if (H5Dread(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0) fail("cannot read " + dataset);
   for (std::size_t i = 0; i < count; ++i) {
     out.push_back(trim_nul(std::string(buffer.data() + i * width, width)));
   }
@@ -267,8 +264,7 @@ std::vector<std::string> ArchiveReader::read_strings(const std::string& dataset)
 std::vector<double> ArchiveReader::read_slab(const std::string& dataset, std::int64_t index,
                                              std::int64_t second) const {
   const std::vector<std::int64_t> shape = dims(dataset);
-  if (shape.empty() || index < 0 || index >= shape[0] ||
-      (second >= 0 && (shape.size() < 2 || second >= shape[1]))) {
+  if (shape.empty() || index < 0 || index >= shape[0] || (second >= 0 && (shape.size() < 2 || second >= shape[1]))) {
     throw Error("'" + path_ + "': index out of range in " + dataset);
   }
   Handle ds(open_dataset(dataset), H5Dclose);

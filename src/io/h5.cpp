@@ -23,18 +23,24 @@ void check(herr_t status, const std::string& what) {
 
 hid_t native(Type t) {
   switch (t) {
-    case Type::f64: return H5T_NATIVE_DOUBLE;
-    case Type::f32: return H5T_NATIVE_FLOAT;
-    case Type::i64: return H5T_NATIVE_INT64;
+    case Type::f64:
+      return H5T_NATIVE_DOUBLE;
+    case Type::f32:
+      return H5T_NATIVE_FLOAT;
+    case Type::i64:
+      return H5T_NATIVE_INT64;
   }
   return H5T_NATIVE_DOUBLE;
 }
 
 hid_t file_type(Type t) {
   switch (t) {
-    case Type::f64: return H5T_IEEE_F64LE;
-    case Type::f32: return H5T_IEEE_F32LE;
-    case Type::i64: return H5T_STD_I64LE;
+    case Type::f64:
+      return H5T_IEEE_F64LE;
+    case Type::f32:
+      return H5T_IEEE_F32LE;
+    case Type::i64:
+      return H5T_STD_I64LE;
   }
   return H5T_IEEE_F64LE;
 }
@@ -51,8 +57,7 @@ Handle open_object(hid_t file, const std::string& path) {
 
 Handle group_plist() {
   Handle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"), H5Pclose);
-  check(H5Pset_link_creation_order(gcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-        "link creation order");
+  check(H5Pset_link_creation_order(gcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link creation order");
   return gcpl;
 }
 
@@ -83,8 +88,7 @@ ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm) {
   check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
   check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"), H5Pclose);
-  check(H5Pset_link_creation_order(fcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-        "link creation order");
+  check(H5Pset_link_creation_order(fcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link creation order");
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.id(), fapl.id());
   if (id < 0) throw Error("cannot create archive '" + path + "' (HDF5/MPI-IO create failed)");
   f.file_ = Handle(id, H5Fclose);
@@ -114,9 +118,7 @@ ParallelFile ParallelFile::open_read(const std::string& path, MPI_Comm comm) {
   return open(path, comm, H5F_ACC_RDONLY);
 }
 
-ParallelFile ParallelFile::open_write(const std::string& path, MPI_Comm comm) {
-  return open(path, comm, H5F_ACC_RDWR);
-}
+ParallelFile ParallelFile::open_write(const std::string& path, MPI_Comm comm) { return open(path, comm, H5F_ACC_RDWR); }
 
 void ParallelFile::close() {
   if (!file_.valid()) return;
@@ -133,22 +135,21 @@ void ParallelFile::create_group(const std::string& path) {
   Handle gcpl = group_plist();
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
-  Handle g(check(H5Gcreate2(file_.id(), path.c_str(), lcpl.id(), gcpl.id(), H5P_DEFAULT),
-                 "create group '" + path + "'"),
-           H5Gclose);
+  Handle g(
+      check(H5Gcreate2(file_.id(), path.c_str(), lcpl.id(), gcpl.id(), H5P_DEFAULT), "create group '" + path + "'"),
+      H5Gclose);
 }
 
-void ParallelFile::create_dataset(const std::string& path, Type type,
-                                  const std::vector<std::int64_t>& dims,
+void ParallelFile::create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
                                   const std::vector<std::int64_t>& chunk, bool nan_fill) {
   // A resumed run may find a dataset its first attempt made near the end: replace it.
   if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) {
     check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
   }
   const auto hdims = to_hsize(dims);
-  Handle space(check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
-                     "dataspace for '" + path + "'"),
-               H5Sclose);
+  Handle space(
+      check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr), "dataspace for '" + path + "'"),
+      H5Sclose);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
   const bool any_zero = std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d == 0; });
   if (!chunk.empty() && !any_zero) {
@@ -166,20 +167,17 @@ void ParallelFile::create_dataset(const std::string& path, Type type,
   }
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
-  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(),
-                             dcpl.id(), H5P_DEFAULT),
+  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                   "create dataset '" + path + "'"),
             H5Dclose);
 }
 
-void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space,
-                            const void* data) {
+void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data) {
   check(H5Dwrite(dataset, mem_type, mem_space, file_space, dxpl_.id(), data), "write");
   H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
   check(H5Pget_mpio_actual_io_mode(dxpl_.id(), &mode), "H5Pget_mpio_actual_io_mode");
   ++transfers_;
-  if (mode == H5D_MPIO_CHUNK_COLLECTIVE || mode == H5D_MPIO_CONTIGUOUS_COLLECTIVE ||
-      mode == H5D_MPIO_CHUNK_MIXED) {
+  if (mode == H5D_MPIO_CHUNK_COLLECTIVE || mode == H5D_MPIO_CONTIGUOUS_COLLECTIVE || mode == H5D_MPIO_CHUNK_MIXED) {
     ++collective_;
   }
 }
@@ -234,8 +232,7 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
   check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
-  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(),
-                             H5P_DEFAULT),
+  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                   "create '" + path + "'"),
             H5Dclose);
   if (n == 0) return;
@@ -272,7 +269,8 @@ void ParallelFile::write_rows_raw(const std::string& path, const std::vector<Row
     Handle stored(check(H5Dget_type(ds.id()), "type of '" + path + "'"), H5Tclose);
     const bool is_float = H5Tget_class(stored.id()) == H5T_FLOAT;
     const std::size_t size = H5Tget_size(stored.id());
-    const bool match = type == Type::i64 ? (!is_float && size == 8) : (is_float && size == (type == Type::f32 ? 4U : 8U));
+    const bool match =
+        type == Type::i64 ? (!is_float && size == 8) : (is_float && size == (type == Type::f32 ? 4U : 8U));
     if (!match) throw Error("archive: '" + path + "' stores another element type than the rows written to it");
   }
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
@@ -313,8 +311,7 @@ void ParallelFile::write_rows_raw(const std::string& path, const std::vector<Row
 
 namespace {
 
-void write_attribute(hid_t file, const std::string& object, const std::string& name, hid_t type,
-                     const void* value) {
+void write_attribute(hid_t file, const std::string& object, const std::string& name, hid_t type, const void* value) {
   Handle obj = open_object(file, object);
   if (H5Aexists(obj.id(), name.c_str()) > 0) check(H5Adelete(obj.id(), name.c_str()), "attr delete");
   Handle space(check(H5Screate(H5S_SCALAR), "scalar space"), H5Sclose);
@@ -326,8 +323,7 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
 
 }  // namespace
 
-void ParallelFile::attribute(const std::string& object, const std::string& name,
-                             const std::string& value) {
+void ParallelFile::attribute(const std::string& object, const std::string& name, const std::string& value) {
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
   check(H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
   check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
@@ -354,8 +350,8 @@ void ParallelFile::attach_scale(const std::string& scale_path, const std::string
   }
 }
 
-void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws,
-                            std::int64_t params, const std::vector<std::string>& stats) {
+void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
+                            const std::vector<std::string>& stats) {
   const auto ids = [](std::int64_t n) {
     std::vector<double> v(static_cast<std::size_t>(n));
     std::iota(v.begin(), v.end(), 0.0);

@@ -18,11 +18,16 @@ Activation parse_activation(const std::string& name) {
 
 std::string to_string(Activation a) {
   switch (a) {
-    case Activation::linear: return "linear";
-    case Activation::tanh: return "tanh";
-    case Activation::relu: return "relu";
-    case Activation::elu: return "elu";
-    case Activation::sigmoid: return "sigmoid";
+    case Activation::linear:
+      return "linear";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::relu:
+      return "relu";
+    case Activation::elu:
+      return "elu";
+    case Activation::sigmoid:
+      return "sigmoid";
   }
   return "?";
 }
@@ -53,17 +58,24 @@ void activate(Activation a, const double* in, double* out, Index n) {
     case Activation::linear:
       if (out != in) y = x;
       break;
-    case Activation::tanh: fast_tanh(in, out, n); break;
-    case Activation::relu: y = x.max(0.0); break;
+    case Activation::tanh:
+      fast_tanh(in, out, n);
+      break;
+    case Activation::relu:
+      y = x.max(0.0);
+      break;
     // max(x,0) + exp(min(x,0)) - 1: no select, so Eigen vectorises the exp (select would
     // evaluate it one scalar at a time).
-    case Activation::elu: y = x.max(0.0) + (x.min(0.0).exp() - 1.0); break;
-    case Activation::sigmoid: y = 1.0 / (1.0 + (-x).exp()); break;
+    case Activation::elu:
+      y = x.max(0.0) + (x.min(0.0).exp() - 1.0);
+      break;
+    case Activation::sigmoid:
+      y = 1.0 / (1.0 + (-x).exp());
+      break;
   }
 }
 
-void activation_gradient(Activation a, const double* y_values, const double* grad_out,
-                         double* grad_in, Index n) {
+void activation_gradient(Activation a, const double* y_values, const double* grad_out, double* grad_in, Index n) {
   const Eigen::Map<const Eigen::ArrayXd> y(y_values, n);
   const Eigen::Map<const Eigen::ArrayXd> g(grad_out, n);
   Eigen::Map<Eigen::ArrayXd> gi(grad_in, n);
@@ -71,11 +83,19 @@ void activation_gradient(Activation a, const double* y_values, const double* gra
     case Activation::linear:
       if (grad_in != grad_out) gi = g;
       break;
-    case Activation::tanh: gi = g * (1.0 - y * y); break;
-    case Activation::relu: gi = (y > 0.0).select(g, 0.0); break;
+    case Activation::tanh:
+      gi = g * (1.0 - y * y);
+      break;
+    case Activation::relu:
+      gi = (y > 0.0).select(g, 0.0);
+      break;
     // f'(x) = 1 for x > 0, y + 1 otherwise; both are min(y, 0) + 1.
-    case Activation::elu: gi = g * (y.min(0.0) + 1.0); break;
-    case Activation::sigmoid: gi = g * y * (1.0 - y); break;
+    case Activation::elu:
+      gi = g * (y.min(0.0) + 1.0);
+      break;
+    case Activation::sigmoid:
+      gi = g * y * (1.0 - y);
+      break;
   }
 }
 
@@ -87,8 +107,7 @@ void ActivationLayer::forward(ConstBatchView in, BatchView out) {
   activate(activation_, in.data(), out.data(), in.size());
 }
 
-void ActivationLayer::backward(ConstBatchView /*in*/, ConstBatchView out, BatchView grad_out,
-                               BatchView* grad_in) {
+void ActivationLayer::backward(ConstBatchView /*in*/, ConstBatchView out, BatchView grad_out, BatchView* grad_in) {
   if (grad_in == nullptr) return;
   activation_gradient(activation_, out.data(), grad_out.data(), grad_in->data(), out.size());
 }

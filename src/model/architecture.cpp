@@ -33,12 +33,12 @@ bool is_image_architecture(const std::string& layers) { return layers == "lenet5
 
 namespace {
 
-std::vector<LayerPtr> lenet5_layers(Index height, Index width, Index channels, Index classes,
-                                    Activation activation, PoolKind pooling) {
+std::vector<LayerPtr> lenet5_layers(Index height, Index width, Index channels, Index classes, Activation activation,
+                                    PoolKind pooling) {
   if (height < 12 || width < 12 || channels <= 0 || classes <= 0) {
     throw Error("lenet5: needs images of at least 12x12 with positive channels and classes (got " +
-                std::to_string(height) + "x" + std::to_string(width) + "x" +
-                std::to_string(channels) + ", " + std::to_string(classes) + " classes)");
+                std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels) + ", " +
+                std::to_string(classes) + " classes)");
   }
   std::vector<LayerPtr> layers;
   const auto add_activation = [&](Index size) {
@@ -48,12 +48,10 @@ std::vector<LayerPtr> lenet5_layers(Index height, Index width, Index channels, I
   };
   // conv → activation → pool as one layer each time (conv_block.hpp: same parameters, same
   // values, fewer passes over the feature maps).
-  auto block1 = std::make_unique<ConvBlock>(height, width, channels, 6, 5, Padding::same,
-                                            activation, pooling);
+  auto block1 = std::make_unique<ConvBlock>(height, width, channels, 6, 5, Padding::same, activation, pooling);
   const Index h2 = block1->out_height(), w2 = block1->out_width();
   layers.push_back(std::move(block1));
-  auto block2 =
-      std::make_unique<ConvBlock>(h2, w2, 6, 16, 5, Padding::valid, activation, pooling);
+  auto block2 = std::make_unique<ConvBlock>(h2, w2, 6, 16, 5, Padding::valid, activation, pooling);
   const Index features = block2->output_size();
   layers.push_back(std::move(block2));
   layers.push_back(std::make_unique<Flatten>(features));
@@ -67,8 +65,8 @@ std::vector<LayerPtr> lenet5_layers(Index height, Index width, Index channels, I
 
 }  // namespace
 
-Network build_lenet5(Index height, Index width, Index channels, Index classes,
-                     Activation activation, PoolKind pooling) {
+Network build_lenet5(Index height, Index width, Index channels, Index classes, Activation activation,
+                     PoolKind pooling) {
   return Network(lenet5_layers(height, width, channels, classes, activation, pooling));
 }
 
@@ -78,8 +76,8 @@ Network build_network(const ArchitectureSpec& spec) {
       throw Error("architecture 'lenet5': needs the input shape {height, width, channels} (got " +
                   std::to_string(spec.input_shape.size()) + " dimensions)");
     }
-    auto layers = lenet5_layers(spec.input_shape[0], spec.input_shape[1], spec.input_shape[2],
-                                spec.outputs, spec.activation, spec.pooling);
+    auto layers = lenet5_layers(spec.input_shape[0], spec.input_shape[1], spec.input_shape[2], spec.outputs,
+                                spec.activation, spec.pooling);
     if (spec.output != Activation::linear) {
       layers.push_back(std::make_unique<ActivationLayer>(spec.output, spec.outputs));
     }

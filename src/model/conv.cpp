@@ -31,30 +31,32 @@ void add_span(double* __restrict dst, const double* __restrict src, Index n) {
 
 std::string to_string(ConvAlgorithm a) {
   switch (a) {
-    case ConvAlgorithm::automatic: return "automatic";
-    case ConvAlgorithm::im2col: return "im2col";
-    case ConvAlgorithm::direct: return "direct";
+    case ConvAlgorithm::automatic:
+      return "automatic";
+    case ConvAlgorithm::im2col:
+      return "im2col";
+    case ConvAlgorithm::direct:
+      return "direct";
   }
   return "?";
 }
 
-ConvAlgorithm Conv2D::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters,
-                                       Index kernel) {
+ConvAlgorithm Conv2D::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters, Index kernel) {
   if (kernel > direct::kMaxKernel) return ConvAlgorithm::im2col;
   const bool rows_fill_packets = 4 * out_width >= 3 * direct::round_up(out_width);
   const bool few_filters = filters < 8;
   return rows_fill_packets && few_filters ? ConvAlgorithm::direct : ConvAlgorithm::im2col;
 }
 
-Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel,
-               Padding padding, ConvAlgorithm algorithm)
-    : height_(height), width_(width), in_channels_(in_channels), filters_(filters),
-      kernel_(kernel) {
+Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
+               ConvAlgorithm algorithm)
+    : height_(height), width_(width), in_channels_(in_channels), filters_(filters), kernel_(kernel) {
   if (height <= 0 || width <= 0 || in_channels <= 0 || filters <= 0 || kernel <= 0) {
-    throw Error("conv2d layer: height, width, in_channels, filters and kernel must be positive "
-                "(got " + std::to_string(height) + ", " + std::to_string(width) + ", " +
-                std::to_string(in_channels) + ", " + std::to_string(filters) + ", " +
-                std::to_string(kernel) + ")");
+    throw Error(
+        "conv2d layer: height, width, in_channels, filters and kernel must be positive "
+        "(got " +
+        std::to_string(height) + ", " + std::to_string(width) + ", " + std::to_string(in_channels) + ", " +
+        std::to_string(filters) + ", " + std::to_string(kernel) + ")");
   }
   if (padding == Padding::same) {
     pad_top_ = (kernel - 1) / 2;
@@ -64,8 +66,8 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
   } else {
     if (kernel > height || kernel > width) {
       throw Error("conv2d layer: a " + std::to_string(kernel) + "x" + std::to_string(kernel) +
-                  " kernel with valid padding does not fit a " + std::to_string(height) + "x" +
-                  std::to_string(width) + " image");
+                  " kernel with valid padding does not fit a " + std::to_string(height) + "x" + std::to_string(width) +
+                  " image");
     }
     out_height_ = height - kernel + 1;
     out_width_ = width - kernel + 1;
@@ -74,13 +76,12 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
   padded_width_ = out_width_ + kernel - 1;
   patch_ = kernel * kernel * in_channels;
   if (algorithm == ConvAlgorithm::direct && kernel > direct::kMaxKernel) {
-    throw Error("conv2d layer: the direct algorithm takes kernels up to " +
-                std::to_string(direct::kMaxKernel) + "x" + std::to_string(direct::kMaxKernel) +
-                " (got " + std::to_string(kernel) + "x" + std::to_string(kernel) + ")");
+    throw Error("conv2d layer: the direct algorithm takes kernels up to " + std::to_string(direct::kMaxKernel) + "x" +
+                std::to_string(direct::kMaxKernel) + " (got " + std::to_string(kernel) + "x" + std::to_string(kernel) +
+                ")");
   }
-  algorithm_ = algorithm == ConvAlgorithm::automatic
-                   ? choose_algorithm(out_width_, in_channels, filters, kernel)
-                   : algorithm;
+  algorithm_ =
+      algorithm == ConvAlgorithm::automatic ? choose_algorithm(out_width_, in_channels, filters, kernel) : algorithm;
   // Rows start on packet boundaries (strides in whole packets), and so does dL/dout's image
   // inside its margin: the kernel gradient's loads of it are then aligned.
   in_stride_ = direct::round_up(direct::round_up(out_width_) + kernel - 1);
@@ -94,8 +95,7 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
 }
 
 void Conv2D::set_column_bytes(Index column_bytes) {
-  const Index per_image =
-      out_height_ * out_width_ * (patch_ + 1) * static_cast<Index>(sizeof(double));
+  const Index per_image = out_height_ * out_width_ * (patch_ + 1) * static_cast<Index>(sizeof(double));
   column_bytes_ = column_bytes;
   chunk_images_ = std::max<Index>(1, column_bytes / per_image);
   if (capacity_ > 0) {
@@ -123,8 +123,8 @@ void Conv2D::initialize(double* params, Init scheme, Rng& rng) const {
 Index Conv2D::scratch_values(Index rows) const {
   if (algorithm_ == ConvAlgorithm::direct) {
     return in_channels_ * padded_height_ * in_stride_ + filters_ * out_height_ * out_stride_ +
-           filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_ +
-           in_channels_ * padded_height_ * dpad_stride_ + patch_ * filters_;
+           filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_ + in_channels_ * padded_height_ * dpad_stride_ +
+           patch_ * filters_;
   }
   const Index images = std::min(rows, chunk_images_);
   const Index pixels = images * out_height_ * out_width_;
@@ -133,15 +133,15 @@ Index Conv2D::scratch_values(Index rows) const {
   Index packed_a = 0, packed_b = 0;  // as reserve() sizes the GEMM workspace
   for (Index count = 1; count <= images; ++count) {
     const Index m = count * out_height_ * out_width_;
-    for (const auto& [a, b] : {GemmWorkspace::needed(m, filters_, ld, !transposed_output_),
-                               GemmWorkspace::needed(ld, filters_, m, false),
-                               GemmWorkspace::needed(m, patch_, filters_, true)}) {
+    for (const auto& [a, b] :
+         {GemmWorkspace::needed(m, filters_, ld, !transposed_output_), GemmWorkspace::needed(ld, filters_, m, false),
+          GemmWorkspace::needed(m, patch_, filters_, true)}) {
       packed_a = std::max(packed_a, a);
       packed_b = std::max(packed_b, b);
     }
   }
-  return pixels * ld + kBlock + 2 * image + ld * filters_ +
-         (transposed_output_ ? pixels * filters_ : 0) + packed_a + packed_b;
+  return pixels * ld + kBlock + 2 * image + ld * filters_ + (transposed_output_ ? pixels * filters_ : 0) + packed_a +
+         packed_b;
 }
 
 void Conv2D::reserve(Index rows) {
@@ -187,8 +187,8 @@ void Conv2D::im2col(const double* in, Index count) {
   for (Index n = 0; n < count; ++n) {
     const double* image = in + n * height_ * row_values;
     for (Index y = 0; y < height_; ++y) {
-      std::memcpy(padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
-                  image + y * row_values, static_cast<std::size_t>(row_values) * sizeof(double));
+      std::memcpy(padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_, image + y * row_values,
+                  static_cast<std::size_t>(row_values) * sizeof(double));
     }
     for (Index oy = 0; oy < out_height_; ++oy) {
       for (Index ox = 0; ox < out_width_; ++ox) {
@@ -225,8 +225,7 @@ void Conv2D::col2im(double* grad_in, Index count) {
     }
     double* image = grad_in + n * height_ * row_values;
     for (Index y = 0; y < height_; ++y) {
-      std::memcpy(image + y * row_values,
-                  padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
+      std::memcpy(image + y * row_values, padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
                   static_cast<std::size_t>(row_values) * sizeof(double));
     }
   }
@@ -254,8 +253,7 @@ void Conv2D::forward_direct(const double* in, Index count, double* out) {
   const double* bias = params_ + patch_ * filters_;
   for (Index n = 0; n < count; ++n) {
     to_planes(in + n * input_size());
-    direct::correlate(params_, bias, in_channels_, filters_, kernel_, in_planes, out_planes,
-                      out_height_, out_width_);
+    direct::correlate(params_, bias, in_channels_, filters_, kernel_, in_planes, out_planes, out_height_, out_width_);
     double* dst = out + n * output_size();
     for (Index f = 0; f < filters_; ++f) {
       const double* plane = out_planes_.data() + f * out_planes.plane_stride;
@@ -268,19 +266,16 @@ void Conv2D::forward_direct(const double* in, Index count, double* out) {
   }
 }
 
-void Conv2D::backward_direct(const double* in, Index count, const double* grad_out,
-                             double* grad_in) {
+void Conv2D::backward_direct(const double* in, Index count, const double* grad_out, double* grad_in) {
   const Index margin = kernel_ - 1;
   const Index grad_plane = (out_height_ + 2 * margin) * grad_stride_;
   const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
   // dL/dout with its margin of kernel − 1 zeros (the input gradient's correlation reads it)
   // and the image itself, at row `margin` and column grad_column_.
-  const direct::ConstPlanes grad_planes{grad_planes_.data() + grad_column_ - margin, grad_plane,
-                                        grad_stride_};
-  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + grad_column_,
-                                       grad_plane, grad_stride_};
-  const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_,
-                               dpad_stride_};
+  const direct::ConstPlanes grad_planes{grad_planes_.data() + grad_column_ - margin, grad_plane, grad_stride_};
+  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + grad_column_, grad_plane,
+                                       grad_stride_};
+  const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_, dpad_stride_};
   double* bias_grad = grads_ + patch_ * filters_;
   for (Index n = 0; n < count; ++n) {
     to_planes(in + n * input_size());
@@ -288,8 +283,7 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
     for (Index y = 0; y < out_height_; ++y) {
       for (Index f = 0; f < filters_; ++f) {
         const double* src = g + y * out_width_ * filters_ + f;
-        double* dst =
-            grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + grad_column_;
+        double* dst = grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + grad_column_;
         double sum = 0.0;
         for (Index x = 0; x < out_width_; ++x) {
           dst[x] = src[x * filters_];
@@ -298,11 +292,10 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
         bias_grad[f] += sum;
       }
     }
-    direct::correlate_weights(in_planes, grad_image, in_channels_, filters_, kernel_,
-                              out_height_, out_width_, grads_);
+    direct::correlate_weights(in_planes, grad_image, in_channels_, filters_, kernel_, out_height_, out_width_, grads_);
     if (grad_in == nullptr) continue;
-    direct::correlate(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes,
-                      dpadded, padded_height_, padded_width_);
+    direct::correlate(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes, dpadded, padded_height_,
+                      padded_width_);
     double* gi = grad_in + n * input_size();
     const Index plane = padded_height_ * dpad_stride_;
     for (Index y = 0; y < height_; ++y) {
@@ -335,8 +328,7 @@ void Conv2D::forward_images(const double* in, Index count, double* out) {
       continue;
     }
     const double* channel_major = out_scratch_.data();
-    gemm(pixels, filters_, ld, cols, kernel_bias, {out_scratch_.data(), pixels, false}, false,
-         gemm_);
+    gemm(pixels, filters_, ld, cols, kernel_bias, {out_scratch_.data(), pixels, false}, false, gemm_);
     for (Index p = 0; p < pixels; ++p) {
       for (Index f = 0; f < filters_; ++f) dst[p * filters_ + f] = channel_major[f * pixels + p];
     }
@@ -354,8 +346,7 @@ void Conv2D::begin_backward() {
   // margin-padded dL/dout with the kernel rotated 180°, filters and channels swapped.
   for (Index ky = 0; ky < kernel_; ++ky) {
     for (Index kx = 0; kx < kernel_; ++kx) {
-      const double* src =
-          params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) * in_channels_ * filters_;
+      const double* src = params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) * in_channels_ * filters_;
       double* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
       for (Index c = 0; c < in_channels_; ++c) {
         for (Index f = 0; f < filters_; ++f) dst[f * in_channels_ + c] = src[c * filters_ + f];
@@ -364,8 +355,7 @@ void Conv2D::begin_backward() {
   }
 }
 
-void Conv2D::backward_images(const double* in, Index count, const double* grad_out,
-                             double* grad_in) {
+void Conv2D::backward_images(const double* in, Index count, const double* grad_out, double* grad_in) {
   if (count > capacity_) reserve(count);
   if (algorithm_ == ConvAlgorithm::direct) {
     backward_direct(in, count, grad_out, grad_in);
@@ -379,12 +369,10 @@ void Conv2D::backward_images(const double* in, Index count, const double* grad_o
     const GemmOperand g{grad_out + first * output_size(), filters_, true};
     // d[K; b] += colsᵀ · dOut (the ones column gives the bias gradient, dOut's column sums),
     // accumulated column-major: the kernel then vectorises along patch_ + 1, not filters_.
-    gemm(ld, filters_, pixels, {columns_.data(), ld, false}, g, {kernel_grad_.data(), ld, false},
-         true, gemm_);
+    gemm(ld, filters_, pixels, {columns_.data(), ld, false}, g, {kernel_grad_.data(), ld, false}, true, gemm_);
     if (grad_in != nullptr) {
       // dL/dcols = dOut · Kᵀ overwrites the columns (not the ones column), then scatters back.
-      gemm(pixels, patch_, filters_, g, {params_, filters_, false}, {columns_.data(), ld, true},
-           false, gemm_);
+      gemm(pixels, patch_, filters_, g, {params_, filters_, false}, {columns_.data(), ld, true}, false, gemm_);
       col2im(grad_in + first * input_size(), images);
     }
   }
@@ -398,15 +386,11 @@ void Conv2D::end_backward() {
   }
 }
 
-void Conv2D::forward(ConstBatchView in, BatchView out) {
-  forward_images(in.data(), in.rows(), out.data());
-}
+void Conv2D::forward(ConstBatchView in, BatchView out) { forward_images(in.data(), in.rows(), out.data()); }
 
-void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
-                      BatchView* grad_in) {
+void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
   begin_backward();
-  backward_images(in.data(), in.rows(), grad_out.data(),
-                  grad_in != nullptr ? grad_in->data() : nullptr);
+  backward_images(in.data(), in.rows(), grad_out.data(), grad_in != nullptr ? grad_in->data() : nullptr);
   end_backward();
 }
 

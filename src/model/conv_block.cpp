@@ -7,18 +7,15 @@
 
 namespace simmer::model {
 
-ConvBlock::ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel,
-                     Padding padding, Activation activation, PoolKind pool, Index pool_size,
-                     ConvAlgorithm algorithm)
-    : conv_(height, width, in_channels, filters, kernel, padding, algorithm),
-      activation_(activation), pool_(pool) {
+ConvBlock::ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
+                     Activation activation, PoolKind pool, Index pool_size, ConvAlgorithm algorithm)
+    : conv_(height, width, in_channels, filters, kernel, padding, algorithm), activation_(activation), pool_(pool) {
   // Pool2D's constructor validates the pooling geometry (and names what is wrong).
   const Pool2D check(conv_.out_height(), conv_.out_width(), filters, pool, pool_size);
   pool_shape_ = check.shape();
   const Index map_bytes = conv_.output_size() * static_cast<Index>(sizeof(double));
-  chunk_ = conv_.algorithm() == ConvAlgorithm::im2col
-               ? conv_.chunk_images()
-               : std::max<Index>(1, kChunkBytes / map_bytes);
+  chunk_ =
+      conv_.algorithm() == ConvAlgorithm::im2col ? conv_.chunk_images() : std::max<Index>(1, kChunkBytes / map_bytes);
 }
 
 void ConvBlock::set_chunk_images(Index images) {
@@ -30,9 +27,7 @@ void ConvBlock::set_chunk_images(Index images) {
   }
 }
 
-std::string ConvBlock::kind() const {
-  return "conv2d_" + to_string(activation_) + "_" + to_string(pool_) + "_pool2d";
-}
+std::string ConvBlock::kind() const { return "conv2d_" + to_string(activation_) + "_" + to_string(pool_) + "_pool2d"; }
 
 Index ConvBlock::output_size() const {
   return pool_shape_.out_height() * pool_shape_.out_width() * pool_shape_.channels;
@@ -50,10 +45,17 @@ ConvBlock::Kept ConvBlock::kept() const {
 Index ConvBlock::scratch_values(Index rows) const {
   Index per_image = 0;  // in doubles
   switch (kept()) {
-    case Kept::argmax: per_image = (output_size() + 1) / 2; break;
-    case Kept::nothing: break;
-    case Kept::relu_mask: per_image = (conv_.output_size() + 7) / 8; break;
-    case Kept::activations: per_image = conv_.output_size(); break;
+    case Kept::argmax:
+      per_image = (output_size() + 1) / 2;
+      break;
+    case Kept::nothing:
+      break;
+    case Kept::relu_mask:
+      per_image = (conv_.output_size() + 7) / 8;
+      break;
+    case Kept::activations:
+      per_image = conv_.output_size();
+      break;
   }
   const Index chunk = std::min(rows, chunk_);
   return conv_.scratch_values(chunk) + chunk * conv_.output_size() + rows * per_image;
@@ -65,10 +67,17 @@ void ConvBlock::reserve(Index rows) {
   maps_ = Vector::Zero(std::min(rows, chunk_) * conv_.output_size());
   const auto values = static_cast<std::size_t>(rows * conv_.output_size());
   switch (kept()) {
-    case Kept::argmax: argmax_.assign(static_cast<std::size_t>(rows * output_size()), 0); break;
-    case Kept::nothing: break;
-    case Kept::relu_mask: relu_mask_.assign(values, 0); break;
-    case Kept::activations: activated_ = Vector::Zero(static_cast<Index>(values)); break;
+    case Kept::argmax:
+      argmax_.assign(static_cast<std::size_t>(rows * output_size()), 0);
+      break;
+    case Kept::nothing:
+      break;
+    case Kept::relu_mask:
+      relu_mask_.assign(values, 0);
+      break;
+    case Kept::activations:
+      activated_ = Vector::Zero(static_cast<Index>(values));
+      break;
   }
   capacity_ = rows;
 }
@@ -103,14 +112,12 @@ void ConvBlock::forward(ConstBatchView in, BatchView out) {
   }
 }
 
-void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                         BatchView* grad_in) {
+void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) {
   const Index rows = in.rows();
   if (rows > capacity_) {
     // What backward reads (arg-maxes, mask, activations) comes from forward() on these rows.
     throw Error("conv block: backward on " + std::to_string(rows) +
-                " rows without a forward pass on them (buffers for " + std::to_string(capacity_) +
-                ")");
+                " rows without a forward pass on them (buffers for " + std::to_string(capacity_) + ")");
   }
   const Index maps = conv_.output_size(), pooled = output_size();
   conv_.begin_backward();
@@ -133,8 +140,7 @@ void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_o
       }
     }
     conv_.backward_images(in.data() + first * in.cols(), count, maps_.data(),
-                          grad_in != nullptr ? grad_in->data() + first * grad_in->cols()
-                                             : nullptr);
+                          grad_in != nullptr ? grad_in->data() + first * grad_in->cols() : nullptr);
   }
   conv_.end_backward();
 }

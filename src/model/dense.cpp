@@ -19,14 +19,12 @@ Index Layer::parameter_count() const {
 
 Dense::Dense(Index fan_in, Index fan_out) : fan_in_(fan_in), fan_out_(fan_out) {
   if (fan_in <= 0 || fan_out <= 0) {
-    throw Error("dense layer: fan_in and fan_out must be positive (got " + std::to_string(fan_in) +
-                ", " + std::to_string(fan_out) + ")");
+    throw Error("dense layer: fan_in and fan_out must be positive (got " + std::to_string(fan_in) + ", " +
+                std::to_string(fan_out) + ")");
   }
 }
 
-std::vector<TensorSpec> Dense::tensors() const {
-  return {{"kernel", {fan_in_, fan_out_}}, {"bias", {fan_out_}}};
-}
+std::vector<TensorSpec> Dense::tensors() const { return {{"kernel", {fan_in_, fan_out_}}, {"bias", {fan_out_}}}; }
 
 void Dense::bind(const double* params, double* grads) {
   const Index nw = fan_in_ * fan_out_;
@@ -55,15 +53,14 @@ void Dense::forward(ConstBatchView in, BatchView out) {
   out.rowwise() += bias_;
 }
 
-void Dense::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
-                     BatchView* grad_in) {
+void Dense::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
   // dW = inᵀ · dOut (inᵀ: the row-major batch seen column-major).
-  gemm(fan_in_, fan_out_, in.rows(), {in.data(), fan_in_, false},
-       {grad_out.data(), fan_out_, true}, {weight_grad_.data(), fan_out_, true}, false, gemm_);
+  gemm(fan_in_, fan_out_, in.rows(), {in.data(), fan_in_, false}, {grad_out.data(), fan_out_, true},
+       {weight_grad_.data(), fan_out_, true}, false, gemm_);
   bias_grad_.noalias() = grad_out.colwise().sum();
   if (grad_in != nullptr) {
-    gemm(in.rows(), fan_in_, fan_out_, {grad_out.data(), fan_out_, true},
-         {weight_.data(), fan_out_, false}, {grad_in->data(), fan_in_, true}, false, gemm_);
+    gemm(in.rows(), fan_in_, fan_out_, {grad_out.data(), fan_out_, true}, {weight_.data(), fan_out_, false},
+         {grad_in->data(), fan_in_, true}, false, gemm_);
   }
 }
 

@@ -37,8 +37,8 @@ inline void keep_in_register(Packet& p) {
 
 /// One block of `GO` output planes × `NX` packets of output row y from column x0.
 template <int GO, int NX>
-void correlate_block(const double* w, const double* init, Index inputs, Index outputs, Index k,
-                     ConstPlanes in, Planes out, Index o0, Index y, Index x0) {
+void correlate_block(const double* w, const double* init, Index inputs, Index outputs, Index k, ConstPlanes in,
+                     Planes out, Index o0, Index y, Index x0) {
   Packet acc[GO][NX];
   for (int g = 0; g < GO; ++g) {
     const Packet start = init != nullptr ? ei::pset1<Packet>(init[o0 + g]) : ei::pset1<Packet>(0);
@@ -67,8 +67,8 @@ void correlate_block(const double* w, const double* init, Index inputs, Index ou
   }
 }
 
-using CorrelateBlock = void (*)(const double*, const double*, Index, Index, Index, ConstPlanes,
-                                Planes, Index, Index, Index);
+using CorrelateBlock = void (*)(const double*, const double*, Index, Index, Index, ConstPlanes, Planes, Index, Index,
+                                Index);
 
 template <int GO, int... X>
 constexpr std::array<CorrelateBlock, sizeof...(X)> correlate_row(std::integer_sequence<int, X...>) {
@@ -86,8 +86,8 @@ constexpr auto kCorrelate = correlate_table(std::make_integer_sequence<int, kMax
 
 /// Kernel gradient of one input plane, one ky and `GO` output planes from o0, `KX` = k.
 template <int KX, int GO>
-void weights_block(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index i, Index ky,
-                   Index o0, Index rows, Index packets, double* dw) {
+void weights_block(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index i, Index ky, Index o0, Index rows,
+                   Index packets, double* dw) {
   Packet acc[KX][GO];
   for (int kx = 0; kx < KX; ++kx) {
     for (int o = 0; o < GO; ++o) acc[kx][o] = ei::pset1<Packet>(0);
@@ -111,14 +111,11 @@ void weights_block(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, I
   }
 }
 
-using WeightsBlock = void (*)(ConstPlanes, ConstPlanes, Index, Index, Index, Index, Index, Index,
-                              Index, double*);
+using WeightsBlock = void (*)(ConstPlanes, ConstPlanes, Index, Index, Index, Index, Index, Index, Index, double*);
 
 /// Filters per weights_block for kernel size KX: KX·GO accumulators, GO gradient packets and
 /// one input packet in registers.
-constexpr int weights_outputs(int kx) {
-  return std::clamp((kMaxAccumulators - 4) / kx, 1, 4);
-}
+constexpr int weights_outputs(int kx) { return std::clamp((kMaxAccumulators - 4) / kx, 1, 4); }
 constexpr int kMaxWeightOutputs = 4;
 
 template <int KX, int... G>
@@ -133,8 +130,7 @@ constexpr auto weights_table(std::integer_sequence<int, K...>) {
 }
 
 /// kWeights[KX − 1][GO − 1] = weights_block<KX, GO>.
-constexpr auto kWeights =
-    weights_table(std::make_integer_sequence<int, static_cast<int>(kMaxKernel)>{});
+constexpr auto kWeights = weights_table(std::make_integer_sequence<int, static_cast<int>(kMaxKernel)>{});
 
 }  // namespace
 
@@ -142,8 +138,8 @@ Index lanes() { return P; }
 
 Index round_up(Index n) { return (n + P - 1) / P * P; }
 
-void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k,
-               ConstPlanes in, Planes out, Index rows, Index cols) {
+void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k, ConstPlanes in, Planes out,
+               Index rows, Index cols) {
   const Index packets = round_up(cols) / P;
   for (Index o0 = 0; o0 < outputs; o0 += kMaxOutputs) {
     const Index go = std::min<Index>(kMaxOutputs, outputs - o0);
@@ -151,15 +147,15 @@ void correlate(const double* w, const double* init, Index inputs, Index outputs,
     for (Index y = 0; y < rows; ++y) {
       for (Index p = 0; p < packets; p += per_block) {
         const Index nx = std::min(per_block, packets - p);
-        kCorrelate[static_cast<std::size_t>(go - 1)][static_cast<std::size_t>(nx - 1)](
-            w, init, inputs, outputs, k, in, out, o0, y, p * P);
+        kCorrelate[static_cast<std::size_t>(go - 1)][static_cast<std::size_t>(nx - 1)](w, init, inputs, outputs, k, in,
+                                                                                       out, o0, y, p * P);
       }
     }
   }
 }
 
-void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k,
-                       Index rows, Index cols, double* dw) {
+void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k, Index rows, Index cols,
+                       double* dw) {
   const Index packets = round_up(cols) / P;
   const auto& row = kWeights[static_cast<std::size_t>(k - 1)];
   const Index per_block = weights_outputs(static_cast<int>(k));
@@ -167,8 +163,7 @@ void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index output
     for (Index ky = 0; ky < k; ++ky) {
       for (Index o0 = 0; o0 < outputs; o0 += per_block) {
         const Index go = std::min(per_block, outputs - o0);
-        row[static_cast<std::size_t>(go - 1)](in, g, inputs, outputs, i, ky, o0, rows, packets,
-                                              dw);
+        row[static_cast<std::size_t>(go - 1)](in, g, inputs, outputs, i, ky, o0, rows, packets, dw);
       }
     }
   }

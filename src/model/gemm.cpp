@@ -41,16 +41,13 @@ bool small_product(Index m, Index n, Index k) {
 
 template <int Order>
 using ConstOperandMap =
-    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Order>, 0,
-               Eigen::OuterStride<>>;
+    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
 template <int Order>
-using ResultMap =
-    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Order>, 0,
-               Eigen::OuterStride<>>;
+using ResultMap = Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
 
 template <int OrderA, int OrderB, int OrderC>
-void product(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c,
-             bool accumulate, double* block_a, double* block_b) {
+void product(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c, bool accumulate, double* block_a,
+             double* block_b) {
   const ConstOperandMap<OrderA> lhs(a.data, m, k, Eigen::OuterStride<>(a.stride));
   const ConstOperandMap<OrderB> rhs(b.data, k, n, Eigen::OuterStride<>(b.stride));
   ResultMap<OrderC> dst(c.data, m, n, Eigen::OuterStride<>(c.stride));
@@ -66,16 +63,13 @@ void product(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult
   if (!accumulate) dst.setZero();  // the kernel accumulates (Eigen's product clears first too)
   const BlockSizes s = block_sizes(m, n, k, OrderC == Eigen::RowMajor);
   Blocking blocking(block_a, block_b, s.mc, s.nc, s.kc);
-  Eigen::internal::general_matrix_matrix_product<Index, double, OrderA, false, double, OrderB,
-                                                 false, OrderC, 1>::run(m, n, k, a.data, a.stride,
-                                                                        b.data, b.stride, c.data,
-                                                                        1, c.stride, 1.0,
-                                                                        blocking, nullptr);
+  Eigen::internal::general_matrix_matrix_product<Index, double, OrderA, false, double, OrderB, false, OrderC, 1>::run(
+      m, n, k, a.data, a.stride, b.data, b.stride, c.data, 1, c.stride, 1.0, blocking, nullptr);
 }
 
 template <int OrderA, int OrderB>
-void product_c(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c,
-               bool accumulate, double* block_a, double* block_b) {
+void product_c(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c, bool accumulate, double* block_a,
+               double* block_b) {
   if (c.row_major) {
     product<OrderA, OrderB, Eigen::RowMajor>(m, n, k, a, b, c, accumulate, block_a, block_b);
   } else {
@@ -84,8 +78,8 @@ void product_c(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResu
 }
 
 template <int OrderA>
-void product_bc(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c,
-                bool accumulate, double* block_a, double* block_b) {
+void product_bc(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c, bool accumulate, double* block_a,
+                double* block_b) {
   if (b.row_major) {
     product_c<OrderA, Eigen::RowMajor>(m, n, k, a, b, c, accumulate, block_a, block_b);
   } else {

@@ -10,29 +10,28 @@ Init parse_init(const std::string& name) {
   if (name == "glorot_normal") return Init::glorot_normal;
   if (name == "glorot_uniform") return Init::glorot_uniform;
   if (name == "modified_glorot_normal") return Init::modified_glorot_normal;
-  throw Error("unknown initializer '" + name +
-              "' (choices: glorot_normal, glorot_uniform, modified_glorot_normal)");
+  throw Error("unknown initializer '" + name + "' (choices: glorot_normal, glorot_uniform, modified_glorot_normal)");
 }
 
 std::string to_string(Init init) {
   switch (init) {
-    case Init::glorot_normal: return "glorot_normal";
-    case Init::glorot_uniform: return "glorot_uniform";
-    case Init::modified_glorot_normal: return "modified_glorot_normal";
+    case Init::glorot_normal:
+      return "glorot_normal";
+    case Init::glorot_uniform:
+      return "glorot_uniform";
+    case Init::modified_glorot_normal:
+      return "modified_glorot_normal";
   }
   return "?";
 }
 
-double glorot_stddev(Index fan_in, Index fan_out) {
-  return std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
-}
+double glorot_stddev(Index fan_in, Index fan_out) { return std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)); }
 
 void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
   fill_weights(weights, fan_in * fan_out, fan_in, fan_out, scheme, rng);
 }
 
-void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme,
-                  Rng& rng) {
+void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
   const Index n = count;
   const double sigma = glorot_stddev(fan_in, fan_out);
   switch (scheme) {
@@ -60,8 +59,7 @@ void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Ini
       const double width = sigma / segments;
       // Variance of the midpoints, uniform over the segments: Δ² (n² - 1) / 12.
       const double var_mid = seg_width * seg_width * (segments * segments - 1.0) / 12.0;
-      const double contraction =
-          var_mid > 0.0 ? std::sqrt((sigma * sigma - width * width) / var_mid) : 0.0;
+      const double contraction = var_mid > 0.0 ? std::sqrt((sigma * sigma - width * width) / var_mid) : 0.0;
       for (Index i = 0; i < n; ++i) {
         const auto j = static_cast<double>(i % fan_in);
         const double midpoint = -2.0 * sigma + (j + 0.5) * seg_width;

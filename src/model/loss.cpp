@@ -16,10 +16,14 @@ LossKind parse_loss(const std::string& name) {
 
 std::string to_string(LossKind k) {
   switch (k) {
-    case LossKind::sse: return "sse";
-    case LossKind::mse: return "mse";
-    case LossKind::cce: return "cce";
-    case LossKind::bce: return "bce";
+    case LossKind::sse:
+      return "sse";
+    case LossKind::mse:
+      return "mse";
+    case LossKind::cce:
+      return "cce";
+    case LossKind::bce:
+      return "bce";
   }
   return "?";
 }
@@ -58,25 +62,21 @@ double evaluate(LossKind k, ConstBatchView pred, ConstBatchView target, BatchVie
         grad->noalias() = pred.colwise() - zmax;
         grad->array() = grad->array().exp();
         sum = grad->rowwise().sum();
-        const double value = ((sum.array().log() + zmax.array()).sum() -
-                              (target.array() * pred.array()).sum()) /
-                             rows;
+        const double value = ((sum.array().log() + zmax.array()).sum() - (target.array() * pred.array()).sum()) / rows;
         grad->array().colwise() /= sum.array();
         *grad -= target;
         *grad /= rows;
         return value;
       }
       sum = (pred.colwise() - zmax).array().exp().rowwise().sum();
-      return ((sum.array().log() + zmax.array()).sum() - (target.array() * pred.array()).sum()) /
-             rows;
+      return ((sum.array().log() + zmax.array()).sum() - (target.array() * pred.array()).sum()) / rows;
     }
     case LossKind::bce: {
       // max(z,0) - z t + log1p(exp(-|z|)); gradient (σ(z) - t) / size.
       const auto z = pred.array();
       const auto t = target.array();
       const double norm = 1.0 / static_cast<double>(pred.size());
-      const double value =
-          norm * (z.max(0.0) - z * t + (-z.abs()).exp().log1p()).sum();
+      const double value = norm * (z.max(0.0) - z * t + (-z.abs()).exp().log1p()).sum();
       if (grad != nullptr) grad->array() = norm * (1.0 / (1.0 + (-z).exp()) - t);
       return value;
     }
@@ -86,12 +86,9 @@ double evaluate(LossKind k, ConstBatchView pred, ConstBatchView target, BatchVie
 
 }  // namespace
 
-double loss_value(LossKind k, ConstBatchView pred, ConstBatchView target) {
-  return evaluate(k, pred, target, nullptr);
-}
+double loss_value(LossKind k, ConstBatchView pred, ConstBatchView target) { return evaluate(k, pred, target, nullptr); }
 
-double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target,
-                               BatchView grad) {
+double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target, BatchView grad) {
   return evaluate(k, pred, target, &grad);
 }
 

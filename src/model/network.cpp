@@ -11,9 +11,8 @@ Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
   Index total = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     if (i > 0 && layers_[i]->input_size() != layers_[i - 1]->output_size()) {
-      throw Error("network: layer " + std::to_string(i) + " (" + layers_[i]->kind() +
-                  ") takes " + std::to_string(layers_[i]->input_size()) +
-                  " inputs but the layer before gives " +
+      throw Error("network: layer " + std::to_string(i) + " (" + layers_[i]->kind() + ") takes " +
+                  std::to_string(layers_[i]->input_size()) + " inputs but the layer before gives " +
                   std::to_string(layers_[i - 1]->output_size()));
     }
     total += layers_[i]->parameter_count();
@@ -27,8 +26,8 @@ Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
 
 void Network::bind_layers() {
   if (params_.size() != grads_.size()) {
-    throw Error("network: parameter vector resized to " + std::to_string(params_.size()) +
-                " values; the network has " + std::to_string(grads_.size()));
+    throw Error("network: parameter vector resized to " + std::to_string(params_.size()) + " values; the network has " +
+                std::to_string(grads_.size()));
   }
   Index offset = 0;
   for (auto& layer : layers_) {
@@ -47,8 +46,7 @@ std::vector<TensorLayout> Network::layout() const {
   Index offset = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     for (const auto& t : layers_[i]->tensors()) {
-      out.push_back({"layer" + std::to_string(i) + "_" + layers_[i]->kind() + "/" + t.name, offset,
-                     t.shape});
+      out.push_back({"layer" + std::to_string(i) + "_" + layers_[i]->kind() + "/" + t.name, offset, t.shape});
       offset += t.size();
     }
   }

@@ -15,24 +15,29 @@ PoolKind parse_pool_kind(const std::string& name) {
 
 std::string to_string(PoolKind k) {
   switch (k) {
-    case PoolKind::average: return "average";
-    case PoolKind::max: return "max";
+    case PoolKind::average:
+      return "average";
+    case PoolKind::max:
+      return "max";
   }
   return "?";
 }
 
 Pool2D::Pool2D(Index height, Index width, Index channels, PoolKind pool, Index size)
-    : height_(height), width_(width), channels_(channels), pool_(pool), size_(size),
-      out_height_(size > 0 ? height / size : 0), out_width_(size > 0 ? width / size : 0) {
+    : height_(height),
+      width_(width),
+      channels_(channels),
+      pool_(pool),
+      size_(size),
+      out_height_(size > 0 ? height / size : 0),
+      out_width_(size > 0 ? width / size : 0) {
   if (height <= 0 || width <= 0 || channels <= 0 || size <= 0) {
-    throw Error("pool2d layer: height, width, channels and size must be positive (got " +
-                std::to_string(height) + ", " + std::to_string(width) + ", " +
-                std::to_string(channels) + ", " + std::to_string(size) + ")");
+    throw Error("pool2d layer: height, width, channels and size must be positive (got " + std::to_string(height) +
+                ", " + std::to_string(width) + ", " + std::to_string(channels) + ", " + std::to_string(size) + ")");
   }
   if (out_height_ == 0 || out_width_ == 0) {
-    throw Error("pool2d layer: a " + std::to_string(size) + "x" + std::to_string(size) +
-                " window does not fit a " + std::to_string(height) + "x" +
-                std::to_string(width) + " image");
+    throw Error("pool2d layer: a " + std::to_string(size) + "x" + std::to_string(size) + " window does not fit a " +
+                std::to_string(height) + "x" + std::to_string(width) + " image");
   }
   if (input_size() > std::numeric_limits<std::int32_t>::max()) {
     throw Error("pool2d layer: images of " + std::to_string(input_size()) +
@@ -40,13 +45,9 @@ Pool2D::Pool2D(Index height, Index width, Index channels, PoolKind pool, Index s
   }
 }
 
-std::string Pool2D::kind() const {
-  return pool_ == PoolKind::max ? "max_pool2d" : "average_pool2d";
-}
+std::string Pool2D::kind() const { return pool_ == PoolKind::max ? "max_pool2d" : "average_pool2d"; }
 
-Index Pool2D::scratch_values(Index rows) const {
-  return pool_ == PoolKind::max ? (rows * output_size() + 1) / 2 : 0;
-}
+Index Pool2D::scratch_values(Index rows) const { return pool_ == PoolKind::max ? (rows * output_size() + 1) / 2 : 0; }
 
 void Pool2D::reserve(Index rows) {
   if (rows <= capacity_) return;
@@ -60,8 +61,8 @@ namespace {
 /// `arg`. `Size` > 0 fixes the window size at compile time (2, the common case: the loops then
 /// unroll); 0 takes it from `runtime_size`.
 template <int Size>
-void pool_image(const double* image, double* pooled, std::int32_t* arg, Index out_height,
-                Index out_width, Index channels, Index width, Index runtime_size) {
+void pool_image(const double* image, double* pooled, std::int32_t* arg, Index out_height, Index out_width,
+                Index channels, Index width, Index runtime_size) {
   const Index size = Size > 0 ? Size : runtime_size;
   const Index row_values = width * channels;
   const double inv_area = 1.0 / static_cast<double>(size * size);
@@ -103,8 +104,8 @@ void pool_image(const double* image, double* pooled, std::int32_t* arg, Index ou
 
 }  // namespace
 
-void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out,
-                  std::int32_t* arg, Index images) {
+void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out, std::int32_t* arg,
+                  Index images) {
   const Index in_size = shape.height * shape.width * shape.channels;
   const Index out_size = shape.out_height() * shape.out_width() * shape.channels;
   for (Index n = 0; n < images; ++n) {
@@ -112,17 +113,15 @@ void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, doubl
     double* pooled = out + n * out_size;
     std::int32_t* a = kind == PoolKind::max ? arg + n * out_size : nullptr;
     if (shape.size == 2) {
-      pool_image<2>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels,
-                    shape.width, shape.size);
+      pool_image<2>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels, shape.width, shape.size);
     } else {
-      pool_image<0>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels,
-                    shape.width, shape.size);
+      pool_image<0>(image, pooled, a, shape.out_height(), shape.out_width(), shape.channels, shape.width, shape.size);
     }
   }
 }
 
-void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out,
-                   const std::int32_t* arg, double* grad_in, Index images) {
+void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out, const std::int32_t* arg,
+                   double* grad_in, Index images) {
   const Index in_size = shape.height * shape.width * shape.channels;
   const Index out_height = shape.out_height(), out_width = shape.out_width();
   const Index out_size = out_height * out_width * shape.channels;
@@ -166,8 +165,7 @@ void Pool2D::forward(ConstBatchView in, BatchView out) {
   pool_forward(pool_, shape(), in.data(), out.data(), argmax_.data(), rows);
 }
 
-void Pool2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out,
-                      BatchView* grad_in) {
+void Pool2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
   if (grad_in == nullptr) return;
   pool_backward(pool_, shape(), grad_out.data(), argmax_.data(), grad_in->data(), in.rows());
 }
@@ -178,8 +176,7 @@ Flatten::Flatten(Index size) : size_(size) {
 
 void Flatten::forward(ConstBatchView in, BatchView out) { out = in; }
 
-void Flatten::backward(ConstBatchView /*in*/, ConstBatchView /*out*/, BatchView grad_out,
-                       BatchView* grad_in) {
+void Flatten::backward(ConstBatchView /*in*/, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
   if (grad_in != nullptr) *grad_in = grad_out;
 }
 

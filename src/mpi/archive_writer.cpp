@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "simmer/run/archive_layout.hpp"
 #include "simmer/model/architecture.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 #ifndef SIMMER_VERSION
 #define SIMMER_VERSION "unknown"
@@ -72,8 +72,10 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
     f.put(g + "/x", std::vector<double>(s.x_raw.data(), s.x_raw.data() + s.x_raw.size()),
           {s.x_raw.rows(), s.x_raw.cols()});
     if (s.has_targets()) {
-      if (p.classification) f.put(g + "/y", s.labels, {static_cast<std::int64_t>(s.labels.size())});
-      else f.put(g + "/y", std::vector<double>(s.y.data(), s.y.data() + s.y.size()), {s.y.rows(), s.y.cols()});
+      if (p.classification)
+        f.put(g + "/y", s.labels, {static_cast<std::int64_t>(s.labels.size())});
+      else
+        f.put(g + "/y", std::vector<double>(s.y.data(), s.y.data() + s.y.size()), {s.y.rows(), s.y.cols()});
     }
   }
   f.create_group("/data/scaling");
@@ -143,7 +145,8 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
   f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
   f.create_group("/posterior");
-  f.create_dataset("/posterior/params", (p.store.float32 ? io::Type::f32 : io::Type::f64), {C, D, P}, {1, draw_chunk, P}, true);
+  f.create_dataset("/posterior/params", (p.store.float32 ? io::Type::f32 : io::Type::f64), {C, D, P},
+                   {1, draw_chunk, P}, true);
   f.attribute("/posterior/params", "store_every", p.store.every);
   f.create_group("/sample_stats");
   for (const auto& n : run::layout::sample_stat_fields()) {
@@ -180,8 +183,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
     const auto k = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;
     f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, shape.members, k},
                      {1, std::max<std::int64_t>(shape.members, 1), k}, true);
-    f.put("/ensemble/test/tracked_rows", p.store.track,
-          {static_cast<std::int64_t>(p.store.track.size())});
+    f.put("/ensemble/test/tracked_rows", p.store.track, {static_cast<std::int64_t>(p.store.track.size())});
   }
   f.create_group("/metrics");
   f.flush();
@@ -308,9 +310,9 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
                                 : p.outputs == 1  ? "logit of class 1 [chain, row, 1]"
                                                   : "logits [chain, row, class]"));
   }
-  file_.attribute("/baseline", "kind", std::string(p.mode == train::StartMode::retrofit
-                                                       ? "Adam end point of each trajectory"
-                                                       : "first ensemble member of each trajectory"));
+  file_.attribute("/baseline", "kind",
+                  std::string(p.mode == train::StartMode::retrofit ? "Adam end point of each trajectory"
+                                                                   : "first ensemble member of each trajectory"));
 }
 
 void ArchiveWriter::uncertainty_partials(const std::vector<Matrix>& probability,

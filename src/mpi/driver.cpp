@@ -43,7 +43,10 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
 class Run {
  public:
   Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm)
-      : p_(p), command_line_(command_line), comm_(comm), progress_(p.run, rank_of(comm)),
+      : p_(p),
+        command_line_(command_line),
+        comm_(comm),
+        progress_(p.run, rank_of(comm)),
         checkpoint_path_(p.run.output + ".ckpt") {
     rank_ = rank_of(comm);
     MPI_Comm_size(comm, &size_);
@@ -84,9 +87,9 @@ class Run {
   std::vector<std::unique_ptr<run::Chain>> chains_;
   ensemble::PooledEnsemble pooled_;  ///< rank 0
   std::optional<ArchiveWriter> archive_;
-  std::int64_t step_ = 0;                   ///< simmering steps completed
+  std::int64_t step_ = 0;  ///< simmering steps completed
   double cpu_start_ = run::cpu_seconds();
-  double comm_io_seconds_ = 0.0;            ///< gathers, aggregation, archive writes
+  double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
 };
 
 std::vector<run::Chain*> Run::chains() const {
@@ -98,11 +101,12 @@ std::vector<run::Chain*> Run::chains() const {
 void Run::announce(bool resumed) const {
   if (rank_ != 0) return;
   const auto shape = ArchiveShape::of(p_);
-  std::printf("simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
-              "trajectory, %lld stored%s\n%s\n",
-              SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_, train::to_string(p_.mode).c_str(),
-              static_cast<long long>(p_.parameters), static_cast<long long>(shape.members),
-              static_cast<long long>(shape.draws), resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
+  std::printf(
+      "simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
+      "trajectory, %lld stored%s\n%s\n",
+      SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_, train::to_string(p_.mode).c_str(),
+      static_cast<long long>(p_.parameters), static_cast<long long>(shape.members), static_cast<long long>(shape.draws),
+      resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
   std::fflush(stdout);
 }
 
@@ -169,16 +173,19 @@ bool Run::stability_check() {
   f.attribute("/", "lambda_max", out.value);
   f.attribute("/", "time_step_limit", limit);
   if (rank_ == 0) {
-    std::printf("stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
-                "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
-                out.value, out.index, limit, h, h < limit ? " (stable)" : " (ABOVE the limit)");
+    std::printf(
+        "stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
+        "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
+        out.value, out.index, limit, h, h < limit ? " (stable)" : " (ABOVE the limit)");
     std::fflush(stdout);
   }
   if (h < limit) return true;
   if (p_.health.stability_check == run::HealthOptions::StabilityCheck::warn) {
     if (rank_ == 0) {
-      std::fprintf(stderr, "simmer_mpi: warning: simmer.time_step = %g is above the stability limit %.4g; "
-                           "continuing (simmer.stability_check = warn)\n", h, limit);
+      std::fprintf(stderr,
+                   "simmer_mpi: warning: simmer.time_step = %g is above the stability limit %.4g; "
+                   "continuing (simmer.stability_check = warn)\n",
+                   h, limit);
     }
     return true;
   }
@@ -212,12 +219,12 @@ void Run::curvature_report(bool at_end) {
   const double t = p_.ramp.target;
   const double count = sum[0] / sum[2];
   const double nf = static_cast<double>(p_.parameters) - p_.nhc.dof_offset;
-  std::printf("curvature at the %s: %.1f of %lld loss-Hessian eigenvalues exceed T = %.4g (stochastic Lanczos, "
-              "%d steps x %d probes, mean over %.0f trajectories; largest %.4g); harmonic loss rise N_f T/2 = "
-              "%.4g, from those stiff modes alone %.4g\n",
-              at_end ? "end" : "start", count, static_cast<long long>(p_.parameters), t,
-              p_.diagnostics.lanczos_steps, p_.diagnostics.lanczos_probes, sum[2], sum[1], 0.5 * nf * t,
-              0.5 * count * t);
+  std::printf(
+      "curvature at the %s: %.1f of %lld loss-Hessian eigenvalues exceed T = %.4g (stochastic Lanczos, "
+      "%d steps x %d probes, mean over %.0f trajectories; largest %.4g); harmonic loss rise N_f T/2 = "
+      "%.4g, from those stiff modes alone %.4g\n",
+      at_end ? "end" : "start", count, static_cast<long long>(p_.parameters), t, p_.diagnostics.lanczos_steps,
+      p_.diagnostics.lanczos_probes, sum[2], sum[1], 0.5 * nf * t, 0.5 * count * t);
   std::fflush(stdout);
 }
 
@@ -244,11 +251,14 @@ int Run::simmer_phase() {
     if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint();
     if (signal != 0) {
       if (rank_ == 0) {
-        std::printf("%ssimmer_mpi: received %s at step %lld: checkpointed to %s; continue with\n"
-                    "  mpirun ... simmer_mpi --resume %s\n",
-                    progress_.terminal() ? "\n" : "",
-                    signal == SIGTERM ? "SIGTERM" : signal == SIGUSR1 ? "SIGUSR1" : "a stop signal",
-                    static_cast<long long>(end), checkpoint_path_.c_str(), p_.run.output.c_str());
+        std::printf(
+            "%ssimmer_mpi: received %s at step %lld: checkpointed to %s; continue with\n"
+            "  mpirun ... simmer_mpi --resume %s\n",
+            progress_.terminal() ? "\n" : "",
+            signal == SIGTERM   ? "SIGTERM"
+            : signal == SIGUSR1 ? "SIGUSR1"
+                                : "a stop signal",
+            static_cast<long long>(end), checkpoint_path_.c_str(), p_.run.output.c_str());
         std::fflush(stdout);
       }
       return kExitStopped;
@@ -423,8 +433,7 @@ void Run::finish() {
 
 const char* simmer_version() { return SIMMER_VERSION; }
 
-int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm,
-        const io::RunCheckpoint* resume) {
+int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume) {
   Run r(problem, command_line, comm);
   return r.execute(resume);
 }

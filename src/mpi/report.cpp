@@ -6,8 +6,8 @@
 #include <numeric>
 #include <string>
 
-#include "simmer/run/archive_layout.hpp"
 #include "simmer/mpi/progress.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 namespace simmer::mpi {
 namespace {
@@ -49,8 +49,7 @@ std::vector<std::pair<std::string, double ensemble::SetScores::*>> score_fields(
   return {{"mse", &S::metric}, {"r2", &S::r2}, {"nll", &S::nll}};
 }
 
-std::vector<double> column(const std::vector<run::ChainReport>& t, int split,
-                           double ensemble::SetScores::*field) {
+std::vector<double> column(const std::vector<run::ChainReport>& t, int split, double ensemble::SetScores::*field) {
   std::vector<double> out;
   for (const auto& r : t) out.push_back(r.baseline[static_cast<std::size_t>(split)].*field);
   return out;
@@ -265,7 +264,8 @@ PooledScores pooled_scores(const run::Problem& p, const ensemble::PooledEnsemble
       const Matrix& mean = pooled.means(i).mean();
       if (s == 0) noise = ensemble::residual_variance(view(mean), view(set.y));
       e.scores[i] = ensemble::score_with_noise(view(mean), pooled.means(i).variance(), noise, view(set.y));
-      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) e.coverage[i][l] = diagnostics.coverage(s, kCoverageLevels[l]);
+      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l)
+        e.coverage[i][l] = diagnostics.coverage(s, kCoverageLevels[l]);
       out.coverage.push_back(diagnostics.coverage_counts(s));
     }
     if (pooled.members(i) == 0) {
@@ -281,17 +281,19 @@ PooledScores pooled_scores(const run::Problem& p, const ensemble::PooledEnsemble
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
                   const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged) {
   const double cpu = cpu_parts[3];
-  std::printf("\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
-              "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
-              format_duration(wall).c_str(), ranks, cpu, 100 * cpu_parts[0] / cpu, 100 * cpu_parts[1] / cpu,
-              100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
+  std::printf(
+      "\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
+      "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
+      format_duration(wall).c_str(), ranks, cpu, 100 * cpu_parts[0] / cpu, 100 * cpu_parts[1] / cpu,
+      100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
   std::printf("archive: %s (%lld of %lld transfers collective)\n", p.run.output.c_str(),
               static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
   for (std::size_t t = 0; t < diverged.size(); ++t) {
     if (diverged[t] >= 0) {
-      std::printf("trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
-                  "ensemble; consider a smaller simmer.time_step\n",
-                  t, static_cast<long long>(diverged[t]), p.nhc.time_step);
+      std::printf(
+          "trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
+          "ensemble; consider a smaller simmer.time_step\n",
+          t, static_cast<long long>(diverged[t]), p.nhc.time_step);
     }
   }
 }
@@ -309,8 +311,7 @@ std::string temperature_reading(const run::Problem& p) {
                   "training rows%s); T = T_Bayes samples the posterior",
                   t, t / p.bayes_temperature, formula, p.bayes_temperature, loss.c_str(),
                   static_cast<long long>(p.train.rows()),
-                  p.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.noise_sd)).c_str()
-                                                 : "");
+                  p.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.noise_sd)).c_str() : "");
   } else {
     std::snprintf(buf, sizeof buf,
                   "temperature: T = %.4g (%s) is the posterior for Gaussian noise of sd s = %.4g in target units "
@@ -342,7 +343,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   if (p.classification) {
     row(base + " accuracy" + over, base_cell(0, &S::metric, "%.4f"), base_cell(1, &S::metric, "%.4f"));
     row("ensemble accuracy" + members, ens_cell(0, &S::metric, "%.4f"), ens_cell(1, &S::metric, "%.4f"));
-    row(base + " NLL / Brier", base_cell(0, &S::nll, "%.3g") , base_cell(1, &S::nll, "%.3g"));
+    row(base + " NLL / Brier", base_cell(0, &S::nll, "%.3g"), base_cell(1, &S::nll, "%.3g"));
     row("", base_cell(0, &S::brier, "%.3g"), base_cell(1, &S::brier, "%.3g"));
     row("ensemble NLL / Brier / ECE", ens_cell(0, &S::nll, "%.3g") + " / " + ens_cell(0, &S::brier, "%.3g"),
         ens_cell(1, &S::nll, "%.3g") + " / " + ens_cell(1, &S::brier, "%.3g"));
@@ -385,12 +386,14 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   if (shown == nullptr) shown = example[static_cast<int>(ensemble::Verdict::not_mixed)];
   if (shown == nullptr && !t.empty()) shown = &t.front();
   std::printf("stationarity: %s%s\n", line.c_str(),
-              shown != nullptr ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " + shown->summary.reason + ")").c_str()
-                               : "");
+              shown != nullptr
+                  ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " + shown->summary.reason + ")").c_str()
+                  : "");
   const auto [rise, stiff] = rise_and_stiff(t);
-  std::printf("loss rise of the members over the start point: %.4g (mean over trajectories); harmonic "
-              "estimate N_f T/2 = %.4g",
-              rise, harmonic_rise(p));
+  std::printf(
+      "loss rise of the members over the start point: %.4g (mean over trajectories); harmonic "
+      "estimate N_f T/2 = %.4g",
+      rise, harmonic_rise(p));
   if (std::isfinite(stiff)) {
     std::printf(", %.1f eigenvalues above T at the start give %.4g", stiff, 0.5 * stiff * target_temperature(p));
   }
@@ -399,8 +402,8 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     const auto [mse, sd] = mean_sd(column(t, 0, &S::metric));
     const double s = std::sqrt(mse);
     const double t_bayes = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, s);
-    std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s,
-                t_bayes, target_temperature(p) / t_bayes);
+    std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s, t_bayes,
+                target_temperature(p) / t_bayes);
   }
 }
 

@@ -7,8 +7,8 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/sampling.hpp"
-#include "simmer/run/archive_layout.hpp"
 #include "simmer/model/architecture.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 namespace simmer::run {
 namespace {
@@ -52,8 +52,8 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   const std::int64_t value_bytes = p.store.float32 ? 4 : 8;
 
   // Data: every rank holds the raw split, and each evaluation set raw and scaled.
-  std::int64_t data_bytes = matrix_bytes(p.train.x) + matrix_bytes(p.train.y) +
-                            matrix_bytes(p.test.x) + matrix_bytes(p.test.y);
+  std::int64_t data_bytes =
+      matrix_bytes(p.train.x) + matrix_bytes(p.train.y) + matrix_bytes(p.test.x) + matrix_bytes(p.test.y);
   std::int64_t max_rows = 0, eval_values = 0, eval_outputs = 0;
   for (const auto& s : p.sets) {
     data_bytes += matrix_bytes(s.x_raw) + matrix_bytes(s.x) + matrix_bytes(s.y);
@@ -66,9 +66,10 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   const std::int64_t C = e.trajectories, D = e.stored_per_trajectory;
   const std::int64_t trace = (p.adam.epochs + p.run.steps) / std::max<std::int64_t>(1, p.run.trace_every);
   e.posterior_bytes = C * D * P * value_bytes;
-  const std::int64_t tracked = p.classification ? 0
-                               : C * e.members_per_trajectory *
-                                     static_cast<std::int64_t>(p.store.track.size()) * p.outputs * kDouble;
+  const std::int64_t tracked =
+      p.classification
+          ? 0
+          : C * e.members_per_trajectory * static_cast<std::int64_t>(p.store.track.size()) * p.outputs * kDouble;
   std::int64_t data_in_archive = 0;
   for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
   const auto stat_fields = static_cast<std::int64_t>(run::layout::sample_stat_fields().size());
@@ -80,13 +81,13 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   for (std::size_t s = 0; s < 2 && s < p.sets.size(); ++s) {
     scored_values += p.sets[s].rows() * (p.classification ? p.classes : p.outputs);
   }
-  const std::int64_t diagnostics_state =
-      5 * e.members_per_trajectory * kDouble + (2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
+  const std::int64_t diagnostics_state = 5 * e.members_per_trajectory * kDouble +
+                                         (2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
   e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
-                    + stat_fields * C * D * kDouble + trace_fields * C * trace * kDouble + tracked +
-                    data_in_archive + 3 * eval_values * kDouble + 2 * scored_values * kDouble + (1LL << 20) +
+                    + stat_fields * C * D * kDouble + trace_fields * C * trace * kDouble + tracked + data_in_archive +
+                    3 * eval_values * kDouble + 2 * scored_values * kDouble + (1LL << 20) +
                     C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
-                    C * eval_outputs * kDouble;                   // /baseline/<set>/prediction
+                    C * eval_outputs * kDouble;                      // /baseline/<set>/prediction
   // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
   // its diagnostics.
   e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble + diagnostics_state) + (64LL << 10);
@@ -150,12 +151,10 @@ void check_room(const ResourceEstimate& e, const std::string& output, std::int64
   const std::int64_t need = e.archive_bytes + 2 * e.checkpoint_bytes;
   if (need <= available) return;
   throw FieldError("RunOptions.output", output,
-                     "the run needs about " + human_bytes(need) + " (archive " +
-                         human_bytes(e.archive_bytes) + ", checkpoint " + human_bytes(e.checkpoint_bytes) +
-                         ") but its file system has " + human_bytes(available) +
-                         " free; store fewer networks (a larger ensemble.store_every than " +
-                         std::to_string(e.store_every) +
-                         "), in float32 (ensemble.store_dtype), or write elsewhere");
+                   "the run needs about " + human_bytes(need) + " (archive " + human_bytes(e.archive_bytes) +
+                       ", checkpoint " + human_bytes(e.checkpoint_bytes) + ") but its file system has " +
+                       human_bytes(available) + " free; store fewer networks (a larger ensemble.store_every than " +
+                       std::to_string(e.store_every) + "), in float32 (ensemble.store_dtype), or write elsewhere");
 }
 
 }  // namespace simmer::run

@@ -85,8 +85,11 @@ ChainReport ChainReport::load(ByteReader& r) {
 }
 
 Chain::Chain(const Problem& problem, std::int64_t index)
-    : p_(&problem), index_(index), net_(model::build_network(problem.architecture)),
-      minibatch_rng_(stream(RngPurpose::minibatch)), noise_rng_(stream(RngPurpose::thermostat)),
+    : p_(&problem),
+      index_(index),
+      net_(model::build_network(problem.architecture)),
+      minibatch_rng_(stream(RngPurpose::minibatch)),
+      noise_rng_(stream(RngPurpose::thermostat)),
       warn_([](const std::string& message) {
         std::fprintf(stderr, "%s\n", message.c_str());
         std::fflush(stderr);
@@ -103,8 +106,10 @@ Chain::Chain(const Problem& problem, std::int64_t index)
   Rng sampling = stream(RngPurpose::sampling);
   sample_steps_ = ensemble::select_sample_steps(p.run.steps, p.sampling, sampling);
   for (const auto& s : p.sets) {
-    if (p.classification) votes_.push_back(ensemble::VoteAccumulator::Votes::Zero(s.rows(), p.classes));
-    else means_.emplace_back(s.rows(), p.outputs);
+    if (p.classification)
+      votes_.push_back(ensemble::VoteAccumulator::Votes::Zero(s.rows(), p.classes));
+    else
+      means_.emplace_back(s.rows(), p.outputs);
   }
 }
 
@@ -141,8 +146,12 @@ void Chain::train_adam(const train::EpochCallback& on_epoch) {
   const train::NoseHooverChain nhc(p.nhc, net_.parameter_count());
   train::PhaseState start;
   switch (p.start_velocity) {
-    case train::StartVelocity::adam: start = nhc.retrofit_start(net_.parameters(), state.previous); break;
-    case train::StartVelocity::zero: start = nhc.rest_start(); break;
+    case train::StartVelocity::adam:
+      start = nhc.retrofit_start(net_.parameters(), state.previous);
+      break;
+    case train::StartVelocity::zero:
+      start = nhc.rest_start();
+      break;
     case train::StartVelocity::thermal: {
       Rng thermal = stream(RngPurpose::start_velocity);
       start = nhc.thermal_start(p.ramp.first_positive(), thermal);
@@ -202,8 +211,8 @@ void Chain::record_trace(int phase, std::int64_t step, double temperature, doubl
       phase == 1 ? diag_.position(x)
                  : ensemble::Position{kNaN, kNaN, std::sqrt(x.squaredNorm() / static_cast<double>(x.size())),
                                       x.cwiseAbs().maxCoeff()};
-  rows_.trace.insert(rows_.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature,
-                                         train_loss, test_loss, at.distance, at.path_length, at.rms, at.max_abs});
+  rows_.trace.insert(rows_.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature, train_loss,
+                                         test_loss, at.distance, at.path_length, at.rms, at.max_abs});
   rows_.trace_count += 1;
   trace_count_ += 1;
   eval_seconds_ += cpu_seconds() - t0;
@@ -292,9 +301,9 @@ void Chain::take_member(const train::StepRecord& rec) {
     } else {
       rows_.params.insert(rows_.params.end(), x.begin(), x.end());
     }
-    rows_.stats.insert(rows_.stats.end(), {static_cast<double>(rec.step), rec.temperature, train_loss,
-                                           nhc.kinetic_temperature(phase),
-                                           nhc.extended_energy(x, phase, train_loss, rec.temperature)});
+    rows_.stats.insert(rows_.stats.end(),
+                       {static_cast<double>(rec.step), rec.temperature, train_loss, nhc.kinetic_temperature(phase),
+                        nhc.extended_energy(x, phase, train_loss, rec.temperature)});
     rows_.draw_count += 1;
   }
   members_ += 1;
@@ -474,7 +483,8 @@ void Chain::load(ByteReader& c, std::int64_t step) {
   baseline_scores_.clear();
   for (std::int64_t b = c.i64(); b > 0; --b) {
     const auto v = c.doubles();
-    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("baseline scores have the wrong size");
+    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields))
+      throw Error("baseline scores have the wrong size");
     baseline_scores_.push_back(ensemble::SetScores::from(v.data()));
   }
   start_loss_ = c.f64();
@@ -498,13 +508,14 @@ void Chain::load(ByteReader& c, std::int64_t step) {
     if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
       throw Error("running means have the wrong shape");
     }
-    m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols), Eigen::Map<const Matrix>(m2.data(), rows, cols));
+    m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols),
+              Eigen::Map<const Matrix>(m2.data(), rows, cols));
   }
   for (auto& v : votes_) v.setZero();
   tracked_.clear();
   interval_members_ = 0;
-  trajectory_ = std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
-                                                    std::move(phase), step);
+  trajectory_ =
+      std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp), std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
 

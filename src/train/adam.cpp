@@ -34,8 +34,7 @@ AdamState AdamState::zeros(Index n) {
 void adam_update(const AdamOptions& opt, AdamState& state, Vector& x, const Vector& grad) {
   state.t += 1;
   const auto t = static_cast<double>(state.t);
-  const double alpha = opt.learning_rate * std::sqrt(1.0 - std::pow(opt.beta2, t)) /
-                       (1.0 - std::pow(opt.beta1, t));
+  const double alpha = opt.learning_rate * std::sqrt(1.0 - std::pow(opt.beta2, t)) / (1.0 - std::pow(opt.beta1, t));
   state.previous = x;
   state.m = opt.beta1 * state.m + (1.0 - opt.beta1) * grad;
   state.v = opt.beta2 * state.v + (1.0 - opt.beta2) * grad.cwiseAbs2();

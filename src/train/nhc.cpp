@@ -12,9 +12,7 @@ Thermostat parse_thermostat(const std::string& name) {
   throw FieldError("Thermostat", name, "choices: nose_hoover, langevin");
 }
 
-std::string to_string(Thermostat t) {
-  return t == Thermostat::langevin ? "langevin" : "nose_hoover";
-}
+std::string to_string(Thermostat t) { return t == Thermostat::langevin ? "langevin" : "nose_hoover"; }
 
 void NhcOptions::validate() const {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
@@ -25,7 +23,7 @@ void NhcOptions::validate() const {
   }
   if (!masses.empty() && masses.size() != static_cast<std::size_t>(chain_length)) {
     throw FieldError("NhcOptions.masses", std::to_string(masses.size()) + " values",
-                       "needs one mass per chain link (" + std::to_string(chain_length) + ")");
+                     "needs one mass per chain link (" + std::to_string(chain_length) + ")");
   }
   for (const double q : masses) {
     if (!(q > 0.0) || !std::isfinite(q)) {
@@ -43,25 +41,21 @@ void NhcOptions::validate() const {
   }
 }
 
-NhcState NhcState::zeros(int chain_length) {
-  return {Vector::Zero(chain_length), Vector::Zero(chain_length)};
-}
+NhcState NhcState::zeros(int chain_length) { return {Vector::Zero(chain_length), Vector::Zero(chain_length)}; }
 
 NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_count)
     : options_(options), n_(parameter_count) {
   options_.validate();
-  mass_ = options_.masses.empty()
-              ? Vector::Ones(options_.chain_length)
-              : Eigen::Map<const Vector>(options_.masses.data(), options_.chain_length).eval();
+  mass_ = options_.masses.empty() ? Vector::Ones(options_.chain_length)
+                                  : Eigen::Map<const Vector>(options_.masses.data(), options_.chain_length).eval();
   if (options_.prior_precision.size() > 0 && options_.prior_precision.size() != parameter_count) {
-    throw Error("NHC: " + std::to_string(options_.prior_precision.size()) +
-                " prior precisions for " + std::to_string(parameter_count) + " parameters");
+    throw Error("NHC: " + std::to_string(options_.prior_precision.size()) + " prior precisions for " +
+                std::to_string(parameter_count) + " parameters");
   }
   dof_ = static_cast<double>(parameter_count) - options_.dof_offset;
   if (!(dof_ > 0.0)) {
     throw FieldError("NhcOptions.dof_offset", std::to_string(options_.dof_offset),
-                       "leaves no degrees of freedom for " + std::to_string(parameter_count) +
-                           " parameters");
+                     "leaves no degrees of freedom for " + std::to_string(parameter_count) + " parameters");
   }
 }
 
@@ -71,8 +65,8 @@ double NoseHooverChain::chain_force(const PhaseState& p, int k, double temperatu
   return (mass_(i - 1) * p.chain.w(i - 1) * p.chain.w(i - 1) - temperature) / mass_(i);
 }
 
-double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objective& objective,
-                             Vector& grad, Rng* noise) const {
+double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objective& objective, Vector& grad,
+                             Rng* noise) const {
   const double h = options_.time_step;
   if (options_.thermostat == Thermostat::langevin) {
     if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
@@ -97,17 +91,16 @@ double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objec
     for (int k = 1; k <= nc; k += 2) {
       const double wn = next_w(k);
       const auto i = static_cast<Index>(k - 1);
-      w(i) = w(i) * std::exp(-0.5 * h * wn) +
-             0.5 * h * chain_force(p, k, temperature) * std::exp(-0.25 * h * wn);
+      w(i) = w(i) * std::exp(-0.5 * h * wn) + 0.5 * h * chain_force(p, k, temperature) * std::exp(-0.25 * h * wn);
     }
   };
   const auto even_drift_half = [&]() {
     for (int k = 2; k <= nc; k += 2) s(k - 1) += 0.5 * h * w(k - 1);
   };
 
-  x.noalias() += (0.5 * h) * p.v;                          // 1
-  even_drift_half();                                        // 2
-  odd_half_kick();                                          // 3 (G_k from the state at t)
+  x.noalias() += (0.5 * h) * p.v;                                 // 1
+  even_drift_half();                                              // 2
+  odd_half_kick();                                                // 3 (G_k from the state at t)
   const double loss = objective.evaluate_with_gradient(x, grad);  // 4
   if (has_prior()) grad.array() += temperature * options_.prior_precision.array() * x.array();
   const double decay = std::exp(-h * w(0));
@@ -115,7 +108,7 @@ double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objec
   p.v = decay * p.v - kick * grad;
   p.kinetic = p.v.squaredNorm();
   for (int k = 1; k <= nc; k += 2) s(k - 1) += h * w(k - 1);  // 5
-  for (int k = 2; k <= nc; k += 2) {                           // 6 (G_k from odd w of 3)
+  for (int k = 2; k <= nc; k += 2) {                          // 6 (G_k from odd w of 3)
     const double wn = next_w(k);
     const auto i = static_cast<Index>(k - 1);
     w(i) = w(i) * std::exp(-h * wn) + h * chain_force(p, k, temperature) * std::exp(-0.5 * h * wn);
@@ -133,8 +126,7 @@ double NoseHooverChain::prior_energy(const Vector& x, double temperature) const 
   return 0.5 * temperature * (options_.prior_precision.array() * x.array().square()).sum();
 }
 
-double NoseHooverChain::extended_energy(const Vector& x, const PhaseState& p, double loss,
-                                        double temperature) const {
+double NoseHooverChain::extended_energy(const Vector& x, const PhaseState& p, double loss, double temperature) const {
   double chain_kinetic = 0.0;
   for (Index k = 0; k < mass_.size(); ++k) chain_kinetic += 0.5 * mass_(k) * p.chain.w(k) * p.chain.w(k);
   double chain_potential = dof_ * temperature * p.chain.s(0);
@@ -160,8 +152,7 @@ PhaseState NoseHooverChain::retrofit_start(const Vector& x_last, const Vector& x
 
 PhaseState NoseHooverChain::thermal_start(double temperature, Rng& rng) const {
   if (!(temperature > 0.0) || !std::isfinite(temperature)) {
-    throw Error("thermal start velocities need a temperature > 0 (got " + std::to_string(temperature) +
-                ")");
+    throw Error("thermal start velocities need a temperature > 0 (got " + std::to_string(temperature) + ")");
   }
   PhaseState p = rest_start();
   const double sd = std::sqrt(temperature);
@@ -170,12 +161,11 @@ PhaseState NoseHooverChain::thermal_start(double temperature, Rng& rng) const {
   return p;
 }
 
-std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature,
-                                   double tau) {
+std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature, double tau) {
   if (!(temperature > 0.0) || !std::isfinite(temperature)) {
     throw FieldError("NhcOptions.masses", "martyna",
-                       "needs a target temperature > 0 (Q = N_f T tau^2 at the target temperature); got T = " +
-                           std::to_string(temperature));
+                     "needs a target temperature > 0 (Q = N_f T tau^2 at the target temperature); got T = " +
+                         std::to_string(temperature));
   }
   if (!(tau > 0.0) || !std::isfinite(tau)) {
     throw FieldError("martyna_masses.tau", std::to_string(tau), "must be > 0");

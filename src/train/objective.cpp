@@ -6,18 +6,16 @@
 
 namespace simmer::train {
 
-NetworkObjective::NetworkObjective(model::Network& net, model::LossKind loss, const Matrix& x,
-                                   const Matrix& y, Eigen::RowVectorXd output_scale,
-                                   Eigen::RowVectorXd output_offset)
-    : net_(&net), loss_(loss), x_(&x), y_(&y), scale_(std::move(output_scale)),
-      offset_(std::move(output_offset)) {
+NetworkObjective::NetworkObjective(model::Network& net, model::LossKind loss, const Matrix& x, const Matrix& y,
+                                   Eigen::RowVectorXd output_scale, Eigen::RowVectorXd output_offset)
+    : net_(&net), loss_(loss), x_(&x), y_(&y), scale_(std::move(output_scale)), offset_(std::move(output_offset)) {
   if (x.cols() != net.input_size()) {
-    throw Error("objective: data has " + std::to_string(x.cols()) +
-                " input columns but the network takes " + std::to_string(net.input_size()));
+    throw Error("objective: data has " + std::to_string(x.cols()) + " input columns but the network takes " +
+                std::to_string(net.input_size()));
   }
   if (y.cols() != net.output_size()) {
-    throw Error("objective: data has " + std::to_string(y.cols()) +
-                " target columns but the network gives " + std::to_string(net.output_size()));
+    throw Error("objective: data has " + std::to_string(y.cols()) + " target columns but the network gives " +
+                std::to_string(net.output_size()));
   }
   if (x.rows() != y.rows()) throw Error("objective: x and y row counts differ");
   scaled_ = scale_.size() > 0;

@@ -11,10 +11,14 @@ double bayes_temperature(model::LossKind loss, Index rows, Index outputs, double
   const double k = static_cast<double>(outputs);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   switch (loss) {
-    case model::LossKind::cce: return 1.0 / n;
-    case model::LossKind::bce: return 1.0 / (n * k);
-    case model::LossKind::sse: return noise_sd > 0.0 ? 2.0 * noise_sd * noise_sd : nan;
-    case model::LossKind::mse: return noise_sd > 0.0 ? 2.0 * noise_sd * noise_sd / (n * k) : nan;
+    case model::LossKind::cce:
+      return 1.0 / n;
+    case model::LossKind::bce:
+      return 1.0 / (n * k);
+    case model::LossKind::sse:
+      return noise_sd > 0.0 ? 2.0 * noise_sd * noise_sd : nan;
+    case model::LossKind::mse:
+      return noise_sd > 0.0 ? 2.0 * noise_sd * noise_sd / (n * k) : nan;
   }
   return nan;
 }
@@ -33,8 +37,8 @@ PriorScaling parse_prior_scaling(const std::string& name) {
   throw FieldError("PriorScaling", name, "choices: none, fan_in");
 }
 
-Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters,
-                                double sigma, PriorScaling scaling) {
+Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,
+                                PriorScaling scaling) {
   if (!(sigma > 0.0) || !std::isfinite(sigma)) {
     throw FieldError("gaussian_prior.sigma", std::to_string(sigma), "must be > 0");
   }

@@ -23,14 +23,14 @@ void StepRamp::validate() const {
   }
   if (target < initial) {
     throw FieldError("StepRamp.target", str(target),
-                       "is below the initial temperature " + str(initial) + " (the ramp only rises)");
+                     "is below the initial temperature " + str(initial) + " (the ramp only rises)");
   }
   if (!(increment >= 0.0) || !std::isfinite(increment)) {
     throw FieldError("StepRamp.increment", str(increment), "must be >= 0 (0: constant temperature)");
   }
   if (increment == 0.0 && target != initial) {
     throw FieldError("StepRamp.increment", str(increment),
-                       "is 0 but T_initial != T_target: give a step or set them equal");
+                     "is 0 but T_initial != T_target: give a step or set them equal");
   }
   if (every <= 0) throw FieldError("StepRamp.every", std::to_string(every), "must be > 0");
 }

@@ -39,8 +39,7 @@ class HessianProduct {
 
 }  // namespace
 
-SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps,
-                                   int probes, Rng& rng) {
+SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps, int probes, Rng& rng) {
   const Index n = x.size();
   SpectrumEstimate est;
   est.probes = probes;

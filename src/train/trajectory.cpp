@@ -27,17 +27,23 @@ StartVelocity parse_start_velocity(const std::string& name, StartMode mode) {
 
 std::string to_string(StartVelocity v) {
   switch (v) {
-    case StartVelocity::adam: return "adam";
-    case StartVelocity::zero: return "zero";
-    case StartVelocity::thermal: return "thermal";
+    case StartVelocity::adam:
+      return "adam";
+    case StartVelocity::zero:
+      return "zero";
+    case StartVelocity::thermal:
+      return "thermal";
   }
   return "?";
 }
 
-Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
-                       PhaseState start, std::int64_t first_step)
-    : objective_(&objective), nhc_(nhc, objective.parameter_count()),
-      schedule_(std::move(schedule)), phase_(std::move(start)), step_(first_step) {
+Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule, PhaseState start,
+                       std::int64_t first_step)
+    : objective_(&objective),
+      nhc_(nhc, objective.parameter_count()),
+      schedule_(std::move(schedule)),
+      phase_(std::move(start)),
+      step_(first_step) {
   if (phase_.v.size() != objective.parameter_count()) {
     throw Error("trajectory: start velocity has the wrong size");
   }

@@ -16,23 +16,74 @@ namespace {
 
 /// Every key the configuration has, in to_ini order: the contract the help text, the INI
 /// reader and the archive's /config share.
-const std::vector<std::string> kAllKeys = {
-    "data.source", "data.path", "data.features", "data.target", "data.task", "data.train",
-    "data.test", "data.train_fraction", "data.split_seed", "data.sine_points", "data.rows",
-    "data.sine_noise", "model.architecture", "model.pooling", "model.activation", "model.output",
-    "model.loss", "model.init",
-    "adam.epochs", "adam.lr", "adam.batch", "adam.beta1", "adam.beta2", "adam.epsilon",
-    "simmer.mode", "simmer.time_step", "simmer.steps", "simmer.T_initial", "simmer.T_target",
-    "simmer.dT", "simmer.every", "simmer.chain_length", "simmer.thermostat", "simmer.friction",
-    "simmer.masses", "simmer.tau",
-    "simmer.dof_offset", "simmer.start_velocity", "simmer.start_jitter", "simmer.prior", "simmer.prior_sigma",
-    "simmer.prior_scaling", "simmer.temperature_unit", "simmer.noise_sd",
-    "simmer.curvature_report", "simmer.lanczos_steps", "simmer.lanczos_probes",
-    "simmer.on_divergence", "simmer.stability_check", "simmer.health_every",
-    "ensemble.window", "ensemble.stride", "ensemble.count", "ensemble.fraction",
-    "ensemble.blocks", "ensemble.store_every", "ensemble.store_dtype", "ensemble.points", "ensemble.track",
-    "run.trajectories", "run.seed", "run.gather_interval", "run.trace_every", "run.output",
-    "run.progress_seconds", "run.progress", "run.checkpoint_interval", "run.sync_every"};
+const std::vector<std::string> kAllKeys = {"data.source",
+                                           "data.path",
+                                           "data.features",
+                                           "data.target",
+                                           "data.task",
+                                           "data.train",
+                                           "data.test",
+                                           "data.train_fraction",
+                                           "data.split_seed",
+                                           "data.sine_points",
+                                           "data.rows",
+                                           "data.sine_noise",
+                                           "model.architecture",
+                                           "model.pooling",
+                                           "model.activation",
+                                           "model.output",
+                                           "model.loss",
+                                           "model.init",
+                                           "adam.epochs",
+                                           "adam.lr",
+                                           "adam.batch",
+                                           "adam.beta1",
+                                           "adam.beta2",
+                                           "adam.epsilon",
+                                           "simmer.mode",
+                                           "simmer.time_step",
+                                           "simmer.steps",
+                                           "simmer.T_initial",
+                                           "simmer.T_target",
+                                           "simmer.dT",
+                                           "simmer.every",
+                                           "simmer.chain_length",
+                                           "simmer.thermostat",
+                                           "simmer.friction",
+                                           "simmer.masses",
+                                           "simmer.tau",
+                                           "simmer.dof_offset",
+                                           "simmer.start_velocity",
+                                           "simmer.start_jitter",
+                                           "simmer.prior",
+                                           "simmer.prior_sigma",
+                                           "simmer.prior_scaling",
+                                           "simmer.temperature_unit",
+                                           "simmer.noise_sd",
+                                           "simmer.curvature_report",
+                                           "simmer.lanczos_steps",
+                                           "simmer.lanczos_probes",
+                                           "simmer.on_divergence",
+                                           "simmer.stability_check",
+                                           "simmer.health_every",
+                                           "ensemble.window",
+                                           "ensemble.stride",
+                                           "ensemble.count",
+                                           "ensemble.fraction",
+                                           "ensemble.blocks",
+                                           "ensemble.store_every",
+                                           "ensemble.store_dtype",
+                                           "ensemble.points",
+                                           "ensemble.track",
+                                           "run.trajectories",
+                                           "run.seed",
+                                           "run.gather_interval",
+                                           "run.trace_every",
+                                           "run.output",
+                                           "run.progress_seconds",
+                                           "run.progress",
+                                           "run.checkpoint_interval",
+                                           "run.sync_every"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {
@@ -216,10 +267,9 @@ TEST_CASE("INI syntax: CRLF, comments, quotes, empty values", "[config]") {
 
 TEST_CASE("command-line overrides beat the file", "[config]") {
   const TempFile file("override.ini", kIrisIni);
-  const Invocation inv =
-      parse({"--config", file.path().c_str(), "--simmer.steps", "500", "--ensemble.window=200",
-             "--data.features", "petal_length,petal_width", "--simmer.T_initial", "-0",
-             "--adam.lr", "1e-3", "--output", "out/x.h5", "--overwrite"});
+  const Invocation inv = parse({"--config", file.path().c_str(), "--simmer.steps", "500", "--ensemble.window=200",
+                                "--data.features", "petal_length,petal_width", "--simmer.T_initial", "-0", "--adam.lr",
+                                "1e-3", "--output", "out/x.h5", "--overwrite"});
   CHECK(inv.config.simmer.steps == 500);
   CHECK(inv.config.ensemble.window == 200);
   CHECK(inv.config.data.features == std::vector<std::string>{"petal_length", "petal_width"});
@@ -237,8 +287,7 @@ TEST_CASE("command-line overrides beat the file", "[config]") {
 TEST_CASE("the output and overwrite options and help", "[config]") {
   CHECK(parse({"--run.output", "a.h5"}).config.run.output == "a.h5");
   CHECK(parse({"--output=b.h5"}).config.run.output == "b.h5");
-  CHECK_THROWS_WITH(parse({"--output", "a.h5", "--run.output", "b.h5"}),
-                    Contains("--output and --run.output"));
+  CHECK_THROWS_WITH(parse({"--output", "a.h5", "--run.output", "b.h5"}), Contains("--output and --run.output"));
 
   const Invocation help = parse({"-h"});
   CHECK(help.help);
@@ -249,50 +298,43 @@ TEST_CASE("the output and overwrite options and help", "[config]") {
 
 TEST_CASE("INI errors name origin:line, key and value", "[config]") {
   SECTION("unknown key, with the closest known key") {
-    CHECK_THROWS_WITH(from_ini("\n[simmer]\ntimestep = 0.1\n"),
-                      Contains("jobs/iris.ini:3: unknown key 'simmer.timestep'") &&
-                          Contains("did you mean 'simmer.time_step'?"));
+    CHECK_THROWS_WITH(
+        from_ini("\n[simmer]\ntimestep = 0.1\n"),
+        Contains("jobs/iris.ini:3: unknown key 'simmer.timestep'") && Contains("did you mean 'simmer.time_step'?"));
     CHECK_THROWS_WITH(from_ini("[run]\nbanana = 1\n"),
-                      Contains("jobs/iris.ini:2: unknown key 'run.banana'") &&
-                          !Contains("did you mean"));
+                      Contains("jobs/iris.ini:2: unknown key 'run.banana'") && !Contains("did you mean"));
   }
   SECTION("unknown section") {
     CHECK_THROWS_WITH(from_ini("# c\n[simer]\n"),
-                      Contains("jobs/iris.ini:2: unknown section [simer]") &&
-                          Contains("did you mean 'simmer'?"));
+                      Contains("jobs/iris.ini:2: unknown section [simer]") && Contains("did you mean 'simmer'?"));
   }
   SECTION("key outside of any section") {
-    CHECK_THROWS_WITH(from_ini("# comment\n\nsteps = 10\n"),
-                      Contains("jobs/iris.ini:3: key outside of any [section]"));
+    CHECK_THROWS_WITH(from_ini("# comment\n\nsteps = 10\n"), Contains("jobs/iris.ini:3: key outside of any [section]"));
   }
   SECTION("malformed lines") {
     CHECK_THROWS_WITH(from_ini("[data]\n\n\n\n\n\nfoo\n"),
                       Contains("jobs/iris.ini:7: malformed line 'foo' (expected key = value)"));
     CHECK_THROWS_WITH(from_ini("[data]\n= csv\n"), Contains("jobs/iris.ini:2: malformed line"));
     CHECK_THROWS_WITH(from_ini("[data\n"), Contains("jobs/iris.ini:1: malformed section header"));
-    CHECK_THROWS_WITH(from_ini("[data]\npath = \"unterminated\n"),
-                      Contains("jobs/iris.ini:2: malformed line"));
+    CHECK_THROWS_WITH(from_ini("[data]\npath = \"unterminated\n"), Contains("jobs/iris.ini:2: malformed line"));
   }
   SECTION("duplicate key in the same file") {
     CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 1\n[data]\n[simmer]\nsteps = 2\n"),
-                      Contains("jobs/iris.ini:5: duplicate key 'simmer.steps'") &&
-                          Contains("line 2"));
+                      Contains("jobs/iris.ini:5: duplicate key 'simmer.steps'") && Contains("line 2"));
   }
   SECTION("conversion errors") {
     CHECK_THROWS_WITH(from_ini("[simmer]\n\n\n\n\n\n\n\nsteps = abc\n"),
                       Contains("jobs/iris.ini:9: simmer.steps = 'abc': not an integer"));
     CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 1.5\n"),
                       Contains("jobs/iris.ini:2: simmer.steps = '1.5': not an integer"));
-    CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 10 steps\n"),
-                      Contains("simmer.steps = '10 steps': not an integer"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nsteps = 10 steps\n"), Contains("simmer.steps = '10 steps': not an integer"));
     CHECK_THROWS_WITH(from_ini("[simmer]\nchain_length = 99999999999\n"),
                       Contains("simmer.chain_length = '99999999999': out of range"));
     CHECK_THROWS_WITH(from_ini("[run]\nseed = -1\n"),
                       Contains("jobs/iris.ini:2: run.seed = '-1': not a non-negative integer"));
     CHECK_THROWS_WITH(from_ini("[simmer]\ntime_step = 0.002x\n"),
                       Contains("jobs/iris.ini:2: simmer.time_step = '0.002x': not a number"));
-    CHECK_THROWS_WITH(from_ini("[simmer]\nT_target =\n"),
-                      Contains("simmer.T_target = '': not a number"));
+    CHECK_THROWS_WITH(from_ini("[simmer]\nT_target =\n"), Contains("simmer.T_target = '': not a number"));
     CHECK_THROWS_WITH(from_ini("[simmer]\nmasses = 1,,2\n"),
                       Contains("jobs/iris.ini:2: simmer.masses = '1,,2': empty item"));
     CHECK_THROWS_WITH(from_ini("[ensemble]\ntrack = 1, two\n"),
@@ -303,15 +345,12 @@ TEST_CASE("INI errors name origin:line, key and value", "[config]") {
 
 TEST_CASE("command-line errors name the option and value", "[config]") {
   CHECK_THROWS_WITH(parse({"--simmer.timestep", "0.1"}),
-                    Contains("unknown option '--simmer.timestep'") &&
-                        Contains("did you mean '--simmer.time_step'?"));
+                    Contains("unknown option '--simmer.timestep'") && Contains("did you mean '--simmer.time_step'?"));
   CHECK_THROWS_WITH(parse({"--frobnicate"}), Contains("unknown option '--frobnicate'"));
   // No abbreviations: a prefix is not silently taken for a longer key.
   CHECK_THROWS_WITH(parse({"--simmer.T_init", "1"}), Contains("'--simmer.T_init'"));
-  CHECK_THROWS_WITH(parse({"--simmer.steps", "abc"}),
-                    Contains("--simmer.steps = 'abc': not an integer"));
-  CHECK_THROWS_WITH(parse({"--data.split_seed=-3"}),
-                    Contains("--data.split_seed = '-3': not a non-negative integer"));
+  CHECK_THROWS_WITH(parse({"--simmer.steps", "abc"}), Contains("--simmer.steps = 'abc': not an integer"));
+  CHECK_THROWS_WITH(parse({"--data.split_seed=-3"}), Contains("--data.split_seed = '-3': not a non-negative integer"));
   CHECK_THROWS_WITH(parse({"--simmer.steps"}), Contains("--simmer.steps"));
   CHECK_THROWS_WITH(parse({"iris.ini"}), Contains("unexpected argument 'iris.ini'"));
   CHECK_THROWS_WITH(parse({"--config", "/nonexistent/simmer.ini"}),
@@ -341,8 +380,7 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nsource = csv\nfeatures = a\ntarget = y", "data.path", "''"},
       {"[data]\nsource = csv\npath = f.csv\ntarget = y", "data.features", "''"},
       {"[data]\nsource = csv\npath = f.csv\nfeatures = a", "data.target", "''"},
-      {"[data]\nsource = csv\npath = f.csv\nfeatures = a,b,a\ntarget = y", "data.features",
-       "'a,b,a'"},
+      {"[data]\nsource = csv\npath = f.csv\nfeatures = a,b,a\ntarget = y", "data.features", "'a,b,a'"},
       {"[data]\ntask = clustering", "data.task", "'clustering'"},
       {"[data]\ntrain = -1", "data.train", "'-1'"},
       {"[data]\ntest = -5", "data.test", "'-5'"},
@@ -414,8 +452,7 @@ TEST_CASE("validated names the key and the value", "[config]") {
   for (const Case& c : cases) {
     INFO("config:\n" << c.ini);
     const Config config = from_ini(c.ini);
-    CHECK_THROWS_WITH(validated(config, 2),
-                      Contains(std::string("'") + c.key + "'") && Contains(c.value));
+    CHECK_THROWS_WITH(validated(config, 2), Contains(std::string("'") + c.key + "'") && Contains(c.value));
   }
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nT_initial = 0.5\nT_target = 0.1"), 1),
                     Contains("is below simmer.T_initial = 0.5"));

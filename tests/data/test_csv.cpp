@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -47,8 +47,7 @@ CsvSpec classification(std::string path, std::vector<std::string> features, std:
 
 TEST_CASE("read_csv reads iris: 150 rows, three sorted classes", "[data][csv]") {
   CsvReport report;
-  const auto d = read_csv(
-      classification(data_file("iris.csv"), {"sepal_width", "petal_width"}, "species"), &report);
+  const auto d = read_csv(classification(data_file("iris.csv"), {"sepal_width", "petal_width"}, "species"), &report);
 
   CHECK(report.rows_read == 150);
   CHECK(report.rows_dropped == 0);
@@ -58,8 +57,7 @@ TEST_CASE("read_csv reads iris: 150 rows, three sorted classes", "[data][csv]") 
   CHECK(d.task == Task::classification);
   CHECK(d.feature_names == std::vector<std::string>{"sepal_width", "petal_width"});
   CHECK(d.target_names == std::vector<std::string>{"species"});
-  CHECK(d.class_names ==
-        std::vector<std::string>{"Iris-setosa", "Iris-versicolor", "Iris-virginica"});
+  CHECK(d.class_names == std::vector<std::string>{"Iris-setosa", "Iris-versicolor", "Iris-virginica"});
 
   // First row of the file: 5.1,3.5,1.4,0.2,Iris-setosa; last: 5.9,3.0,5.1,1.8,Iris-virginica.
   CHECK(d.x(0, 0) == 3.5);
@@ -240,11 +238,9 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
 
   SECTION("empty file, blank-only file, header only") {
     const auto empty = dir.write("empty.csv", "");
-    REQUIRE_THROWS_WITH(read_csv(regression(empty, {"a"}, "b")),
-                        Contains("empty.csv") && Contains("empty"));
+    REQUIRE_THROWS_WITH(read_csv(regression(empty, {"a"}, "b")), Contains("empty.csv") && Contains("empty"));
     const auto blank = dir.write("blank.csv", "\n  \r\n\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(blank, {"a"}, "b")),
-                        Contains("blank.csv") && Contains("empty"));
+    REQUIRE_THROWS_WITH(read_csv(regression(blank, {"a"}, "b")), Contains("blank.csv") && Contains("empty"));
     const auto header_only = dir.write("header_only.csv", "a,b\r\n\r\n");
     REQUIRE_THROWS_WITH(read_csv(regression(header_only, {"a"}, "b")),
                         Contains("header_only.csv:1:") && Contains("no data rows"));
@@ -252,11 +248,10 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
 
   SECTION("unknown column lists the available ones") {
     const auto path = dir.write("cols.csv", "alpha,beta,gamma\n1,2,3\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(path, {"alpha", "delta"}, "gamma")),
-                        Contains("cols.csv:1:") && Contains("unknown column 'delta'") &&
-                            Contains("'alpha', 'beta', 'gamma'"));
-    REQUIRE_THROWS_WITH(read_csv(regression(path, {"alpha"}, "target")),
-                        Contains("unknown column 'target'"));
+    REQUIRE_THROWS_WITH(
+        read_csv(regression(path, {"alpha", "delta"}, "gamma")),
+        Contains("cols.csv:1:") && Contains("unknown column 'delta'") && Contains("'alpha', 'beta', 'gamma'"));
+    REQUIRE_THROWS_WITH(read_csv(regression(path, {"alpha"}, "target")), Contains("unknown column 'target'"));
   }
 
   SECTION("ragged row: expected vs found") {
@@ -279,13 +274,13 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
 
   SECTION("partly numeric, NaN, infinite and out-of-range values") {
     const auto trailing = dir.write("trailing.csv", "a,b\n1,2\n3x,4\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(trailing, {"a"}, "b")),
-                        Contains("trailing.csv:3:") && Contains("column 'a' (1)") &&
-                            Contains("'3x'") && Contains("not a number"));
+    REQUIRE_THROWS_WITH(read_csv(regression(trailing, {"a"}, "b")), Contains("trailing.csv:3:") &&
+                                                                        Contains("column 'a' (1)") &&
+                                                                        Contains("'3x'") && Contains("not a number"));
     const auto nan = dir.write("nan.csv", "a,b\n1,2\n3,nan\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(nan, {"a"}, "b")),
-                        Contains("nan.csv:3:") && Contains("column 'b' (2)") && Contains("'nan'") &&
-                            Contains("not a finite number"));
+    REQUIRE_THROWS_WITH(read_csv(regression(nan, {"a"}, "b")), Contains("nan.csv:3:") && Contains("column 'b' (2)") &&
+                                                                   Contains("'nan'") &&
+                                                                   Contains("not a finite number"));
     const auto inf = dir.write("inf.csv", "a,b\n-inf,2\n");
     REQUIRE_THROWS_WITH(read_csv(regression(inf, {"a"}, "b")),
                         Contains("inf.csv:2:") && Contains("'-inf'") && Contains("finite"));
@@ -296,15 +291,14 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
 
   SECTION("a bad value is reported even in a row dropped for a missing value") {
     const auto path = dir.write("both.csv", "a,b\n?,zz\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(path, {"a"}, "b")),
-                        Contains("both.csv:2:") && Contains("'zz'"));
+    REQUIRE_THROWS_WITH(read_csv(regression(path, {"a"}, "b")), Contains("both.csv:2:") && Contains("'zz'"));
   }
 
   SECTION("classification with one class only") {
     const auto path = dir.write("one_class.csv", "x,label\n1,cat\n2,cat\n3,?\n");
-    REQUIRE_THROWS_WITH(read_csv(classification(path, {"x"}, "label")),
-                        Contains("one_class.csv") && Contains("column 'label' (2)") &&
-                            Contains("'cat'") && Contains("at least two"));
+    REQUIRE_THROWS_WITH(
+        read_csv(classification(path, {"x"}, "label")),
+        Contains("one_class.csv") && Contains("column 'label' (2)") && Contains("'cat'") && Contains("at least two"));
   }
 
   SECTION("every row dropped") {
@@ -315,7 +309,6 @@ TEST_CASE("read_csv errors name the file, line, column and value", "[data][csv]"
 
   SECTION("unterminated quote") {
     const auto path = dir.write("quote.csv", "a,b\n1,2\n\"3,4\n");
-    REQUIRE_THROWS_WITH(read_csv(regression(path, {"a"}, "b")),
-                        Contains("quote.csv:3:") && Contains("unterminated"));
+    REQUIRE_THROWS_WITH(read_csv(regression(path, {"a"}, "b")), Contains("quote.csv:3:") && Contains("unterminated"));
   }
 }

@@ -178,8 +178,7 @@ TEST_CASE("MinMaxScaler maps fitted columns onto [-1, 1] and back", "[data][scal
     CHECK(t(0, 2) == 0.0);
   }
   SECTION("mismatched shapes and bad bounds are errors") {
-    REQUIRE_THROWS_WITH(scaler.transform(Matrix::Zero(2, 2)),
-                        Contains("3 columns") && Contains("has 2"));
+    REQUIRE_THROWS_WITH(scaler.transform(Matrix::Zero(2, 2)), Contains("3 columns") && Contains("has 2"));
     REQUIRE_THROWS_AS(scaler.inverse(Matrix::Zero(2, 4)), simmer::Error);
     REQUIRE_THROWS_AS(MinMaxScaler::fit(Matrix(0, 3)), simmer::Error);
     Eigen::RowVectorXd lo(2);

@@ -81,12 +81,10 @@ TEST_CASE("fuzz_config: a value with a quote before '#' survives to_ini", "[conf
   CHECK_THROWS_WITH(simmer::cli::validated(c, 1), Contains("simmer.mode"));
 }
 
-TEST_CASE("INI quoted values: \"\" is one quote, text after the closing quote is refused",
-          "[config][fuzz]") {
+TEST_CASE("INI quoted values: \"\" is one quote, text after the closing quote is refused", "[config][fuzz]") {
   CHECK(from_ini("[data]\npath = \"a \"\"#1\"\" b\" # comment\n").data.path == "a \"#1\" b");
   CHECK(from_ini("[data]\npath = \"\"\"\"\n").data.path == "\"");
-  CHECK_THROWS_WITH(from_ini("[data]\npath = \"a\"b\n"),
-                    Contains("test.ini:2:") && Contains("malformed line"));
+  CHECK_THROWS_WITH(from_ini("[data]\npath = \"a\"b\n"), Contains("test.ini:2:") && Contains("malformed line"));
   Config c;
   for (const std::string path : {"\"#", "x \"#y\"", "\" # \"", "\"", "a\"\"b #c", " lead\"#"}) {
     c.data.path = path;
@@ -98,8 +96,7 @@ TEST_CASE("INI quoted values: \"\" is one quote, text after the closing quote is
 TEST_CASE("a command-line value with a line break is refused", "[config][fuzz]") {
   // to_ini (the archive's /config) could not write it as one line.
   const char* argv[] = {"simmer_mpi", "--data.path", "a\nb"};
-  CHECK_THROWS_WITH(simmer::cli::parse_command_line(3, argv),
-                    Contains("--data.path") && Contains("line break"));
+  CHECK_THROWS_WITH(simmer::cli::parse_command_line(3, argv), Contains("--data.path") && Contains("line break"));
 }
 
 TEST_CASE("an architecture width near INT64_MAX is refused without overflow", "[config][fuzz]") {
@@ -128,6 +125,5 @@ TEST_CASE("a CSV number too small for a double reads as its nearest double", "[d
   CHECK(d.x(3, 0) == 1e-310);
   const ScratchCsv huge("overflow.csv", "x,y\n1,1\n-1e999,2\n");
   spec.path = huge.path();
-  CHECK_THROWS_WITH(simmer::data::read_csv(spec),
-                    Contains(":3:") && Contains("'-1e999'") && Contains("range"));
+  CHECK_THROWS_WITH(simmer::data::read_csv(spec), Contains(":3:") && Contains("'-1e999'") && Contains("range"));
 }

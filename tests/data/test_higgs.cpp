@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/higgs.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -58,7 +58,6 @@ std::string line_with(int field, const std::string& text) {
   for (const auto& f : fields) out += (out.empty() ? "" : ",") + f;
   return out;
 }
-
 
 }  // namespace
 
@@ -144,22 +143,18 @@ TEST_CASE("write_higgs_csv and read_higgs_csv round-trip exactly", "[data][higgs
   const std::string cut = dir.path("higgs.csv.gz");
   fs::resize_file(cut, fs::file_size(cut) / 2);
   CHECK(read_higgs_csv(cut, 5).x == d.x.topRows(5));
-  CHECK_THAT(error_of([&] { (void)read_higgs_csv(cut, 0); }),
-             Contains(cut) && Contains("gzip stream ends early"));
+  CHECK_THAT(error_of([&] { (void)read_higgs_csv(cut, 0); }), Contains(cut) && Contains("gzip stream ends early"));
 
   std::ifstream plain(dir.path("higgs.csv"));
   std::string first_line;
   std::getline(plain, first_line);
-  CHECK((first_line.starts_with("1.000000000000000000e+00,") ||
-         first_line.starts_with("0.000000000000000000e+00,")));
+  CHECK((first_line.starts_with("1.000000000000000000e+00,") || first_line.starts_with("0.000000000000000000e+00,")));
 }
 
-TEST_CASE("read_higgs_csv accepts CRLF, blank lines, blanks and no final newline",
-          "[data][higgs]") {
+TEST_CASE("read_higgs_csv accepts CRLF, blank lines, blanks and no final newline", "[data][higgs]") {
   const TempDir dir("higgs");
-  const auto path =
-      dir.write("quirks.csv", good_line(1) + "\r\n\r\n" + line_with(3, " -2.5e-1 ") + "\n\n" +
-                                  line_with(1, "0") + "\n" + line_with(2, "+1e-400"));
+  const auto path = dir.write("quirks.csv", good_line(1) + "\r\n\r\n" + line_with(3, " -2.5e-1 ") + "\n\n" +
+                                                line_with(1, "0") + "\n" + line_with(2, "+1e-400"));
   const auto d = read_higgs_csv(path, 0);
   REQUIRE(d.rows() == 4);
   CHECK(d.labels == std::vector<std::int64_t>{1, 1, 0, 1});
@@ -183,8 +178,7 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
   }
   SECTION("too many fields") {
     const auto path = dir.write("many.csv", good + good_line(1) + ",3.0\n");
-    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, 0); }),
-               Contains(path + ":2: ") && Contains("found 30"));
+    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, 0); }), Contains(path + ":2: ") && Contains("found 30"));
   }
   SECTION("a header line") {
     const auto path = dir.write("header.csv", "label,lepton_pT\n" + good);
@@ -193,9 +187,9 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
   }
   SECTION("a non-numeric feature") {
     const auto path = dir.write("text.csv", good + line_with(5, "abc") + "\n");
-    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, 0); }),
-               Contains(path + ":2: ") && Contains("field 5 (missing_energy_magnitude)") &&
-                   Contains("'abc' is not a number"));
+    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, 0); }), Contains(path + ":2: ") &&
+                                                                     Contains("field 5 (missing_energy_magnitude)") &&
+                                                                     Contains("'abc' is not a number"));
   }
   SECTION("a number with trailing text") {
     const auto path = dir.write("trailing.csv", line_with(29, "1.5x") + "\n");
@@ -210,8 +204,7 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
   SECTION("a value that is not finite or beyond a double") {
     const auto nan_path = dir.write("nan.csv", line_with(2, "nan") + "\n");
     CHECK_THAT(error_of([&] { (void)read_higgs_csv(nan_path, 0); }),
-               Contains(nan_path + ":1: ") && Contains("field 2 (lepton_pT)") &&
-                   Contains("not a finite number"));
+               Contains(nan_path + ":1: ") && Contains("field 2 (lepton_pT)") && Contains("not a finite number"));
     const auto big_path = dir.write("big.csv", good + good + line_with(3, "1e999") + "\n");
     CHECK_THAT(error_of([&] { (void)read_higgs_csv(big_path, 0); }),
                Contains(big_path + ":3: ") && Contains("'1e999' is out of the range of a double"));
@@ -219,8 +212,7 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
   SECTION("a label other than 0 or 1") {
     const auto path = dir.write("label.csv", good + "\n" + line_with(1, "5.0e-01") + "\n");
     CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, 0); }),
-               Contains(path + ":3: ") && Contains("field 1 (label)") &&
-                   Contains("'5.0e-01' is not 0 or 1"));
+               Contains(path + ":3: ") && Contains("field 1 (label)") && Contains("'5.0e-01' is not 0 or 1"));
   }
   SECTION("a broken line after max_rows is not read") {
     const auto path = dir.write("late.csv", good + good + "broken\n");
@@ -229,14 +221,11 @@ TEST_CASE("broken HIGGS lines are refused naming file:line and the field", "[dat
   }
   SECTION("no data, no file, a negative max_rows") {
     const auto empty = dir.write("empty.csv", "\n\n");
-    CHECK_THAT(error_of([&] { (void)read_higgs_csv(empty, 0); }),
-               Contains(empty) && Contains("no data lines"));
+    CHECK_THAT(error_of([&] { (void)read_higgs_csv(empty, 0); }), Contains(empty) && Contains("no data lines"));
     const auto absent = dir.path("absent.csv");
-    CHECK_THAT(error_of([&] { (void)read_higgs_csv(absent, 0); }),
-               Contains(absent) && Contains("cannot open"));
+    CHECK_THAT(error_of([&] { (void)read_higgs_csv(absent, 0); }), Contains(absent) && Contains("cannot open"));
     const auto path = dir.write("ok.csv", good);
-    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, -3); }),
-               Contains(path) && Contains("max_rows = -3"));
+    CHECK_THAT(error_of([&] { (void)read_higgs_csv(path, -3); }), Contains(path) && Contains("max_rows = -3"));
   }
 }
 
@@ -253,8 +242,7 @@ TEST_CASE("write_higgs_csv refuses data that is not HIGGS-shaped", "[data][higgs
   }
   SECTION("a label other than 0/1") {
     d.labels[2] = 2;
-    CHECK_THAT(error_of([&] { write_higgs_csv(d, path); }),
-               Contains(path) && Contains("row 2 has label 2"));
+    CHECK_THAT(error_of([&] { write_higgs_csv(d, path); }), Contains(path) && Contains("row 2 has label 2"));
   }
   SECTION("a value that is not finite") {
     d.x(4, 3) = std::nan("");
@@ -263,7 +251,6 @@ TEST_CASE("write_higgs_csv refuses data that is not HIGGS-shaped", "[data][higgs
   }
   SECTION("a directory that does not exist") {
     const std::string nowhere = dir.path("no/such/dir/out.csv");
-    CHECK_THAT(error_of([&] { write_higgs_csv(d, nowhere); }),
-               Contains(nowhere) && Contains("cannot open"));
+    CHECK_THAT(error_of([&] { write_higgs_csv(d, nowhere); }), Contains(nowhere) && Contains("cannot open"));
   }
 }

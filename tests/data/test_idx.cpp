@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "temp_dir.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/idx.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -65,7 +65,6 @@ std::string labels_file(const std::vector<std::uint8_t>& labels) {
   return idx_file(kIdxLabelsMagic, {static_cast<std::uint32_t>(labels.size())}, labels);
 }
 
-
 }  // namespace
 
 TEST_CASE("IDX images and labels round-trip from plain and gzip files", "[data][idx]") {
@@ -108,8 +107,7 @@ TEST_CASE("load_idx_directory builds a 10-class image data set", "[data][idx]") 
     for (simmer::Index r = 0; r < 3; ++r) {
       for (simmer::Index c = 0; c < 4; ++c) {
         // Row-major flattening: height, then width.
-        CHECK(d.x(i, r * 4 + c) ==
-              static_cast<double>(pixels[static_cast<std::size_t>(i * 12 + r * 4 + c)]));
+        CHECK(d.x(i, r * 4 + c) == static_cast<double>(pixels[static_cast<std::size_t>(i * 12 + r * 4 + c)]));
       }
     }
   }
@@ -119,8 +117,7 @@ TEST_CASE("load_idx_directory builds a 10-class image data set", "[data][idx]") 
     CHECK(d.y.row(i).sum() == 1.0);
     CHECK(d.y(i, d.labels[static_cast<std::size_t>(i)]) == 1.0);
   }
-  CHECK(d.class_names ==
-        std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"});
+  CHECK(d.class_names == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"});
   REQUIRE(d.feature_names.size() == 12);
   CHECK(d.feature_names.front() == "p0");
   CHECK(d.feature_names.back() == "p11");
@@ -151,12 +148,11 @@ TEST_CASE("broken IDX files are refused naming the file and the problem", "[data
   SECTION("an images file where labels are expected") {
     const auto path = dir.write("images", images_file(2, 2, 2));
     const auto message = error_of([&] { (void)read_idx_labels(path); });
-    CHECK_THAT(message, Contains(path) && Contains("0x00000803") && Contains("images file") &&
-                            Contains("expected 0x00000801"));
+    CHECK_THAT(message,
+               Contains(path) && Contains("0x00000803") && Contains("images file") && Contains("expected 0x00000801"));
   }
   SECTION("a wrong dimension count") {
-    const auto path =
-        dir.write("two_dims", idx_file(0x00000802, {2, 3}, std::vector<std::uint8_t>(6)));
+    const auto path = dir.write("two_dims", idx_file(0x00000802, {2, 3}, std::vector<std::uint8_t>(6)));
     const auto message = error_of([&] { (void)read_idx_images(path); });
     CHECK_THAT(message, Contains(path) && Contains("0x00000802") && Contains("2 dimensions") &&
                             Contains("wrong dimension count") && Contains("3 dimensions"));
@@ -172,49 +168,43 @@ TEST_CASE("broken IDX files are refused naming the file and the problem", "[data
     CHECK_THAT(message, Contains(path) && Contains("size 2 of 3 is 0"));
   }
   SECTION("sizes whose product overflows") {
-    const auto path =
-        dir.write("huge", idx_file(kIdxImagesMagic, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}));
+    const auto path = dir.write("huge", idx_file(kIdxImagesMagic, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}));
     const auto message = error_of([&] { (void)read_idx_images(path, 1); });
     CHECK_THAT(message, Contains(path) && Contains("overflow"));
   }
   SECTION("an empty file and a truncated header") {
     const auto empty = dir.write("empty.gz", "");
-    CHECK_THAT(error_of([&] { (void)read_idx_images(empty); }),
-               Contains(empty) && Contains("empty"));
+    CHECK_THAT(error_of([&] { (void)read_idx_images(empty); }), Contains(empty) && Contains("empty"));
     std::string cut = images_file(1, 2, 2).substr(0, 10);
     const auto header = dir.write("cut_header", cut);
-    CHECK_THAT(error_of([&] { (void)read_idx_images(header); }),
-               Contains(header) && Contains("truncated header"));
+    CHECK_THAT(error_of([&] { (void)read_idx_images(header); }), Contains(header) && Contains("truncated header"));
   }
   SECTION("a missing file") {
     const auto path = dir.path("absent-images-idx3-ubyte");
-    CHECK_THAT(error_of([&] { (void)read_idx_images(path); }),
-               Contains(path) && Contains("cannot open"));
+    CHECK_THAT(error_of([&] { (void)read_idx_images(path); }), Contains(path) && Contains("cannot open"));
   }
   SECTION("truncated data, plain: found from the size even when reading a prefix") {
     const std::string whole = images_file(5, 3, 4);  // 16 + 60 bytes
     const auto path = dir.write("short", whole.substr(0, 16 + 30));
     for (const std::int64_t max_count : {0, 1}) {
       const auto message = error_of([&] { (void)read_idx_images(path, max_count); });
-      CHECK_THAT(message, Contains(path) && Contains("truncated data") &&
-                              Contains("5 images of 3x4") && Contains("60 bytes") &&
-                              Contains("30 bytes (2 images)"));
+      CHECK_THAT(message, Contains(path) && Contains("truncated data") && Contains("5 images of 3x4") &&
+                              Contains("60 bytes") && Contains("30 bytes (2 images)"));
     }
   }
   SECTION("truncated data, gzip: found when the read falls short") {
     const std::string whole = images_file(5, 3, 4);
     const auto path = dir.write("short.gz", whole.substr(0, 16 + 30));
     const auto message = error_of([&] { (void)read_idx_images(path); });
-    CHECK_THAT(message, Contains(path) && Contains("truncated data") &&
-                            Contains("expected 60 bytes") && Contains("read 30 bytes (2 images)"));
+    CHECK_THAT(message, Contains(path) && Contains("truncated data") && Contains("expected 60 bytes") &&
+                            Contains("read 30 bytes (2 images)"));
     // A prefix within the data is read without error: a gzip file's length is unknown.
     CHECK(read_idx_images(path, 2).count == 2);
     // A header declaring far more than the file holds fails as truncated, not as an allocation.
-    const auto liar = dir.write(
-        "liar.gz", idx_file(kIdxImagesMagic, {0x7FFFFFFF, 1000, 1000}, test_pixels(1, 1000, 1000)));
-    CHECK_THAT(
-        error_of([&] { (void)read_idx_images(liar); }),
-        Contains(liar) && Contains("truncated data") && Contains("read 1000000 bytes (1 images)"));
+    const auto liar =
+        dir.write("liar.gz", idx_file(kIdxImagesMagic, {0x7FFFFFFF, 1000, 1000}, test_pixels(1, 1000, 1000)));
+    CHECK_THAT(error_of([&] { (void)read_idx_images(liar); }),
+               Contains(liar) && Contains("truncated data") && Contains("read 1000000 bytes (1 images)"));
   }
   SECTION("a gzip stream cut short") {
     std::mt19937 bits(7);  // fixed seed: incompressible pixels, so the cut is inside the data
@@ -228,8 +218,7 @@ TEST_CASE("broken IDX files are refused naming the file and the problem", "[data
     // Only the 8-byte trailer missing: all data decodes, but the file is still incomplete.
     const auto trailer = dir.write("trailer.gz", labels_file({1, 2, 3}));
     fs::resize_file(trailer, fs::file_size(trailer) - 8);
-    CHECK_THAT(error_of([&] { (void)read_idx_labels(trailer); }),
-               Contains(trailer) && Contains("truncated gzip file"));
+    CHECK_THAT(error_of([&] { (void)read_idx_labels(trailer); }), Contains(trailer) && Contains("truncated gzip file"));
   }
   SECTION("extra bytes after the data, plain and gzip") {
     for (const std::string name : {"long", "long.gz"}) {
@@ -240,8 +229,7 @@ TEST_CASE("broken IDX files are refused naming the file and the problem", "[data
   }
   SECTION("a negative max_count") {
     const auto path = dir.write("ok", labels_file({1}));
-    CHECK_THAT(error_of([&] { (void)read_idx_labels(path, -1); }),
-               Contains(path) && Contains("max_count = -1"));
+    CHECK_THAT(error_of([&] { (void)read_idx_labels(path, -1); }), Contains(path) && Contains("max_count = -1"));
   }
 }
 
@@ -259,18 +247,15 @@ TEST_CASE("load_idx_directory refuses mismatched or missing files", "[data][idx]
     const auto labels = dir.write("t10k-labels-idx1-ubyte", labels_file({1, 2, 3, 4}));
     // Also when only a prefix is read: the headers disagree.
     for (const std::int64_t max_count : {0, 2}) {
-      const auto message =
-          error_of([&] { (void)load_idx_directory(dir.str(), "t10k", max_count); });
-      CHECK_THAT(message, Contains(images) && Contains(labels) && Contains("5 images") &&
-                              Contains("4 labels"));
+      const auto message = error_of([&] { (void)load_idx_directory(dir.str(), "t10k", max_count); });
+      CHECK_THAT(message, Contains(images) && Contains(labels) && Contains("5 images") && Contains("4 labels"));
     }
   }
   SECTION("a file missing from the directory") {
     (void)dir.write("t10k-images-idx3-ubyte.gz", images_file(5, 2, 2));
     const auto message = error_of([&] { (void)load_idx_directory(dir.str(), "t10k", 0); });
     CHECK_THAT(message, Contains(dir.path("t10k-labels-idx1-ubyte")) &&
-                            Contains(dir.path("t10k-labels-idx1-ubyte.gz")) &&
-                            Contains("looked for"));
+                            Contains(dir.path("t10k-labels-idx1-ubyte.gz")) && Contains("looked for"));
   }
   SECTION("no such directory") {
     const auto missing = dir.path("nowhere");
@@ -279,8 +264,7 @@ TEST_CASE("load_idx_directory refuses mismatched or missing files", "[data][idx]
   }
 }
 
-TEST_CASE("Fashion-MNIST t10k reads as 28x28 images with labels 0..9 (when installed)",
-          "[data][idx]") {
+TEST_CASE("Fashion-MNIST t10k reads as 28x28 images with labels 0..9 (when installed)", "[data][idx]") {
   const std::string dir = "/usr/share/datasets/fashion-mnist";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {

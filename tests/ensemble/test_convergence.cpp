@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "simmer/ensemble/convergence.hpp"
 #include "simmer/core/rng.hpp"
+#include "simmer/ensemble/convergence.hpp"
 
 using namespace simmer::ensemble;
 
@@ -17,8 +17,7 @@ Chains normal_chains(std::size_t chains, std::size_t draws, std::uint64_t seed,
   simmer::Rng rng(seed);
   Chains out(chains);
   for (std::size_t c = 0; c < chains; ++c) {
-    for (std::size_t d = 0; d < draws; ++d)
-      out[c].push_back((offsets.empty() ? 0.0 : offsets[c]) + rng.normal());
+    for (std::size_t d = 0; d < draws; ++d) out[c].push_back((offsets.empty() ? 0.0 : offsets[c]) + rng.normal());
   }
   return out;
 }
@@ -49,10 +48,9 @@ TEST_CASE("split-R̂ and ESS of a case worked by hand", "[diagnostics]") {
 TEST_CASE("ESS follows ArviZ's estimator through the monotone correction", "[diagnostics]") {
   // Reference: ArviZ's _ess/_rhat on _split_chains transcribed to numpy (direct autocovariances
   // instead of the FFT). Here the pair (ρ̂4, ρ̂5) exceeds (ρ̂2, ρ̂3) and is cut down to it.
-  const Chains c{{-1.1, 1.6, 0.4,  0.8,  0.7,  -2.1, 0.6, -0.1, -0.0, 0.1,
-                  -1.5, 0.4, -1.3, -1.6, -1.6, -0.5, 0.1, -0.9, -1.5, 1.4},
-                 {-0.8, 1.3,  0.1,  -0.4, -0.5, 0.8, 1.6,  0.3, 0.9,  2.4,
-                  0.1,  -0.7, -1.0, -0.8, 0.2,  0.1, -0.6, 1.3, -1.9, -0.7}};
+  const Chains c{
+      {-1.1, 1.6, 0.4, 0.8, 0.7, -2.1, 0.6, -0.1, -0.0, 0.1, -1.5, 0.4, -1.3, -1.6, -1.6, -0.5, 0.1, -0.9, -1.5, 1.4},
+      {-0.8, 1.3, 0.1, -0.4, -0.5, 0.8, 1.6, 0.3, 0.9, 2.4, 0.1, -0.7, -1.0, -0.8, 0.2, 0.1, -0.6, 1.3, -1.9, -0.7}};
   CHECK(effective_sample_size(c) == Approx(16.55676657496865).epsilon(1e-12));
   CHECK(split_rhat(c) == Approx(1.102809289117863).epsilon(1e-12));
 }
@@ -98,8 +96,7 @@ TEST_CASE("diagnostics need 2 chains of 4 draws; NaN rows are dropped", "[diagno
   CHECK(effective_sample_size({{1, 1, 1, 1}, {1, 1, 1, 1}}) == 8.0);
   CHECK(std::isnan(split_rhat({{1, 1, 1, 1}, {1, 1, 1, 1}})));
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Chains usable =
-      usable_chains({{1, 2, 3, 4, 5, nan}, {2, 3, 4, 5, nan, nan}, {1, nan, nan, nan, nan, nan}});
+  const Chains usable = usable_chains({{1, 2, 3, 4, 5, nan}, {2, 3, 4, 5, nan, nan}, {1, nan, nan, nan, nan, nan}});
   REQUIRE(usable.size() == 2);
   CHECK(usable[0] == std::vector<double>{1, 2, 3, 4});
   CHECK(usable[1] == std::vector<double>{2, 3, 4, 5});

@@ -29,10 +29,10 @@ TEST_CASE("softmax probabilities, and the two columns of a single logit", "[unce
 
 TEST_CASE("classification scores: NLL, Brier, ECE and the worst row", "[uncertainty]") {
   Matrix p(4, 2);
-  p << 0.9, 0.1,   // y = 0, right, confident
-      0.6, 0.4,    // y = 1, wrong
-      0.2, 0.8,    // y = 1, right
-      1.0, 0.0;    // y = 1, wrong with probability 0 for the truth
+  p << 0.9, 0.1,  // y = 0, right, confident
+      0.6, 0.4,   // y = 1, wrong
+      0.2, 0.8,   // y = 1, right
+      1.0, 0.0;   // y = 1, wrong with probability 0 for the truth
   const std::vector<std::int64_t> y{0, 1, 1, 1};
   const SetScores s = score_probabilities(view(p), y);
   CHECK(s.metric == Approx(0.5));

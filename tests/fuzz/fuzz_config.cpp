@@ -69,8 +69,7 @@ void fuzz_command_line(std::string_view text) {
   for (const std::string& w : words) argv.push_back(w.c_str());
   argv.push_back(nullptr);
   try {
-    const simmer::cli::Invocation inv =
-        simmer::cli::parse_command_line(static_cast<int>(words.size()), argv.data());
+    const simmer::cli::Invocation inv = simmer::cli::parse_command_line(static_cast<int>(words.size()), argv.data());
     if (inv.help) return;
     validate(inv.config);
   } catch (const simmer::Error&) {

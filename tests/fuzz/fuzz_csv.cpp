@@ -31,9 +31,7 @@ using simmer::data::Task;
 /// One scratch file per process (libFuzzer's -fork/-jobs run several), removed at exit.
 class ScratchFile {
  public:
-  ScratchFile()
-      : path_(fs::temp_directory_path() /
-              ("simmer_fuzz_csv_" + std::to_string(::getpid()) + ".csv")) {}
+  ScratchFile() : path_(fs::temp_directory_path() / ("simmer_fuzz_csv_" + std::to_string(::getpid()) + ".csv")) {}
   ~ScratchFile() {
     std::error_code ignored;
     fs::remove(path_, ignored);
@@ -53,8 +51,7 @@ class ScratchFile {
   fs::path path_;
 };
 
-CsvSpec make_spec(std::vector<std::string> features, std::string target, Task task,
-                  char delimiter = ',') {
+CsvSpec make_spec(std::vector<std::string> features, std::string target, Task task, char delimiter = ',') {
   CsvSpec spec;
   spec.features = std::move(features);
   spec.target = std::move(target);
@@ -76,13 +73,12 @@ const std::vector<CsvSpec>& specs() {
 
 /// The reader's promises about a Dataset it returns; a broken one is a bug, not a refusal.
 void check_dataset(const simmer::data::Dataset& d, const CsvSpec& spec) {
-  const bool ok_shape = d.rows() > 0 && d.features() == static_cast<simmer::Index>(spec.features.size()) &&
-                        d.y.rows() == d.rows();
+  const bool ok_shape =
+      d.rows() > 0 && d.features() == static_cast<simmer::Index>(spec.features.size()) && d.y.rows() == d.rows();
   if (!ok_shape || !d.x.allFinite() || !d.y.allFinite()) std::abort();
   if (spec.task == Task::classification) {
     const auto classes = static_cast<std::int64_t>(d.class_names.size());
-    if (classes < 2 || d.outputs() != classes ||
-        d.labels.size() != static_cast<std::size_t>(d.rows())) {
+    if (classes < 2 || d.outputs() != classes || d.labels.size() != static_cast<std::size_t>(d.rows())) {
       std::abort();
     }
     for (const std::int64_t label : d.labels) {

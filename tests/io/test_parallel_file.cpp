@@ -2,8 +2,8 @@
 // dataset in a collective transfer, rank 0 writes replicated data; read back serially, every
 // value is where it belongs and HDF5 reports every transfer as collective.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <mpi.h>
+#include <catch2/catch.hpp>
 
 #include <unistd.h>
 
@@ -31,7 +31,8 @@ TEST_CASE("collective row writes from every rank land in their chains' rows", "[
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // One path for all ranks: rank 0's choice, broadcast.
-  std::string path = (std::filesystem::temp_directory_path() / ("simmer_test_pfile_" + std::to_string(::getpid()) + ".h5")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("simmer_test_pfile_" + std::to_string(::getpid()) + ".h5")).string();
   int length = static_cast<int>(path.size());
   MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
   path.resize(static_cast<std::size_t>(length));

@@ -80,13 +80,11 @@ LayerGradientError layer_gradient_error(Layer& layer, Index rows, Rng& rng, doub
   LayerGradientError worst;
   for (Index i = 0; i < params.size(); ++i) {
     const double n = numeric(params(i));
-    worst.parameters =
-        std::max(worst.parameters, std::abs(analytic_params(i) - n) / std::max(1.0, std::abs(n)));
+    worst.parameters = std::max(worst.parameters, std::abs(analytic_params(i) - n) / std::max(1.0, std::abs(n)));
   }
   for (Index i = 0; i < x.size(); ++i) {
     const double n = numeric(x.data()[i]);
-    worst.inputs =
-        std::max(worst.inputs, std::abs(grad_in.data()[i] - n) / std::max(1.0, std::abs(n)));
+    worst.inputs = std::max(worst.inputs, std::abs(grad_in.data()[i] - n) / std::max(1.0, std::abs(n)));
   }
   return worst;
 }
@@ -94,13 +92,12 @@ LayerGradientError layer_gradient_error(Layer& layer, Index rows, Rng& rng, doub
 /// im2col budget of `images` images for `conv`, so a batch is split into several chunks.
 Index bytes_for_images(const Conv2D& conv, Index images) {
   const Index patch = conv.parameter_count() / conv.filters() - 1;  // kh·kw·in_channels
-  return images * conv.out_height() * conv.out_width() * (patch + 1) *
-         static_cast<Index>(sizeof(double));
+  return images * conv.out_height() * conv.out_width() * (patch + 1) * static_cast<Index>(sizeof(double));
 }
 
 /// out[n][oy][ox][f] = b[f] + Σ in[n][oy - pad + ky][ox - pad + kx][c] K[ky][kx][c][f].
-Matrix naive_conv(const Matrix& x, const Vector& params, Index height, Index width,
-                  Index channels, Index filters, Index kernel, Padding padding) {
+Matrix naive_conv(const Matrix& x, const Vector& params, Index height, Index width, Index channels, Index filters,
+                  Index kernel, Padding padding) {
   const Index pad = padding == Padding::same ? (kernel - 1) / 2 : 0;
   const Index oh = padding == Padding::same ? height : height - kernel + 1;
   const Index ow = padding == Padding::same ? width : width - kernel + 1;
@@ -117,8 +114,7 @@ Matrix naive_conv(const Matrix& x, const Vector& params, Index height, Index wid
               const Index iy = oy - pad + ky, ix = ox - pad + kx;
               if (iy < 0 || iy >= height || ix < 0 || ix >= width) continue;
               for (Index c = 0; c < channels; ++c) {
-                sum += x(n, (iy * width + ix) * channels + c) *
-                       k[((ky * kernel + kx) * channels + c) * filters + f];
+                sum += x(n, (iy * width + ix) * channels + c) * k[((ky * kernel + kx) * channels + c) * filters + f];
               }
             }
           }
@@ -158,15 +154,14 @@ TEST_CASE("conv2d: forward equals a direct convolution loop, in chunks", "[conv]
   // 4 filters: GEMM written channel-major, then transposed; 8: written HWC directly.
   const auto filters = GENERATE(Index{4}, Index{8});
   const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
-  INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels
-                  << ", kernel " << kernel << ", filters " << filters << ", "
-                  << to_string(algorithm) << ", seed 17");
+  INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels << ", kernel " << kernel
+                  << ", filters " << filters << ", " << to_string(algorithm) << ", seed 17");
   Rng rng(17);
   const Index height = 6, width = 7, rows = 5;
   Conv2D conv(height, width, channels, filters, kernel, padding, algorithm);
   REQUIRE(conv.algorithm() == algorithm);
   conv.set_column_bytes(bytes_for_images(conv, 2));  // im2col: chunks of 2, 2, 1 images
-  REQUIRE(conv.chunk_images() == 2);  // (direct works image by image)
+  REQUIRE(conv.chunk_images() == 2);                 // (direct works image by image)
   Bound bound = bind_random(conv, rows, rng);
   const Vector& params = bound.params;
   const Matrix x = random_matrix(rows, conv.input_size(), rng);
@@ -181,8 +176,8 @@ TEST_CASE("conv2d: parameter and input gradients match finite differences", "[co
   const auto channels = GENERATE(Index{1}, Index{3});
   const auto filters = GENERATE(Index{3}, Index{8});
   const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
-  INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels
-                  << ", filters " << filters << ", " << to_string(algorithm) << ", seed 23");
+  INFO("padding " << (padding == Padding::same ? "same" : "valid") << ", channels " << channels << ", filters "
+                  << filters << ", " << to_string(algorithm) << ", seed 23");
   Rng rng(23);
   Conv2D conv(6, 7, channels, filters, 5, padding, algorithm);
   conv.set_column_bytes(bytes_for_images(conv, 2));  // batch of 3: chunks of 2 and 1
@@ -192,16 +187,13 @@ TEST_CASE("conv2d: parameter and input gradients match finite differences", "[co
   CHECK(error.inputs < 1e-7);
 }
 
-TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel sizes",
-          "[conv]") {
+TEST_CASE("conv2d direct: rows of several register blocks, filter groups, kernel sizes", "[conv]") {
   // Width 37: 5 packets of 8 per row (AVX-512), two register blocks; 13 filters: groups of
   // 6, 6 and 1 in the forward correlation, of 2-4 (by kernel size) in the kernel gradient;
   // kernels 1 to 7.
-  const auto kernel =
-      GENERATE(Index{1}, Index{2}, Index{3}, Index{4}, Index{5}, Index{6}, Index{7});
+  const auto kernel = GENERATE(Index{1}, Index{2}, Index{3}, Index{4}, Index{5}, Index{6}, Index{7});
   const auto padding = GENERATE(Padding::valid, Padding::same);
-  INFO("kernel " << kernel << ", padding " << (padding == Padding::same ? "same" : "valid")
-                 << ", seed 29");
+  INFO("kernel " << kernel << ", padding " << (padding == Padding::same ? "same" : "valid") << ", seed 29");
   Rng rng(29);
   const Index height = 8, width = 37, channels = 2, filters = 13;
   Conv2D conv(height, width, channels, filters, kernel, padding, ConvAlgorithm::direct);
@@ -310,10 +302,8 @@ TEST_CASE("pool2d: forward, floors odd sizes, gradients match finite differences
               best = std::max(best, v);
             }
           }
-          const double expected =
-              pool == PoolKind::max ? best : sum / static_cast<double>(size * size);
-          worst = std::max(worst,
-                           std::abs(y(n, (oy * layer.out_width() + ox) * 3 + c) - expected));
+          const double expected = pool == PoolKind::max ? best : sum / static_cast<double>(size * size);
+          worst = std::max(worst, std::abs(y(n, (oy * layer.out_width() + ox) * 3 + c) - expected));
         }
       }
     }
@@ -352,20 +342,19 @@ TEST_CASE("flatten: identity with the gradient passed through", "[conv]") {
 }
 
 TEST_CASE("conv block: equals conv2d, activation and pool2d as three layers", "[conv]") {
-  const auto activation = GENERATE(Activation::relu, Activation::tanh, Activation::elu,
-                                   Activation::sigmoid, Activation::linear);
+  const auto activation =
+      GENERATE(Activation::relu, Activation::tanh, Activation::elu, Activation::sigmoid, Activation::linear);
   const auto pooling = GENERATE(PoolKind::max, PoolKind::average);
   const auto algorithm = GENERATE(ConvAlgorithm::im2col, ConvAlgorithm::direct);
   // 3×3 same: 9×11 maps; 4×4 valid: 6×8 maps. Pools of 2 and 3 (floors 9 and 11).
   const auto kernel = GENERATE(Index{3}, Index{4});
   const auto pool_size = GENERATE(Index{2}, Index{3});
   const Padding padding = kernel == 3 ? Padding::same : Padding::valid;
-  INFO(to_string(activation) << ", " << to_string(pooling) << ", " << to_string(algorithm)
-                             << ", kernel " << kernel << ", pool " << pool_size << ", seed 37");
+  INFO(to_string(activation) << ", " << to_string(pooling) << ", " << to_string(algorithm) << ", kernel " << kernel
+                             << ", pool " << pool_size << ", seed 37");
   Rng rng(37);
   const Index height = 9, width = 11, channels = 2, filters = 5, rows = 5;
-  ConvBlock block(height, width, channels, filters, kernel, padding, activation, pooling,
-                  pool_size, algorithm);
+  ConvBlock block(height, width, channels, filters, kernel, padding, activation, pooling, pool_size, algorithm);
   block.set_chunk_images(2);  // chunks of 2, 2, 1
   Conv2D conv(height, width, channels, filters, kernel, padding, algorithm);
   ActivationLayer act(activation, conv.output_size());
@@ -394,8 +383,7 @@ TEST_CASE("conv block: equals conv2d, activation and pool2d as three layers", "[
   Matrix g = r, grad_in(rows, conv.input_size());
   BatchView grad_in_view = batch(grad_in);
   block.backward(view(x), view(out), batch(g), &grad_in_view);
-  Matrix g3 = r, da(rows, conv.output_size()), dz(rows, conv.output_size()),
-         expected_in(rows, conv.input_size());
+  Matrix g3 = r, da(rows, conv.output_size()), dz(rows, conv.output_size()), expected_in(rows, conv.input_size());
   BatchView da_view = batch(da), dz_view = batch(dz), in_view = batch(expected_in);
   pool.backward(view(a), view(expected), batch(g3), &da_view);
   act.backward(view(z), view(a), batch(da), &dz_view);
@@ -443,8 +431,7 @@ TEST_CASE("lenet5: shapes and parameter count of the classic 28x28 net", "[conv]
   CHECK(build_network(spec).layers().back()->kind() == "sigmoid");
   spec.input_shape = {28, 28};
   CHECK_THROWS_WITH(build_network(spec), Catch::Contains("input shape"));
-  CHECK_THROWS_WITH(build_lenet5(8, 28, 1, 10, Activation::tanh, PoolKind::max),
-                    Catch::Contains("12x12"));
+  CHECK_THROWS_WITH(build_lenet5(8, 28, 1, 10, Activation::tanh, PoolKind::max), Catch::Contains("12x12"));
   CHECK(is_image_architecture("lenet5"));
   CHECK_FALSE(is_image_architecture("2-3"));
 }
@@ -495,10 +482,10 @@ TEST_CASE("two-conv net on 3-channel images: input gradients chain through", "[c
 TEST_CASE("gemm with a workspace is bit-identical to Eigen's product", "[conv]") {
   // Shapes through each of Eigen's paths: coefficient-based (tiny), GEMV (one row or column)
   // and blocked GEMM (dense layers, the convolution's three products), with transposed operands.
-  const auto shape = GENERATE(std::vector<Index>{3, 4, 5}, std::vector<Index>{1, 50, 30},
-                              std::vector<Index>{50, 1, 30}, std::vector<Index>{64, 120, 400},
-                              std::vector<Index>{400, 120, 64}, std::vector<Index>{784, 6, 26},
-                              std::vector<Index>{26, 6, 784}, std::vector<Index>{300, 150, 16});
+  const auto shape =
+      GENERATE(std::vector<Index>{3, 4, 5}, std::vector<Index>{1, 50, 30}, std::vector<Index>{50, 1, 30},
+               std::vector<Index>{64, 120, 400}, std::vector<Index>{400, 120, 64}, std::vector<Index>{784, 6, 26},
+               std::vector<Index>{26, 6, 784}, std::vector<Index>{300, 150, 16});
   const Index m = shape[0], n = shape[1], k = shape[2];
   INFO("m " << m << ", n " << n << ", k " << k << ", seed 51");
   Rng rng(51);
@@ -523,8 +510,7 @@ TEST_CASE("gemm with a workspace is bit-identical to Eigen's product", "[conv]")
   // Strided destination: the first n columns of an m × (n + 1) matrix (the coefficient-based
   // path may round differently there than into a contiguous one).
   Matrix wide = Matrix::Zero(m, n + 1);
-  gemm(m, n, k, {a.data(), k, true}, {b.data(), n, true}, {wide.data(), n + 1, true}, false,
-       workspace);
+  gemm(m, n, k, {a.data(), k, true}, {b.data(), n, true}, {wide.data(), n + 1, true}, false, workspace);
   Matrix plain = Matrix::Zero(m, n);
   batch(plain).noalias() = view(a) * view(b);
   CHECK((wide.leftCols(n) - plain).cwiseAbs().maxCoeff() < 1e-12);

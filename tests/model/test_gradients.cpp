@@ -28,8 +28,8 @@ Matrix one_hot_like(Index rows, Index classes, Rng& rng) {
 }  // namespace
 
 TEST_CASE("dense + activation layers: parameter gradient matches finite differences", "[gradient]") {
-  const auto act = GENERATE(Activation::linear, Activation::tanh, Activation::relu, Activation::elu,
-                            Activation::sigmoid);
+  const auto act =
+      GENERATE(Activation::linear, Activation::tanh, Activation::relu, Activation::elu, Activation::sigmoid);
   INFO("activation " << to_string(act) << ", seed 11");
   Rng rng(11);
   Network net = build_network({"3-7-5-2", act, Activation::linear});

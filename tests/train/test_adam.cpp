@@ -38,8 +38,7 @@ TEST_CASE("Adam's first step has size lr in every coordinate (bias correction)",
   // Keras form: m = 0.1 g, v = 0.001 g², α = lr √0.001 / 0.1, step = α m / (√v + ε):
   // ≈ lr·sign(g), slightly less where |g| is not large against ε.
   for (Index i = 0; i < 3; ++i) {
-    const double expected =
-        -0.002 * std::sqrt(0.001) / 0.1 * (0.1 * g(i)) / (std::sqrt(0.001) * std::abs(g(i)) + 1e-7);
+    const double expected = -0.002 * std::sqrt(0.001) / 0.1 * (0.1 * g(i)) / (std::sqrt(0.001) * std::abs(g(i)) + 1e-7);
     CHECK(x(i) == Approx(expected).epsilon(1e-12));
   }
   CHECK(x(1) == Approx(0.0019993677).epsilon(1e-7));

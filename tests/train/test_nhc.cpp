@@ -41,8 +41,8 @@ struct RunStats {
 };
 
 /// Integrate for `time` time units after `equilibration` steps; averages over the rest.
-RunStats run_chain(Index n, double temperature, double h, int chain_length, double time,
-                   std::int64_t equilibration, std::uint64_t seed) {
+RunStats run_chain(Index n, double temperature, double h, int chain_length, double time, std::int64_t equilibration,
+                   std::uint64_t seed) {
   QuarticChain f(n);
   Rng rng(seed);
   Vector x(n);
@@ -66,8 +66,8 @@ RunStats run_chain(Index n, double temperature, double h, int chain_length, doub
     const double loss = f.evaluate_with_gradient(x, g);
     kin += nhc.kinetic_temperature(p);
     vir += x.dot(g) / static_cast<double>(n);
-    st.max_energy_deviation = std::max(
-        st.max_energy_deviation, std::abs(nhc.extended_energy(x, p, loss, temperature) - h0));
+    st.max_energy_deviation =
+        std::max(st.max_energy_deviation, std::abs(nhc.extended_energy(x, p, loss, temperature) - h0));
   }
   st.kinetic_temperature = kin / static_cast<double>(steps);
   st.virial_temperature = vir / static_cast<double>(steps);
@@ -98,9 +98,8 @@ TEST_CASE("H_ext is conserved and its error shrinks ~h² when h halves", "[nhc]"
   const RunStats coarse = run_chain(100, 0.5, 0.02, 3, 50.0, 0, 5);
   const RunStats fine = run_chain(100, 0.5, 0.01, 3, 50.0, 0, 5);
   const RunStats finer = run_chain(100, 0.5, 0.005, 3, 50.0, 0, 5);
-  INFO("max |H_ext - H_0|: h=0.02 " << coarse.max_energy_deviation << ", h=0.01 "
-                                    << fine.max_energy_deviation << ", h=0.005 "
-                                    << finer.max_energy_deviation);
+  INFO("max |H_ext - H_0|: h=0.02 " << coarse.max_energy_deviation << ", h=0.01 " << fine.max_energy_deviation
+                                    << ", h=0.005 " << finer.max_energy_deviation);
   // Relative to the scale of H_ext (N·T ≈ 50), the fluctuation is ~1e-3 at h = 0.01.
   CHECK(fine.max_energy_deviation < 2e-3 * 100 * 0.5);
   const double r1 = coarse.max_energy_deviation / fine.max_energy_deviation;
@@ -131,8 +130,7 @@ TEST_CASE("a state at rest at a stationary point never heats", "[nhc]") {
 TEST_CASE("same seed, same bits: two simmering trajectories are identical", "[nhc][determinism]") {
   const auto run = [] {
     Rng rng(31);
-    model::Network net = model::build_network({"2-8-8-3", model::Activation::tanh,
-                                               model::Activation::linear});
+    model::Network net = model::build_network({"2-8-8-3", model::Activation::tanh, model::Activation::linear});
     net.initialize(model::Init::glorot_normal, rng);
     Matrix x(20, 2), y = Matrix::Zero(20, 3);
     for (Index i = 0; i < 20; ++i) {

@@ -50,8 +50,8 @@ using namespace simmer;
 
 /// Heap allocations during `steps` simmering steps and `epochs` more Adam epochs on `f`, after a
 /// warm-up of 3 steps and `warm_epochs` epochs (thread-local scratch, first use).
-static long hot_loop_allocations(train::NetworkObjective& f, Index params, Rng& rng, int warm_epochs,
-                                 int steps, int epochs) {
+static long hot_loop_allocations(train::NetworkObjective& f, Index params, Rng& rng, int warm_epochs, int steps,
+                                 int epochs) {
   train::NhcOptions opt;
   opt.time_step = 1e-3;
   train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
@@ -73,14 +73,18 @@ static long hot_loop_allocations(train::NetworkObjective& f, Index params, Rng& 
 TEST_CASE("the allocation counter sees Eigen and std allocations", "[alloc]") {
   g_allocations = 0;
   g_counting = true;
-  { Vector v(1000); std::vector<double> w(10); v.setZero(); w[0] = v(0); }
+  {
+    Vector v(1000);
+    std::vector<double> w(10);
+    v.setZero();
+    w[0] = v(0);
+  }
   g_counting = false;
   CHECK(g_allocations.load() == 2);
 }
 
 TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
-  const auto loss = GENERATE(model::LossKind::sse, model::LossKind::mse, model::LossKind::cce,
-                             model::LossKind::bce);
+  const auto loss = GENERATE(model::LossKind::sse, model::LossKind::mse, model::LossKind::cce, model::LossKind::bce);
   INFO("loss " << model::to_string(loss) << ", seed 4");
   const Index outputs = loss == model::LossKind::bce ? 1 : 3;
   Rng rng(4);
@@ -108,8 +112,8 @@ TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
   INFO("loss " << model::to_string(loss) << ", seed 5");
   const Index outputs = loss == model::LossKind::bce ? 1 : 3;
   Rng rng(5);
-  model::Network net = model::build_network({"2-100-50-50-" + std::to_string(outputs),
-                                             model::Activation::tanh, model::Activation::linear});
+  model::Network net = model::build_network(
+      {"2-100-50-50-" + std::to_string(outputs), model::Activation::tanh, model::Activation::linear});
   net.initialize(model::Init::glorot_normal, rng);
   Matrix x(112, 2), y = Matrix::Zero(112, outputs);
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
@@ -143,8 +147,7 @@ TEST_CASE("LeNet-5's image layers allocate nothing in forward and backward", "[a
   const auto pooling = GENERATE(model::PoolKind::average, model::PoolKind::max);
   // relu: average pooling keeps a byte mask instead of the activations.
   const auto activation = GENERATE(model::Activation::tanh, model::Activation::relu);
-  INFO("pooling " << model::to_string(pooling) << ", " << model::to_string(activation)
-                  << ", seed 6");
+  INFO("pooling " << model::to_string(pooling) << ", " << model::to_string(activation) << ", seed 6");
   Rng rng(6);
   model::Network net = model::build_lenet5(28, 28, 1, 10, activation, pooling);
   net.initialize(model::Init::glorot_uniform, rng);

@@ -61,8 +61,8 @@ class WithPrior final : public Objective {
 };
 
 struct FlatRun {
-  double flat_variance = 0;     ///< time and coordinate average of x_j² over the flat j
-  double ballistic_ratio = 0;   ///< |x(end) − x(mid)| / path length over the second half
+  double flat_variance = 0;    ///< time and coordinate average of x_j² over the flat j
+  double ballistic_ratio = 0;  ///< |x(end) − x(mid)| / path length over the second half
   double flat_rms_mid = 0, flat_rms_end = 0;
   double kinetic_temperature = 0;
 };
@@ -124,8 +124,7 @@ TEST_CASE("the prior's force is the gradient of its energy (finite differences)"
   NhcOptions opt;
   opt.prior_precision = precision;
   const NoseHooverChain nhc(opt, n);
-  CHECK(nhc.prior_energy(x, temperature) ==
-        Approx(u.evaluate(x) - f.evaluate(x)).epsilon(1e-14));
+  CHECK(nhc.prior_energy(x, temperature) == Approx(u.evaluate(x) - f.evaluate(x)).epsilon(1e-14));
 }
 
 TEST_CASE("a step with the prior equals a step on L + T|x|^2/(2 sigma^2) written by hand", "[prior]") {
@@ -190,9 +189,10 @@ TEST_CASE("with the Gaussian prior, flat directions have variance sigma^2; witho
   // 8.9 time units); 3000 time units are ~340 periods. Langevin's per-velocity noise samples
   // the prior's N(0, σ²) there.
   const FlatRun langevin = run_flat(true, 1.0, 3000.0, 20000, 2026, Thermostat::langevin);
-  INFO("Langevin (gamma 1), seed 2026, N = 100 (50 flat), T = 0.5, sigma = 1, h = 0.01, 3e5 "
-       "steps after 2e4: flat variance " << langevin.flat_variance << ", T_kin "
-       << langevin.kinetic_temperature);
+  INFO(
+      "Langevin (gamma 1), seed 2026, N = 100 (50 flat), T = 0.5, sigma = 1, h = 0.01, 3e5 "
+      "steps after 2e4: flat variance "
+      << langevin.flat_variance << ", T_kin " << langevin.kinetic_temperature);
   CHECK(langevin.flat_variance == Approx(1.0).epsilon(0.03));
   CHECK(langevin.kinetic_temperature == Approx(0.5).epsilon(0.02));
   CHECK(langevin.ballistic_ratio < 0.2);  // diffusing in a confined region
@@ -201,15 +201,16 @@ TEST_CASE("with the Gaussian prior, flat directions have variance sigma^2; witho
   // directions (identical oscillators under the prior) are confined but not equilibrated
   // (measured here 0.47 instead of 1; docs/STATIONARITY.md). What it does guarantee: bounded.
   const FlatRun chain = run_flat(true, 1.0, 3000.0, 20000, 2026);
-  INFO("Nose-Hoover chain with the prior, same system: flat variance " << chain.flat_variance
-       << ", rms at the end " << chain.flat_rms_end);
+  INFO("Nose-Hoover chain with the prior, same system: flat variance " << chain.flat_variance << ", rms at the end "
+                                                                       << chain.flat_rms_end);
   CHECK(chain.flat_rms_end < 3.0);
   CHECK(chain.flat_variance < 3.0);
   CHECK(chain.ballistic_ratio < 0.2);
 
   const FlatRun without = run_flat(false, 1.0, 500.0, 0, 2026);
-  INFO("without the prior (seed 2026, 500 time units): flat rms " << without.flat_rms_mid << " -> "
-       << without.flat_rms_end << ", ballistic ratio of the second half " << without.ballistic_ratio);
+  INFO("without the prior (seed 2026, 500 time units): flat rms "
+       << without.flat_rms_mid << " -> " << without.flat_rms_end << ", ballistic ratio of the second half "
+       << without.ballistic_ratio);
   // Straight lines at the thermal speed: the flat coordinates' rms grows without bound.
   CHECK(without.flat_rms_end > 1.5 * without.flat_rms_mid);
   CHECK(without.flat_rms_end > 5.0);
@@ -255,8 +256,7 @@ TEST_CASE("Bayesian temperature of each loss", "[posterior]") {
   CHECK(std::isnan(bayes_temperature(LossKind::sse, 65, 1, 0.0)));  // noise unknown
   // and back: the noise sd a temperature stands for
   CHECK(noise_sd_at(LossKind::sse, 65, 1, 0.05) == Approx(std::sqrt(0.025)));
-  CHECK(noise_sd_at(LossKind::mse, 315, 1, bayes_temperature(LossKind::mse, 315, 1, 3.0)) ==
-        Approx(3.0));
+  CHECK(noise_sd_at(LossKind::mse, 315, 1, bayes_temperature(LossKind::mse, 315, 1, 3.0)) == Approx(3.0));
   CHECK(std::isnan(noise_sd_at(LossKind::cce, 112, 3, 0.1)));
 }
 
@@ -268,9 +268,9 @@ TEST_CASE("prior precisions: sigma everywhere, or sigma/sqrt(fan_in) for kernels
   CHECK((flat.array() == 4.0).all());
   CHECK(prior_rms(flat) == Approx(0.5));
   const Vector scaled = gaussian_prior_precision(net.layout(), n, 0.5, PriorScaling::fan_in);
-  CHECK((scaled.segment(0, 20).array() == 2.0 * 4.0).all());   // first kernel, fan_in 2
-  CHECK((scaled.segment(20, 10).array() == 4.0).all());        // its bias: sigma
-  CHECK((scaled.segment(30, 30).array() == 10.0 * 4.0).all()); // second kernel, fan_in 10
+  CHECK((scaled.segment(0, 20).array() == 2.0 * 4.0).all());    // first kernel, fan_in 2
+  CHECK((scaled.segment(20, 10).array() == 4.0).all());         // its bias: sigma
+  CHECK((scaled.segment(30, 30).array() == 10.0 * 4.0).all());  // second kernel, fan_in 10
   CHECK((scaled.segment(60, 3).array() == 4.0).all());
   CHECK_THROWS_WITH(gaussian_prior_precision(net.layout(), n, 0.0, PriorScaling::none),
                     Catch::Contains("gaussian_prior.sigma"));

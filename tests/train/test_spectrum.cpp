@@ -46,8 +46,8 @@ TEST_CASE("SLQ counts the eigenvalues above a threshold", "[spectrum]") {
   const SpectrumEstimate est = estimate_spectrum(f, x, 0.1, 60, 20, rng);
   INFO("seed 42: 15 of 300 eigenvalues in [1, 141], the rest below 0.01; 60 steps x 20 probes: "
        << est.count_above << " +- " << est.count_stderr << ", Ritz above " << est.ritz_above);
-  CHECK(x == before);  // the position is left unchanged
-  CHECK(est.ritz_above == 15);               // the top of the spectrum converges
+  CHECK(x == before);           // the position is left unchanged
+  CHECK(est.ritz_above == 15);  // the top of the spectrum converges
   CHECK(est.lambda_max == Approx(141.0).epsilon(1e-6));
   CHECK(std::abs(est.count_above - 15.0) < 4.0 * est.count_stderr + 1.0);
   CHECK(est.gradients == 2 * 60 * 20);

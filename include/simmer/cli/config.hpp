@@ -13,40 +13,41 @@
 namespace simmer::cli {
 
 struct DataConfig {
-  std::string source = "sine";          ///< csv | sine | idx | higgs | synthetic_higgs
-  std::string path;                     ///< csv, higgs: file; idx: directory (relative to the cwd)
-  std::vector<std::string> features;    ///< csv: feature column names
-  std::string target;                   ///< csv: target column name
-  std::string task = "regression";      ///< classification | regression
-  std::int64_t train = 65;              ///< training rows (0: use train_fraction)
-  std::int64_t test = 36;               ///< test rows (0 with train = 0: the rest)
-  double train_fraction = 0.0;          ///< used when train = 0
-  std::uint64_t split_seed = 1;         ///< the split (and the sine noise) shared by all trajectories
+  std::string source = "sine";        ///< csv | sine | idx | higgs | synthetic_higgs
+  std::string path;                   ///< csv, higgs: file; idx: directory (relative to the cwd)
+  std::vector<std::string> features;  ///< csv: feature column names
+  std::string target;                 ///< csv: target column name
+  std::string task = "regression";    ///< classification | regression
+  std::int64_t train = 65;            ///< training rows (0: use train_fraction)
+  std::int64_t test = 36;             ///< test rows (0 with train = 0: the rest)
+  double train_fraction = 0.0;        ///< used when train = 0
+  std::uint64_t split_seed = 1;       ///< the split (and the sine noise) shared by all trajectories
   std::int64_t sine_points = 101;
   double sine_noise = 0.1;
-  std::int64_t rows = 0;      ///< higgs: rows read from the file's start (0: all); synthetic_higgs: rows generated (0: train + test)
+  std::int64_t rows =
+      0;  ///< higgs: rows read from the file's start (0: all); synthetic_higgs: rows generated (0: train + test)
 };
 
 struct ModelConfig {
   std::string architecture = "1-20-20-1";  ///< widths "2-100-3", or "lenet5"
-  std::string pooling = "average";      ///< lenet5: average | max
+  std::string pooling = "average";         ///< lenet5: average | max
   std::string activation = "tanh";
   std::string output = "linear";
-  std::string loss = "sse";             ///< sse | mse | cce | bce
-  std::string init = "glorot_normal";   ///< glorot_normal | glorot_uniform | modified_glorot_normal
+  std::string loss = "sse";            ///< sse | mse | cce | bce
+  std::string init = "glorot_normal";  ///< glorot_normal | glorot_uniform | modified_glorot_normal
 };
 
 struct AdamConfig {
   std::int64_t epochs = 2000;
   double lr = 0.002;
-  std::int64_t batch = 0;               ///< 0: full batch
+  std::int64_t batch = 0;  ///< 0: full batch
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-7;
 };
 
 struct SimmerConfig {
-  std::string mode = "retrofit";        ///< retrofit | abinitio
+  std::string mode = "retrofit";  ///< retrofit | abinitio
   double time_step = 0.002;
   std::int64_t steps = 10000;
   double T_initial = 0.0;
@@ -55,23 +56,23 @@ struct SimmerConfig {
   std::int64_t every = 1000;
   int chain_length = 3;
   std::string thermostat = "nose_hoover";  ///< nose_hoover | langevin
-  double friction = 1.0;                ///< langevin: gamma (per time unit)
-  std::string masses;                   ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
-  double tau = 1.0;                     ///< masses = martyna: thermostat time scale (time units)
+  double friction = 1.0;                   ///< langevin: gamma (per time unit)
+  std::string masses;                      ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
+  double tau = 1.0;                        ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = 0.0;
-  std::string start_velocity = "auto";  ///< auto | adam | zero | thermal
-  double start_jitter = 0.0;            ///< relative random change of the start velocity (chaos check)
-  std::string prior = "none";           ///< none | gaussian
-  double prior_sigma = 1.0;             ///< gaussian prior standard deviation (parameter units)
-  std::string prior_scaling = "none";   ///< none | fan_in: weights get sigma / sqrt(fan_in)
-  std::string temperature_unit = "loss";  ///< loss | posterior: T values in units of T_Bayes
-  double noise_sd = 0.0;                ///< regression: Gaussian noise sd (target units; 0: unknown)
+  std::string start_velocity = "auto";     ///< auto | adam | zero | thermal
+  double start_jitter = 0.0;               ///< relative random change of the start velocity (chaos check)
+  std::string prior = "none";              ///< none | gaussian
+  double prior_sigma = 1.0;                ///< gaussian prior standard deviation (parameter units)
+  std::string prior_scaling = "none";      ///< none | fan_in: weights get sigma / sqrt(fan_in)
+  std::string temperature_unit = "loss";   ///< loss | posterior: T values in units of T_Bayes
+  double noise_sd = 0.0;                   ///< regression: Gaussian noise sd (target units; 0: unknown)
   std::string curvature_report = "start";  ///< start | start_end | off
-  int lanczos_steps = 40;               ///< curvature report: Lanczos steps per probe
-  int lanczos_probes = 3;               ///< curvature report: random probe vectors
-  std::string on_divergence = "stop";   ///< stop | warn: what a diverged trajectory does
+  int lanczos_steps = 40;                  ///< curvature report: Lanczos steps per probe
+  int lanczos_probes = 3;                  ///< curvature report: random probe vectors
+  std::string on_divergence = "stop";      ///< stop | warn: what a diverged trajectory does
   std::string stability_check = "refuse";  ///< refuse | warn | off: h against 2/sqrt(lambda_max)
-  std::int64_t health_every = 100;      ///< steps between a trajectory's health checks
+  std::int64_t health_every = 100;         ///< steps between a trajectory's health checks
 };
 
 struct EnsembleConfig {
@@ -92,10 +93,10 @@ struct RunConfig_ {
   std::int64_t gather_interval = 1000;  ///< steps between gathers to rank 0 (and archive writes)
   std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
   std::string output = "simmer_run.h5";
-  double progress_seconds = 10.0;       ///< min seconds between progress lines when not a tty
-  std::string progress = "auto";        ///< auto | bar | lines
+  double progress_seconds = 10.0;           ///< min seconds between progress lines when not a tty
+  std::string progress = "auto";            ///< auto | bar | lines
   std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
-  std::int64_t sync_every = 100;        ///< steps between the ranks' checks for a stop signal
+  std::int64_t sync_every = 100;            ///< steps between the ranks' checks for a stop signal
 };
 
 struct Config {
@@ -110,12 +111,12 @@ struct Config {
 /// What the command line asked for besides the configuration.
 struct Invocation {
   Config config;
-  std::string config_path;   ///< --config FILE (may be empty: defaults + overrides)
-  bool overwrite = false;    ///< --overwrite
-  bool estimate_only = false; ///< --estimate: print what the run needs, do not run
-  std::string resume_path;   ///< --resume ARCHIVE: continue that run from its last checkpoint
-  bool config_given = false; ///< a --config file or a --section.key override was given
-  bool help = false;         ///< --help was given: `help_text` holds the text to print
+  std::string config_path;     ///< --config FILE (may be empty: defaults + overrides)
+  bool overwrite = false;      ///< --overwrite
+  bool estimate_only = false;  ///< --estimate: print what the run needs, do not run
+  std::string resume_path;     ///< --resume ARCHIVE: continue that run from its last checkpoint
+  bool config_given = false;   ///< a --config file or a --section.key override was given
+  bool help = false;           ///< --help was given: `help_text` holds the text to print
   std::string help_text;
   std::string command_line;  ///< argv joined with spaces (for provenance)
 };

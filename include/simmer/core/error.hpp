@@ -19,7 +19,9 @@ class Error : public std::runtime_error {
 class FieldError : public Error {
  public:
   FieldError(std::string field, std::string value, std::string why)
-      : Error(field + " = '" + value + "': " + why), field_(std::move(field)), value_(std::move(value)),
+      : Error(field + " = '" + value + "': " + why),
+        field_(std::move(field)),
+        value_(std::move(value)),
         why_(std::move(why)) {}
   [[nodiscard]] const std::string& field() const { return field_; }
   [[nodiscard]] const std::string& value() const { return value_; }
@@ -30,8 +32,7 @@ class FieldError : public Error {
 };
 
 /// "key 'simmer.time_step' = '-1': must be > 0"
-[[nodiscard]] inline Error option_error(const std::string& key, const std::string& value,
-                                        const std::string& why) {
+[[nodiscard]] inline Error option_error(const std::string& key, const std::string& value, const std::string& why) {
   return Error("option '" + key + "' = '" + value + "': " + why);
 }
 

@@ -23,7 +23,7 @@ struct Dataset {
   std::vector<std::string> feature_names;
   std::vector<std::string> target_names;
   std::vector<std::string> class_names;  ///< classification: class index -> label text
-  std::vector<Index> image_shape;  ///< {height, width, channels} for image data, empty otherwise
+  std::vector<Index> image_shape;        ///< {height, width, channels} for image data, empty otherwise
   Task task = Task::regression;
 
   [[nodiscard]] Index rows() const { return x.rows(); }

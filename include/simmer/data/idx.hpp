@@ -56,7 +56,6 @@ std::vector<std::uint8_t> read_idx_labels(const std::string& path, std::int64_t 
 /// Errors besides those of the readers: a file not found (naming the paths looked for), image
 /// and label files with different counts in their headers (naming both files), a label
 /// outside 0..9 (naming the label file and the 0-based index).
-Dataset load_idx_directory(const std::string& dir, const std::string& part,
-                           std::int64_t max_count = 0);
+Dataset load_idx_directory(const std::string& dir, const std::string& part, std::int64_t max_count = 0);
 
 }  // namespace simmer::data

@@ -45,8 +45,8 @@ class VoteAccumulator {
   /// Add one member's logits [points][classes] (or [points][1] for a binary logit).
   void add(ConstBatchView scores);
   /// Add votes already counted elsewhere (same shape).
-  void add_votes(const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic,
-                                     Eigen::RowMajor>& votes, std::int64_t members);
+  void add_votes(const Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& votes,
+                 std::int64_t members);
   [[nodiscard]] std::int64_t members() const { return members_; }
   using Votes = Eigen::Matrix<std::int64_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   [[nodiscard]] const Votes& votes() const { return votes_; }

@@ -11,10 +11,10 @@
 namespace simmer::ensemble {
 
 struct SamplingOptions {
-  std::int64_t window = 1000;   ///< the last W steps of the run
-  std::int64_t stride = 1;      ///< every s-th step of the window (counted from its end)
-  std::int64_t count = 0;       ///< > 0: this many random steps of the window instead
-  double fraction = 0.0;        ///< > 0: round(fraction · W) random steps of the window instead
+  std::int64_t window = 1000;  ///< the last W steps of the run
+  std::int64_t stride = 1;     ///< every s-th step of the window (counted from its end)
+  std::int64_t count = 0;      ///< > 0: this many random steps of the window instead
+  double fraction = 0.0;       ///< > 0: round(fraction · W) random steps of the window instead
   /// Throws simmer::Error naming "ensemble.<key>" when inconsistent with `steps`.
   void validate(std::int64_t steps) const;
 };
@@ -24,7 +24,6 @@ std::int64_t member_count(std::int64_t steps, const SamplingOptions& opt);
 
 /// Sorted 0-based step indices (a step's sample is the state after that step). The random
 /// variants draw from `rng`; the others leave it untouched.
-std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt,
-                                              Rng& rng);
+std::vector<std::int64_t> select_sample_steps(std::int64_t steps, const SamplingOptions& opt, Rng& rng);
 
 }  // namespace simmer::ensemble

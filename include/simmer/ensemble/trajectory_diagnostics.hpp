@@ -30,13 +30,13 @@ struct ScoredSet {
 
 struct DiagnosticsSetup {
   bool classification = false;
-  Index outputs = 1;   ///< network outputs (1 for a binary logit)
-  Index classes = 0;   ///< classification: classes that vote (2 for a binary logit)
+  Index outputs = 1;  ///< network outputs (1 for a binary logit)
+  Index classes = 0;  ///< classification: classes that vote (2 for a binary logit)
   Index parameters = 0;
   std::int64_t window_first_step = 0;  ///< first step of the sampling window (0-based)
   std::int64_t window_steps = 1;
-  std::int64_t blocks = 5;   ///< the window in this many blocks of steps
-  double time_step = 0.0;    ///< h, for the path length
+  std::int64_t blocks = 5;  ///< the window in this many blocks of steps
+  double time_step = 0.0;   ///< h, for the path length
   ScoredSet train, test;
   /// Block of a step of the window (the last block takes the remainder).
   [[nodiscard]] std::int64_t block_of(std::int64_t step) const;
@@ -63,14 +63,14 @@ struct Position {
 
 struct TrajectorySummary {
   std::int64_t members = 0;
-  double distance = 0, path_length = 0;                 ///< whole simmering run
-  double window_distance = 0, window_path_length = 0;   ///< within the sampling window
+  double distance = 0, path_length = 0;                ///< whole simmering run
+  double window_distance = 0, window_path_length = 0;  ///< within the sampling window
   double rms_start = 0, rms_window_start = 0, rms_end = 0, max_abs_end = 0;
   std::vector<double> block_train_metric, block_test_metric;  ///< NaN for an empty block
   double member_train_median = 0, member_test_median = 0;
-  double member_test_q25 = 0, member_test_q75 = 0;      ///< spread of the members' test metric
-  double mean_member_loss = 0;                          ///< mean training loss of the members
-  double rhat = 0;   ///< largest split-R̂ over the member loss, rms and test metric series
+  double member_test_q25 = 0, member_test_q75 = 0;  ///< spread of the members' test metric
+  double mean_member_loss = 0;                      ///< mean training loss of the members
+  double rhat = 0;  ///< largest split-R̂ over the member loss, rms and test metric series
   Verdict verdict = Verdict::no_members;
   std::string reason;  ///< the numbers behind the verdict, one line
   [[nodiscard]] double ballistic_ratio() const;
@@ -82,8 +82,7 @@ void save_summary(ByteWriter& w, const TrajectorySummary& s);
 TrajectorySummary load_summary(ByteReader& r);
 
 /// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
-void judge(TrajectorySummary& s, double prior_rms, bool diverged,
-           const VerdictThresholds& t = VerdictThresholds{});
+void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t = VerdictThresholds{});
 
 /// The partial sums behind the pooled scores, per set (train, test): the members' mean class
 /// probabilities (classification) or coverage counts (regression), and each block's ensemble.

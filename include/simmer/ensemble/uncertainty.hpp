@@ -49,8 +49,7 @@ struct SetScores {
 
 /// Classification scores of probabilities [rows][classes] against labels; `metric` is the
 /// accuracy of arg max p (the ensemble's own vote accuracy is kept by the caller).
-SetScores score_probabilities(ConstBatchView probabilities, const std::vector<std::int64_t>& labels,
-                              int bins = 10);
+SetScores score_probabilities(ConstBatchView probabilities, const std::vector<std::int64_t>& labels, int bins = 10);
 
 /// Regression scores of a prediction with a per-value predictive variance (see the file comment).
 SetScores score_gaussian(ConstBatchView mean, ConstBatchView variance, ConstBatchView truth);

@@ -48,7 +48,6 @@ struct RowBlock {
   std::int64_t count = 0;
 };
 
-
 class ParallelFile {
  public:
   /// Collective. Creates (truncates) `path`. Throws simmer::Error naming the path.
@@ -76,10 +75,8 @@ class ParallelFile {
   void write_from_root(const std::string& path, const void* data, Type type);
 
   /// Collective. Creates and writes a dataset in one go (same data on all ranks; rank 0 writes).
-  void put(const std::string& path, const std::vector<double>& data,
-           const std::vector<std::int64_t>& dims);
-  void put(const std::string& path, const std::vector<std::int64_t>& data,
-           const std::vector<std::int64_t>& dims);
+  void put(const std::string& path, const std::vector<double>& data, const std::vector<std::int64_t>& dims);
+  void put(const std::string& path, const std::vector<std::int64_t>& data, const std::vector<std::int64_t>& dims);
   /// Fixed-length string array (parallel HDF5 cannot write variable-length data).
   void put_strings(const std::string& path, const std::vector<std::string>& values);
 
@@ -89,8 +86,7 @@ class ParallelFile {
   /// simmer::Error naming the dataset (before any rank transfers).
   void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const std::vector<double>& data);
   void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const std::vector<float>& data);
-  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
-                  const std::vector<std::int64_t>& data);
+  void write_rows(const std::string& path, const std::vector<RowBlock>& blocks, const std::vector<std::int64_t>& data);
 
   /// Collective attributes on an object (group or dataset path; "/" for the root).
   void attribute(const std::string& object, const std::string& name, const std::string& value);
@@ -128,7 +124,7 @@ class ParallelFile {
 /// /sample_stats/{chain,draw} (0-based indices) attached as dimension scales to
 /// /posterior/params [chain, draw, param] and to /sample_stats/<stat> [chain, draw] for each of
 /// `stats` (netCDF/xarray then name the dimensions). The datasets must exist.
-void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws,
-                            std::int64_t params, const std::vector<std::string>& stats);
+void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
+                            const std::vector<std::string>& stats);
 
 }  // namespace simmer::io

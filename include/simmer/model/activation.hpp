@@ -24,8 +24,7 @@ void activate(Activation a, const double* in, double* out, Index n);
 /// grad_in = grad_out ⊙ f'(x) on n values, from the output y = f(x) alone (the derivative of
 /// every activation here is a function of its output; relu: y > 0 exactly when x > 0).
 /// `grad_in` may be `grad_out`.
-void activation_gradient(Activation a, const double* y, const double* grad_out, double* grad_in,
-                         Index n);
+void activation_gradient(Activation a, const double* y, const double* grad_out, double* grad_in, Index n);
 
 class ActivationLayer final : public Layer {
  public:
@@ -35,8 +34,7 @@ class ActivationLayer final : public Layer {
   [[nodiscard]] Index output_size() const override { return size_; }
   [[nodiscard]] Activation activation() const { return activation_; }
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
  private:
   Activation activation_;

@@ -44,8 +44,7 @@ class Conv2D final : public Layer {
   /// window, stride 1. Throws simmer::Error naming a non-positive size or a kernel larger than a
   /// valid-padded image.
   Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel = 5,
-         Padding padding = Padding::valid,
-         ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+         Padding padding = Padding::valid, ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
   /// What `automatic` picks: direct when the kernel is at most direct::kMaxKernel, the output
   /// rows fill at least 3/4 of their SIMD packets and there are fewer than 8 filters (a GEMM
@@ -55,15 +54,12 @@ class Conv2D final : public Layer {
   /// and 164–176 ms with im2col; the second (14×14×6 → 16, valid, 10-wide rows, with the input
   /// gradient) 129–133 and 322–326 ms direct against 126–127 and 251–252 ms with im2col.
   /// Other shapes are not measured: pass the algorithm to override.
-  [[nodiscard]] static ConvAlgorithm choose_algorithm(Index out_width, Index in_channels,
-                                                      Index filters, Index kernel);
+  [[nodiscard]] static ConvAlgorithm choose_algorithm(Index out_width, Index in_channels, Index filters, Index kernel);
   [[nodiscard]] ConvAlgorithm algorithm() const { return algorithm_; }
 
   [[nodiscard]] std::string kind() const override { return "conv2d"; }
   [[nodiscard]] Index input_size() const override { return height_ * width_ * in_channels_; }
-  [[nodiscard]] Index output_size() const override {
-    return out_height_ * out_width_ * filters_;
-  }
+  [[nodiscard]] Index output_size() const override { return out_height_ * out_width_ * filters_; }
   [[nodiscard]] Index out_height() const { return out_height_; }
   [[nodiscard]] Index out_width() const { return out_width_; }
   [[nodiscard]] Index filters() const { return filters_; }
@@ -91,8 +87,7 @@ class Conv2D final : public Layer {
   /// image's planes.
   [[nodiscard]] Index scratch_values(Index rows) const override;
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
   /// The same passes on `count` consecutive images (rows of input_size() / output_size()
   /// values), for a layer that fuses the convolution with what follows it (ConvBlock):
@@ -125,7 +120,7 @@ class Conv2D final : public Layer {
   Index pad_top_ = 0, pad_left_ = 0;
   Index out_height_ = 0, out_width_ = 0;
   Index padded_height_ = 0, padded_width_ = 0;  ///< the image with its zero padding
-  Index patch_ = 0;  ///< kh·kw·in_channels, the GEMM depth without the bias column
+  Index patch_ = 0;                             ///< kh·kw·in_channels, the GEMM depth without the bias column
   /// The GEMM writes the output channel-major and a transpose makes it HWC when `filters` is
   /// not a multiple of the SIMD width (Eigen's kernel vectorises along the result's contiguous
   /// dimension: 6 filters run at under half the rate of 784 pixels).
@@ -144,17 +139,17 @@ class Conv2D final : public Layer {
   ConvAlgorithm algorithm_ = ConvAlgorithm::im2col;
   // The direct algorithm's per-image planes (rows padded to whole SIMD packets, zero outside
   // the image), sized in reserve():
-  Index in_stride_ = 0;     ///< in_planes_ row: ≥ round_up(out_width) + kernel − 1
-  Index out_stride_ = 0;    ///< out_planes_ row: round_up(out_width)
-  Index grad_column_ = 0;   ///< where dL/dout's image starts in a grad_planes_ row
-  Index grad_stride_ = 0;   ///< grad_planes_ row: ≥ grad_column_ + round_up(padded_width)
-  Index dpad_stride_ = 0;   ///< dpadded_planes_ row: round_up(padded_width)
-  Vector in_planes_;        ///< [in_channels][padded_height][in_stride_]
-  Vector out_planes_;       ///< [filters][out_height][out_stride_]
-  Vector grad_planes_;      ///< dL/dout, [filters][out_height + 2(kernel − 1)][grad_stride_],
-                            ///< the image at row kernel − 1, column grad_column_, zero around
-  Vector dpadded_planes_;   ///< dL/d(padded input), [in_channels][padded_height][dpad_stride_]
-  Vector flipped_;          ///< kernel rotated 180° with channels and filters swapped
+  Index in_stride_ = 0;    ///< in_planes_ row: ≥ round_up(out_width) + kernel − 1
+  Index out_stride_ = 0;   ///< out_planes_ row: round_up(out_width)
+  Index grad_column_ = 0;  ///< where dL/dout's image starts in a grad_planes_ row
+  Index grad_stride_ = 0;  ///< grad_planes_ row: ≥ grad_column_ + round_up(padded_width)
+  Index dpad_stride_ = 0;  ///< dpadded_planes_ row: round_up(padded_width)
+  Vector in_planes_;       ///< [in_channels][padded_height][in_stride_]
+  Vector out_planes_;      ///< [filters][out_height][out_stride_]
+  Vector grad_planes_;     ///< dL/dout, [filters][out_height + 2(kernel − 1)][grad_stride_],
+                           ///< the image at row kernel − 1, column grad_column_, zero around
+  Vector dpadded_planes_;  ///< dL/d(padded input), [in_channels][padded_height][dpad_stride_]
+  Vector flipped_;         ///< kernel rotated 180° with channels and filters swapped
 };
 
 }  // namespace simmer::model

@@ -34,8 +34,8 @@ class ConvBlock final : public Layer {
  public:
   /// Conv2D(height, width, in_channels, filters, kernel, padding, algorithm), then `activation`,
   /// then `pool` pooling of pool_size × pool_size windows. Throws as those layers do.
-  ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel,
-            Padding padding, Activation activation, PoolKind pool, Index pool_size = 2,
+  ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
+            Activation activation, PoolKind pool, Index pool_size = 2,
             ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
   /// "conv2d_<activation>_<max|average>_pool2d", e.g. "conv2d_relu_max_pool2d".
@@ -55,16 +55,13 @@ class ConvBlock final : public Layer {
 
   [[nodiscard]] std::vector<TensorSpec> tensors() const override { return conv_.tensors(); }
   void bind(const double* params, double* grads) override { conv_.bind(params, grads); }
-  void initialize(double* params, Init scheme, Rng& rng) const override {
-    conv_.initialize(params, scheme, rng);
-  }
+  void initialize(double* params, Init scheme, Rng& rng) const override { conv_.initialize(params, scheme, rng); }
   void reserve(Index rows) override;
   /// The convolution's scratch, two chunks of feature maps, and per image either the arg-maxes
   /// (max) or the activated feature maps (average).
   [[nodiscard]] Index scratch_values(Index rows) const override;
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
  private:
   enum class Kept { argmax, nothing, relu_mask, activations };
@@ -76,9 +73,9 @@ class ConvBlock final : public Layer {
   PoolShape pool_shape_;
   Index chunk_ = 1;
   Index capacity_ = 0;
-  Vector maps_;        ///< a chunk's feature maps z (forward) or dL/dz (backward)
-  Vector activated_;   ///< average pooling after tanh, elu, sigmoid: f(z), [rows][maps]
-  std::vector<std::int32_t> argmax_;  ///< max pooling: per pooled value, its window's arg-max
+  Vector maps_;                          ///< a chunk's feature maps z (forward) or dL/dz (backward)
+  Vector activated_;                     ///< average pooling after tanh, elu, sigmoid: f(z), [rows][maps]
+  std::vector<std::int32_t> argmax_;     ///< max pooling: per pooled value, its window's arg-max
   std::vector<std::uint8_t> relu_mask_;  ///< average pooling after relu: z > 0, [rows][maps]
 };
 

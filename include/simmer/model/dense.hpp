@@ -21,8 +21,7 @@ class Dense final : public Layer {
   /// 400 × 120 kernels on).
   void reserve(Index rows) override;
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
  private:
   using WeightMap = Eigen::Map<const Matrix>;

@@ -43,14 +43,14 @@ struct Planes {
 ///                in[i][y + ky][x + kx]
 /// for o < outputs, y < rows and x < round_up(cols). `init` may be null (zero). Reads `in` rows
 /// up to round_up(cols) + k − 1 values; out's lanes from cols on get whatever those inputs give.
-void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k,
-               ConstPlanes in, Planes out, Index rows, Index cols);
+void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k, ConstPlanes in, Planes out,
+               Index rows, Index cols);
 
 /// dw[((ky·k + kx)·inputs + i)·outputs + o] += Σ_{y < rows, x < round_up(cols)}
 ///     in[i][y + ky][x + kx] · g[o][y][x]
 /// for k ≤ kMaxKernel. g's lanes from cols to round_up(cols) must be zero (they are summed);
 /// `in` rows are read up to round_up(cols) + k − 1 values.
-void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k,
-                       Index rows, Index cols, double* dw);
+void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k, Index rows, Index cols,
+                       double* dw);
 
 }  // namespace simmer::model::direct

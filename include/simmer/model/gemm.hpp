@@ -35,14 +35,12 @@ class GemmWorkspace {
   void reserve(Index m, Index n, Index k, bool row_major_result = true);
   /// Values (doubles) the two buffers need for that product, without allocating: the packed
   /// left and right panels (Eigen's cache blocking; zero for the small products that need none).
-  [[nodiscard]] static std::pair<Index, Index> needed(Index m, Index n, Index k,
-                                                      bool row_major_result = true);
+  [[nodiscard]] static std::pair<Index, Index> needed(Index m, Index n, Index k, bool row_major_result = true);
   /// Values held now.
   [[nodiscard]] Index size() const { return block_a_.size() + block_b_.size(); }
 
  private:
-  friend void gemm(Index, Index, Index, GemmOperand, GemmOperand, GemmResult, bool,
-                   GemmWorkspace&);
+  friend void gemm(Index, Index, Index, GemmOperand, GemmOperand, GemmResult, bool, GemmWorkspace&);
   Vector block_a_;
   Vector block_b_;
 };

@@ -30,7 +30,6 @@ void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng
 /// convolution's kh·kw·in·filters weights with Keras's fans kh·kw·in and kh·kw·filters). The
 /// schemes are as above; modified_glorot_normal still cycles its fan_in segments by index. The
 /// overload above is this with count = fan_in · fan_out (same draws, same order).
-void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme,
-                  Rng& rng);
+void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng);
 
 }  // namespace simmer::model

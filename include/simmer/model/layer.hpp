@@ -21,8 +21,8 @@ enum class Init { glorot_normal, glorot_uniform, modified_glorot_normal };
 
 /// One named tensor of a layer's parameters, as stored in the flat vector.
 struct TensorSpec {
-  std::string name;           ///< e.g. "kernel" or "bias"
-  std::vector<Index> shape;   ///< row-major shape; the product is the size
+  std::string name;          ///< e.g. "kernel" or "bias"
+  std::vector<Index> shape;  ///< row-major shape; the product is the size
   [[nodiscard]] Index size() const;
 };
 
@@ -57,8 +57,7 @@ class Layer {
 
   /// Given in, out = f(in) and dL/dout, write this layer's parameter gradient (overwriting its
   /// gradient slice) and, when `grad_in` is non-null, dL/din into it. dL/dout may be modified.
-  virtual void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                        BatchView* grad_in) = 0;
+  virtual void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) = 0;
 };
 
 using LayerPtr = std::unique_ptr<Layer>;

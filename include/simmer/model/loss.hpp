@@ -10,10 +10,10 @@
 namespace simmer::model {
 
 enum class LossKind {
-  sse,   ///< Σ (p - t)² over all rows and outputs
-  mse,   ///< mean of (p - t)² over rows and outputs
-  cce,   ///< categorical cross-entropy of softmax(logits) vs one-hot targets, mean over rows
-  bce    ///< binary cross-entropy from logits vs 0/1 targets, mean over rows and outputs
+  sse,  ///< Σ (p - t)² over all rows and outputs
+  mse,  ///< mean of (p - t)² over rows and outputs
+  cce,  ///< categorical cross-entropy of softmax(logits) vs one-hot targets, mean over rows
+  bce   ///< binary cross-entropy from logits vs 0/1 targets, mean over rows and outputs
 };
 
 LossKind parse_loss(const std::string& name);
@@ -22,7 +22,6 @@ std::string to_string(LossKind k);
 /// Loss value, and its gradient with respect to the predictions written into `grad`
 /// (same shape as `pred`). Stable for large logits (log-sum-exp, softplus).
 double loss_value(LossKind k, ConstBatchView pred, ConstBatchView target);
-double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target,
-                               BatchView grad);
+double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target, BatchView grad);
 
 }  // namespace simmer::model

@@ -14,7 +14,7 @@ namespace simmer::model {
 
 /// Where one tensor lives in the flat parameter vector (what the archive's /model stores).
 struct TensorLayout {
-  std::string name;          ///< "layer<i>_<kind>/<tensor>", e.g. "layer0_dense/kernel"
+  std::string name;  ///< "layer<i>_<kind>/<tensor>", e.g. "layer0_dense/kernel"
   Index offset = 0;
   std::vector<Index> shape;
 };

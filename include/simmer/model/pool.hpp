@@ -27,13 +27,13 @@ struct PoolShape {
 /// Pool `images` consecutive images (rows of height·width·channels values into rows of
 /// out_height·out_width·channels): average, or max writing each output's arg-max offset within
 /// its image row to `arg` (max only; ignored for average).
-void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out,
-                  std::int32_t* arg, Index images);
+void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out, std::int32_t* arg,
+                  Index images);
 
 /// dL/din of `images` images from dL/dout and (max) the arg-maxes of pool_forward: every input
 /// value is written (zero outside the windows, and off the arg-max for max).
-void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out,
-                   const std::int32_t* arg, double* grad_in, Index images);
+void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out, const std::int32_t* arg,
+                   double* grad_in, Index images);
 
 /// size × size windows with stride size, per channel. An image side that size does not divide
 /// is floored (Keras's valid pooling): the last height % size rows and width % size columns
@@ -46,9 +46,7 @@ class Pool2D final : public Layer {
   /// "max_pool2d" or "average_pool2d".
   [[nodiscard]] std::string kind() const override;
   [[nodiscard]] Index input_size() const override { return height_ * width_ * channels_; }
-  [[nodiscard]] Index output_size() const override {
-    return out_height_ * out_width_ * channels_;
-  }
+  [[nodiscard]] Index output_size() const override { return out_height_ * out_width_ * channels_; }
   [[nodiscard]] Index out_height() const { return out_height_; }
   [[nodiscard]] Index out_width() const { return out_width_; }
   [[nodiscard]] PoolKind pool() const { return pool_; }
@@ -58,8 +56,7 @@ class Pool2D final : public Layer {
   /// Max pooling's arg-max indices (32-bit; counted as half a double each).
   [[nodiscard]] Index scratch_values(Index rows) const override;
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
  private:
   Index height_, width_, channels_;
@@ -81,8 +78,7 @@ class Flatten final : public Layer {
   [[nodiscard]] Index input_size() const override { return size_; }
   [[nodiscard]] Index output_size() const override { return size_; }
   void forward(ConstBatchView in, BatchView out) override;
-  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out,
-                BatchView* grad_in) override;
+  void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
 
  private:
   Index size_;

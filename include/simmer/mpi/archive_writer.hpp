@@ -46,7 +46,8 @@ class ArchiveWriter {
   /// The run's end on the chains' side: ab initio /baseline/params, /baseline/<set>/prediction.
   void baselines(const std::vector<run::Chain*>& chains);
   /// The pooled uncertainty partials: /ensemble/<set>/probability or coverage counts (rank 0's).
-  void uncertainty_partials(const std::vector<Matrix>& probability, const std::vector<ensemble::CoverageCounter>& coverage);
+  void uncertainty_partials(const std::vector<Matrix>& probability,
+                            const std::vector<ensemble::CoverageCounter>& coverage);
 
   [[nodiscard]] io::ParallelFile& file() { return file_; }
   [[nodiscard]] const ArchiveShape& shape() const { return shape_; }

@@ -15,8 +15,7 @@ namespace simmer::mpi {
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
 /// "<program>: error: <message>" once and every rank returns false.
-bool agree_on_failure(MPI_Comm comm, bool failed, const std::string& message,
-                      const char* program = "simmer_mpi");
+bool agree_on_failure(MPI_Comm comm, bool failed, const std::string& message, const char* program = "simmer_mpi");
 
 /// Runs `fn` on every rank; if it throws on any rank, every rank learns it, the lowest failing
 /// rank prints its message once, and all return false.

@@ -34,8 +34,8 @@ class Progress {
   void simmer_from(std::int64_t step);
   /// The run is at `step` of `total`; `metric` is the ensemble's test metric as text ("-" before
   /// the first member). `force` prints even within the interval (the last step).
-  void step(std::int64_t step, std::int64_t total, double temperature, double mean_loss,
-            const std::string& metric, bool force);
+  void step(std::int64_t step, std::int64_t total, double temperature, double mean_loss, const std::string& metric,
+            bool force);
   /// Ends a redrawn bar with a newline (terminal only).
   void end_line() const;
 

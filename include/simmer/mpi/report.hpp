@@ -10,13 +10,13 @@
 #include <limits>
 #include <vector>
 
-#include "simmer/ensemble/partial.hpp"
-#include "simmer/run/chain.hpp"
-#include "simmer/run/problem.hpp"
 #include "simmer/core/bytes.hpp"
+#include "simmer/ensemble/partial.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/run/chain.hpp"
+#include "simmer/run/problem.hpp"
 #include "simmer/train/spectrum.hpp"
 
 namespace simmer::mpi {
@@ -29,7 +29,7 @@ struct EnsembleReport {
   /// from the members' mean probabilities, or the Gaussian NLL of mean ± sd (regression).
   std::array<ensemble::SetScores, 2> scores{};
   std::array<std::array<double, kCoverageLevels.size()>, 2> coverage{};  ///< regression
-  std::array<std::vector<double>, 2> block_metric;  ///< per block of the window
+  std::array<std::vector<double>, 2> block_metric;                       ///< per block of the window
   std::int64_t members = 0;
   void save(ByteWriter& w) const;
   static EnsembleReport load(ByteReader& r);

@@ -32,13 +32,13 @@ struct ResourceEstimate {
   std::int64_t members_per_trajectory = 0;
   std::int64_t stored_per_trajectory = 0;  ///< draws in /posterior/params
   std::int64_t store_every = 1;
-  std::int64_t stored_per_gather = 0;      ///< the most stored members one trajectory buffers
+  std::int64_t stored_per_gather = 0;  ///< the most stored members one trajectory buffers
   std::int64_t archive_bytes = 0;
-  std::int64_t posterior_bytes = 0;        ///< of which /posterior/params
+  std::int64_t posterior_bytes = 0;  ///< of which /posterior/params
   std::int64_t checkpoint_bytes = 0;
-  std::int64_t peak_rank_bytes = 0;        ///< the busiest rank (rank 0 when it gathers more)
-  std::int64_t network_bytes = 0;          ///< of which one trajectory's network, optimiser and buffers
-  std::int64_t buffer_bytes = 0;           ///< of which stored members between gathers (one rank)
+  std::int64_t peak_rank_bytes = 0;  ///< the busiest rank (rank 0 when it gathers more)
+  std::int64_t network_bytes = 0;    ///< of which one trajectory's network, optimiser and buffers
+  std::int64_t buffer_bytes = 0;     ///< of which stored members between gathers (one rank)
 };
 
 /// The fixed allowance for the process itself (MPI, HDF5, code), in bytes.

@@ -42,7 +42,7 @@ struct ChainReport {
   std::int64_t diverged_at = -1;
   std::int64_t slow_to_heat_at = -1;
   double start_loss = std::numeric_limits<double>::quiet_NaN();  ///< L at the simmering start
-  train::SpectrumEstimate curvature_start, curvature_end;         ///< probes == 0: not estimated
+  train::SpectrumEstimate curvature_start, curvature_end;        ///< probes == 0: not estimated
   void save(ByteWriter& w) const;
   static ChainReport load(ByteReader& r);
 };
@@ -51,11 +51,11 @@ struct ChainReport {
 /// (draw rows), their sample stats, and its trace records.
 struct ChainRows {
   std::int64_t draw_first = 0, draw_count = 0;
-  std::vector<double> params;     ///< draw_count × N (float64 archive)
-  std::vector<float> params32;    ///< the same for a float32 archive
-  std::vector<double> stats;      ///< draw_count × run::layout::sample_stat_fields()
+  std::vector<double> params;   ///< draw_count × N (float64 archive)
+  std::vector<float> params32;  ///< the same for a float32 archive
+  std::vector<double> stats;    ///< draw_count × run::layout::sample_stat_fields()
   std::int64_t trace_first = 0, trace_count = 0;
-  std::vector<double> trace;      ///< trace_count × run::layout::trace_fields()
+  std::vector<double> trace;  ///< trace_count × run::layout::trace_fields()
 };
 
 class Chain {

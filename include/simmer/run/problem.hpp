@@ -44,7 +44,7 @@ struct RunOptions {
   std::int64_t sync_every = 100;            ///< steps between the collective stop-signal check
   std::string output;                       ///< the archive's path
   enum class Progress { automatic, bar, lines } progress = Progress::automatic;
-  double progress_seconds = 10.0;           ///< seconds between progress lines off a terminal
+  double progress_seconds = 10.0;  ///< seconds between progress lines off a terminal
 };
 
 /// The health check and the stability check (SIMMERING.md §3's integrator can blow up).
@@ -56,8 +56,8 @@ struct HealthOptions {
 
 /// Which members are written to /posterior and how.
 struct StoreOptions {
-  std::int64_t every = 1;  ///< every k-th member (all members vote or enter the means)
-  bool float32 = false;    ///< /posterior/params in float32 (the run computes in float64)
+  std::int64_t every = 1;           ///< every k-th member (all members vote or enter the means)
+  bool float32 = false;             ///< /posterior/params in float32 (the run computes in float64)
   std::vector<std::int64_t> track;  ///< test rows whose member predictions are kept
 };
 
@@ -76,14 +76,14 @@ struct ModelText {
 
 struct Problem {
   std::string config_ini;  ///< the effective configuration as INI text (/config, checkpoints)
-  data::Dataset train;  ///< raw units
+  data::Dataset train;     ///< raw units
   data::Dataset test;
   data::MinMaxScaler x_scaler;
   data::MinMaxScaler y_scaler;  ///< regression only
   std::vector<EvalSet> sets;    ///< train, test, then optional points
   bool classification = false;
-  Index outputs = 0;            ///< network outputs (classes, 1 for BCE, or targets)
-  Index classes = 0;            ///< classification: classes that vote (2 for BCE's one logit)
+  Index outputs = 0;  ///< network outputs (classes, 1 for BCE, or targets)
+  Index classes = 0;  ///< classification: classes that vote (2 for BCE's one logit)
   std::int64_t rows_read = 0;
   std::int64_t rows_dropped = 0;
 
@@ -92,15 +92,15 @@ struct Problem {
   model::Init init = model::Init::glorot_normal;
   train::StartMode mode = train::StartMode::retrofit;
   train::AdamOptions adam;
-  train::NhcOptions nhc;      ///< masses resolved (martyna), prior precisions filled
-  train::StepRamp ramp;       ///< in loss units (temperature_unit = posterior already applied)
+  train::NhcOptions nhc;  ///< masses resolved (martyna), prior precisions filled
+  train::StepRamp ramp;   ///< in loss units (temperature_unit = posterior already applied)
   train::StartVelocity start_velocity = train::StartVelocity::adam;
   double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   ensemble::SamplingOptions sampling;
   Index parameters = 0;
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).
   double bayes_temperature = 0.0;
-  double noise_sd = 0.0;      ///< regression: the targets' noise sd (target units; 0: unknown)
+  double noise_sd = 0.0;  ///< regression: the targets' noise sd (target units; 0: unknown)
   /// sqrt(mean σ_i²) of the Gaussian prior (NaN without one).
   double prior_rms = 0.0;
   ModelText model_text;

@@ -24,11 +24,11 @@ struct AdamOptions {
 };
 
 struct AdamState {
-  Vector m;                 ///< first moment
-  Vector v;                 ///< second moment
-  std::int64_t t = 0;       ///< updates taken
-  std::int64_t epoch = 0;   ///< epochs completed
-  Vector previous;          ///< the iterate before the last update (retrofit velocity)
+  Vector m;                ///< first moment
+  Vector v;                ///< second moment
+  std::int64_t t = 0;      ///< updates taken
+  std::int64_t epoch = 0;  ///< epochs completed
+  Vector previous;         ///< the iterate before the last update (retrofit velocity)
 
   /// Zero moments for `n` parameters.
   static AdamState zeros(Index n);

@@ -22,10 +22,10 @@ Thermostat parse_thermostat(const std::string& name);
 std::string to_string(Thermostat t);
 
 struct NhcOptions {
-  double time_step = 0.002;          ///< h (the paper's "learning rate")
-  int chain_length = 3;              ///< N_c (choice, SIMMERING.md §2)
-  std::vector<double> masses;        ///< Q_1..Q_Nc; empty means all 1 (the paper)
-  double dof_offset = 0.0;           ///< N_f = N - dof_offset (choice; paper's N_e + N_ine)
+  double time_step = 0.002;    ///< h (the paper's "learning rate")
+  int chain_length = 3;        ///< N_c (choice, SIMMERING.md §2)
+  std::vector<double> masses;  ///< Q_1..Q_Nc; empty means all 1 (the paper)
+  double dof_offset = 0.0;     ///< N_f = N - dof_offset (choice; paper's N_e + N_ine)
   /// Gaussian prior N(x; 0, diag σ_i²) as precisions 1/σ_i², one per parameter; empty means no
   /// prior (the paper). The sampled density becomes exp(−L/T)·N(x; 0, σ²), i.e. the potential
   /// U = L + T Σ x_i²/(2σ_i²) with force −∇L − T x/σ²; H_ext counts U instead of L. The prior
@@ -53,7 +53,7 @@ struct NhcState {
 /// Particle + chain state of one trajectory, apart from x (which is the network's own
 /// parameter vector, updated in place).
 struct PhaseState {
-  Vector v;            ///< particle velocities
+  Vector v;  ///< particle velocities
   NhcState chain;
   double kinetic = 0;  ///< Σ v² (kept current so G_1 needs no extra pass)
 };
@@ -74,8 +74,7 @@ class NoseHooverChain {
 
   /// H_ext = Σ ½ v² + U + Σ ½ Q_k w_k² + N_f T s_1 + Σ_{k≥2} T s_k (conserved at constant T),
   /// U = L + prior_energy(x, T): `loss` is L at the position `x`.
-  [[nodiscard]] double extended_energy(const Vector& x, const PhaseState& phase, double loss,
-                                       double temperature) const;
+  [[nodiscard]] double extended_energy(const Vector& x, const PhaseState& phase, double loss, double temperature) const;
 
   /// T Σ x_i²/(2σ_i²): the prior's part of the potential (0 without a prior).
   [[nodiscard]] double prior_energy(const Vector& x, double temperature) const;
@@ -105,7 +104,6 @@ class NoseHooverChain {
 /// with characteristic time τ (time units of h): Q_1 = N_f T τ², Q_k = T τ² for k ≥ 2. They
 /// make each link's natural period about τ at T; for a ramp they are set at its target T.
 /// Throws simmer::Error when T or τ is not > 0.
-std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature,
-                                   double tau);
+std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, double temperature, double tau);
 
 }  // namespace simmer::train

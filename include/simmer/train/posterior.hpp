@@ -35,8 +35,8 @@ enum class PriorScaling {
 PriorScaling parse_prior_scaling(const std::string& name);
 
 /// Per-parameter precisions 1/σ_i² of the Gaussian prior, in the network's flat layout.
-Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters,
-                                double sigma, PriorScaling scaling);
+Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,
+                                PriorScaling scaling);
 
 /// sqrt(mean σ_i²) of a prior given by its precisions (NaN without a prior): the rms a parameter
 /// vector has when drawn from the prior, the scale the drift verdict compares against.

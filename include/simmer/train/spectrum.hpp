@@ -22,14 +22,13 @@ struct SpectrumEstimate {
   double lambda_max = 0;    ///< largest Ritz value of all probes
   int steps = 0;            ///< Lanczos steps per probe (fewer when the Krylov space closes)
   int probes = 0;
-  int gradients = 0;        ///< gradient evaluations spent (2 per step)
+  int gradients = 0;  ///< gradient evaluations spent (2 per step)
 };
 
 /// Leaves `x` unchanged (it may be the network's own parameter vector). Lanczos vectors are
 /// fully re-orthogonalised while they fit in 64 MB (N·steps doubles); above that the plain
 /// three-term recurrence is used, which may repeat converged top eigenvalues (documented).
-SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps,
-                                   int probes, Rng& rng);
+SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps, int probes, Rng& rng);
 
 /// An estimate as bytes (checkpoints, the end-of-run gather) and back.
 void save_spectrum(ByteWriter& w, const SpectrumEstimate& s);

@@ -38,8 +38,8 @@ class Trajectory {
  public:
   /// `objective` supplies the loss over the training set; the start state comes from
   /// NoseHooverChain::rest_start or retrofit_start.
-  Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule,
-             PhaseState start, std::int64_t first_step = 0);
+  Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule, PhaseState start,
+             std::int64_t first_step = 0);
 
   /// The random stream of the Langevin thermostat (the trajectory's own; must outlive it).
   void set_noise(Rng* noise) { noise_ = noise; }
