@@ -178,9 +178,14 @@ def main():
     metrics = [m for m in ("accuracy", "r2") if any(r["metric"] == m for r in rows)]
     metrics += sorted({r["metric"] for r in rows} - set(metrics))
     counts = [sum(r["metric"] == m for r in rows) for m in metrics]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(max(5.0, 1.25 * sum(counts) + 2.2 * len(metrics)), 4.8),
-                             gridspec_kw=dict(width_ratios=[max(c, 1.5) for c in counts]),
-                             layout="constrained", squeeze=False)
+    if sum(counts) > 12:  # many cases (a study with variants): one panel per row
+        fig, grid = plt.subplots(len(metrics), 1, figsize=(max(5.0, 1.1 * max(counts) + 2.2), 4.6 * len(metrics)),
+                                 layout="constrained", squeeze=False)
+        axes = [[row[0] for row in grid]]
+    else:
+        fig, axes = plt.subplots(1, len(metrics), figsize=(max(5.0, 1.25 * sum(counts) + 2.2 * len(metrics)), 4.8),
+                                 gridspec_kw=dict(width_ratios=[max(c, 1.5) for c in counts]),
+                                 layout="constrained", squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         draw_panel(ax, [r for r in rows if r["metric"] == metric], metric)
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -219,12 +219,17 @@ void Run::curvature_report(bool at_end) {
   const double t = p_.ramp.target;
   const double count = sum[0] / sum[2];
   const double nf = static_cast<double>(p_.parameters) - p_.nhc.dof_offset;
+  // Lanczos resolves eigenvalues to about lambda_max / steps^2 near the bottom of the spectrum:
+  // below that the count is a coarse estimate.
+  const double steps = p_.diagnostics.lanczos_steps;
+  const bool coarse = t < sum[1] / (steps * steps);
   std::printf(
       "curvature at the %s: %.1f of %lld loss-Hessian eigenvalues exceed T = %.4g (stochastic Lanczos, "
       "%d steps x %d probes, mean over %.0f trajectories; largest %.4g); harmonic loss rise N_f T/2 = "
-      "%.4g, from those stiff modes alone %.4g\n",
+      "%.4g, from those stiff modes alone %.4g%s\n",
       at_end ? "end" : "start", count, static_cast<long long>(p_.parameters), t, p_.diagnostics.lanczos_steps,
-      p_.diagnostics.lanczos_probes, sum[2], sum[1], 0.5 * nf * t, 0.5 * count * t);
+      p_.diagnostics.lanczos_probes, sum[2], sum[1], 0.5 * nf * t, 0.5 * count * t,
+      coarse ? " (coarse: T is below the Lanczos resolution lambda_max / steps^2)" : "");
   std::fflush(stdout);
 }
 
