@@ -52,6 +52,18 @@ class Run {
     MPI_Comm_size(comm, &size_);
     for (std::int64_t i = rank_; i < p.run.trajectories; i += size_) {
       chains_.push_back(std::make_unique<run::Chain>(p, i));
+      // Divergence is said at once, every time; "slow to heat" only for this rank's first
+      // trajectory (the final table counts them all): 36 ab initio trajectories starting at rest
+      // would otherwise print 36 lines.
+      chains_.back()->set_warning_sink([this](const run::Chain::Warning& w) {
+        if (w.kind == run::Chain::Warning::Kind::slow_to_heat && slow_warned_) return;
+        if (w.kind == run::Chain::Warning::Kind::slow_to_heat) slow_warned_ = true;
+        std::fprintf(stderr, "%s%s\n", w.text.c_str(),
+                     w.kind == run::Chain::Warning::Kind::slow_to_heat
+                         ? " (further trajectories slow to heat are counted in the final table)"
+                         : "");
+        std::fflush(stderr);
+      });
     }
     if (rank_ == 0) pooled_ = ensemble::PooledEnsemble(run::ensemble_shape(p), p.run.trajectories);
   }
@@ -90,6 +102,7 @@ class Run {
   std::int64_t step_ = 0;  ///< simmering steps completed
   double cpu_start_ = run::cpu_seconds();
   double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
+  bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
 };
 
 std::vector<run::Chain*> Run::chains() const {

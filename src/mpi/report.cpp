@@ -389,6 +389,18 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
               shown != nullptr
                   ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " + shown->summary.reason + ")").c_str()
                   : "");
+  std::int64_t slow = 0, first_slow = -1;
+  for (const auto& r : t) {
+    if (r.slow_to_heat_at < 0) continue;
+    ++slow;
+    if (first_slow < 0 || r.slow_to_heat_at < first_slow) first_slow = r.slow_to_heat_at;
+  }
+  if (slow > 0) {
+    std::printf(
+        "slow to heat: %lld of %zu trajectories had a kinetic temperature below T/100 at a health check (first at "
+        "step %lld); they kept sampling (/diagnostics/slow_to_heat_at_step)\n",
+        static_cast<long long>(slow), t.size(), static_cast<long long>(first_slow));
+  }
   const auto [rise, stiff] = rise_and_stiff(t);
   std::printf(
       "loss rise of the members over the start point: %.4g (mean over trajectories); harmonic "

@@ -90,8 +90,8 @@ Chain::Chain(const Problem& problem, std::int64_t index)
       net_(model::build_network(problem.architecture)),
       minibatch_rng_(stream(RngPurpose::minibatch)),
       noise_rng_(stream(RngPurpose::thermostat)),
-      warn_([](const std::string& message) {
-        std::fprintf(stderr, "%s\n", message.c_str());
+      warn_([](const Warning& warning) {
+        std::fprintf(stderr, "%s\n", warning.text.c_str());
         std::fflush(stderr);
       }),
       diag_(diagnostics_setup(problem)) {
@@ -343,9 +343,12 @@ void Chain::check_health(const train::StepRecord& rec) {
         // Far below the target is not a blow-up: after a T = 0 stage (or with heavy thermostat
         // masses) the particles take a while to heat. Say so once and keep sampling.
         slow_to_heat_step_ = rec.step;
-        warn_("simmer_mpi: warning: trajectory " + std::to_string(index_) + " is slow to heat: kinetic temperature " +
-              text("%.3g", t_kin) + " at step " + std::to_string(rec.step) + " is below 1% of T = " + text("%.3g", t) +
-              "; it keeps sampling (lighter simmer.masses, simmer.start_velocity = thermal or a longer window help)");
+        warn_({Warning::Kind::slow_to_heat, "simmer_mpi: warning: trajectory " + std::to_string(index_) +
+                                                " is slow to heat: kinetic temperature " + text("%.3g", t_kin) +
+                                                " at step " + std::to_string(rec.step) +
+                                                " is below 1% of T = " + text("%.3g", t) +
+                                                "; it keeps sampling (lighter simmer.masses, simmer.start_velocity = "
+                                                "thermal or a longer window help)"});
       }
     }
     strikes_ = strike ? strikes_ + 1 : 0;
@@ -359,10 +362,11 @@ void Chain::check_health(const train::StepRecord& rec) {
   diverged_reason_ = reason;
   stopped_ = p_->health.on_divergence == HealthOptions::OnDivergence::stop;
   // Said by the process that runs it at once: the others keep going, so this cannot wait.
-  warn_("simmer_mpi: trajectory " + std::to_string(index_) + " diverged at step " + std::to_string(rec.step) +
-        " (h = " + text("%g", p_->nhc.time_step) + ", T = " + text("%g", rec.temperature) + "): " + reason + "; " +
-        (stopped_ ? "it stops here, keeping its samples so far" : "continuing (on_divergence = warn)") +
-        ". A smaller simmer.time_step (see the stability limit printed at the start) usually helps.");
+  warn_({Warning::Kind::diverged,
+         "simmer_mpi: trajectory " + std::to_string(index_) + " diverged at step " + std::to_string(rec.step) +
+             " (h = " + text("%g", p_->nhc.time_step) + ", T = " + text("%g", rec.temperature) + "): " + reason + "; " +
+             (stopped_ ? "it stops here, keeping its samples so far" : "continuing (on_divergence = warn)") +
+             ". A smaller simmer.time_step (see the stability limit printed at the start) usually helps."});
 }
 
 ensemble::EnsemblePartial Chain::take_partial() {

@@ -66,9 +66,13 @@ class Chain {
   Chain(const Chain&) = delete;
   Chain& operator=(const Chain&) = delete;
 
-  /// Where warnings of this trajectory go (slow to heat, divergence): printed at once by the
-  /// process that runs it. Default: stderr.
-  void set_warning_sink(std::function<void(const std::string&)> sink) { warn_ = std::move(sink); }
+  /// What a trajectory reports at once (printed by the process that runs it).
+  struct Warning {
+    enum class Kind { slow_to_heat, diverged } kind;
+    std::string text;
+  };
+  /// Where this trajectory's warnings go. Default: stderr, every one.
+  void set_warning_sink(std::function<void(const Warning&)> sink) { warn_ = std::move(sink); }
 
   /// Retrofit: Adam from the initial network (trace rows every run.trace_every epochs), then the
   /// baseline is Adam's end point and simmering starts from it. `on_epoch` sees every epoch.
@@ -135,7 +139,7 @@ class Chain {
   std::unique_ptr<train::Trajectory> trajectory_;
   Rng minibatch_rng_;  ///< Adam's mini-batches
   Rng noise_rng_;      ///< the Langevin thermostat (checkpointed)
-  std::function<void(const std::string&)> warn_;
+  std::function<void(const Warning&)> warn_;
 
   // Members.
   std::vector<std::int64_t> sample_steps_;
