@@ -1,6 +1,8 @@
 // simmer_analyze merge: archives of a seed study concatenated along the chain axis, with the
 // ensemble and /metrics recomputed. Written serially through io::ParallelFile on MPI_COMM_SELF,
-// in the layout of mpi::Run::create_archive (dimension scales, link creation order, NaN fill).
+// in the layout of mpi::ArchiveWriter (dimension scales, link creation order, NaN fill; field
+// lists and chunks from run/archive_layout.hpp). Over 500 lines because it re-derives every
+// group of the archive (the pooled ensemble, uncertainty scores, diagnostics) from its inputs.
 #include <algorithm>
 #include <cmath>
 #include <ctime>

@@ -10,6 +10,7 @@
 
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
+#include "simmer/run/budget.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/convergence.hpp"
 
@@ -25,18 +26,6 @@ using ensemble::usable_chains;
 std::string printf_string(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000.0 && u < 4) {
-    bytes /= 1000.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
   return buf;
 }
 
@@ -314,7 +303,7 @@ void summary(const std::string& archive, std::ostream& out) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(archive, ec);
 
-  out << "archive   " << archive << " (" << (ec ? std::string("?") : human_bytes(static_cast<double>(bytes)))
+  out << "archive   " << archive << " (" << (ec ? std::string("?") : run::human_bytes(static_cast<std::int64_t>(bytes)))
       << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
       << ", status '" << text_attr(r, "/", "status") << "'\n";
   if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
@@ -363,7 +352,7 @@ void summary(const std::string& archive, std::ostream& out) {
       << (c.ensemble.store_every == 1 ? std::string("every member")
                                       : "every " + std::to_string(c.ensemble.store_every) + "th member")
       << ", " << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
-      << human_bytes(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)) << "), "
+      << run::human_bytes(static_cast<std::int64_t>(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters))) << "), "
       << written.size() << " written";
   if (r.exists("/trace/step")) out << "; trace " << r.dims("/trace/step").back() << " records per trajectory";
   out << "\n";

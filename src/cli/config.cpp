@@ -1,3 +1,7 @@
+// The configuration: one table of keys (section, name, meaning, parser) that drives the INI
+// reader, the command line, the effective INI and --help, and the validation of every value with
+// its rule next to its key. Long (~1000 lines) because every key's parsing, help text and rules
+// live here together, so a new key is one table line and one rule in one place.
 #include "simmer/cli/config.hpp"
 
 #include <boost/program_options.hpp>

@@ -1,3 +1,6 @@
+// One trajectory (run/chain.hpp). A little over 500 lines because it holds every phase of a
+// trajectory's life that must agree bit for bit between a run and its resume: Adam, the start,
+// the steps with their health check, members, rows, reports, and the one save/load pair.
 #include "simmer/run/chain.hpp"
 
 #include <ctime>
