@@ -10,9 +10,9 @@
 
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
-#include "simmer/run/budget.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/convergence.hpp"
+#include "simmer/run/budget.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -352,8 +352,9 @@ void summary(const std::string& archive, std::ostream& out) {
       << (c.ensemble.store_every == 1 ? std::string("every member")
                                       : "every " + std::to_string(c.ensemble.store_every) + "th member")
       << ", " << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
-      << run::human_bytes(static_cast<std::int64_t>(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters))) << "), "
-      << written.size() << " written";
+      << run::human_bytes(
+             static_cast<std::int64_t>(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)))
+      << "), " << written.size() << " written";
   if (r.exists("/trace/step")) out << "; trace " << r.dims("/trace/step").back() << " records per trajectory";
   out << "\n";
   const double wall = real_attr(r, "/", "wall_seconds");
