@@ -22,6 +22,7 @@
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/mpi/archive_writer.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
@@ -406,38 +407,25 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   copy_tree(r0, f, "/data");
   copy_tree(r0, f, "/model");
 
-  // Per-chain datasets, shaped and chunked as the run makes them (run/archive_layout.hpp).
+  // Per-chain datasets, shaped and chunked as the run makes them (run/archive_layout.hpp); those
+  // some input lacks (trace fields of archives before the drift diagnostics) are left out.
   const io::Type store = run0.store_type;
-  const std::int64_t draw_chunk = run::layout::posterior_draw_chunk(D, P, store == io::Type::f32 ? 4 : 8);
-  f.create_group("/baseline");
-  copy_attributes(r0, f, "/baseline");
-  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);
-  f.create_group("/initial");
-  f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
-  f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
-  f.create_group("/posterior");
-  f.create_dataset("/posterior/params", store, {C, D, P}, {1, draw_chunk, P}, true);
-  copy_attributes(r0, f, "/posterior/params");
+  std::vector<run::layout::ChainDataset> chain_sets;
+  for (const auto& d : run::layout::chain_datasets({C, D, P, R, store == io::Type::f32})) {
+    if (all_have(inputs, d.path)) chain_sets.push_back(d);
+  }
+  for (const auto& d : chain_sets) {
+    f.create_group(d.group);
+    copy_attributes(r0, f, d.group);
+    f.create_dataset(d.path, mpi::io_type(d.dtype), d.dims, d.chunk, d.nan_fill);
+    copy_attributes(r0, f, d.path);
+  }
   const std::vector<std::string>& stats = run::layout::sample_stat_fields();
-  // The trace fields every input has (archives before the drift diagnostics have five).
-  std::vector<std::string> trace;
-  for (const auto& n : run::layout::trace_fields()) {
-    if (std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) { return in.reader->exists("/trace/" + n); })) {
-      trace.push_back(n);
-    }
-  }
-  f.create_group("/sample_stats");
-  for (const auto& n : stats) {
-    f.create_dataset("/sample_stats/" + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
-  }
-  f.create_group("/trace");
-  copy_attributes(r0, f, "/trace");
-  for (const auto& n : trace) {
-    f.create_dataset("/trace/" + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
-  }
   io::write_posterior_scales(f, C, D, P, stats);
 
-  copy_chain_rows(inputs, f, "/baseline/params", io::Type::f64);
+  for (const auto& d : chain_sets) {
+    if (d.group != "/trace" || R > 0) copy_chain_rows(inputs, f, d.path, mpi::io_type(d.dtype));
+  }
   // The baseline networks' outputs on each evaluation set: /baseline/<set>/prediction [chain, row, output].
   for (const auto& name : r0.members("/baseline")) {
     const std::string prediction = "/baseline/" + name + "/prediction";
@@ -449,13 +437,6 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
                      {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
     copy_attributes(r0, f, prediction);
     copy_chain_rows(inputs, f, prediction, io::Type::f64);
-  }
-  copy_chain_rows(inputs, f, "/initial/params", io::Type::f64);
-  copy_chain_rows(inputs, f, "/initial/velocity", io::Type::f64);
-  copy_chain_rows(inputs, f, "/posterior/params", store);
-  for (const auto& n : stats) copy_chain_rows(inputs, f, "/sample_stats/" + n, io::Type::f64);
-  if (R > 0) {
-    for (const auto& n : trace) copy_chain_rows(inputs, f, "/trace/" + n, io::Type::f64);
   }
 
   // /ensemble: votes add; regression means and variances combine by Chan's formula.

@@ -13,15 +13,30 @@
 
 namespace simmer::mpi {
 
+io::Type io_type(run::layout::Dtype t) {
+  switch (t) {
+    case run::layout::Dtype::f32:
+      return io::Type::f32;
+    case run::layout::Dtype::i64:
+      return io::Type::i64;
+    case run::layout::Dtype::f64:
+      break;
+  }
+  return io::Type::f64;
+}
+
 ArchiveShape ArchiveShape::of(const run::Problem& p) {
   ArchiveShape s;
   s.chains = p.run.trajectories;
   s.members = ensemble::member_count(p.run.steps, p.sampling);
   s.draws = (s.members + p.store.every - 1) / p.store.every;
-  s.trace_records = p.adam.epochs / p.run.trace_every + p.run.steps / p.run.trace_every;
+  s.trace_records = run::layout::trace_records(p.adam.epochs, p.run.steps, p.run.trace_every);
   s.parameters = p.parameters;
+  s.float32 = p.store.float32;
   return s;
 }
+
+run::layout::ArchiveCounts ArchiveShape::counts() const { return {chains, draws, parameters, trace_records, float32}; }
 
 ArchiveWriter::ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_Comm comm)
     : file_(std::move(file)), p_(&p), comm_(comm), shape_(ArchiveShape::of(p)) {
@@ -36,7 +51,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   ArchiveWriter w(io::ParallelFile::create(p.run.output, comm), p, comm);
   auto& f = w.file_;
   const ArchiveShape& shape = w.shape_;
-  const std::int64_t C = shape.chains, D = shape.draws, P = shape.parameters, R = shape.trace_records;
+  const std::int64_t C = shape.chains, D = shape.draws, P = shape.parameters;
   int size = 1;
   MPI_Comm_size(comm, &size);
   // Root provenance. created_at is the same on all ranks (rank 0's clock, broadcast).
@@ -134,28 +149,13 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   for (const auto& t : layout) ranks.push_back(static_cast<std::int64_t>(t.shape.size()));
   f.put("/model/tensor_rank", ranks, {tensors});
 
-  // Per-chain datasets: chunks never span two chains, so no chunk is shared by two ranks.
-  // Chunks of about 1 MB (at least one draw), sized to divide the draws evenly so the last
-  // chunk is not mostly empty space on disk.
-  const std::int64_t value_bytes = p.store.float32 ? 4 : 8;
-  const std::int64_t draw_chunk = run::layout::posterior_draw_chunk(D, P, value_bytes);
-  f.create_group("/baseline");
-  f.create_dataset("/baseline/params", io::Type::f64, {C, P}, {1, P}, true);
-  f.create_group("/initial");
-  f.create_dataset("/initial/params", io::Type::f64, {C, P}, {1, P});
-  f.create_dataset("/initial/velocity", io::Type::f64, {C, P}, {1, P});
-  f.create_group("/posterior");
-  f.create_dataset("/posterior/params", (p.store.float32 ? io::Type::f32 : io::Type::f64), {C, D, P},
-                   {1, draw_chunk, P}, true);
+  // Per-chain datasets (run/archive_layout.hpp): chunks never span two chains, so no chunk is
+  // shared by two ranks.
+  for (const auto& d : run::layout::chain_datasets(shape.counts())) {
+    f.create_group(d.group);
+    f.create_dataset(d.path, io_type(d.dtype), d.dims, d.chunk, d.nan_fill);
+  }
   f.attribute("/posterior/params", "store_every", p.store.every);
-  f.create_group("/sample_stats");
-  for (const auto& n : run::layout::sample_stat_fields()) {
-    f.create_dataset("/sample_stats/" + n, io::Type::f64, {C, D}, {1, std::max<std::int64_t>(D, 1)}, true);
-  }
-  f.create_group("/trace");
-  for (const auto& n : run::layout::trace_fields()) {
-    f.create_dataset("/trace/" + n, io::Type::f64, {C, R}, {1, std::max<std::int64_t>(R, 1)}, true);
-  }
   f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
   f.attribute("/trace", "train_loss_meaning",
               std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));

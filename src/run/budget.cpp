@@ -64,16 +64,20 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
 
   // Archive.
   const std::int64_t C = e.trajectories, D = e.stored_per_trajectory;
-  const std::int64_t trace = (p.adam.epochs + p.run.steps) / std::max<std::int64_t>(1, p.run.trace_every);
-  e.posterior_bytes = C * D * P * value_bytes;
+  // The per-chain datasets as the run creates them (run/archive_layout.hpp).
+  std::int64_t chain_bytes = 0;
+  const layout::ArchiveCounts counts{C, D, P, layout::trace_records(p.adam.epochs, p.run.steps, p.run.trace_every),
+                                     p.store.float32};
+  for (const auto& d : layout::chain_datasets(counts)) {
+    chain_bytes += d.bytes();
+    if (d.path == "/posterior/params") e.posterior_bytes = d.bytes();
+  }
   const std::int64_t tracked =
       p.classification
           ? 0
           : C * e.members_per_trajectory * static_cast<std::int64_t>(p.store.track.size()) * p.outputs * kDouble;
   std::int64_t data_in_archive = 0;
   for (const auto& s : p.sets) data_in_archive += matrix_bytes(s.x_raw) + matrix_bytes(s.y);
-  const auto stat_fields = static_cast<std::int64_t>(run::layout::sample_stat_fields().size());
-  const auto trace_fields = static_cast<std::int64_t>(run::layout::trace_fields().size());
   // The drift diagnostics (/diagnostics, and each trajectory's state in the checkpoint): the
   // members' series, and per block of the window an ensemble of the train and test sets, plus
   // the pooled probabilities or coverage counts.
@@ -83,11 +87,9 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   }
   const std::int64_t diagnostics_state = 5 * e.members_per_trajectory * kDouble +
                                          (2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
-  e.archive_bytes = e.posterior_bytes + 3 * C * P * kDouble  // initial params and velocity, baseline
-                    + stat_fields * C * D * kDouble + trace_fields * C * trace * kDouble + tracked + data_in_archive +
-                    3 * eval_values * kDouble + 2 * scored_values * kDouble + (1LL << 20) +
-                    C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
-                    C * eval_outputs * kDouble;                      // /baseline/<set>/prediction
+  e.archive_bytes = chain_bytes + tracked + data_in_archive + 3 * eval_values * kDouble + 2 * scored_values * kDouble +
+                    (1LL << 20) + C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
+                    C * eval_outputs * kDouble;                                    // /baseline/<set>/prediction
   // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
   // its diagnostics.
   e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble + diagnostics_state) + (64LL << 10);

@@ -13,6 +13,7 @@
 
 #include "simmer/ensemble/partial.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
 #include "simmer/run/problem.hpp"
 
@@ -25,8 +26,13 @@ struct ArchiveShape {
   std::int64_t members = 0;        ///< members per chain (tracked predictions)
   std::int64_t trace_records = 0;  ///< trace records per chain (Adam epochs and steps)
   Index parameters = 0;
+  bool float32 = false;  ///< /posterior/params in float32
   static ArchiveShape of(const run::Problem& p);
+  [[nodiscard]] run::layout::ArchiveCounts counts() const;
 };
+
+/// The io element type of a layout dtype.
+io::Type io_type(run::layout::Dtype t);
 
 class ArchiveWriter {
  public:

@@ -68,4 +68,60 @@ inline std::int64_t posterior_draw_chunk(std::int64_t draws, std::int64_t parame
   return (d + chunks - 1) / chunks;
 }
 
+/// Trace records per chain: every `every`-th Adam epoch and every `every`-th simmering step.
+inline std::int64_t trace_records(std::int64_t adam_epochs, std::int64_t steps, std::int64_t every) {
+  return adam_epochs / every + steps / every;
+}
+
+/// How many rows an archive's per-chain datasets have.
+struct ArchiveCounts {
+  std::int64_t chains = 0;
+  std::int64_t draws = 0;  ///< stored draws per chain
+  std::int64_t parameters = 0;
+  std::int64_t trace_records = 0;  ///< per chain: Adam epochs and simmering steps recorded
+  bool float32 = false;            ///< /posterior/params in float32
+};
+
+/// Element type of a dataset (io::Type's values, without the io module).
+enum class Dtype { f64, f32, i64 };
+
+/// One dataset whose first axis is the chain: each rank writes its own chains' rows.
+struct ChainDataset {
+  std::string group;  ///< "/posterior"
+  std::string path;   ///< "/posterior/params"
+  Dtype dtype = Dtype::f64;
+  std::vector<std::int64_t> dims;   ///< [chain, ...]
+  std::vector<std::int64_t> chunk;  ///< one chain per chunk, never two
+  bool nan_fill = true;             ///< rows never written read NaN (a stopped trajectory)
+  [[nodiscard]] std::int64_t bytes() const {
+    std::int64_t n = dtype == Dtype::f32 ? 4 : 8;
+    for (const auto d : dims) n *= d;
+    return n;
+  }
+};
+
+/// Every per-chain dataset a run creates before simmering, in creation order (groups first
+/// seen in that order): /baseline/params, /initial/{params,velocity}, /posterior/params,
+/// /sample_stats/<field>, /trace/<field>. The run (mpi::ArchiveWriter), merge and the resource
+/// estimate all take the archive's shape from here.
+inline std::vector<ChainDataset> chain_datasets(const ArchiveCounts& a) {
+  const std::int64_t C = a.chains, D = a.draws, P = a.parameters, R = a.trace_records;
+  const std::int64_t d1 = D > 1 ? D : 1, r1 = R > 1 ? R : 1;
+  std::vector<ChainDataset> out{
+      {"/baseline", "/baseline/params", Dtype::f64, {C, P}, {1, P}, true},
+      {"/initial", "/initial/params", Dtype::f64, {C, P}, {1, P}, false},
+      {"/initial", "/initial/velocity", Dtype::f64, {C, P}, {1, P}, false},
+      {"/posterior",
+       "/posterior/params",
+       a.float32 ? Dtype::f32 : Dtype::f64,
+       {C, D, P},
+       {1, posterior_draw_chunk(D, P, a.float32 ? 4 : 8), P},
+       true},
+  };
+  for (const auto& n : sample_stat_fields())
+    out.push_back({"/sample_stats", "/sample_stats/" + n, Dtype::f64, {C, D}, {1, d1}, true});
+  for (const auto& n : trace_fields()) out.push_back({"/trace", "/trace/" + n, Dtype::f64, {C, R}, {1, r1}, true});
+  return out;
+}
+
 }  // namespace simmer::run::layout
