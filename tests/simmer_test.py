@@ -13,7 +13,7 @@ import numpy as np
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
 # Root attributes that say how a run was carried out, not what it computed.
 PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
-              "io_collective_transfers"}
+              "io_collective_transfers", "run_id"}
 
 
 def fail(msg):
@@ -63,7 +63,7 @@ def compare_archives(a_path, b_path):
         for name, obj in oa.items():
             other = ob[name]
             for k, v in obj.attrs.items():
-                if k not in ("DIMENSION_LIST", "REFERENCE_LIST") and not same(v, other.attrs[k]):
+                if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id") and not same(v, other.attrs[k]):
                     fail(f"attribute {name}@{k} differs")
             if name == "config":
                 strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]

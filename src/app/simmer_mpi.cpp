@@ -10,12 +10,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/core/runtime.hpp"
+#include "simmer/io/archive_reader.hpp"
+#include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/checkpoint_state.hpp"
+#include "simmer/io/output_lock.hpp"
 #include "simmer/mpi/collectives.hpp"
 #include "simmer/mpi/driver.hpp"
 #include "simmer/run/budget.hpp"
@@ -53,10 +57,53 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   const std::string archive = inv.resume_path;
   if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
   const std::string ckpt = archive + ".ckpt";
+  // The archive first, read-only: a file that is not a simmer archive is refused untouched.
+  std::string archive_run_id, archive_config;
+  try {
+    io::silence_hdf5_errors();
+    const io::ArchiveReader reader(archive);
+    if (!reader.exists("/config") || !reader.exists("/posterior/params"))
+      throw Error("it has no /config or /posterior");
+    if (reader.has_attribute("/", "run_id")) archive_run_id = reader.attribute_text("/", "run_id");
+    archive_config = reader.read_strings("/config").at(0);
+  } catch (const std::exception& e) {
+    throw Error("--resume: '" + archive + "' is not a simmer archive that can be resumed (" + e.what() + ")");
+  }
+  if (!std::filesystem::exists(ckpt)) {
+    throw Error("--resume: '" + archive + "' has no checkpoint '" + ckpt +
+                "' (a finished run removes it; a run killed before its first checkpoint has none)");
+  }
   io::RunCheckpoint checkpoint = io::load_checkpoint(ckpt);
   if (checkpoint.version != mpi::simmer_version()) {
     throw Error("--resume: '" + ckpt + "' was written by simmer " + checkpoint.version + ", this is simmer " +
                 mpi::simmer_version() + "; finish it with that version");
+  }
+  // The checkpoint must be this archive's: the same run id, the same configuration (its output
+  // line aside: the archive may have been moved).
+  if (checkpoint.run_id != archive_run_id) {
+    throw Error("--resume: '" + ckpt + "' belongs to run " + checkpoint.run_id + " but '" + archive + "' is run " +
+                (archive_run_id.empty() ? std::string("(none recorded)") : archive_run_id) +
+                ": the checkpoint is another run's; refusing to mix them");
+  }
+  const auto config_hash = [](const std::string& ini) {
+    std::string kept;
+    std::size_t start = 0;
+    while (start < ini.size()) {
+      const std::size_t end = ini.find('\n', start);
+      const std::string line = ini.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (line.rfind("output =", 0) != 0 && line.rfind("output=", 0) != 0) kept += line + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return io::fnv1a(reinterpret_cast<const unsigned char*>(kept.data()), kept.size());
+  };
+  if (config_hash(checkpoint.config_ini) != config_hash(archive_config)) {
+    char both[96];
+    std::snprintf(both, sizeof both, "%016llx vs %016llx",
+                  static_cast<unsigned long long>(config_hash(checkpoint.config_ini)),
+                  static_cast<unsigned long long>(config_hash(archive_config)));
+    throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive + "' (hash " +
+                both + "): the checkpoint is not this archive's");
   }
   cli::Config stored;
   cli::apply_ini(checkpoint.config_ini, ckpt, stored);
@@ -90,6 +137,7 @@ int main(int argc, char** argv) {
   cli::Invocation inv;
   run::Problem problem;
   io::RunCheckpoint resume;
+  std::optional<io::OutputLock> lock;  // rank 0: this run's output, for the run's lifetime
   // Every value is checked before any work starts; a bad one stops all ranks with one message.
   const bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
@@ -97,6 +145,8 @@ int main(int argc, char** argv) {
     if (!inv.resume_path.empty()) resume = resume_invocation(argc, argv, inv);
     inv.config = cli::validated(inv.config, size);
     if (rank == 0 && inv.resume_path.empty() && !inv.estimate_only) check_output(inv);
+    // One run per output: a second one (or a second --resume) is refused at once.
+    if (rank == 0 && !inv.estimate_only) lock = io::OutputLock::acquire(inv.config.run.output);
     problem = cli::build_problem(inv.config);
     // What the run will need, before any work; a run whose files cannot fit is refused.
     if (rank == 0) {
@@ -133,6 +183,12 @@ int main(int argc, char** argv) {
   } else if (inv.estimate_only) {
     // Printed above; nothing runs.
   } else {
+    // --overwrite: the old archive and whatever checkpoint it left are removed now, so the new
+    // archive is created exclusively and no old checkpoint can be resumed into it.
+    if (rank == 0 && inv.resume_path.empty()) {
+      for (const std::string suffix : {"", ".ckpt", ".ckpt.tmp"}) std::remove((inv.config.run.output + suffix).c_str());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     // Inside the run, ranks are in collectives: an error on one rank cannot be agreed on
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
     // the last checkpoint can be resumed).
@@ -143,6 +199,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
+  if (lock) lock->release();
   MPI_Finalize();
   return code;
 }

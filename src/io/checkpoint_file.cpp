@@ -10,7 +10,7 @@
 namespace simmer::io {
 namespace {
 constexpr char kMagic[8] = {'S', 'I', 'M', 'M', 'E', 'R', 'C', 'K'};
-constexpr std::uint32_t kFormat = 2;  // 2: io::RunCheckpoint (named streams, diagnostics)
+constexpr std::uint32_t kFormat = 3;  // 3: io::RunCheckpoint with the run id
 }  // namespace
 
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {

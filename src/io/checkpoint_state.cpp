@@ -11,6 +11,7 @@ std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c) {
     throw Error("internal: a checkpoint needs one state per trajectory");
   }
   ByteWriter w;
+  w.str(c.run_id);
   w.str(c.version);
   w.str(c.config_ini);
   w.i64(c.step);
@@ -23,6 +24,7 @@ std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c) {
 RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const std::string& origin) {
   ByteReader r(payload.data(), payload.size(), origin);
   RunCheckpoint c;
+  c.run_id = r.str();
   c.version = r.str();
   c.config_ini = r.str();
   c.step = r.i64();

@@ -78,7 +78,7 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
-ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm) {
+ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm, bool exclusive) {
   ParallelFile f;
   f.comm_ = comm;
   f.path_ = path;
@@ -89,8 +89,12 @@ ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm) {
   check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_link_creation_order(fcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link creation order");
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.id(), fapl.id());
-  if (id < 0) throw Error("cannot create archive '" + path + "' (HDF5/MPI-IO create failed)");
+  const hid_t id = H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.id(), fapl.id());
+  if (id < 0) {
+    throw Error("cannot create archive '" + path + "'" +
+                (exclusive ? " (it exists: another run may have created it since this one started)"
+                           : " (HDF5/MPI-IO create failed)"));
+  }
   f.file_ = Handle(id, H5Fclose);
   f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
   check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");

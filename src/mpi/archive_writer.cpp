@@ -47,8 +47,9 @@ ArchiveWriter ArchiveWriter::reopen(const run::Problem& p, MPI_Comm comm) {
   return ArchiveWriter(io::ParallelFile::open_write(p.run.output, comm), p, comm);
 }
 
-ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& command_line, MPI_Comm comm) {
-  ArchiveWriter w(io::ParallelFile::create(p.run.output, comm), p, comm);
+ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
+                                    MPI_Comm comm) {
+  ArchiveWriter w(io::ParallelFile::create(p.run.output, comm, true), p, comm);
   auto& f = w.file_;
   const ArchiveShape& shape = w.shape_;
   const std::int64_t C = shape.chains, D = shape.draws, P = shape.parameters;
@@ -67,7 +68,9 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   f.attribute("/", "trajectories", C);
   f.attribute("/", "mode", train::to_string(p.mode));
   f.attribute("/", "task", std::string(p.classification ? "classification" : "regression"));
+  f.attribute("/", "run_id", run_id);
   f.put_strings("/config", {p.config_ini});
+  f.attribute("/config", "run_id", run_id);
   // The thermostat as it was resolved (Martyna masses follow from N_f, T and tau).
   std::string masses;
   for (int k = 0; k < p.nhc.chain_length; ++k) {

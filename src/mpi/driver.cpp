@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/partial.hpp"
@@ -32,6 +33,22 @@ constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stabi
 volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
+
+/// A fresh run's identity: 128 random bits from rank 0, as 32 hex digits, on every rank.
+std::string new_run_id(MPI_Comm comm) {
+  std::uint64_t words[2] = {0, 0};
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::random_device entropy;
+    for (auto& w : words) w = (static_cast<std::uint64_t>(entropy()) << 32U) ^ entropy();
+  }
+  MPI_Bcast(words, 2, MPI_UINT64_T, 0, comm);
+  char text[40];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(words[0]),
+                static_cast<unsigned long long>(words[1]));
+  return text;
+}
 
 /// The next multiple of `every` after `step` (never, for every = 0).
 std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
@@ -96,6 +113,7 @@ class Run {
   int size_ = 1;
   Progress progress_;
   std::string checkpoint_path_;
+  std::string run_id_;  ///< recorded in the archive and every checkpoint
   std::vector<std::unique_ptr<run::Chain>> chains_;
   ensemble::PooledEnsemble pooled_;  ///< rank 0
   std::optional<ArchiveWriter> archive_;
@@ -126,6 +144,7 @@ void Run::announce(bool resumed) const {
 int Run::execute(const io::RunCheckpoint* resume) {
   announce(resume != nullptr);
   if (resume != nullptr) {
+    run_id_ = resume->run_id;
     restore(*resume);
     archive_.emplace(ArchiveWriter::reopen(p_, comm_));
     if (rank_ == 0) {
@@ -133,7 +152,8 @@ int Run::execute(const io::RunCheckpoint* resume) {
                   static_cast<long long>(p_.run.steps), checkpoint_path_.c_str());
     }
   } else {
-    archive_.emplace(ArchiveWriter::create(p_, command_line_, comm_));
+    run_id_ = new_run_id(comm_);
+    archive_.emplace(ArchiveWriter::create(p_, command_line_, run_id_, comm_));
     adam_phase();
     for (auto& ch : chains_) ch->start();  // ab initio (a retrofit started after Adam)
     archive_->start_state(chains());
@@ -185,6 +205,7 @@ bool Run::stability_check() {
   auto& f = archive_->file();
   f.attribute("/", "lambda_max", out.value);
   f.attribute("/", "time_step_limit", limit);
+  f.flush();  // on disk before the first checkpoint: a resume must find them
   if (rank_ == 0) {
     std::printf(
         "stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
@@ -345,6 +366,7 @@ void Run::checkpoint() {
   if (rank_ == 0) {
     try {
       io::RunCheckpoint c;
+      c.run_id = run_id_;
       c.version = SIMMER_VERSION;
       c.config_ini = p_.config_ini;
       c.step = step_;
@@ -442,6 +464,9 @@ void Run::finish() {
   f.attribute("/", "io_collective_transfers", io_counts[1]);
   f.close();
   if (rank_ == 0) {
+    // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
+    std::remove(checkpoint_path_.c_str());
+    std::remove((checkpoint_path_ + ".tmp").c_str());
     print_report(p_, reports, ensemble);
     print_footer(p_, parts_sum, wall, size_, io_counts, diverged);
   }

@@ -217,7 +217,7 @@ def same_archive(a_path, b_path):
         for name, obj in oa.items():
             other = ob[name]
             for k, v in obj.attrs.items():
-                if k in ("DIMENSION_LIST", "REFERENCE_LIST"):
+                if k in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id"):
                     continue
                 check(same(v, other.attrs[k]), f"attribute {name}@{k} differs")
             if name == "config":  # differs only in run.output, the file's own name

@@ -6,13 +6,15 @@ usage: test_resilience.py SIMMER_MPI PROJECT_ROOT CASE
 cases: kill        SIGKILL the whole job mid-run, resume with another rank count: the archive is
                    bit-identical to an uninterrupted run
        signal      SIGUSR1 to the ranks: exit code 3 after a checkpoint; resume; identical
-       refuse      --resume with a changed key is refused naming it; a damaged checkpoint too
+       refuse      --resume with a changed key is refused naming it; another run's checkpoint, an
+                   output in use by another run, a foreign HDF5 file and a damaged checkpoint too
        unstable    a huge time step is refused before simmering (exit 4), naming the limit
        diverge     with stability_check = warn, a huge time step is caught as divergence: the
                    trajectories stop, keep their samples, and the run reports step, h and T
        autompg_s   the paper's Auto-MPG S case as specified: report what the stability check says
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,20 +48,46 @@ def run(ranks, args, check=True):
     return p
 
 
-def checkpoint_step(path):
-    """The step recorded in a checkpoint (header: magic 8, format 4, size 8, checksum 8; then
-    version string, config string, step)."""
+def checkpoint_head(path):
+    """(run id, step) of a checkpoint, or ("", -1) when there is none (header: magic 8, format 4,
+    size 8, checksum 8; then run id, version and config strings, step)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        return -1
-    pos = 28
-    for _ in range(2):
+        return "", -1
+    pos, strings = 28, []
+    for _ in range(3):  # run id, version, config
         n = int.from_bytes(data[pos:pos + 8], "little")
+        strings.append(data[pos + 8:pos + 8 + n].decode(errors="replace"))
         pos += 8 + n
-    return int.from_bytes(data[pos:pos + 8], "little", signed=True)
+    return strings[0], int.from_bytes(data[pos:pos + 8], "little", signed=True)
 
+
+def checkpoint_step(path):
+    return checkpoint_head(path)[1]
+
+
+
+def with_keys(args, changes):
+    """`args` with the values of the keys in `changes` replaced (a key may be given only once)."""
+    out = list(args)
+    for key, value in changes.items():
+        out[out.index(key) + 1] = value
+    return out
+
+
+def kill_session(proc):
+    """SIGKILL every process of the job's session (mpirun and the ranks, which live in their own
+    process groups but share the session), then wait until none is left: nothing written after."""
+    subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+    proc.wait()
+    deadline = time.time() + 30
+    while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+        if time.time() > deadline:
+            fail("processes of the killed job are still alive after 30 s")
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+        time.sleep(0.05)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -76,8 +104,11 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"the run ended or stalled before its checkpoint at step 3000:\n{proc.stdout.read()}")
             time.sleep(0.05)
         if CASE == "kill":
-            os.killpg(proc.pid, signal.SIGKILL)  # mpirun and every rank, no chance to clean up
-            proc.wait()
+            seen = checkpoint_step(out + ".ckpt")
+            kill_session(proc)  # mpirun and every rank, no chance to clean up
+            after = checkpoint_step(out + ".ckpt")
+            if not seen <= after <= seen + 1000:  # checkpoint_interval 1000: at most one more was written
+                fail(f"checkpoint moved from step {seen} to {after} while the job was being killed")
         else:
             # What SLURM's scancel --signal=USR1 --full (or srun) delivers: the signal to the ranks.
             # Only this test's ranks (its own session), never other simmer_mpi runs on the machine.
@@ -96,13 +127,90 @@ with tempfile.TemporaryDirectory() as tmp:
               "uninterrupted 2-rank run")
     elif CASE == "refuse":
         out = os.path.join(tmp, "run.h5")
-        short = LONG[:]
-        short[short.index("--simmer.steps") + 1] = "3000"
-        run(2, short + ["--output", out])
+
+        def stopped_run(path, extra=()):
+            """A run stopped by SIGUSR1 once its first simmering checkpoint exists: exit 3. An
+            older run's checkpoint at the same path (--overwrite) does not count."""
+            old_id = checkpoint_head(path + ".ckpt")[0]
+            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + LONG + list(extra) + ["--output", path], env=ENV,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            deadline = time.time() + 120
+            while True:
+                run_id, step = checkpoint_head(path + ".ckpt")
+                if step >= 1000 and run_id != old_id:
+                    break
+                if proc.poll() is not None or time.time() > deadline:
+                    fail(f"the run ended or stalled before its checkpoint at step 1000:\n{proc.stdout.read()}")
+                time.sleep(0.05)
+            subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+            text = proc.communicate(timeout=120)[0]
+            if proc.returncode != 3:
+                fail(f"stopped run exited {proc.returncode}, expected 3:\n{text[-2000:]}")
+
+        stopped_run(out)
         p = run(2, ["--resume", out, "--simmer.time_step", "0.001"], check=False)
         text = p.stdout + p.stderr
         if p.returncode == 0 or "simmer.time_step" not in text or "0.002" not in text:
             fail(f"a changed key was not refused with its name and values:\n{text}")
+        # Another run's checkpoint (same configuration, other seed) is not this archive's.
+        other = os.path.join(tmp, "other.h5")
+        stopped_run(other, ["--run.seed", "2"])
+        mine = open(out + ".ckpt", "rb").read()
+        shutil.copy(other + ".ckpt", out + ".ckpt")
+        p = run(2, ["--resume", out], check=False)
+        text = p.stdout + p.stderr
+        if p.returncode != 2 or "belongs to run" not in text:
+            fail(f"a foreign checkpoint was not refused naming both runs:\n{text}")
+        open(out + ".ckpt", "wb").write(mine)
+        # A second run on an output in use is refused at once, naming the holder; the file is left alone.
+        holder = subprocess.Popen(["mpirun", "-n", "1", SIMMER, "--resume", out], env=ENV, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        deadline = time.time() + 60
+        while not os.path.exists(out + ".lock") and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)
+        p = run(1, ["--resume", out], check=False)
+        text = p.stdout + p.stderr
+        holder_text = holder.communicate(timeout=300)[0]
+        if holder.returncode != 0:
+            fail(f"the resumed run failed:\n{holder_text[-2000:]}")
+        if p.returncode != 2 or "in use by another run" not in text or "pid" not in text:
+            fail(f"a second run on a locked output was not refused naming the holder:\n{text}")
+        if os.path.exists(out + ".ckpt"):
+            fail("a finished run left its checkpoint")
+        # --overwrite removes an old checkpoint: nothing of the old run can be resumed into the new.
+        # A new run killed during Adam cannot then be resumed from the old run's checkpoint.
+        stopped_run(other, ["--run.seed", "2", "--overwrite"])
+        adam_long = with_keys(LONG, {"--adam.epochs": "1000000"})
+        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + adam_long + ["--output", other, "--overwrite"], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        seen = ""
+        for line in proc.stdout:  # wait until Adam runs (the archive exists by then)
+            seen += line
+            if line.startswith("adam"):
+                break
+        else:
+            fail(f"the --overwrite run ended before Adam:\n{seen}")
+        if os.path.exists(other + ".ckpt"):
+            fail("--overwrite did not remove the old checkpoint")
+        kill_session(proc)
+        p = run(2, ["--resume", other], check=False)
+        if p.returncode != 2 or "has no checkpoint" not in p.stdout + p.stderr:
+            fail(f"a run killed before its first checkpoint was resumed (from what?):\n{p.stdout + p.stderr}")
+        p = run(2, with_keys(LONG, {"--simmer.steps": "500", "--ensemble.window": "500", "--run.checkpoint_interval": "0"})
+                + ["--output", other, "--overwrite"])
+        if os.path.exists(other + ".ckpt"):
+            fail("--overwrite (and finishing) left the old run's checkpoint")
+        # Not a simmer archive: refused without touching it.
+        foreign = os.path.join(tmp, "foreign.h5")
+        with h5py.File(foreign, "w") as f:
+            f["x"] = np.arange(3)
+        before = open(foreign, "rb").read()
+        p = run(2, ["--resume", foreign], check=False)
+        if p.returncode == 0 or "not a simmer archive" not in p.stdout + p.stderr or open(foreign, "rb").read() != before:
+            fail(f"--resume on a foreign HDF5 file was not refused untouched:\n{p.stdout + p.stderr}")
+        # A damaged checkpoint.
+        stopped_run(out, ["--overwrite"])
         with open(out + ".ckpt", "r+b") as f:  # flip one payload byte
             f.seek(200)
             b = f.read(1)
@@ -114,7 +222,8 @@ with tempfile.TemporaryDirectory() as tmp:
         p = run(2, ["--resume", os.path.join(tmp, "nothing.h5")], check=False)
         if p.returncode == 0 or "nothing.h5" not in p.stdout + p.stderr:
             fail("resuming a missing archive did not name it")
-        print("refuse: changed config, damaged checkpoint and missing archive are refused")
+        print("refuse: changed config, another run's checkpoint, a locked output, a foreign file, a damaged "
+              "checkpoint and a missing archive are refused; --overwrite and a finished run leave no checkpoint")
     elif CASE == "unstable":
         out = os.path.join(tmp, "unstable.h5")
         p = run(2, LONG + ["--simmer.time_step", "2.0", "--output", out], check=False)
@@ -129,8 +238,7 @@ with tempfile.TemporaryDirectory() as tmp:
         print("unstable: h = 2 refused before simmering, with the stability limit")
     elif CASE == "diverge":
         out = os.path.join(tmp, "diverge.h5")
-        short = LONG[:]
-        short[short.index("--simmer.steps") + 1] = "3000"
+        short = with_keys(LONG, {"--simmer.steps": "3000"})
         p = run(2, short + ["--simmer.time_step", "2.0", "--simmer.stability_check", "warn",
                             "--output", out], check=False)
         text = p.stdout + p.stderr

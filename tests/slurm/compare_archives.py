@@ -8,7 +8,7 @@ Equal means:
   - /config: the same lines, except the `output = ...` line (the archive's own path);
   - the same attributes on every group and dataset (object references compared by the names they
     point to), except the root's provenance attributes: created_at, command_line, mpi_ranks,
-    wall_seconds, status and io_*.
+    wall_seconds, status, run_id and io_* (run_id also on /config: every run has its own).
 Prints what differs (up to 20 items) and exits 1; prints a summary and exits 0 when equal; exits 2
 on usage errors or when h5py is missing. Needs h5py: run it with /usr/bin/python3 here.
 """
@@ -22,7 +22,7 @@ except ImportError as e:  # pragma: no cover
     print(f"compare_archives: {e} (run with /usr/bin/python3, which has h5py)", file=sys.stderr)
     sys.exit(2)
 
-ROOT_PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "status"}
+ROOT_PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "status", "run_id"}
 
 
 def provenance(name):
@@ -83,7 +83,7 @@ def main():
                 continue
             # Attributes.
             for key in sorted(set(x.attrs) | set(y.attrs)):
-                if name == "/" and provenance(key):
+                if (name == "/" and provenance(key)) or key == "run_id":  # each run its own id
                     continue
                 if key not in x.attrs or key not in y.attrs:
                     diffs.append(f"{name} attribute {key}: only in the "

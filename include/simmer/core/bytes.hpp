@@ -29,6 +29,7 @@ class ByteWriter {
   }
   void doubles(const double* p, std::int64_t n) {
     i64(n);
+    if (n <= 0) return;
     const auto* b = reinterpret_cast<const unsigned char*>(p);
     bytes_.insert(bytes_.end(), b, b + n * static_cast<std::int64_t>(sizeof(double)));
   }
@@ -78,7 +79,7 @@ class ByteReader {
     const auto n = count();
     need(n * sizeof(double));
     std::vector<double> v(n);
-    std::memcpy(v.data(), p_, n * sizeof(double));
+    if (n > 0) std::memcpy(v.data(), p_, n * sizeof(double));
     p_ += n * sizeof(double);
     return v;
   }

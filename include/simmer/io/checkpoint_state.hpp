@@ -13,6 +13,7 @@
 namespace simmer::io {
 
 struct RunCheckpoint {
+  std::string run_id;      ///< the run's identity (the archive's root attribute run_id)
   std::string version;     ///< the simmer version that wrote it
   std::string config_ini;  ///< the run's effective configuration (a resume must match it)
   std::int64_t step = 0;   ///< simmering steps completed

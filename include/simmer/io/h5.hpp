@@ -50,8 +50,9 @@ struct RowBlock {
 
 class ParallelFile {
  public:
-  /// Collective. Creates (truncates) `path`. Throws simmer::Error naming the path.
-  static ParallelFile create(const std::string& path, MPI_Comm comm);
+  /// Collective. Creates `path`; with `exclusive` it fails when the file exists (another run
+  /// made it in between), else an existing file is truncated. Throws simmer::Error naming the path.
+  static ParallelFile create(const std::string& path, MPI_Comm comm, bool exclusive = false);
   /// Collective. Opens an existing file read-only, or for writing (resume).
   static ParallelFile open_read(const std::string& path, MPI_Comm comm);
   static ParallelFile open_write(const std::string& path, MPI_Comm comm);

@@ -36,9 +36,11 @@ io::Type io_type(run::layout::Dtype t);
 
 class ArchiveWriter {
  public:
-  /// Creates the archive: provenance (`command_line`, the rank count), /config, /data, /model,
-  /// and every per-chain dataset (NaN until written).
-  static ArchiveWriter create(const run::Problem& p, const std::string& command_line, MPI_Comm comm);
+  /// Creates the archive, exclusively (it must not exist: --overwrite removed an old one):
+  /// provenance (`command_line`, the rank count, `run_id`), /config, /data, /model, and every
+  /// per-chain dataset (NaN until written).
+  static ArchiveWriter create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
+                              MPI_Comm comm);
   /// Reopens an archive to continue a run (resume).
   static ArchiveWriter reopen(const run::Problem& p, MPI_Comm comm);
 
