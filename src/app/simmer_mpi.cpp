@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <optional>
+#include <thread>
 
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
@@ -46,7 +49,13 @@ void check_output(const cli::Invocation& inv) {
   }
   ::close(fd);
   fs::remove(probe);
-  if (fs::exists(out) && !inv.overwrite) {
+  std::error_code ec;
+  const auto status = fs::status(out, ec);
+  if (fs::is_directory(status)) throw option_error("run.output", out.string(), "is a directory; name a file in it");
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw option_error("run.output", out.string(), "is not a regular file (a device, pipe or socket); name a file");
+  }
+  if (fs::exists(status) && !inv.overwrite) {
     throw option_error("run.output", out.string(), "exists; pass --overwrite to replace it");
   }
 }
@@ -123,6 +132,64 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   return checkpoint;
 }
 
+/// What a user can do after a run failed: how full the output's file system is, and which
+/// checkpoint can be resumed (into a copy elsewhere when the disk is full).
+std::string after_failure(const cli::Invocation& inv) {
+  namespace fs = std::filesystem;
+  const std::string& out = inv.config.run.output;
+  const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
+  std::string text;
+  const std::int64_t free = run::free_bytes(dir.string());
+  if (free >= 0 && free < (64 << 20)) {
+    text += "the output's file system ('" + dir.string() + "') has " + run::human_bytes(free) +
+            " free: it is probably full\n";
+  }
+  std::error_code ec;
+  if (fs::exists(out + ".ckpt", ec)) {
+    text += "the last checkpoint '" + out + ".ckpt' is intact: resume with\n  simmer_mpi --resume " + out +
+            "\nor, to continue on another file system, copy both files there first:\n  cp " + out + " " + out +
+            ".ckpt NEWDIR/ && simmer_mpi --resume NEWDIR/" + fs::path(out).filename().string() + "\n";
+  } else {
+    text += "no checkpoint was written before the failure: the run must start again\n";
+  }
+  return text;
+}
+
+/// Collective. Refuses (false, after one message) a run whose estimated peak memory on some
+/// node exceeds run.memory_limit (auto: the node's available memory or its cgroup limit).
+bool check_node_memory(const cli::Invocation& inv, const run::Problem& problem, int rank, int size) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int node_rank = 0, node_size = 1, hosts_root = rank == 0 ? 1 : 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  MPI_Allreduce(MPI_IN_PLACE, &hosts_root, 1, MPI_INT, MPI_MAX, node);
+  MPI_Comm_free(&node);
+  return mpi::collective_try(MPI_COMM_WORLD, [&] {
+    if (node_rank != 0) return;
+    const std::string& text = inv.config.run.memory_limit;
+    std::int64_t limit = cli::parse_memory_limit(text);
+    if (limit == 0) return;  // off
+    std::string source = "run.memory_limit";
+    if (limit < 0) {
+      const run::NodeMemory m = run::node_memory();
+      if (m.bytes < 0) return;  // nothing to compare with on this system
+      // 10% headroom: the estimate is within a few percent of the measured peak (README), and
+      // the node's other processes and page cache need room too.
+      limit = m.bytes / 10 * 9;
+      source = "90% of " + run::human_bytes(m.bytes) + " " + m.source;
+    }
+    const run::ResourceEstimate e = run::estimate_resources(problem, size);
+    const std::int64_t need = run::node_peak_bytes(e, node_size, hosts_root != 0);
+    if (rank == 0 && inv.estimate_only) {
+      std::cout << "memory: about " << run::human_bytes(need) << " on this node (" << node_size << " rank(s)) of "
+                << run::human_bytes(limit) << " (" << source << ")\n"
+                << std::flush;
+    }
+    cli::with_keys([&] { run::check_memory(e, need, node_size, limit, source, text); });
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,13 +200,16 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // From here a SIGTERM/SIGUSR1 only sets a flag: the run checks it at its first sync point.
   mpi::install_signal_handlers();
+  // HDF5's own error stacks are not printed: a failure becomes one simmer::Error that names the
+  // call, the object and HDF5's innermost cause (io/h5.cpp).
+  io::silence_hdf5_errors();
   int code = 0;
   cli::Invocation inv;
   run::Problem problem;
   io::RunCheckpoint resume;
   std::optional<io::OutputLock> lock;  // rank 0: this run's output, for the run's lifetime
   // Every value is checked before any work starts; a bad one stops all ranks with one message.
-  const bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
+  bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
     if (!inv.resume_path.empty()) resume = resume_invocation(argc, argv, inv);
@@ -176,6 +246,8 @@ int main(int argc, char** argv) {
       }
     }
   });
+  // Memory: every node's leader checks what its ranks will need against what the node offers.
+  if (ok && !inv.help) ok = check_node_memory(inv, problem, rank, size);
   if (!ok) {
     code = 2;
   } else if (inv.help) {
@@ -195,7 +267,20 @@ int main(int argc, char** argv) {
     try {
       code = mpi::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume);
     } catch (const std::exception& e) {
-      std::cerr << "simmer_mpi: error on rank " << rank << ": " << e.what() << std::endl;
+      // Every ParallelFile handle was abandoned, not closed, on the way here (io::Handle): no
+      // collective call stands between this rank and the abort of the whole job.
+      // One write per rank (ranks' lines do not interleave), with what to do next. A rank that
+      // only learnt of rank 0's failure leaves the report to rank 0.
+      if (dynamic_cast<const PeerError*>(&e) == nullptr) {
+        std::string text = "simmer_mpi: error on rank " + std::to_string(rank) + ": " + e.what() + "\n";
+        if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+          text += "out of memory: see the estimate printed at the start, and run.memory_limit\n";
+        }
+        text += after_failure(inv);
+        std::cerr << text << std::flush;
+      } else {
+        std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0 reports and aborts first
+      }
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }

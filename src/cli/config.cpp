@@ -421,6 +421,11 @@ const std::vector<Key>& keys() {
                "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)"),
       make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
                "steps between the ranks' collective check for SIGTERM/SIGUSR1 (checkpoint + exit)"),
+      make_checked_key("run", "memory_limit", &C::run, &RunConfig_::memory_limit,
+                       "auto | off | a size like 16G: a run whose estimated peak memory on a node "
+                       "exceeds this is refused before any work (auto: the node's available memory, "
+                       "or its cgroup/SLURM limit when lower)",
+                       [](const std::string& text) { (void)parse_memory_limit(text); }),
   };
   return table;
 }
@@ -955,6 +960,43 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(!r.output.empty(), "run.output", r.output, "must name the output archive");
   require_finite(r.progress_seconds, "run.progress_seconds");
   require(r.progress_seconds >= 0.0, "run.progress_seconds", str(r.progress_seconds), "must be >= 0");
+
+  // Sizes no machine holds are refused here, before the estimate multiplies them in 64-bit
+  // integers (run/budget.cpp): every product it forms then stays far below 2^63.
+  constexpr double kMaxCount = 1e12, kMaxBytes = 1e17;  // a trillion steps; 100 PB
+  require(static_cast<double>(s.steps) <= kMaxCount, "simmer.steps", str(s.steps), "must be <= 1e12");
+  require(static_cast<double>(a.epochs) <= kMaxCount, "adam.epochs", str(a.epochs), "must be <= 1e12");
+  require(static_cast<double>(r.trajectories) <= 1e7, "run.trajectories", str(r.trajectories), "must be <= 1e7");
+  const double members =
+      static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
+  const double chains = static_cast<double>(r.trajectories);
+  const double stored = std::ceil(members / static_cast<double>(e.store_every));
+  const double posterior = chains * stored * parameters * (e.store_dtype == "float32" ? 4.0 : 8.0);
+  const double trace = chains * (static_cast<double>(s.steps + a.epochs) / static_cast<double>(r.trace_every)) * 256.0;
+  const double tracked = chains * members * static_cast<double>(e.track.size()) * 8.0 * 16.0;
+  const double state = chains * parameters * 24.0 + members * 40.0;
+  const auto petabytes = [](double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", bytes / 1e15);
+    return std::string(buf);
+  };
+  const auto refuse_size = [&](double bytes, const std::string& key, const std::string& value, const std::string& what,
+                               const std::string& change) {
+    require(bytes <= kMaxBytes, key, value,
+            "makes " + what + " of about " + petabytes(bytes) + " PB; at most 100 PB is accepted (" + change + ")");
+  };
+  // Every member is evaluated on the data and its series held in memory.
+  require(members <= 1e8, "ensemble.window", str(e.window),
+          "with ensemble.stride = " + str(e.stride) + " gives " + format_short(members) +
+              " members per trajectory; at most 1e8 (a larger ensemble.stride, or ensemble.count)");
+  refuse_size(posterior, "run.trajectories", str(r.trajectories), "/posterior/params",
+              "fewer trajectories, a larger ensemble.store_every, ensemble.count or a smaller model.architecture");
+  refuse_size(trace, "run.trace_every", str(r.trace_every), "the traces",
+              "a larger run.trace_every or fewer simmer.steps");
+  refuse_size(tracked, "ensemble.track", format_as(e.track, false), "the tracked predictions",
+              "fewer tracked rows or members");
+  refuse_size(state, "run.trajectories", str(r.trajectories), "the checkpoint",
+              "fewer trajectories or a smaller model.architecture");
   return c;
 }
 
@@ -985,9 +1027,51 @@ std::string key_of(const std::string& field) {
       {"SamplingOptions.count", "ensemble.count"},
       {"SamplingOptions.fraction", "ensemble.fraction"},
       {"RunOptions.output", "run.output"},
+      {"RunOptions.memory_limit", "run.memory_limit"},
   };
   const auto it = keys.find(field);
   return it == keys.end() ? field : it->second;
+}
+
+std::int64_t parse_memory_limit(const std::string& text) {
+  const std::string t = trim(text);
+  if (t == "auto") return -1;
+  if (t == "off") return 0;
+  const auto bad = [&] {
+    return option_error("run.memory_limit", text, "must be auto, off or a size like 512M, 16G or 1.5T");
+  };
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(t, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  std::string unit = t.substr(used);
+  for (const char* tail : {"iB", "B"}) {
+    const std::string tl(tail);
+    if (unit.size() >= tl.size() && unit.compare(unit.size() - tl.size(), tl.size(), tl) == 0) {
+      unit.erase(unit.size() - tl.size());
+      break;
+    }
+  }
+  double scale = 1.0;
+  if (unit.empty()) {
+    scale = 1.0;
+  } else if (unit == "K" || unit == "k") {
+    scale = 1024.0;
+  } else if (unit == "M" || unit == "m") {
+    scale = 1024.0 * 1024.0;
+  } else if (unit == "G" || unit == "g") {
+    scale = 1024.0 * 1024.0 * 1024.0;
+  } else if (unit == "T" || unit == "t") {
+    scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  } else {
+    throw bad();
+  }
+  const double bytes = value * scale;
+  if (!std::isfinite(bytes) || bytes < 1.0 || bytes > 9e18) throw bad();
+  return static_cast<std::int64_t>(bytes);
 }
 
 MassSpec parse_masses(const std::string& text) {

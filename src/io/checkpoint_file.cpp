@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 namespace simmer::io {
@@ -29,8 +30,14 @@ void write_checkpoint_file(const std::string& path, const std::vector<unsigned c
   header.i64(static_cast<std::int64_t>(payload.size()));
   header.pod(fnv1a(payload.data(), payload.size()));
   const std::string tmp = path + ".tmp";
+  // Any failure removes the partial .tmp: the previous checkpoint stays the one to resume.
+  const auto fail = [&](const std::string& what, int err) {
+    std::remove(tmp.c_str());
+    throw Error("checkpoint: " + what + " failed: " + std::strerror(err) + " (the previous checkpoint '" + path +
+                "', if any, is intact)");
+  };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error("checkpoint: cannot create '" + tmp + "': " + std::strerror(errno));
+  if (fd < 0) fail("creating '" + tmp + "'", errno);
   const auto write_all = [&](const std::vector<unsigned char>& b) {
     std::size_t done = 0;
     while (done < b.size()) {
@@ -38,19 +45,20 @@ void write_checkpoint_file(const std::string& path, const std::vector<unsigned c
       if (w < 0) {
         const int err = errno;
         ::close(fd);
-        throw Error("checkpoint: writing '" + tmp + "' failed: " + std::strerror(err));
+        fail("writing '" + tmp + "'", err);
       }
       done += static_cast<std::size_t>(w);
     }
   };
   write_all(header.bytes());
   write_all(payload);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    throw Error("checkpoint: flushing '" + tmp + "' failed: " + std::strerror(errno));
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("flushing '" + tmp + "'", err);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw Error("checkpoint: renaming '" + tmp + "' to '" + path + "' failed: " + std::strerror(errno));
-  }
+  if (::close(fd) != 0) fail("closing '" + tmp + "'", errno);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming '" + tmp + "' to '" + path + "'", errno);
 }
 
 std::vector<unsigned char> read_checkpoint_file(const std::string& path) {

@@ -3,7 +3,9 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <numeric>
 
@@ -12,13 +14,37 @@
 namespace simmer::io {
 namespace {
 
+/// Every file, group, dataset and attribute handle of a ParallelFile is closed collectively;
+/// on an error path (an exception unwinding) its close is skipped, so that a rank that failed
+/// alone reaches MPI_Abort instead of waiting in H5Fclose for ranks that never come.
+constexpr bool kCollective = true;
+
+/// The innermost entry of HDF5's error stack ("file write failed in H5FD__mpio_write"): the
+/// cause, where the outer entries only repeat the call that failed.
+std::string innermost_hdf5_error() {
+  std::string cause;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
+        if (n == 0 && e != nullptr) {
+          *static_cast<std::string*>(data) =
+              std::string(e->desc != nullptr ? e->desc : "") + " in " + (e->func_name != nullptr ? e->func_name : "?");
+        }
+        return 0;
+      },
+      &cause);
+  return cause.empty() ? std::string() : " (" + cause + ")";
+}
+
+[[noreturn]] void fail(const std::string& what) { throw Error("HDF5: " + what + " failed" + innermost_hdf5_error()); }
+
 hid_t check(hid_t id, const std::string& what) {
-  if (id < 0) throw Error("HDF5: " + what + " failed");
+  if (id < 0) fail(what);
   return id;
 }
 
 void check(herr_t status, const std::string& what) {
-  if (status < 0) throw Error("HDF5: " + what + " failed");
+  if (status < 0) fail(what);
 }
 
 hid_t native(Type t) {
@@ -52,7 +78,7 @@ std::vector<hsize_t> to_hsize(const std::vector<std::int64_t>& v) {
 }
 
 Handle open_object(hid_t file, const std::string& path) {
-  return {check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose};
+  return {check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose, kCollective};
 }
 
 Handle group_plist() {
@@ -61,12 +87,31 @@ Handle group_plist() {
   return gcpl;
 }
 
+/// Fault injection for the error-path tests: SIMMER_TEST_FAIL_WRITE="DATASET:N:RANK" makes the
+/// N-th (1-based) row write to DATASET throw on RANK alone, with the dataset open, while the
+/// other ranks go on into the collective transfer: the situation that used to hang the job.
+void injected_failure(const std::string& path, int rank) {
+  static const char* spec = std::getenv("SIMMER_TEST_FAIL_WRITE");
+  static int seen = 0;
+  if (spec == nullptr) return;
+  const std::string s(spec);
+  const auto a = s.rfind(':');
+  const auto b = a == std::string::npos || a == 0 ? std::string::npos : s.rfind(':', a - 1);
+  if (b == std::string::npos || s.substr(0, b) != path) return;
+  if (++seen != std::atoi(s.c_str() + b + 1) || rank != std::atoi(s.c_str() + a + 1)) return;
+  throw Error("HDF5: write to '" + path + "' failed (injected by SIMMER_TEST_FAIL_WRITE)");
+}
+
 }  // namespace
 
-Handle::Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+Handle::Handle(hid_t id, Closer closer, bool collective) : id_(id), closer_(closer), collective_(collective) {}
 
 Handle::~Handle() {
-  if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+  if (id_ < 0 || closer_ == nullptr) return;
+  // Abandoned, not closed, while an exception unwinds: the job is about to abort, and a
+  // collective close here could wait forever for ranks that are elsewhere.
+  if (collective_ && std::uncaught_exceptions() > 0) return;
+  closer_(id_);
 }
 
 Handle& Handle::operator=(Handle&& o) noexcept {
@@ -74,6 +119,7 @@ Handle& Handle::operator=(Handle&& o) noexcept {
     if (id_ >= 0 && closer_ != nullptr) closer_(id_);
     id_ = std::exchange(o.id_, H5I_INVALID_HID);
     closer_ = o.closer_;
+    collective_ = o.collective_;
   }
   return *this;
 }
@@ -95,7 +141,7 @@ ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm, bool e
                 (exclusive ? " (it exists: another run may have created it since this one started)"
                            : " (HDF5/MPI-IO create failed)"));
   }
-  f.file_ = Handle(id, H5Fclose);
+  f.file_ = Handle(id, H5Fclose, kCollective);
   f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
   check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
   return f;
@@ -112,7 +158,7 @@ ParallelFile ParallelFile::open(const std::string& path, MPI_Comm comm, unsigned
   check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) throw Error("cannot open archive '" + path + "' as HDF5");
-  f.file_ = Handle(id, H5Fclose);
+  f.file_ = Handle(id, H5Fclose, kCollective);
   f.dxpl_ = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
   check(H5Pset_dxpl_mpio(f.dxpl_.id(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
   return f;
@@ -141,7 +187,7 @@ void ParallelFile::create_group(const std::string& path) {
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle g(
       check(H5Gcreate2(file_.id(), path.c_str(), lcpl.id(), gcpl.id(), H5P_DEFAULT), "create group '" + path + "'"),
-      H5Gclose);
+      H5Gclose, kCollective);
 }
 
 void ParallelFile::create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
@@ -173,7 +219,7 @@ void ParallelFile::create_dataset(const std::string& path, Type type, const std:
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                   "create dataset '" + path + "'"),
-            H5Dclose);
+            H5Dclose, kCollective);
 }
 
 void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data) {
@@ -187,7 +233,7 @@ void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_
 }
 
 void ParallelFile::write_from_root(const std::string& path, const void* data, Type type) {
-  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(fspace.id());
   if (n == 0) return;  // nothing to write; no rank writes
@@ -238,7 +284,7 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
                   "create '" + path + "'"),
-            H5Dclose);
+            H5Dclose, kCollective);
   if (n == 0) return;
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
   Handle mspace(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
@@ -266,7 +312,8 @@ void ParallelFile::write_rows(const std::string& path, const std::vector<RowBloc
 
 void ParallelFile::write_rows_raw(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
                                   std::size_t values, Type type) {
-  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
+  injected_failure(path, rank_);
   {
     // The element type written must be the stored one (a float64 buffer into a float32 dataset
     // would convert silently; an int into a float one too).
@@ -321,7 +368,7 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
   Handle space(check(H5Screate(H5S_SCALAR), "scalar space"), H5Sclose);
   Handle attr(check(H5Acreate2(obj.id(), name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
                     "create attribute '" + name + "' on '" + object + "'"),
-              H5Aclose);
+              H5Aclose, kCollective);
   check(H5Awrite(attr.id(), type, value), "write attribute '" + name + "'");
 }
 
@@ -346,10 +393,10 @@ void ParallelFile::attribute(const std::string& object, const std::string& name,
 
 void ParallelFile::attach_scale(const std::string& scale_path, const std::string& dim_name,
                                 const std::vector<std::pair<std::string, unsigned>>& datasets) {
-  Handle scale(check(H5Dopen2(file_.id(), scale_path.c_str(), H5P_DEFAULT), "open scale"), H5Dclose);
+  Handle scale(check(H5Dopen2(file_.id(), scale_path.c_str(), H5P_DEFAULT), "open scale"), H5Dclose, kCollective);
   check(H5DSset_scale(scale.id(), dim_name.c_str()), "H5DSset_scale '" + scale_path + "'");
   for (const auto& [path, axis] : datasets) {
-    Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+    Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
     check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
   }
 }

@@ -382,7 +382,10 @@ void Run::checkpoint() {
   }
   int ok = error.empty() ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
-  if (ok == 0) throw Error(rank_ == 0 ? error : "checkpoint failed on rank 0");
+  if (ok == 0) {
+    if (rank_ == 0) throw Error(error);
+    throw PeerError("checkpoint failed on rank 0");
+  }
   comm_io_seconds_ += run::cpu_seconds() - t0;
 }
 

@@ -3,7 +3,10 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
+#include <string>
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/sampling.hpp"
@@ -111,6 +114,8 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // Rank 0 also gathers every trajectory's checkpoint state and the tracked predictions.
   const std::int64_t root = worker + e.checkpoint_bytes + 2 * C * eval_values * kDouble;
   e.peak_rank_bytes = std::max(worker, root);
+  e.worker_rank_bytes = worker;
+  e.root_rank_bytes = root;
   return e;
 }
 
@@ -145,6 +150,82 @@ std::int64_t free_bytes(const std::string& directory) {
   struct statvfs s {};
   if (::statvfs(directory.c_str(), &s) != 0) return -1;
   return static_cast<std::int64_t>(s.f_bavail) * static_cast<std::int64_t>(s.f_frsize);
+}
+
+namespace {
+
+/// The first number in a one-line file ("max" or a missing file: -1).
+std::int64_t read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || !std::isdigit(static_cast<unsigned char>(word[0]))) return -1;
+  try {
+    return static_cast<std::int64_t>(std::stoll(word));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+NodeMemory node_memory() {
+  NodeMemory m;
+  {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    std::int64_t kb = 0;
+    std::string unit;
+    while (in >> key >> kb >> unit) {
+      if (key == "MemAvailable:") {
+        m.bytes = kb * 1024;
+        m.source = "MemAvailable in /proc/meminfo";
+        break;
+      }
+    }
+  }
+  // cgroup v2 (the job's own group, as SLURM's task/cgroup sets it), then v1.
+  const auto consider = [&](std::int64_t limit, std::int64_t usage, const std::string& source) {
+    if (limit <= 0 || limit >= (std::int64_t{1} << 60)) return;
+    const std::int64_t left = limit - std::max<std::int64_t>(usage, 0);
+    if (m.bytes < 0 || left < m.bytes) {
+      m.bytes = std::max<std::int64_t>(left, 0);
+      m.source = source;
+    }
+  };
+  std::string group;
+  {
+    std::ifstream in("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("0::", 0) == 0) group = line.substr(3);
+    }
+  }
+  if (!group.empty()) {
+    const std::string dir = "/sys/fs/cgroup" + group;
+    consider(read_number(dir + "/memory.max"), read_number(dir + "/memory.current"), "cgroup " + dir + "/memory.max");
+  }
+  consider(read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+           read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes"), "cgroup memory.limit_in_bytes");
+  return m;
+}
+
+std::int64_t node_peak_bytes(const ResourceEstimate& e, int ranks_on_node, bool hosts_root) {
+  const std::int64_t workers = std::max(0, ranks_on_node - (hosts_root ? 1 : 0));
+  return workers * e.worker_rank_bytes + (hosts_root ? e.root_rank_bytes : 0);
+}
+
+void check_memory(const ResourceEstimate& e, std::int64_t need, int ranks_on_node, std::int64_t limit,
+                  const std::string& limit_source, const std::string& limit_text) {
+  if (limit <= 0 || need <= limit) return;
+  throw FieldError("RunOptions.memory_limit", limit_text,
+                   "the run needs about " + human_bytes(need) + " of memory on this node (" +
+                       std::to_string(ranks_on_node) + " rank(s); the busiest " + human_bytes(e.peak_rank_bytes) +
+                       ", of which one trajectory's network and buffers " + human_bytes(e.network_bytes) + " x " +
+                       std::to_string(e.trajectories_per_rank) + ") but the limit is " + human_bytes(limit) + " (" +
+                       limit_source +
+                       "); use fewer ranks per node, a smaller model.architecture, a smaller "
+                       "run.gather_interval or a larger ensemble.store_every, or set run.memory_limit "
+                       "(off to skip this check)");
 }
 
 void check_room(const ResourceEstimate& e, const std::string& output, std::int64_t available) {

@@ -83,7 +83,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.progress_seconds",
                                            "run.progress",
                                            "run.checkpoint_interval",
-                                           "run.sync_every"};
+                                           "run.sync_every",
+                                           "run.memory_limit"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {

@@ -32,6 +32,12 @@ cases:
   output_dir_not_writable  /proc (not writable even for root, whom permission bits do not stop)
                         and, where this process may mount, a read-only tmpfs
   output_exists         an existing output without --overwrite is refused and kept
+  output_not_a_file     run.output a directory or a device (/dev/null), also with --overwrite
+  absurd_sizes          a trajectory count, step count or ensemble no machine could hold is
+                        refused naming the key (no overflowing estimate, no allocation)
+  memory                a run whose estimated peak memory on the node exceeds run.memory_limit
+                        (or, with auto, 90% of the node's available memory) is refused before any
+                        work, naming the estimate, the limit and the keys; off skips the check
   more_ranks_than_trajectories  allowed: idle ranks take part in the collective I/O; the archive
                         equals the -n 1 run's (provenance aside)
 
@@ -158,7 +164,7 @@ class Workspace:
             fh.write(blob)
         return p, blob
 
-    def refused(self, extra, needles, what, config=None, fresh_output=None, existing=True):
+    def refused(self, extra, needles, what, config=None, fresh_output=None, existing=True, output_exists=False):
         """Runs the base config + `extra` twice (fresh output; existing output + --overwrite) and
         checks the refusal. `needles` must all appear in the one error line."""
         if SANITIZED and self.checked_existing:
@@ -186,7 +192,9 @@ class Workspace:
             check("HDF5-DIAG" not in text, f"an HDF5 error stack was printed\n{ctx}")
             check(not p.stdout.startswith("simmer ") and "archive:" not in text,
                   f"the run started before the input was checked\n{ctx}")
-            if blob is None:
+            if output_exists:
+                pass  # a directory or device given as the output: checked by the caller
+            elif blob is None:
                 check(not os.path.exists(out), f"an archive {out} was created\n{ctx}")
             else:
                 with open(out, "rb") as fh:
@@ -381,6 +389,51 @@ def case_body(w, case):
         with open(out, "rb") as fh:
             check(fh.read() == before, f"the existing archive was modified\n{ctx}")
         print(f"ok: output exists: {errors[0].strip()}")
+    elif case == "output_not_a_file":
+        directory = w.path("a_directory")
+        os.makedirs(directory)
+        for out, why in ((directory, "is a directory"), ("/dev/null", "not a regular file")):
+            for extra in ([], ["--overwrite"]):
+                w.refused(extra, ["'run.output'", out, why], f"output {out} {' '.join(extra)}",
+                          fresh_output=out, existing=False, output_exists=True)
+        if not os.path.isdir(directory) or os.listdir(directory):
+            check(False, "the directory given as run.output was changed")
+    elif case == "absurd_sizes":
+        for key, value, needle in (("run.trajectories", "2000000000000000000", "must be <= 1e7"),
+                                   ("simmer.steps", "9223372036854775807", "must be <= 1e12"),
+                                   ("adam.epochs", "9223372036854775807", "must be <= 1e12")):
+            w.refused([f"--{key}", value, "--estimate"], [f"'{key}'", value, needle], f"{key} = {value}",
+                      existing=False)
+        w.refused(["--simmer.steps", "900000000000", "--ensemble.window", "900000000000", "--ensemble.count", "0",
+                   "--ensemble.stride", "1", "--estimate"], ["'ensemble.window'", "members per trajectory"],
+                  "9e11 members per trajectory", existing=False)
+        w.refused(["--run.trajectories", "1000000", "--simmer.steps", "900000000000", "--ensemble.window",
+                   "900000000", "--ensemble.count", "0", "--ensemble.stride", "10", "--run.trace_every", "100000000", "--model.architecture", "2-1000-2",
+                   "--estimate"],
+                  ["'run.trajectories'", "/posterior/params", "PB"], "a 290 PB posterior", existing=False)
+    elif case == "memory":
+        w.refused(["--run.memory_limit", "1M"], ["'run.memory_limit'", "'1M'", "the run needs about",
+                                                 "model.architecture", "off to skip"], "a 1 MB memory limit")
+        w.refused(["--run.memory_limit", "12 parsecs"], ["run.memory_limit", "a size like"], "a limit that is no size",
+                  existing=False)
+        w.accepted(["--run.memory_limit", "off"], "run.memory_limit = off")
+        # auto: the verdict follows the printed estimate and the node's memory (the run itself is
+        # never started: --estimate).
+        p, cmd = run(2, ["--config", w.ini, "--model.architecture", "2-1000000-2", "--estimate", "--output",
+                         w.path("huge.h5")], w.tmp)
+        text = p.stdout + p.stderr
+        import re
+        m = re.search(r"memory: about ([0-9.e+]+) (B|kB|MB|GB|TB|PB) on this node .* of ([0-9.e+]+) (B|kB|MB|GB|TB|PB)",
+                      text)
+        units = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
+        check(m is not None, f"--estimate printed no memory line:\n{cmd}\n{text}")
+        need, limit = float(m.group(1)) * units[m.group(2)], float(m.group(3)) * units[m.group(4)]
+        expect = 2 if need > limit else 0
+        check(p.returncode == expect, f"need {need:.3g} B, limit {limit:.3g} B: exit {p.returncode}, expected "
+                                      f"{expect}\n{cmd}\n{text}")
+        if expect == 2:
+            check("'run.memory_limit'" in text and "the run needs about" in text, f"unclear refusal:\n{text}")
+        print(f"ok: auto memory limit: {need / 1e9:.3g} GB needed of {limit / 1e9:.3g} GB: exit {p.returncode}")
     elif case == "more_ranks_than_trajectories":
         one = w.accepted([], "2 trajectories on 1 rank", ranks=1)
         three = w.accepted([], "2 trajectories on 3 ranks (one idle)", ranks=3)

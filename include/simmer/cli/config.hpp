@@ -97,6 +97,7 @@ struct RunConfig_ {
   std::string progress = "auto";            ///< auto | bar | lines
   std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
   std::int64_t sync_every = 100;            ///< steps between the ranks' checks for a stop signal
+  std::string memory_limit = "auto";        ///< auto | off | a size ("16G"): see parse_memory_limit
 };
 
 struct Config {
@@ -150,6 +151,11 @@ struct MassSpec {
 };
 /// Throws simmer::Error naming simmer.masses and the text when it is neither.
 MassSpec parse_masses(const std::string& text);
+
+/// run.memory_limit: -1 for "auto" (the node's available memory), 0 for "off" (no check),
+/// else bytes from "<number>[K|M|G|T]" (binary units; a trailing "B" or "iB" is allowed).
+/// Throws simmer::Error naming run.memory_limit and the text otherwise.
+std::int64_t parse_memory_limit(const std::string& text);
 
 /// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines.
 std::vector<std::string> config_differences(const Config& a, const Config& b);

@@ -31,6 +31,13 @@ class FieldError : public Error {
   std::string field_, value_, why_;
 };
 
+/// Thrown on the ranks that learn of another rank's failure (a checkpoint rank 0 could not
+/// write): that rank reports the cause, these only end the job.
+class PeerError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// "key 'simmer.time_step' = '-1': must be > 0"
 [[nodiscard]] inline Error option_error(const std::string& key, const std::string& value, const std::string& why) {
   return Error("option '" + key + "' = '" + value + "': " + why);

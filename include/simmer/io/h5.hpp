@@ -26,9 +26,13 @@ class Handle {
  public:
   using Closer = herr_t (*)(hid_t);
   Handle() = default;
-  Handle(hid_t id, Closer closer);
+  /// A `collective` handle (a ParallelFile's file, group, dataset or attribute) is abandoned
+  /// instead of closed when it is destroyed by an exception unwinding the stack: closing it is
+  /// a collective call, which would hang on a job whose other ranks are not closing it too.
+  Handle(hid_t id, Closer closer, bool collective = false);
   ~Handle();
-  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+  Handle(Handle&& o) noexcept
+      : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_), collective_(o.collective_) {}
   Handle& operator=(Handle&& o) noexcept;
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -38,6 +42,7 @@ class Handle {
  private:
   hid_t id_ = H5I_INVALID_HID;
   Closer closer_ = nullptr;
+  bool collective_ = false;
 };
 
 /// One block of rows a rank owns in a dataset whose first axis is the chain: the hyperslab

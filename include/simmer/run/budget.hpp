@@ -36,15 +36,33 @@ struct ResourceEstimate {
   std::int64_t archive_bytes = 0;
   std::int64_t posterior_bytes = 0;  ///< of which /posterior/params
   std::int64_t checkpoint_bytes = 0;
-  std::int64_t peak_rank_bytes = 0;  ///< the busiest rank (rank 0 when it gathers more)
-  std::int64_t network_bytes = 0;    ///< of which one trajectory's network, optimiser and buffers
-  std::int64_t buffer_bytes = 0;     ///< of which stored members between gathers (one rank)
+  std::int64_t peak_rank_bytes = 0;    ///< the busiest rank (rank 0 when it gathers more)
+  std::int64_t worker_rank_bytes = 0;  ///< a rank other than 0
+  std::int64_t root_rank_bytes = 0;    ///< rank 0 (it also gathers checkpoints and predictions)
+  std::int64_t network_bytes = 0;      ///< of which one trajectory's network, optimiser and buffers
+  std::int64_t buffer_bytes = 0;       ///< of which stored members between gathers (one rank)
 };
 
 /// The fixed allowance for the process itself (MPI, HDF5, code), in bytes.
 inline constexpr std::int64_t kProcessBaseBytes = 96LL << 20;
 
 ResourceEstimate estimate_resources(const Problem& problem, int world_size);
+
+/// The memory a node offers this job: MemAvailable from /proc/meminfo, or the cgroup's limit
+/// (what SLURM's --mem sets) less its usage when that is lower. bytes < 0: not readable here.
+struct NodeMemory {
+  std::int64_t bytes = -1;
+  std::string source;  ///< "MemAvailable in /proc/meminfo", "cgroup memory.max", ...
+};
+NodeMemory node_memory();
+
+/// The estimated peak memory of `ranks_on_node` ranks (rank 0 among them when `hosts_root`).
+std::int64_t node_peak_bytes(const ResourceEstimate& e, int ranks_on_node, bool hosts_root);
+
+/// Throws FieldError (RunOptions.memory_limit) naming the estimate, the limit and where it
+/// came from, and the keys that shrink the run, when `need` exceeds `limit`.
+void check_memory(const ResourceEstimate& e, std::int64_t need, int ranks_on_node, std::int64_t limit,
+                  const std::string& limit_source, const std::string& limit_text);
 
 /// "1.23 GB", "456 MB", "12 kB" (decimal units).
 std::string human_bytes(std::int64_t bytes);

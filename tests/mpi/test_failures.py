@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Failures inside a run end the job at once, cleanly and resumably (run by CTest with Debian's
+/usr/bin/python3). Every run here has a 60 s timeout: a hang fails the test.
+
+usage: test_failures.py SIMMER_MPI PROJECT_ROOT CASE
+cases: abort      an HDF5 write fails on one rank alone (rank 0, then rank 1; injected with
+                  SIMMER_TEST_FAIL_WRITE) while the other rank enters the collective transfer:
+                  exit 1 within seconds naming the dataset; the last checkpoint is intact and
+                  resuming it (on 3 ranks) gives an archive bit-identical to an uninterrupted run
+       diskfull   the output on a small tmpfs this test mounts (exit 77 = skipped where mounting
+                  is not permitted): a disk full at creation, and a checkpoint that no longer
+                  fits, end the job within seconds saying the disk is full; no partial .ckpt.tmp
+                  is left, and the archive and checkpoint copied to a roomier file system resume
+                  to the uninterrupted run's bits
+       race       two runs started at once on one output: one finishes, the other is refused
+                  (exit 2) naming the output; the archive is whole
+       early_kill SIGKILL of the whole job right after its first checkpoint appears: the
+                  resumed archive still holds lambda_max and time_step_limit
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402
+
+SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+ENV = st.ENV
+fail = st.fail
+SKIP = 77
+RUN = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
+       "--run.trajectories", "4", "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.count", "200",
+       "--run.checkpoint_interval", "200"]
+
+
+def mpirun(ranks, args, env=None, timeout=60):
+    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)]
+    for k, v in (env or {}).items():
+        cmd += ["-x", f"{k}={v}"]
+    cmd += [SIMMER] + args
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, env=dict(ENV, **(env or {})), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"{' '.join(cmd)} did not end within {timeout} s (a hang)")
+    return p, p.stdout + p.stderr, time.time() - start
+
+
+def ok(ranks, args, env=None):
+    p, text, _ = mpirun(ranks, args, env, timeout=300)
+    if p.returncode != 0:
+        fail(f"{args} exited {p.returncode}:\n{text[-3000:]}")
+    return text
+
+
+def check_resumable(archive, reference, where):
+    """The checkpoint left by a failed run is intact: resuming it (in a copy at `where`) gives
+    the uninterrupted run's archive."""
+    if os.path.exists(archive + ".ckpt.tmp"):
+        fail(f"a partial checkpoint '{archive}.ckpt.tmp' was left")
+    if not os.path.exists(archive + ".ckpt"):
+        fail(f"no checkpoint '{archive}.ckpt' to resume")
+    os.makedirs(where, exist_ok=True)
+    copy = os.path.join(where, os.path.basename(archive))
+    shutil.copy(archive, copy)
+    shutil.copy(archive + ".ckpt", copy + ".ckpt")
+    text = ok(3, ["--resume", copy])
+    if "resuming at step" not in text:
+        fail(f"the resume did not say where it starts:\n{text[-2000:]}")
+    st.compare_archives(reference, copy)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    reference = os.path.join(tmp, "reference.h5")
+    if CASE == "abort":
+        ok(2, RUN + ["--output", reference])
+        for rank in (0, 1):
+            out = os.path.join(tmp, f"fail{rank}.h5")
+            p, text, seconds = mpirun(2, RUN + ["--output", out], {"SIMMER_TEST_FAIL_WRITE": f"/posterior/params:3:{rank}"})
+            if p.returncode != 1 or f"error on rank {rank}" not in text or "/posterior/params" not in text:
+                fail(f"a write failing on rank {rank} did not end the job with exit 1 naming the dataset "
+                     f"(exit {p.returncode}):\n{text[-3000:]}")
+            if seconds > 30:
+                fail(f"the job took {seconds:.0f} s to end after the failure")
+            if rank == 0 and "--resume" not in text:
+                fail(f"rank 0's report does not say how to resume:\n{text[-2000:]}")
+            check_resumable(out, reference, os.path.join(tmp, f"elsewhere{rank}"))
+            print(f"abort: a write failing on rank {rank} alone ended the job in {seconds:.1f} s (exit 1); "
+                  "resumed from its checkpoint: identical to the uninterrupted run")
+    elif CASE == "diskfull":
+        small = os.path.join(tmp, "small")
+        os.makedirs(small)
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small], capture_output=True, text=True)
+        if m.returncode != 0:
+            print(f"skipped: cannot mount a tmpfs here ({m.stderr.strip()})")
+            sys.exit(SKIP)
+        try:
+            ok(2, RUN + ["--output", reference])
+            # The free-space check before the run would refuse these outputs: pretend there is room.
+            room = {"SIMMER_TEST_FREE_BYTES": "100000000"}
+            for fill, expect_ckpt in ((6_800_000, False), (2_000_000, True)):
+                for name in os.listdir(small):
+                    os.remove(os.path.join(small, name))
+                with open(os.path.join(small, "fill"), "wb") as f:
+                    f.write(b"\0" * fill)
+                out = os.path.join(small, "d.h5")
+                p, text, seconds = mpirun(2, RUN + ["--output", out], room)
+                if p.returncode != 1 or "probably full" not in text:
+                    fail(f"a full disk did not end the job with exit 1 saying so (exit {p.returncode}):\n{text[-3000:]}")
+                if seconds > 30:
+                    fail(f"the job took {seconds:.0f} s to end on a full disk")
+                if expect_ckpt:
+                    if "No space left on device" not in text:
+                        fail(f"the failed checkpoint does not give the system's reason:\n{text[-2000:]}")
+                    check_resumable(out, reference, os.path.join(tmp, "roomy"))
+                elif "no checkpoint was written" not in text:
+                    fail(f"a run that failed before any checkpoint does not say so:\n{text[-2000:]}")
+                print(f"diskfull: {8_388_608 - fill} bytes free: exit 1 after {seconds:.1f} s"
+                      + (", the checkpoint resumed elsewhere to identical bits" if expect_ckpt else ""))
+        finally:
+            subprocess.run(["umount", "-l", small])
+    elif CASE == "race":
+        out = os.path.join(tmp, "cc.h5")
+        cmd = ["mpirun", "--oversubscribe", "-n", "2", SIMMER] + RUN + ["--output", out]
+        procs = [subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for _ in range(2)]
+        results = []
+        for proc in procs:
+            try:
+                results.append((proc.communicate(timeout=120)[0], proc.returncode))
+            except subprocess.TimeoutExpired:
+                fail("a run on a contested output hung")
+        codes = sorted(code for _, code in results)
+        if codes != [0, 2]:
+            fail(f"two runs on one output exited {codes}, expected one 0 and one 2:\n"
+                 + "\n----\n".join(text[-1500:] for text, _ in results))
+        loser = next(text for text, code in results if code == 2)
+        if out not in loser or not ("in use by another run" in loser or "exists" in loser):
+            fail(f"the refused run does not name the output and why:\n{loser[-2000:]}")
+        with h5py.File(out, "r") as f:
+            if f.attrs["status"] != "complete" and f.attrs["status"] != b"complete":
+                fail(f"the winner's archive says status {f.attrs['status']}")
+            f["posterior/params"][()]  # reads back whole (a second writer would damage it)
+        print("race: two runs on one output: one finished, the other was refused (exit 2); archive whole")
+    elif CASE == "early_kill":
+        out = os.path.join(tmp, "early.h5")
+        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + RUN + ["--output", out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        deadline = time.time() + 60
+        while not os.path.exists(out + ".ckpt"):
+            if proc.poll() is not None or time.time() > deadline:
+                fail(f"no checkpoint appeared:\n{proc.stdout.read()}")
+            time.sleep(0.01)
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+        proc.wait()
+        while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+            subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+            time.sleep(0.05)
+        ok(2, ["--resume", out])
+        with h5py.File(out, "r") as f:
+            missing = [k for k in ("lambda_max", "time_step_limit", "run_id") if k not in f.attrs]
+            if missing:
+                fail(f"root attributes lost by the early kill: {missing}")
+        print("early_kill: killed right after the first checkpoint; the resumed archive keeps lambda_max, "
+              "time_step_limit and run_id")
+    else:
+        fail(f"unknown case {CASE}")
