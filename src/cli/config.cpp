@@ -304,6 +304,9 @@ const std::vector<Key>& keys() {
       make_key("adam", "beta1", &C::adam, &AdamConfig::beta1, "decay rate of the first-moment estimate, in [0, 1)"),
       make_key("adam", "beta2", &C::adam, &AdamConfig::beta2, "decay rate of the second-moment estimate, in [0, 1)"),
       make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon, "denominator regulariser (Keras convention), > 0"),
+      make_key("adam", "checkpoint_every", &C::adam, &AdamConfig::checkpoint_every,
+               "epochs between checkpoints during Adam (<output>.ckpt; a resume continues mid-Adam; "
+               "0: none before Adam's end)"),
       // [simmer]
       make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode,
                "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "
@@ -420,7 +423,8 @@ const std::vector<Key>& keys() {
       make_key("run", "checkpoint_interval", &C::run, &RunConfig_::checkpoint_interval,
                "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)"),
       make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
-               "steps between the ranks' collective check for SIGTERM/SIGUSR1 (checkpoint + exit)"),
+               "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
+               "(checkpoint + exit)"),
       make_checked_key("run", "memory_limit", &C::run, &RunConfig_::memory_limit,
                        "auto | off | a size like 16G: a run whose estimated peak memory on a node "
                        "exceeds this is refused before any work (auto: the node's available memory, "
@@ -852,6 +856,8 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(a.beta2 >= 0.0 && a.beta2 < 1.0, "adam.beta2", str(a.beta2), "must be in [0, 1)");
   require_finite(a.epsilon, "adam.epsilon");
   require(a.epsilon > 0.0, "adam.epsilon", str(a.epsilon), "must be > 0");
+  require(a.checkpoint_every >= 0, "adam.checkpoint_every", str(a.checkpoint_every),
+          "must be >= 0 (0: none during Adam)");
 
   // [simmer]
   require_one_of(s.mode, "simmer.mode", {"retrofit", "abinitio"});

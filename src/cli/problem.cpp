@@ -276,6 +276,7 @@ run::Problem build(const Config& c) {
   p.run.trace_every = c.run.trace_every;
   p.run.checkpoint_interval = c.run.checkpoint_interval;
   p.run.sync_every = c.run.sync_every;
+  p.run.adam_checkpoint_every = c.adam.checkpoint_every;
   p.run.output = c.run.output;
   using Progress = run::RunOptions::Progress;
   p.run.progress = c.run.progress == "bar"     ? Progress::bar

@@ -15,6 +15,7 @@ std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c) {
   w.str(c.version);
   w.str(c.config_ini);
   w.i64(c.step);
+  w.i64(c.adam_epoch);
   w.i64(c.trajectories);
   w.block(c.pooled);
   for (const auto& chain : c.chains) w.block(chain);
@@ -28,6 +29,8 @@ RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const
   c.version = r.str();
   c.config_ini = r.str();
   c.step = r.i64();
+  c.adam_epoch = r.i64();
+  if (c.adam_epoch >= 0 && c.step != 0) throw Error(origin + ": an Adam-phase checkpoint at a simmering step");
   c.trajectories = r.i64();
   if (c.trajectories < 0) throw Error(origin + ": negative trajectory count");
   c.pooled = r.block();

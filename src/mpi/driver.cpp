@@ -95,7 +95,10 @@ class Run {
     return r;
   }
   void announce(bool resumed) const;
-  void adam_phase();
+  int adam_phase();
+  void write_adam_rows();
+  [[nodiscard]] int stop_signal(bool poll);
+  void say_stopped(int signal, const std::string& where);
   bool stability_check();
   void curvature_report(bool at_end);
   int simmer_phase();
@@ -117,7 +120,8 @@ class Run {
   std::vector<std::unique_ptr<run::Chain>> chains_;
   ensemble::PooledEnsemble pooled_;  ///< rank 0
   std::optional<ArchiveWriter> archive_;
-  std::int64_t step_ = 0;  ///< simmering steps completed
+  std::int64_t step_ = 0;         ///< simmering steps completed
+  std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
   double cpu_start_ = run::cpu_seconds();
   double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
   bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
@@ -143,18 +147,36 @@ void Run::announce(bool resumed) const {
 
 int Run::execute(const io::RunCheckpoint* resume) {
   announce(resume != nullptr);
+  const bool retrofit = p_.mode == train::StartMode::retrofit;
   if (resume != nullptr) {
     run_id_ = resume->run_id;
     restore(*resume);
     archive_.emplace(ArchiveWriter::reopen(p_, comm_));
+    adam_epoch_ = resume->adam_epoch;
     if (rank_ == 0) {
-      std::printf("resuming at step %lld of %lld from %s\n", static_cast<long long>(step_),
-                  static_cast<long long>(p_.run.steps), checkpoint_path_.c_str());
+      if (adam_epoch_ >= 0) {
+        std::printf("resuming Adam at epoch %lld of %lld from %s\n", static_cast<long long>(resume->adam_epoch),
+                    static_cast<long long>(p_.adam.epochs), checkpoint_path_.c_str());
+      } else {
+        std::printf("resuming at step %lld of %lld from %s\n", static_cast<long long>(step_),
+                    static_cast<long long>(p_.run.steps), checkpoint_path_.c_str());
+      }
     }
   } else {
     run_id_ = new_run_id(comm_);
     archive_.emplace(ArchiveWriter::create(p_, command_line_, run_id_, comm_));
-    adam_phase();
+    adam_epoch_ = retrofit ? 0 : -1;
+  }
+  const auto stopped = [&](int code) {
+    archive_->file().attribute("/", "status", std::string("stopped by a signal: resume with --resume"));
+    archive_->file().close();
+    return code;
+  };
+  if (resume == nullptr || adam_epoch_ >= 0) {
+    if (adam_epoch_ >= 0) {
+      const int code = adam_phase();
+      if (code != 0) return stopped(code);
+    }
     for (auto& ch : chains_) ch->start();  // ab initio (a retrofit started after Adam)
     archive_->start_state(chains());
     if (p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
@@ -162,26 +184,78 @@ int Run::execute(const io::RunCheckpoint* resume) {
       return kExitUnstable;
     }
     if (p_.diagnostics.curvature_report != run::DiagnosticsOptions::CurvatureReport::off) curvature_report(false);
+    adam_epoch_ = -1;
     checkpoint();  // the end of the Adam phase (or the ab initio start)
+    // A stop signal that came during the checks is acted on now, not 100 steps later.
+    if (const int signal = stop_signal(true); signal != 0) {
+      say_stopped(signal, retrofit ? "the end of Adam" : "the start");
+      return stopped(kExitStopped);
+    }
   }
   const int code = simmer_phase();
-  if (code != 0) {
-    archive_->file().attribute("/", "status", std::string("stopped by a signal: resume with --resume"));
-    archive_->file().close();
-    return code;
-  }
+  if (code != 0) return stopped(code);
   finish();
   return 0;
 }
 
-void Run::adam_phase() {
-  if (p_.mode != train::StartMode::retrofit) return;
-  for (auto& ch : chains_) {
-    ch->train_adam([&](std::int64_t epoch, double loss) {
-      if (ch->index() == 0) progress_.adam(epoch, p_.adam.epochs, loss);
-    });
+int Run::stop_signal(bool poll) {
+  // A stop signal on any rank stops all ranks at the same boundary.
+  if (!poll) return 0;
+  const int mine = static_cast<int>(g_stop_signal);
+  int signal = 0;
+  MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
+  return signal;
+}
+
+void Run::say_stopped(int signal, const std::string& where) {
+  if (rank_ != 0) return;
+  std::printf(
+      "%ssimmer_mpi: received %s at %s: checkpointed to %s; continue with\n"
+      "  mpirun ... simmer_mpi --resume %s\n",
+      progress_.terminal() ? "\n" : "",
+      signal == SIGTERM   ? "SIGTERM"
+      : signal == SIGUSR1 ? "SIGUSR1"
+                          : "a stop signal",
+      where.c_str(), checkpoint_path_.c_str(), p_.run.output.c_str());
+  std::fflush(stdout);
+}
+
+int Run::adam_phase() {
+  // Every trajectory's Adam in blocks of epochs: a stop signal is polled every run.sync_every
+  // epochs, and the state checkpointed every adam.checkpoint_every (Adam's trace rows written
+  // first, so a checkpoint owes the archive nothing). The end of Adam is checkpointed by
+  // execute, after the stability check.
+  const std::int64_t epochs = p_.adam.epochs;
+  std::int64_t& epoch = adam_epoch_;  // every chain's (a checkpoint records it)
+  while (epoch < epochs) {
+    const std::int64_t next_sync = next_multiple(epoch, p_.run.sync_every);
+    const std::int64_t next_checkpoint = next_multiple(epoch, p_.run.adam_checkpoint_every);
+    const std::int64_t end = std::min({epochs, next_sync, next_checkpoint});
+    for (auto& ch : chains_) {
+      ch->adam_to(end, [&](std::int64_t e, double loss) {
+        if (ch->index() == 0) progress_.adam(e, epochs, loss);
+      });
+    }
+    epoch = end;
+    const int signal = stop_signal(end == next_sync || end == epochs);
+    if (end == epochs && signal == 0) break;
+    if (end == next_checkpoint || signal != 0) {
+      write_adam_rows();
+      archive_->file().flush();
+      checkpoint();
+    }
+    if (signal != 0) {
+      say_stopped(signal, "Adam epoch " + std::to_string(end) + " of " + std::to_string(epochs));
+      return kExitStopped;
+    }
   }
-  // Adam's trace rows, one collective write per field.
+  for (auto& ch : chains_) ch->finish_adam();
+  write_adam_rows();
+  return 0;
+}
+
+void Run::write_adam_rows() {
+  // Adam's trace rows since the last write, one collective write per field.
   const double t0 = run::cpu_seconds();
   std::vector<std::pair<std::int64_t, run::ChainRows>> rows;
   for (auto& ch : chains_) rows.emplace_back(ch->index(), ch->take_rows());
@@ -277,29 +351,14 @@ int Run::simmer_phase() {
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync});
     for (auto& ch : chains_) ch->advance_to(end);
     step_ = end;
-    // A stop signal on any rank stops all ranks at this common step boundary.
-    int signal = 0;
-    if (end == next_sync || end == steps) {
-      const int mine = static_cast<int>(g_stop_signal);
-      MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
-    }
+    const int signal = stop_signal(end == next_sync || end == steps);
     if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
     // Between gathers the loss and metric shown are the last gathered ones.
     progress_.step(end, steps, p_.ramp(end - 1), rank_ == 0 ? pooled_.mean_train_loss() : 0.0, ensemble_metric(),
                    end == steps);
     if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint();
     if (signal != 0) {
-      if (rank_ == 0) {
-        std::printf(
-            "%ssimmer_mpi: received %s at step %lld: checkpointed to %s; continue with\n"
-            "  mpirun ... simmer_mpi --resume %s\n",
-            progress_.terminal() ? "\n" : "",
-            signal == SIGTERM   ? "SIGTERM"
-            : signal == SIGUSR1 ? "SIGUSR1"
-                                : "a stop signal",
-            static_cast<long long>(end), checkpoint_path_.c_str(), p_.run.output.c_str());
-        std::fflush(stdout);
-      }
+      say_stopped(signal, "step " + std::to_string(end));
       return kExitStopped;
     }
   }
@@ -370,6 +429,7 @@ void Run::checkpoint() {
       c.version = SIMMER_VERSION;
       c.config_ini = p_.config_ini;
       c.step = step_;
+      c.adam_epoch = adam_epoch_;
       c.trajectories = p_.run.trajectories;
       ByteWriter pooled;
       pooled_.save(pooled);

@@ -23,6 +23,23 @@ std::string text(const char* format, double value) {
   return buf;
 }
 
+void save_rng(ByteWriter& w, const Rng& rng) {
+  const Rng::State rs = rng.state();
+  for (const auto word : rs.s) w.pod(word);
+  w.pod(static_cast<std::uint8_t>(rs.has_spare));
+  w.f64(rs.spare);
+}
+
+Rng load_rng(ByteReader& r) {
+  Rng::State rs;
+  for (auto& word : rs.s) word = r.pod<std::uint64_t>();
+  rs.has_spare = r.pod<std::uint8_t>() != 0;
+  rs.spare = r.f64();
+  Rng rng(0);
+  rng.set_state(rs);
+  return rng;
+}
+
 }  // namespace
 
 double cpu_seconds() {
@@ -121,12 +138,20 @@ Rng Chain::stream(RngPurpose purpose) const {
 }
 
 void Chain::train_adam(const train::EpochCallback& on_epoch) {
+  adam_to(p_->adam.epochs, on_epoch);
+  finish_adam();
+}
+
+void Chain::adam_to(std::int64_t epoch_end, const train::EpochCallback& on_epoch) {
   const Problem& p = *p_;
   const std::int64_t epochs = p.adam.epochs;
-  train::AdamState state = train::AdamState::zeros(net_.parameter_count());
+  if (adam_.m.size() != net_.parameter_count()) adam_ = train::AdamState::zeros(net_.parameter_count());
+  train::AdamOptions until = p.adam;  // the same updates; only where this call stops differs
+  until.epochs = std::min(epoch_end, epochs);
+  train::AdamState& state = adam_;
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
-  train::train_adam(p.adam, state, *objective_, minibatch_rng_, [&](std::int64_t epoch, double loss) {
+  train::train_adam(until, state, *objective_, minibatch_rng_, [&](std::int64_t epoch, double loss) {
     if (epoch % p.run.trace_every == 0) {
       // Full batch: the epoch's loss belongs to the parameters before its update, so the test
       // loss is taken there too (mini-batch: the epoch's mean loss, test loss after it).
@@ -143,6 +168,12 @@ void Chain::train_adam(const train::EpochCallback& on_epoch) {
     if (on_epoch) on_epoch(epoch, loss);
   });
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+}
+
+void Chain::finish_adam() {
+  const Problem& p = *p_;
+  if (adam_.epoch != p.adam.epochs) throw Error("internal: Adam finished before its last epoch");
+  const train::AdamState& state = adam_;
   baseline_ = net_.parameters();
   score_baseline();
   // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
@@ -162,6 +193,9 @@ void Chain::train_adam(const train::EpochCallback& on_epoch) {
     }
   }
   begin_trajectory(std::move(start), 0);
+  adam_.m.resize(0);  // the moments are not needed any more (the epoch count stays)
+  adam_.v.resize(0);
+  adam_.previous.resize(0);
 }
 
 void Chain::start() {
@@ -428,10 +462,20 @@ void Chain::save(ByteWriter& w) const {
     throw Error("internal: a chain is saved with rows not yet written");
   }
   w.i64(index_);
-  const Rng::State rs = noise_rng_.state();
-  for (const auto word : rs.s) w.pod(word);
-  w.pod(static_cast<std::uint8_t>(rs.has_spare));
-  w.f64(rs.spare);
+  w.pod(static_cast<std::uint8_t>(started() ? 1 : 0));
+  if (!started()) {
+    // During Adam (a retrofit's first phase): everything its remaining epochs depend on.
+    save_rng(w, minibatch_rng_);
+    w.vec(net_.parameters());
+    w.vec(adam_.m);
+    w.vec(adam_.v);
+    w.i64(adam_.t);
+    w.i64(adam_.epoch);
+    w.vec(adam_.previous);
+    w.i64(trace_count_);
+    return;
+  }
+  save_rng(w, noise_rng_);
   const auto& phase = trajectory_->phase();
   w.vec(net_.parameters());
   w.vec(phase.v);
@@ -468,12 +512,28 @@ void Chain::save(ByteWriter& w) const {
 
 void Chain::load(ByteReader& c, std::int64_t step) {
   if (c.i64() != index_) throw Error("chains out of order");
-  Rng::State rs;
-  for (auto& word : rs.s) word = c.pod<std::uint64_t>();
-  rs.has_spare = c.pod<std::uint8_t>() != 0;
-  rs.spare = c.f64();
-  noise_rng_.set_state(rs);
-  net_.parameters() = c.vec();
+  const bool simmering = c.pod<std::uint8_t>() != 0;
+  const auto parameters = [&](Vector x) {
+    if (x.size() != net_.parameter_count()) throw Error("parameter vector of the wrong size");
+    return x;
+  };
+  if (!simmering) {
+    if (step != 0) throw Error("a trajectory in its Adam phase at simmering step " + std::to_string(step));
+    minibatch_rng_ = load_rng(c);
+    net_.parameters() = parameters(c.vec());
+    adam_.m = parameters(c.vec());
+    adam_.v = parameters(c.vec());
+    adam_.t = c.i64();
+    adam_.epoch = c.i64();
+    adam_.previous = parameters(c.vec());
+    trace_count_ = c.i64();
+    rows_ = ChainRows{};
+    rows_.trace_first = trace_count_;
+    if (adam_.epoch < 0 || adam_.epoch > p_->adam.epochs) throw Error("Adam epoch out of range");
+    return;
+  }
+  noise_rng_ = load_rng(c);
+  net_.parameters() = parameters(c.vec());
   train::PhaseState phase;
   phase.v = c.vec();
   phase.chain.s = c.vec();

@@ -84,7 +84,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.progress",
                                            "run.checkpoint_interval",
                                            "run.sync_every",
-                                           "run.memory_limit"};
+                                           "run.memory_limit",
+                                           "adam.checkpoint_every"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {

@@ -12,6 +12,7 @@ using namespace simmer;
 
 TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[checkpoint]") {
   io::RunCheckpoint c;
+  c.run_id = "0123456789abcdef0123456789abcdef";
   c.version = "0.2.0";
   c.config_ini = "[run]\nseed = 7\n";
   c.step = 1234;
@@ -20,13 +21,26 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   c.chains = {{9}, {}, {4, 5, 6, 7}};
   const auto payload = io::encode_checkpoint(c);
   const io::RunCheckpoint d = io::decode_checkpoint(payload, "test");
+  CHECK(d.run_id == c.run_id);
   CHECK(d.version == c.version);
   CHECK(d.config_ini == c.config_ini);
   CHECK(d.step == c.step);
+  CHECK(d.adam_epoch == -1);
+  CHECK_FALSE(d.in_adam());
   CHECK(d.trajectories == c.trajectories);
   CHECK(d.pooled == c.pooled);
   CHECK(d.chains == c.chains);
   CHECK(io::encode_checkpoint(d) == payload);
+  {  // during Adam: its epoch, at step 0
+    io::RunCheckpoint a = c;
+    a.step = 0;
+    a.adam_epoch = 150;
+    const io::RunCheckpoint b = io::decode_checkpoint(io::encode_checkpoint(a), "test");
+    CHECK(b.in_adam());
+    CHECK(b.adam_epoch == 150);
+    a.step = 7;  // Adam's epochs and simmering steps cannot both have run
+    CHECK_THROWS_WITH(io::decode_checkpoint(io::encode_checkpoint(a), "test"), Catch::Contains("Adam-phase"));
+  }
 
   test::TempDir dir("checkpoint");
   const std::string path = dir.path("run.h5.ckpt");

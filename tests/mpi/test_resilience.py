@@ -6,6 +6,12 @@ usage: test_resilience.py SIMMER_MPI PROJECT_ROOT CASE
 cases: kill        SIGKILL the whole job mid-run, resume with another rank count: the archive is
                    bit-identical to an uninterrupted run
        signal      SIGUSR1 to the ranks: exit code 3 after a checkpoint; resume; identical
+       adam        SIGKILL during Adam after a mid-Adam checkpoint, resume on 3 ranks, SIGUSR1
+                   during Adam again (exit 3 within run.sync_every epochs), resume on 1 rank:
+                   identical to an uninterrupted run
+       soak        10 retrofit runs, each SIGKILLed (whole job) once during Adam and once while
+                   simmering, at seeded random checkpoints plus a random delay, each resume on a
+                   random rank count (1-4): all 10 final archives identical to an uninterrupted run
        refuse      --resume with a changed key is refused naming it; another run's checkpoint, an
                    output in use by another run, a foreign HDF5 file and a damaged checkpoint too
        unstable    a huge time step is refused before simmering (exit 4), naming the limit
@@ -68,6 +74,19 @@ def checkpoint_step(path):
     return checkpoint_head(path)[1]
 
 
+def checkpoint_adam_epoch(path):
+    """Adam epochs completed in a checkpoint taken during Adam; -1 once simmering (or none)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return -1
+    pos = 28
+    for _ in range(3):
+        pos += 8 + int.from_bytes(data[pos:pos + 8], "little")
+    return int.from_bytes(data[pos + 8:pos + 16], "little", signed=True)
+
+
 
 def with_keys(args, changes):
     """`args` with the values of the keys in `changes` replaced (a key may be given only once)."""
@@ -125,6 +144,95 @@ with tempfile.TemporaryDirectory() as tmp:
         same_archives(ref, out)
         print(f"{CASE}: stopped after step {step}, resumed on 3 ranks, archive identical to the "
               "uninterrupted 2-rank run")
+    elif CASE == "adam":
+        # Iris retrofit with a long Adam phase, checkpointed every 200 epochs, polled every 50.
+        adam = with_keys(LONG, {"--adam.epochs": "6000", "--simmer.steps": "2000", "--run.sync_every": "50"}) + [
+            "--adam.checkpoint_every", "200"]
+        run(2, adam + ["--output", ref])
+        out = os.path.join(tmp, "adam.h5")
+
+        def start(ranks, args):
+            return subprocess.Popen(["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args, env=ENV,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    start_new_session=True)
+
+        def wait_for_epoch(proc, epoch):
+            deadline = time.time() + 120
+            while checkpoint_adam_epoch(out + ".ckpt") < epoch:
+                if proc.poll() is not None or time.time() > deadline:
+                    fail(f"the run ended or stalled before its Adam checkpoint at epoch {epoch}:\n{proc.stdout.read()}")
+                time.sleep(0.02)
+            return checkpoint_adam_epoch(out + ".ckpt")
+
+        proc = start(2, adam + ["--output", out])
+        seen = wait_for_epoch(proc, 1000)
+        kill_session(proc)
+        killed_at = checkpoint_adam_epoch(out + ".ckpt")
+        if not (seen <= killed_at <= seen + 200 and killed_at < 6000 and checkpoint_step(out + ".ckpt") == 0):
+            fail(f"after the kill the checkpoint is at Adam epoch {killed_at} (seen {seen}), step "
+                 f"{checkpoint_step(out + '.ckpt')}: not the mid-Adam checkpoint expected")
+        proc = start(3, ["--resume", out])
+        first = ""
+        for line in proc.stdout:  # the estimate, the banner, then where it resumes
+            first += line
+            if line.startswith("resuming"):
+                break
+        if f"resuming Adam at epoch {killed_at} of 6000" not in first:
+            fail(f"the resume did not continue Adam at epoch {killed_at}:\n{first}")
+        wait_for_epoch(proc, killed_at + 400)
+        t0 = time.time()
+        subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+        text = proc.communicate(timeout=120)[0]
+        stop_seconds = time.time() - t0
+        stopped_at = checkpoint_adam_epoch(out + ".ckpt")
+        if proc.returncode != 3 or "received SIGUSR1 at Adam epoch" not in text:
+            fail(f"SIGUSR1 during Adam: exit {proc.returncode}, expected 3 with the epoch named:\n{text[-2000:]}")
+        if not (killed_at + 400 <= stopped_at < 6000):
+            fail(f"the stop during Adam checkpointed Adam epoch {stopped_at}")
+        p = run(1, ["--resume", out])
+        if f"resuming Adam at epoch {stopped_at} of 6000" not in p.stdout:
+            fail(f"the second resume did not continue Adam at epoch {stopped_at}:\n{p.stdout[-2000:]}")
+        same_archives(ref, out)
+        print(f"adam: killed at Adam epoch {killed_at} (2 ranks), resumed on 3, stopped by SIGUSR1 at epoch "
+              f"{stopped_at} ({stop_seconds:.1f} s after the signal), finished on 1 rank: archive identical to "
+              "the uninterrupted 2-rank run")
+    elif CASE == "soak":
+        import random
+        rng = random.Random(20261126)  # the schedule is reproducible; where a kill lands within it is not
+        soak = with_keys(LONG, {"--adam.epochs": "3000", "--simmer.steps": "4000", "--run.checkpoint_interval": "250",
+                                "--run.gather_interval": "250", "--run.sync_every": "50"}) + ["--adam.checkpoint_every", "100"]
+        run(2, soak + ["--output", ref])
+        kills = {"adam": 0, "simmering": 0}
+        for i in range(10):
+            out = os.path.join(tmp, f"soak{i}.h5")
+            args = soak + ["--output", out]
+            for phase in ("adam", "simmering"):
+                ranks = rng.randint(1, 4)
+                target = rng.randrange(100, 2000, 100) if phase == "adam" else rng.randrange(250, 3000, 250)
+                delay = rng.uniform(0.0, 0.3)
+                proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args, env=ENV,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+                deadline = time.time() + 180
+                while True:
+                    done = checkpoint_adam_epoch(out + ".ckpt") if phase == "adam" else checkpoint_step(out + ".ckpt")
+                    if done >= target:
+                        break
+                    if phase == "adam" and checkpoint_step(out + ".ckpt") > 0:
+                        fail(f"soak {i}: Adam ended before its epoch-{target} checkpoint")
+                    if proc.poll() is not None or time.time() > deadline:
+                        fail(f"soak {i}: the {phase} run (exit {proc.returncode}) ended or stalled before {target}")
+                    time.sleep(0.01)
+                time.sleep(delay)
+                kill_session(proc)
+                in_adam = checkpoint_adam_epoch(out + ".ckpt") >= 0
+                if in_adam != (phase == "adam"):
+                    fail(f"soak {i}: meant to kill during {phase}, the checkpoint says otherwise")
+                kills[phase] += 1
+                args = ["--resume", out]
+            run(rng.randint(1, 4), args)
+            same_archives(ref, out)
+        print(f"soak: 10 runs killed {kills['adam']} times during Adam and {kills['simmering']} times while "
+              f"simmering, resumed on random rank counts: 10/10 final archives identical to the uninterrupted run")
     elif CASE == "refuse":
         out = os.path.join(tmp, "run.h5")
 
@@ -181,7 +289,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # --overwrite removes an old checkpoint: nothing of the old run can be resumed into the new.
         # A new run killed during Adam cannot then be resumed from the old run's checkpoint.
         stopped_run(other, ["--run.seed", "2", "--overwrite"])
-        adam_long = with_keys(LONG, {"--adam.epochs": "1000000"})
+        adam_long = with_keys(LONG, {"--adam.epochs": "1000000"}) + ["--adam.checkpoint_every", "0"]
         proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + adam_long + ["--output", other, "--overwrite"], env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         seen = ""

@@ -3,6 +3,8 @@
 // gather boundaries.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/ensemble/partial.hpp"
@@ -73,6 +75,51 @@ TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain]
     const auto sa = straight.report(), sb = restored.report();
     CHECK(sa.summary.reason == sb.summary.reason);
     CHECK(sa.summary.block_test_metric == sb.summary.block_test_metric);
+  }
+}
+
+TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain][checkpoint][adam]") {
+  for (const std::int64_t batch : {0, 16}) {  // full batch, and mini-batches (the shuffle stream is state)
+    INFO("adam.batch = " << batch);
+    cli::Config c;
+    c.adam.epochs = 100;
+    c.adam.batch = batch;
+    c.simmer.steps = 300;
+    c.ensemble.window = 100;
+    c.simmer.curvature_report = "off";
+    c.run.trace_every = 7;
+    c.run.trajectories = 2;
+    const run::Problem p = cli::build_problem(cli::validated(c, 1));
+    run::Chain straight(p, 1), interrupted(p, 1);
+    straight.train_adam();
+    interrupted.adam_to(45);
+    CHECK(interrupted.adam_epoch() == 45);
+    const auto before = interrupted.take_rows();  // what the run writes before it checkpoints
+    CHECK(before.trace_count == 6);               // epochs 7, 14, ..., 42
+    const auto saved = state_of(interrupted);
+    run::Chain restored(p, 1);
+    ByteReader r(saved.data(), saved.size(), "test state");
+    restored.load(r, 0);
+    CHECK(r.done());
+    CHECK_FALSE(restored.started());
+    CHECK(state_of(restored) == saved);
+    restored.adam_to(100);
+    restored.finish_adam();
+    CHECK(straight.parameters() == restored.parameters());
+    CHECK(straight.baseline() == restored.baseline());
+    CHECK(straight.phase().v == restored.phase().v);  // the retrofit start velocity: Adam's last step
+    const auto all = straight.take_rows(), after = restored.take_rows();
+    std::vector<double> joined = before.trace;
+    joined.insert(joined.end(), after.trace.begin(), after.trace.end());
+    CHECK(after.trace_first == 6);
+    REQUIRE(joined.size() == all.trace.size());  // bits: the Adam rows hold NaN (no start point yet)
+    CHECK(std::memcmp(joined.data(), all.trace.data(), joined.size() * sizeof(double)) == 0);
+    straight.advance_to(300);
+    restored.advance_to(300);
+    CHECK(straight.parameters() == restored.parameters());
+    ByteReader bad(saved.data(), saved.size(), "test state");
+    run::Chain other(p, 1);
+    CHECK_THROWS(other.load(bad, 10));  // an Adam-phase state at a simmering step
   }
 }
 

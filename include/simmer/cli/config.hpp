@@ -44,6 +44,7 @@ struct AdamConfig {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-7;
+  std::int64_t checkpoint_every = 100;  ///< epochs between checkpoints during Adam (0: none)
 };
 
 struct SimmerConfig {

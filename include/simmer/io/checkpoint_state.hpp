@@ -17,6 +17,10 @@ struct RunCheckpoint {
   std::string version;     ///< the simmer version that wrote it
   std::string config_ini;  ///< the run's effective configuration (a resume must match it)
   std::int64_t step = 0;   ///< simmering steps completed
+  /// A retrofit's checkpoint taken during Adam: its epochs completed (step is 0 then); -1 once
+  /// simmering has started.
+  std::int64_t adam_epoch = -1;
+  [[nodiscard]] bool in_adam() const { return adam_epoch >= 0; }
   std::int64_t trajectories = 0;
   std::vector<unsigned char> pooled;               ///< rank 0's pooled ensemble
   std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order

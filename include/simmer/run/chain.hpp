@@ -27,6 +27,7 @@
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/model/network.hpp"
 #include "simmer/run/problem.hpp"
+#include "simmer/train/adam.hpp"
 #include "simmer/train/objective.hpp"
 #include "simmer/train/spectrum.hpp"
 #include "simmer/train/stability.hpp"
@@ -76,7 +77,15 @@ class Chain {
 
   /// Retrofit: Adam from the initial network (trace rows every run.trace_every epochs), then the
   /// baseline is Adam's end point and simmering starts from it. `on_epoch` sees every epoch.
+  /// The same as adam_to(adam.epochs) then finish_adam().
   void train_adam(const train::EpochCallback& on_epoch = {});
+  /// Adam's epochs up to `epoch` (exclusive of later ones; at most adam.epochs), continuing from
+  /// where the last call (or a loaded checkpoint) left off.
+  void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {});
+  /// Adam's epochs completed.
+  [[nodiscard]] std::int64_t adam_epoch() const { return adam_.epoch; }
+  /// After Adam's last epoch: the baseline is its end point, and simmering starts there.
+  void finish_adam();
   /// Starts simmering at the current parameters (ab initio; train_adam already did it for a
   /// retrofit).
   void start();
@@ -119,8 +128,10 @@ class Chain {
   [[nodiscard]] double step_seconds() const { return step_seconds_; }
   [[nodiscard]] double eval_seconds() const { return eval_seconds_; }
 
-  /// The complete state, for checkpoints (taken after a gather: no rows owed). `load` expects a
-  /// chain constructed for the same problem and index and restores it at simmering step `step`.
+  /// The complete state, for checkpoints (taken after a gather: no rows owed): during Adam its
+  /// state (parameters, moments, mini-batch stream, epoch), once simmering everything else.
+  /// `load` expects a chain constructed for the same problem and index and restores it in the
+  /// phase it was saved in (at simmering step `step`).
   void save(ByteWriter& w) const;
   void load(ByteReader& r, std::int64_t step);
 
@@ -137,8 +148,9 @@ class Chain {
   model::Network net_;
   std::unique_ptr<train::NetworkObjective> objective_;
   std::unique_ptr<train::Trajectory> trajectory_;
-  Rng minibatch_rng_;  ///< Adam's mini-batches
-  Rng noise_rng_;      ///< the Langevin thermostat (checkpointed)
+  Rng minibatch_rng_;      ///< Adam's mini-batches (checkpointed during Adam)
+  train::AdamState adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
+  Rng noise_rng_;          ///< the Langevin thermostat (checkpointed)
   std::function<void(const Warning&)> warn_;
 
   // Members.

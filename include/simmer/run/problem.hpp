@@ -36,13 +36,14 @@ struct EvalSet {
 /// How a run is carried out.
 struct RunOptions {
   std::int64_t trajectories = 1;
-  std::uint64_t seed = 1;                   ///< every trajectory's named streams derive from it
-  std::int64_t steps = 1;                   ///< simmering steps
-  std::int64_t gather_interval = 1000;      ///< steps between gathers to rank 0 and archive writes
-  std::int64_t trace_every = 10;            ///< steps (and Adam epochs) between /trace records
-  std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
-  std::int64_t sync_every = 100;            ///< steps between the collective stop-signal check
-  std::string output;                       ///< the archive's path
+  std::uint64_t seed = 1;                    ///< every trajectory's named streams derive from it
+  std::int64_t steps = 1;                    ///< simmering steps
+  std::int64_t gather_interval = 1000;       ///< steps between gathers to rank 0 and archive writes
+  std::int64_t trace_every = 10;             ///< steps (and Adam epochs) between /trace records
+  std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
+  std::int64_t sync_every = 100;             ///< steps (and Adam epochs) between stop-signal checks
+  std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
+  std::string output;                        ///< the archive's path
   enum class Progress { automatic, bar, lines } progress = Progress::automatic;
   double progress_seconds = 10.0;  ///< seconds between progress lines off a terminal
 };
