@@ -6,12 +6,50 @@
 #include <sstream>
 
 #include "simmer/core/error.hpp"
+#include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
 namespace {
 
 Eigen::RowVectorXd row_of(const std::vector<double>& v) {
   return Eigen::Map<const Eigen::RowVectorXd>(v.data(), static_cast<Index>(v.size()));
+}
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
+/// Every per-chain dataset of the layout table (run::layout::chain_datasets, the one the run
+/// creates them from) has the dims and type the table gives for this archive's chains, draws,
+/// parameters and trace records; the required ones exist.
+void check_chain_datasets(const io::ArchiveReader& r, const RunArchive& run) {
+  run::layout::ArchiveCounts counts;
+  counts.chains = run.chains;
+  counts.draws = run.draws;
+  counts.parameters = run.parameters;
+  counts.float32 = run.store_type == io::Type::f32;
+  if (r.exists("/trace/step")) {
+    const auto t = r.dims("/trace/step");
+    counts.trace_records = t.size() == 2 ? t[1] : -1;
+  }
+  for (const auto& d : run::layout::chain_datasets(counts)) {
+    if (!r.exists(d.path)) {
+      if (d.required) r.require(d.path, "a dataset every simmer archive has");
+      continue;
+    }
+    const auto dims = r.dims(d.path);
+    if (dims != d.dims) {
+      throw Error("'" + r.path() + "': " + d.path + " has dims " + dims_text(dims) + ", expected " + dims_text(d.dims) +
+                  " for " + std::to_string(run.chains) + " chains of " + std::to_string(run.draws) + " draws and " +
+                  std::to_string(run.parameters) + " parameters");
+    }
+    const io::Type want = d.dtype == run::layout::Dtype::f32   ? io::Type::f32
+                          : d.dtype == run::layout::Dtype::i64 ? io::Type::i64
+                                                               : io::Type::f64;
+    if (r.type(d.path) != want) throw Error("'" + r.path() + "': " + d.path + " has the wrong element type");
+  }
 }
 
 }  // namespace
@@ -105,10 +143,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   run.chains = shape[0];
   run.draws = shape[1];
   run.store_type = r.type("/posterior/params");
-  const auto stats = r.dims("/sample_stats/step");
-  if (stats.size() != 2 || stats[0] != run.chains || stats[1] != run.draws) {
-    throw Error("'" + r.path() + "': /sample_stats/step is not [chain, draw] like /posterior/params");
-  }
+  check_chain_datasets(r, run);
   for (const auto& name : r.members("/ensemble")) {
     if (r.is_group("/ensemble/" + name)) run.sets.push_back(name);
   }

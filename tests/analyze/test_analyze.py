@@ -513,11 +513,19 @@ with tempfile.TemporaryDirectory() as tmp:
         with h5py.File(other, "w") as f:
             f["config"] = np.array([b"[data]\nsource = sine\n"])
             f.attrs["simmer_version"] = "0.1.0"
+        # A per-chain dataset whose shape is not the layout table's (run::layout::chain_datasets).
+        reshaped = os.path.join(tmp, "reshaped.h5")
+        shutil.copy(sine, reshaped)
+        with h5py.File(reshaped, "a") as f:
+            rows = f["trace/train_loss"][()]
+            del f["trace/train_loss"]
+            f["trace/train_loss"] = rows[:, :-1]
         pts = os.path.join(tmp, "pts.csv")
         with open(pts, "w") as fh:
             fh.write("x\n0.5\n")
         cases = [(missing, "no such file"), (text, "not an HDF5 file"), (half, "truncated"),
-                 (empty, "not a simmer archive"), (other, "not a simmer archive")]
+                 (empty, "not a simmer archive"), (other, "not a simmer archive"),
+                 (reshaped, "/trace/train_loss has dims")]
         n = 0
         for path, needle in cases:
             for args in (["summary", path], ["predict", path, "--points", pts], ["export", path, "--what", "trace"],

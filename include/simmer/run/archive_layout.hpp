@@ -93,6 +93,9 @@ struct ChainDataset {
   std::vector<std::int64_t> dims;   ///< [chain, ...]
   std::vector<std::int64_t> chunk;  ///< one chain per chunk, never two
   bool nan_fill = true;             ///< rows never written read NaN (a stopped trajectory)
+  /// Readers (simmer_analyze) need it; the others may be missing from an older or merged
+  /// archive, but where present they must have these dims and type.
+  bool required = false;
   [[nodiscard]] std::int64_t bytes() const {
     std::int64_t n = dtype == Dtype::f32 ? 4 : 8;
     for (const auto d : dims) n *= d;
@@ -116,10 +119,11 @@ inline std::vector<ChainDataset> chain_datasets(const ArchiveCounts& a) {
        a.float32 ? Dtype::f32 : Dtype::f64,
        {C, D, P},
        {1, posterior_draw_chunk(D, P, a.float32 ? 4 : 8), P},
+       true,
        true},
   };
   for (const auto& n : sample_stat_fields())
-    out.push_back({"/sample_stats", "/sample_stats/" + n, Dtype::f64, {C, D}, {1, d1}, true});
+    out.push_back({"/sample_stats", "/sample_stats/" + n, Dtype::f64, {C, D}, {1, d1}, true, n == "step"});
   for (const auto& n : trace_fields()) out.push_back({"/trace", "/trace/" + n, Dtype::f64, {C, R}, {1, r1}, true});
   return out;
 }
