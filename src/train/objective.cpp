@@ -53,6 +53,7 @@ double NetworkObjective::loss_on(ConstBatchView x, ConstBatchView y, bool with_g
 
 double NetworkObjective::evaluate_with_gradient(const Vector& params, Vector& grad) {
   load(params);
+  if (chunks_ > 1 || combiner_ != nullptr) return chunked(true, &grad);
   const double value = loss_on(view(*x_), view(*y_), true);
   if (&grad != &net_->gradient()) grad = net_->gradient();
   return value;
@@ -60,7 +61,80 @@ double NetworkObjective::evaluate_with_gradient(const Vector& params, Vector& gr
 
 double NetworkObjective::evaluate(const Vector& params) {
   load(params);
+  if (chunks_ > 1 || combiner_ != nullptr) return chunked(false, nullptr);
   return loss_on(view(*x_), view(*y_), false);
+}
+
+void NetworkObjective::set_gradient_chunks(Index chunks, GradientCombiner* combiner) {
+  const Index parts = combiner != nullptr ? combiner->parts() : 1;
+  const auto power_of_two = [](Index v) { return v >= 1 && (v & (v - 1)) == 0; };
+  if (!power_of_two(chunks) || chunks > x_->rows()) {
+    throw Error("option 'run.gradient_chunks' = '" + std::to_string(chunks) +
+                "': must be a power of two no larger than the " + std::to_string(x_->rows()) + " training rows");
+  }
+  if (!power_of_two(parts) || chunks % parts != 0) {
+    throw Error("option 'run.gradient_chunks' = '" + std::to_string(chunks) + "': must be a multiple of the " +
+                std::to_string(parts) + " ranks that share a trajectory (run.ranks_per_trajectory, a power of two)");
+  }
+  chunks_ = chunks;
+  combiner_ = combiner;
+  const Index n = net_->parameter_count() + 1;
+  slots_.setZero(n, chunks / parts);
+  parts_.setZero(n, parts);
+}
+
+namespace {
+
+/// Σ of the first `count` columns (a power of two) into column 0, pairwise: (0+1)+(2+3), ... —
+/// the same tree for any split of the columns into aligned power-of-two blocks.
+void tree_sum(Eigen::MatrixXd& m, Index count, Index first, Index rows) {
+  for (Index stride = 1; stride < count; stride *= 2) {
+    for (Index i = 0; i + stride < count; i += 2 * stride) {
+      m.col(i).segment(first, rows) += m.col(i + stride).segment(first, rows);
+    }
+  }
+}
+
+}  // namespace
+
+double NetworkObjective::chunked(bool with_gradient, Vector* grad) {
+  const Index n = x_->rows();
+  const Index parts = combiner_ != nullptr ? combiner_->parts() : 1;
+  const Index part = combiner_ != nullptr ? combiner_->part() : 0;
+  const Index per = chunks_ / parts;
+  const Index params = net_->parameter_count();
+  // With the gradient every row of a slot is used; without, only the value (the last row), and
+  // the exchange sends that alone.
+  const Index used = with_gradient ? params + 1 : 1;
+  const Index first = with_gradient ? 0 : params;
+  // sse sums over rows; the other losses are means, so a block's share is its rows / n.
+  const bool sum_loss = loss_ == model::LossKind::sse;
+  for (Index j = 0; j < per; ++j) {
+    const Index c = part * per + j;
+    const Index r0 = c * n / chunks_, r1 = (c + 1) * n / chunks_;
+    const ConstBatchView xb(x_->data() + r0 * x_->cols(), r1 - r0, x_->cols());
+    const ConstBatchView yb(y_->data() + r0 * y_->cols(), r1 - r0, y_->cols());
+    const double weight = sum_loss ? 1.0 : static_cast<double>(r1 - r0) / static_cast<double>(n);
+    const double value = loss_on(xb, yb, with_gradient);
+    if (with_gradient) slots_.col(j).head(params) = weight * net_->gradient();
+    slots_(params, j) = weight * value;
+  }
+  tree_sum(slots_, per, first, used);
+  const double* result = slots_.col(0).data() + first;
+  if (combiner_ != nullptr) {
+    combiner_->all_parts(result, used, parts_.data());
+    // parts_ is (params + 1) × parts but the exchange packed `used` values per part.
+    if (used != params + 1) {
+      for (Index p = parts - 1; p >= 0; --p) parts_(params, p) = parts_.data()[p * used];
+    }
+    tree_sum(parts_, parts, first, used);
+    result = parts_.col(0).data() + first;
+  }
+  if (with_gradient) {
+    if (grad != &net_->gradient()) *grad = Eigen::Map<const Vector>(result, params);
+    net_->gradient() = Eigen::Map<const Vector>(result, params);
+  }
+  return result[used - 1];
 }
 
 double NetworkObjective::evaluate_batch_with_gradient(const std::vector<std::int64_t>& rows) {

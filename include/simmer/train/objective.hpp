@@ -21,6 +21,19 @@ class Objective {
   virtual double evaluate(const Vector& x) = 0;
 };
 
+/// Sharded gradients (issue 13): several processes evaluate one trajectory's full-batch loss and
+/// gradient together, each on its part of the batch. The objective knows nothing of MPI; the
+/// combiner (mpi/) exchanges the parts' partial sums.
+class GradientCombiner {
+ public:
+  virtual ~GradientCombiner() = default;
+  /// How many processes share the batch, and which one this is (0-based).
+  [[nodiscard]] virtual int parts() const = 0;
+  [[nodiscard]] virtual int part() const = 0;
+  /// Every part's `count` values, in part order, into `out` (parts() × count): an all-gather.
+  virtual void all_parts(const double* local, Index count, double* out) = 0;
+};
+
 /// Training loss of a network on a fixed data set, in target units: the network's output is
 /// un-scaled (raw = out ⊙ output_scale + output_offset, per output column) before the loss, as
 /// SIMMERING.md §6 asks. Passing the network's own parameter vector (and, for the gradient, its
@@ -42,11 +55,23 @@ class NetworkObjective final : public Objective {
   /// Network predictions in target units for `x` (scaled inputs); valid until the next call.
   ConstBatchView predict(ConstBatchView x);
 
+  /// Full-batch loss and gradient as the sum of `chunks` row blocks (a power of two, at most
+  /// the row count; block c holds rows [c·n/chunks, (c+1)·n/chunks)), each weighted by its share
+  /// of the loss's normalisation and summed pairwise in one fixed tree order. With a combiner of
+  /// k parts (k a power of two dividing `chunks`), part p evaluates blocks [p·chunks/k,
+  /// (p+1)·chunks/k) — a subtree — and the k subtree sums are combined in the same tree order,
+  /// so the result has the same bits for every k. chunks = 1 without a combiner is the plain
+  /// full-batch evaluation (the default). Mini-batches (evaluate_batch_with_gradient) are not
+  /// chunked. Throws simmer::Error naming run.gradient_chunks when the shape is impossible.
+  void set_gradient_chunks(Index chunks, GradientCombiner* combiner = nullptr);
+  [[nodiscard]] Index gradient_chunks() const { return chunks_; }
+
   [[nodiscard]] model::Network& network() { return *net_; }
   [[nodiscard]] Index rows() const { return x_->rows(); }
 
  private:
   double loss_on(ConstBatchView x, ConstBatchView y, bool with_gradient);
+  double chunked(bool with_gradient, Vector* grad);
   void load(const Vector& params);
 
   model::Network* net_;
@@ -59,6 +84,12 @@ class NetworkObjective final : public Objective {
   Matrix raw_;      ///< un-scaled predictions
   Matrix batch_x_;  ///< mini-batch rows
   Matrix batch_y_;
+  // Chunked evaluation: one column per block this part evaluates (gradient, then the value in
+  // the last row), and one per part after the exchange. Column-major: a column is contiguous.
+  Index chunks_ = 1;
+  GradientCombiner* combiner_ = nullptr;
+  Eigen::MatrixXd slots_;
+  Eigen::MatrixXd parts_;
 };
 
 }  // namespace simmer::train
