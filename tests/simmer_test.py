@@ -66,9 +66,11 @@ def compare_archives(a_path, b_path):
                 if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id") and not same(v, other.attrs[k]):
                     fail(f"attribute {name}@{k} differs")
             if name == "config":
-                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
+                # Placement, not science: where the archive is and how many ranks share a gradient.
+                strip = lambda t: [l for l in t.decode().splitlines()
+                                   if not l.startswith(("output", "ranks_per_trajectory"))]
                 if strip(obj[0]) != strip(other[0]):
-                    fail("/config differs beyond run.output")
+                    fail("/config differs beyond run.output and run.ranks_per_trajectory")
                 continue
             if hasattr(obj, "shape") and obj[()].tobytes() != other[()].tobytes():
                 fail(f"dataset /{name} differs between {a_path} and {b_path}")
@@ -120,3 +122,36 @@ def write_idx(dirname, part, n, rng, gz_images=True):
     with open(os.path.join(dirname, f"{part}-labels-idx1-ubyte"), "wb") as f:
         f.write(lab)
     return ipath
+
+
+def checkpoint_head(path):
+    """(run id, step) of a checkpoint, or ("", -1) when there is none (header: magic 8, format 4,
+    size 8, checksum 8; then run id, version and config strings, step)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return "", -1
+    pos, strings = 28, []
+    for _ in range(3):  # run id, version, config
+        n = int.from_bytes(data[pos:pos + 8], "little")
+        strings.append(data[pos + 8:pos + 8 + n].decode(errors="replace"))
+        pos += 8 + n
+    return strings[0], int.from_bytes(data[pos:pos + 8], "little", signed=True)
+
+
+def checkpoint_step(path):
+    return checkpoint_head(path)[1]
+
+
+def checkpoint_adam_epoch(path):
+    """Adam epochs completed in a checkpoint taken during Adam; -1 once simmering (or none)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return -1
+    pos = 28
+    for _ in range(3):
+        pos += 8 + int.from_bytes(data[pos:pos + 8], "little")
+    return int.from_bytes(data[pos + 8:pos + 16], "little", signed=True)

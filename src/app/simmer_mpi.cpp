@@ -60,8 +60,15 @@ void check_output(const cli::Invocation& inv) {
   }
 }
 
+/// Keys a resume may change: where the run is, how it reports, how many ranks share a
+/// trajectory's gradient — none changes its bits.
+bool placement_key(const std::string& key) {
+  return key == "output" || key == "progress_seconds" || key == "ranks_per_trajectory";
+}
+
 /// --resume: the configuration comes from the checkpoint; a command line may repeat it but not
-/// change it (only run.progress_seconds may differ). Returns the checkpoint.
+/// change it (only run.progress_seconds and run.ranks_per_trajectory may differ). Returns the
+/// checkpoint.
 io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv) {
   const std::string archive = inv.resume_path;
   if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
@@ -87,8 +94,8 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     throw Error("--resume: '" + ckpt + "' was written by simmer " + checkpoint.version + ", this is simmer " +
                 mpi::simmer_version() + "; finish it with that version");
   }
-  // The checkpoint must be this archive's: the same run id, the same configuration (its output
-  // line aside: the archive may have been moved).
+  // The checkpoint must be this archive's: the same run id, the same configuration (its
+  // placement keys aside: the archive may have been moved, an earlier resume may have changed k).
   if (checkpoint.run_id != archive_run_id) {
     throw Error("--resume: '" + ckpt + "' belongs to run " + checkpoint.run_id + " but '" + archive + "' is run " +
                 (archive_run_id.empty() ? std::string("(none recorded)") : archive_run_id) +
@@ -100,7 +107,8 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     while (start < ini.size()) {
       const std::size_t end = ini.find('\n', start);
       const std::string line = ini.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (line.rfind("output =", 0) != 0 && line.rfind("output=", 0) != 0) kept += line + "\n";
+      const std::string key = line.substr(0, line.find_first_of(" =\t"));
+      if (!placement_key(key)) kept += line + "\n";
       if (end == std::string::npos) break;
       start = end + 1;
     }
@@ -120,7 +128,7 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   again.config.run.output = stored.run.output;  // --output is not a change of the run
   std::string differs;
   for (const auto& d : cli::config_differences(stored, again.config)) {
-    if (d.rfind("run.progress_seconds", 0) == 0) continue;
+    if (d.rfind("run.progress_seconds", 0) == 0 || d.rfind("run.ranks_per_trajectory", 0) == 0) continue;
     differs += "\n  " + d;
   }
   if (!differs.empty()) {

@@ -430,6 +430,14 @@ const std::vector<Key>& keys() {
                        "exceeds this is refused before any work (auto: the node's available memory, "
                        "or its cgroup/SLURM limit when lower)",
                        [](const std::string& text) { (void)parse_memory_limit(text); }),
+      make_key("run", "ranks_per_trajectory", &C::run, &RunConfig_::ranks_per_trajectory,
+               "k: groups of k ranks evaluate each of their trajectories' full-batch gradient together, "
+               "each on its share of the rows (a power of two dividing the rank count; may change on "
+               "--resume)"),
+      make_key("run", "gradient_chunks", &C::run, &RunConfig_::gradient_chunks,
+               "the full-batch gradient as a fixed tree sum of this many row blocks (a power of two >= "
+               "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
+               "for every k dividing it; 1 is the plain full batch"),
   };
   return table;
 }
@@ -952,8 +960,19 @@ static Config validated_unmapped(const Config& config, int world_size) {
   }
 
   // [run]
-  require(r.trajectories >= 0, "run.trajectories", str(r.trajectories), "must be >= 0 (0: one per MPI rank)");
-  if (r.trajectories == 0) r.trajectories = world_size;
+  const auto power_of_two = [](std::int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
+  require(power_of_two(r.ranks_per_trajectory), "run.ranks_per_trajectory", str(r.ranks_per_trajectory),
+          "must be a power of two (1, 2, 4, ...)");
+  require(world_size % r.ranks_per_trajectory == 0, "run.ranks_per_trajectory", str(r.ranks_per_trajectory),
+          "must divide the number of MPI ranks (" + std::to_string(world_size) + ")");
+  if (r.gradient_chunks == 0) r.gradient_chunks = r.ranks_per_trajectory;
+  require(power_of_two(r.gradient_chunks) && r.gradient_chunks >= r.ranks_per_trajectory, "run.gradient_chunks",
+          str(r.gradient_chunks),
+          "must be a power of two >= run.ranks_per_trajectory = " + str(r.ranks_per_trajectory) + " (0: equal to it)");
+  require(r.gradient_chunks <= 65536, "run.gradient_chunks", str(r.gradient_chunks), "must be <= 65536");
+  require(r.trajectories >= 0, "run.trajectories", str(r.trajectories),
+          "must be >= 0 (0: one per group of run.ranks_per_trajectory ranks)");
+  if (r.trajectories == 0) r.trajectories = world_size / r.ranks_per_trajectory;
   require(r.gather_interval > 0, "run.gather_interval", str(r.gather_interval), "must be > 0");
   require(r.checkpoint_interval >= 0, "run.checkpoint_interval", str(r.checkpoint_interval),
           "must be >= 0 (0: checkpoint only after the Adam phase)");

@@ -277,6 +277,8 @@ run::Problem build(const Config& c) {
   p.run.checkpoint_interval = c.run.checkpoint_interval;
   p.run.sync_every = c.run.sync_every;
   p.run.adam_checkpoint_every = c.adam.checkpoint_every;
+  p.run.ranks_per_trajectory = c.run.ranks_per_trajectory;
+  p.run.gradient_chunks = c.run.gradient_chunks;
   p.run.output = c.run.output;
   using Progress = run::RunOptions::Progress;
   p.run.progress = c.run.progress == "bar"     ? Progress::bar
@@ -342,6 +344,10 @@ run::Problem build(const Config& c) {
     s.x_raw = pts.x;
     s.x = p.x_scaler.transform(pts.x);
     p.sets.push_back(std::move(s));
+  }
+  if (p.run.gradient_chunks > p.sets[0].rows()) {
+    throw Error("option 'run.gradient_chunks' = '" + std::to_string(p.run.gradient_chunks) +
+                "': more row blocks than the " + std::to_string(p.sets[0].rows()) + " training rows");
   }
   return p;
 }

@@ -1,6 +1,7 @@
 #include "simmer/mpi/collectives.hpp"
 
 #include <iostream>
+#include <limits>
 
 #include "simmer/core/bytes.hpp"
 #include "simmer/core/error.hpp"
@@ -47,6 +48,18 @@ std::vector<std::vector<unsigned char>> gather_records(const std::vector<Record>
     out[static_cast<std::size_t>(index)] = r.block();
   }
   return out;
+}
+
+GroupGradients::GroupGradients(MPI_Comm group) : group_(group) {
+  MPI_Comm_size(group, &parts_);
+  MPI_Comm_rank(group, &part_);
+}
+
+void GroupGradients::all_parts(const double* local, Index count, double* out) {
+  if (count > std::numeric_limits<int>::max()) throw Error("sharded gradient: more values than one MPI message holds");
+  const double t0 = MPI_Wtime();
+  MPI_Allgather(local, static_cast<int>(count), MPI_DOUBLE, out, static_cast<int>(count), MPI_DOUBLE, group_);
+  seconds_ += MPI_Wtime() - t0;
 }
 
 }  // namespace simmer::mpi

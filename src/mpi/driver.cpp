@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -67,8 +68,23 @@ class Run {
         checkpoint_path_(p.run.output + ".ckpt") {
     rank_ = rank_of(comm);
     MPI_Comm_size(comm, &size_);
-    for (std::int64_t i = rank_; i < p.run.trajectories; i += size_) {
+    // Groups of k ranks (run.ranks_per_trajectory): trajectory i on group i mod (size / k); every
+    // rank of a group runs the group's chains in lockstep, sharing their gradients, and the
+    // group's first rank (its leader) speaks for them: rows, partials, checkpoints, reports.
+    const int k = static_cast<int>(p.run.ranks_per_trajectory);
+    const int group = rank_ / k, groups = size_ / k;
+    leader_ = rank_ % k == 0;
+    if (k > 1) {
+      MPI_Comm_split(comm, group, rank_, &group_comm_);
+      gradients_ = std::make_unique<GroupGradients>(group_comm_);
+    }
+    for (std::int64_t i = group; i < p.run.trajectories; i += groups) {
       chains_.push_back(std::make_unique<run::Chain>(p, i));
+      if (gradients_) chains_.back()->share_gradients(gradients_.get());
+      if (!leader_) {  // the leader prints the group's warnings
+        chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
+        continue;
+      }
       // Divergence is said at once, every time; "slow to heat" only for this rank's first
       // trajectory (the final table counts them all): 36 ab initio trajectories starting at rest
       // would otherwise print 36 lines.
@@ -84,6 +100,12 @@ class Run {
     }
     if (rank_ == 0) pooled_ = ensemble::PooledEnsemble(run::ensemble_shape(p), p.run.trajectories);
   }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  ~Run() {
+    // Freeing a communicator is collective: not on the error path (MPI_Abort follows).
+    if (group_comm_ != MPI_COMM_NULL && std::uncaught_exceptions() == 0) MPI_Comm_free(&group_comm_);
+  }
 
   /// Creates the archive, runs Adam (retrofit), checks stability, simmers, finishes.
   int execute(const io::RunCheckpoint* resume);
@@ -97,6 +119,8 @@ class Run {
   void announce(bool resumed) const;
   int adam_phase();
   void write_adam_rows();
+  /// Every chain's rows owed to the archive; only the leader's are kept.
+  std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
   [[nodiscard]] int stop_signal(bool poll);
   void say_stopped(int signal, const std::string& where);
   bool stability_check();
@@ -107,6 +131,7 @@ class Run {
   void restore(const io::RunCheckpoint& c);
   void finish();
   [[nodiscard]] std::string ensemble_metric() const;
+  /// The chains this rank speaks for: its own, or none on a group's non-leading ranks.
   [[nodiscard]] std::vector<run::Chain*> chains() const;
 
   const run::Problem& p_;
@@ -118,6 +143,9 @@ class Run {
   std::string checkpoint_path_;
   std::string run_id_;  ///< recorded in the archive and every checkpoint
   std::vector<std::unique_ptr<run::Chain>> chains_;
+  bool leader_ = true;                   ///< first rank of its group: speaks for its chains
+  MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
+  std::unique_ptr<GroupGradients> gradients_;
   ensemble::PooledEnsemble pooled_;  ///< rank 0
   std::optional<ArchiveWriter> archive_;
   std::int64_t step_ = 0;         ///< simmering steps completed
@@ -129,6 +157,7 @@ class Run {
 
 std::vector<run::Chain*> Run::chains() const {
   std::vector<run::Chain*> out;
+  if (!leader_) return out;  // the other ranks of a group hold copies
   for (const auto& ch : chains_) out.push_back(ch.get());
   return out;
 }
@@ -257,10 +286,17 @@ int Run::adam_phase() {
 void Run::write_adam_rows() {
   // Adam's trace rows since the last write, one collective write per field.
   const double t0 = run::cpu_seconds();
-  std::vector<std::pair<std::int64_t, run::ChainRows>> rows;
-  for (auto& ch : chains_) rows.emplace_back(ch->index(), ch->take_rows());
-  archive_->rows(rows, pooled_);
+  archive_->rows(take_rows(), pooled_);
   comm_io_seconds_ += run::cpu_seconds() - t0;
+}
+
+std::vector<std::pair<std::int64_t, run::ChainRows>> Run::take_rows() {
+  std::vector<std::pair<std::int64_t, run::ChainRows>> rows;
+  for (auto& ch : chains_) {
+    run::ChainRows r = ch->take_rows();  // taken on every rank of a group: the copies stay alike
+    if (leader_) rows.emplace_back(ch->index(), std::move(r));
+  }
+  return rows;
 }
 
 bool Run::stability_check() {
@@ -314,7 +350,8 @@ void Run::curvature_report(bool at_end) {
   double local[3] = {0.0, 0.0, 0.0};  // Σ count, max λ, trajectories
   for (auto& ch : chains_) {
     if (at_end && ch->stopped()) continue;
-    const auto& est = ch->estimate_curvature(at_end);
+    const auto& est = ch->estimate_curvature(at_end);  // collective within a group
+    if (!leader_) continue;
     local[0] += est.count_above;
     local[1] = std::max(local[1], est.lambda_max);
     local[2] += 1.0;
@@ -390,7 +427,7 @@ void Run::gather() {
   for (auto& ch : chains_) {
     ByteWriter w;
     ch->take_partial().save(w);
-    mine.emplace_back(ch->index(), w.bytes());
+    if (leader_) mine.emplace_back(ch->index(), w.bytes());
   }
   const auto records = gather_records(mine, p_.run.trajectories, comm_);
   if (rank_ == 0) {
@@ -402,9 +439,7 @@ void Run::gather() {
     }
     pooled_.merge(partials);
   }
-  std::vector<std::pair<std::int64_t, run::ChainRows>> rows;
-  for (auto& ch : chains_) rows.emplace_back(ch->index(), ch->take_rows());
-  archive_->rows(rows, pooled_);
+  archive_->rows(take_rows(), pooled_);
   archive_->ensemble(pooled_);
   archive_->file().flush();
   comm_io_seconds_ += run::cpu_seconds() - t0;
@@ -415,7 +450,7 @@ void Run::checkpoint() {
   // one file with its pooled ensemble.
   const double t0 = run::cpu_seconds();
   std::vector<Record> mine;
-  for (const auto& ch : chains_) {
+  for (const run::Chain* ch : chains()) {
     ByteWriter w;
     ch->save(w);
     mine.emplace_back(ch->index(), w.bytes());
@@ -469,7 +504,7 @@ void Run::finish() {
   if (p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) curvature_report(true);
   // Every trajectory's report, in trajectory order on every rank.
   std::vector<Record> mine;
-  for (auto& ch : chains_) {
+  for (run::Chain* ch : chains()) {
     ByteWriter w;
     ch->report().save(w);
     mine.emplace_back(ch->index(), w.bytes());
@@ -486,7 +521,7 @@ void Run::finish() {
   }
   // The pooled uncertainty: every trajectory's partials merged on rank 0 in trajectory order.
   mine.clear();
-  for (const auto& ch : chains_) {
+  for (const run::Chain* ch : chains()) {
     ByteWriter w;
     ch->diagnostics_partials(w);
     mine.emplace_back(ch->index(), w.bytes());

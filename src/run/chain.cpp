@@ -120,6 +120,7 @@ Chain::Chain(const Problem& problem, std::int64_t index)
   net_.initialize(p.init, init);
   objective_ = std::make_unique<train::NetworkObjective>(net_, p.loss, p.sets[0].x, p.sets[0].y, p.output_scale,
                                                          p.output_offset);
+  if (p.run.gradient_chunks > 1) objective_->set_gradient_chunks(p.run.gradient_chunks);
   std::int64_t max_rows = 0;
   for (const auto& s : p.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
   net_.reserve(max_rows);

@@ -85,7 +85,9 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.checkpoint_interval",
                                            "run.sync_every",
                                            "run.memory_limit",
-                                           "adam.checkpoint_every"};
+                                           "adam.checkpoint_every",
+                                           "run.ranks_per_trajectory",
+                                           "run.gradient_chunks"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {

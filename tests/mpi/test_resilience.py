@@ -54,38 +54,7 @@ def run(ranks, args, check=True):
     return p
 
 
-def checkpoint_head(path):
-    """(run id, step) of a checkpoint, or ("", -1) when there is none (header: magic 8, format 4,
-    size 8, checksum 8; then run id, version and config strings, step)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return "", -1
-    pos, strings = 28, []
-    for _ in range(3):  # run id, version, config
-        n = int.from_bytes(data[pos:pos + 8], "little")
-        strings.append(data[pos + 8:pos + 8 + n].decode(errors="replace"))
-        pos += 8 + n
-    return strings[0], int.from_bytes(data[pos:pos + 8], "little", signed=True)
-
-
-def checkpoint_step(path):
-    return checkpoint_head(path)[1]
-
-
-def checkpoint_adam_epoch(path):
-    """Adam epochs completed in a checkpoint taken during Adam; -1 once simmering (or none)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return -1
-    pos = 28
-    for _ in range(3):
-        pos += 8 + int.from_bytes(data[pos:pos + 8], "little")
-    return int.from_bytes(data[pos + 8:pos + 16], "little", signed=True)
-
+checkpoint_head, checkpoint_step, checkpoint_adam_epoch = st.checkpoint_head, st.checkpoint_step, st.checkpoint_adam_epoch
 
 
 def with_keys(args, changes):

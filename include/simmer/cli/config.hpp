@@ -99,6 +99,8 @@ struct RunConfig_ {
   std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
   std::int64_t sync_every = 100;            ///< steps between the ranks' checks for a stop signal
   std::string memory_limit = "auto";        ///< auto | off | a size ("16G"): see parse_memory_limit
+  std::int64_t ranks_per_trajectory = 1;    ///< ranks that share one trajectory's gradient (power of 2)
+  std::int64_t gradient_chunks = 0;         ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
 };
 
 struct Config {

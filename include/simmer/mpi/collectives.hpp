@@ -11,7 +11,27 @@
 #include <utility>
 #include <vector>
 
+#include "simmer/train/objective.hpp"
+
 namespace simmer::mpi {
+
+/// run.ranks_per_trajectory: the ranks of one group exchange their parts of a trajectory's
+/// full-batch loss and gradient (train::NetworkObjective::set_gradient_chunks) with one
+/// MPI_Allgather, in group-rank order; the objective sums them in its fixed tree order.
+class GroupGradients final : public train::GradientCombiner {
+ public:
+  explicit GroupGradients(MPI_Comm group);
+  [[nodiscard]] int parts() const override { return parts_; }
+  [[nodiscard]] int part() const override { return part_; }
+  void all_parts(const double* local, Index count, double* out) override;
+  /// Seconds spent in the exchange (for the end-of-run account and the benchmark).
+  [[nodiscard]] double seconds() const { return seconds_; }
+
+ private:
+  MPI_Comm group_;
+  int parts_ = 1, part_ = 0;
+  double seconds_ = 0.0;
+};
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
 /// "<program>: error: <message>" once and every rank returns false.

@@ -67,6 +67,13 @@ class Chain {
   Chain(const Chain&) = delete;
   Chain& operator=(const Chain&) = delete;
 
+  /// run.ranks_per_trajectory > 1: this chain's full-batch gradients are shared with the other
+  /// ranks of its group through `combiner` (which must outlive the chain). Every rank of the
+  /// group then runs the same chain in lockstep: each objective evaluation is collective.
+  void share_gradients(train::GradientCombiner* combiner) {
+    objective_->set_gradient_chunks(p_->run.gradient_chunks, combiner);
+  }
+
   /// What a trajectory reports at once (printed by the process that runs it).
   struct Warning {
     enum class Kind { slow_to_heat, diverged } kind;

@@ -43,6 +43,8 @@ struct RunOptions {
   std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
   std::int64_t sync_every = 100;             ///< steps (and Adam epochs) between stop-signal checks
   std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
+  std::int64_t ranks_per_trajectory = 1;     ///< k ranks evaluate each trajectory's gradient together
+  std::int64_t gradient_chunks = 1;          ///< the full batch as a tree sum of this many row blocks
   std::string output;                        ///< the archive's path
   enum class Progress { automatic, bar, lines } progress = Progress::automatic;
   double progress_seconds = 10.0;  ///< seconds between progress lines off a terminal
