@@ -38,15 +38,19 @@ simmer_check_inputs() {
 # The arguments of this (possibly requeued) run: resume from the checkpoint, start again over
 # this run's own unfinished archive, or start. "$@": the arguments of a fresh start.
 simmer_args() {
+  # Ranks per trajectory (run.ranks_per_trajectory): only when asked, so a config's own value
+  # stands otherwise. A resume may change it (placement, not science).
+  local share=()
+  if [ -n "${RANKS_PER_TRAJECTORY:-}" ]; then share=(--run.ranks_per_trajectory "$RANKS_PER_TRAJECTORY"); fi
   if [ -f "$OUTPUT" ] && [ -f "$OUTPUT.ckpt" ]; then
     # Requeued: continue from the last checkpoint (the archive holds the config, seeds included).
-    args=(--resume "$OUTPUT")
+    args=(--resume "$OUTPUT" "${share[@]}")
   elif [ -f "$OUTPUT" ] && [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
     # Requeued before its first checkpoint (e.g. a node failure during set-up): the archive is
     # this run's own unfinished one; start again.
-    args=(--config "$CONFIG" --output "$OUTPUT" --overwrite "$@")
+    args=(--config "$CONFIG" --output "$OUTPUT" --overwrite "${share[@]}" "$@")
   else
-    args=(--config "$CONFIG" --output "$OUTPUT" "$@")
+    args=(--config "$CONFIG" --output "$OUTPUT" "${share[@]}" "$@")
   fi
 }
 
