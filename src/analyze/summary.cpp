@@ -12,6 +12,9 @@
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/convergence.hpp"
+#include "simmer/io/checkpoint_state.hpp"
+#include "simmer/io/output_lock.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 
 namespace simmer::analyze {
@@ -294,6 +297,59 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   if (most_stages > 1) diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
 }
 
+/// The largest finite value of a dataset (the last step a run wrote), or -1.
+std::int64_t last_finite(const io::ArchiveReader& r, const std::string& dataset) {
+  if (!r.exists(dataset)) return -1;
+  double last = -1.0;
+  for (const double v : r.read_doubles(dataset)) {
+    if (std::isfinite(v)) last = std::max(last, v);
+  }
+  return static_cast<std::int64_t>(last);
+}
+
+/// Why an archive whose run has not ended is incomplete, and what can be done: whether the run
+/// still holds its lock, how far the archive got, and where its checkpoint would resume.
+std::string incomplete_reason(const io::ArchiveReader& r, const std::string& archive, const std::string& status,
+                              std::int64_t steps) {
+  std::string why;
+  const io::LockHolder lock = io::OutputLock::holder(archive);
+  if (status.rfind("stopped", 0) == 0) {
+    why = "the run was stopped by a signal";
+  } else if (lock.state == io::LockHolder::State::running) {
+    why = "the run is still going (" + lock.text() + " holds its lock)";
+  } else if (lock.state == io::LockHolder::State::gone) {
+    why = "the run was killed (its lock names " + lock.text() + ", which is gone)";
+  } else if (lock.state == io::LockHolder::State::elsewhere) {
+    why = "the run was killed, or is still going" + (lock.host.empty() ? std::string() : " on " + lock.text());
+  } else {
+    why = "the run was killed, or is still going: it never recorded an end";
+  }
+  const std::int64_t written = last_finite(r, "/sample_stats/step");
+  why += written >= 0
+             ? "; its last stored draw is from step " + std::to_string(written) + " of " + std::to_string(steps)
+             : "; it holds no stored draw yet";
+  const std::string checkpoint = archive + ".ckpt";
+  std::error_code ec;
+  if (!std::filesystem::exists(checkpoint, ec)) {
+    return why + "; there is no checkpoint '" + checkpoint + "' to resume from (run it again)";
+  }
+  try {
+    const io::RunCheckpoint c = io::load_checkpoint(checkpoint);
+    const std::string id = r.has_attribute("/", "run_id") ? r.attribute_text("/", "run_id") : std::string();
+    if (!id.empty() && c.run_id != id) {
+      return why + "; the checkpoint '" + checkpoint + "' belongs to another run (" + c.run_id + ", this one is " + id +
+             ")";
+    }
+    const std::string at =
+        c.in_adam() ? "Adam epoch " + std::to_string(c.adam_epoch) : "step " + std::to_string(c.step);
+    if (lock.state == io::LockHolder::State::running) return why + "; its last checkpoint is at " + at;
+    return why + "; the run stopped at " + at + " (its last checkpoint): resume with mpirun ... simmer_mpi --resume " +
+           archive;
+  } catch (const std::exception& e) {
+    return why + "; its checkpoint cannot be resumed: " + e.what();
+  }
+}
+
 }  // namespace
 
 void summary(const std::string& archive, std::ostream& out) {
@@ -303,9 +359,15 @@ void summary(const std::string& archive, std::ostream& out) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(archive, ec);
 
+  // A run sets "running" at creation and its final status at the end; none at all is an archive
+  // written before the run set one, by a run that never ended.
+  const std::string status = r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string();
+  const bool incomplete =
+      status.empty() || status == run::layout::kStatusRunning || status.rfind("stopped by a signal", 0) == 0;
   out << "archive   " << archive << " (" << (ec ? std::string("?") : run::human_bytes(static_cast<std::int64_t>(bytes)))
       << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
-      << ", status '" << text_attr(r, "/", "status") << "'\n";
+      << (incomplete ? ", status: INCOMPLETE" : ", status '" + status + "'") << "\n";
+  if (incomplete) out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps) << "\n";
   if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
 
   std::string source = c.data.source;
@@ -339,11 +401,16 @@ void summary(const std::string& archive, std::ostream& out) {
     out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every " << c.simmer.every
         << " steps\n";
   }
-  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  // /metrics is written at the end of a run; /ensemble/<set> at every gather.
+  std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::string gathered = run.sets.empty() ? std::string() : "/ensemble/" + run.sets.front();
+  if (incomplete && !gathered.empty() && r.has_attribute(gathered, "members")) {
+    members = r.attribute_integer(gathered, "members");
+  }
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
-  out << ": " << members << " members";
+  out << ": " << members << " members" << (incomplete ? " gathered so far" : "");
   if (run.chains > 0) out << " (" << members / run.chains << " per trajectory)";
   out << "\n";
   const auto written = written_draws(r, run);
@@ -363,6 +430,13 @@ void summary(const std::string& archive, std::ostream& out) {
         << (r.has_attribute("/", "mpi_ranks") ? r.attribute_integer("/", "mpi_ranks") : 0) << " rank(s)\n";
   }
 
+  if (incomplete) {
+    // /metrics and /diagnostics are written when a run ends: what is there is the draws so far.
+    out << "\nmetrics and stationarity: n/a until the run ends (its /metrics and /diagnostics are written "
+           "then)\n";
+    health(r, run, out);
+    return;
+  }
   metrics_table(r, run, out);
   health(r, run, out);
   stationarity(r, run, out);

@@ -1,5 +1,6 @@
-// simmer_analyze: summary, predict, merge and export on finished simmer_mpi archives.
-// Parse, run, report; errors are one line on stderr and exit code 2. See docs/ANALYZE.md.
+// simmer_analyze: summary, predict, merge, export and verify on simmer_mpi archives.
+// Parse, run, report; errors are one line on stderr and exit code 2 (verify: 1 when it finds
+// damage). See docs/ANALYZE.md.
 #include <mpi.h>
 
 #include <iostream>
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
       try {
         if (inv.command == "summary") {
           analyze::summary(inv.archives.front(), std::cout);
+        } else if (inv.command == "verify") {
+          code = analyze::verify(inv.archives.front(), std::cout);
         } else if (inv.command == "merge") {
           analyze::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {

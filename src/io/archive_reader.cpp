@@ -114,7 +114,9 @@ ArchiveReader::ArchiveReader(const std::string& path) : path_(path) {
   if (hdf5 == 0) throw Error("'" + path + "': not an HDF5 file");
   const hid_t id = hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
   if (id < 0) {
-    throw Error("'" + path + "': HDF5 cannot open it (truncated or damaged, or being written by another process?)");
+    throw DamagedFile("'" + path +
+                      "': HDF5 cannot open it (truncated or damaged, or being written by another process?)" +
+                      innermost_hdf5_error());
   }
   file_ = id;
 }
@@ -136,7 +138,10 @@ ArchiveReader& ArchiveReader::operator=(ArchiveReader&& other) noexcept {
 void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 void ArchiveReader::fail(const std::string& what) const {
-  throw Error("'" + path_ + "': " + what + " (truncated or damaged archive?)");
+  // HDF5's own cause when it has one: "data error detected by Fletcher32 checksum" says which.
+  const std::string cause = innermost_hdf5_error();
+  throw Error("'" + path_ + "': " + what + (cause.empty() ? "" : cause) +
+              " (truncated or damaged archive? simmer_analyze verify lists every damaged dataset)");
 }
 
 bool ArchiveReader::exists(const std::string& object) const {

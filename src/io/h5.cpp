@@ -19,8 +19,8 @@ namespace {
 /// alone reaches MPI_Abort instead of waiting in H5Fclose for ranks that never come.
 constexpr bool kCollective = true;
 
-/// The innermost entry of HDF5's error stack ("file write failed in H5FD__mpio_write"): the
-/// cause, where the outer entries only repeat the call that failed.
+}  // namespace
+
 std::string innermost_hdf5_error() {
   std::string cause;
   H5Ewalk2(
@@ -35,6 +35,8 @@ std::string innermost_hdf5_error() {
       &cause);
   return cause.empty() ? std::string() : " (" + cause + ")";
 }
+
+namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw Error("HDF5: " + what + " failed" + innermost_hdf5_error()); }
 
@@ -79,6 +81,55 @@ std::vector<hsize_t> to_hsize(const std::vector<std::int64_t>& v) {
 
 Handle open_object(hid_t file, const std::string& path) {
   return {check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose, kCollective};
+}
+
+/// About this many bytes per chunk for a dataset whose writer names no chunk shape: small
+/// datasets are one chunk, large ones (a big /data/train/x) are split along their first axes.
+constexpr hsize_t kDefaultChunkBytes = hsize_t{1} << 20;
+
+/// A chunk shape of about kDefaultChunkBytes: whole trailing axes, the leading ones cut.
+std::vector<hsize_t> default_chunk(const std::vector<hsize_t>& dims, std::size_t element_bytes) {
+  std::vector<hsize_t> chunk(dims);
+  hsize_t trailing = element_bytes;  // bytes of one index of the current axis, the rest whole
+  for (std::size_t d = dims.size(); d-- > 1;) trailing *= dims[d];
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (trailing * dims[d] <= kDefaultChunkBytes) break;  // this axis whole, and so the ones after it
+    if (trailing <= kDefaultChunkBytes) {
+      chunk[d] = kDefaultChunkBytes / trailing;  // whole indices of this axis, fewer than dims[d]
+      break;
+    }
+    chunk[d] = 1;             // one index of this axis is still too big: cut the next axis too
+    trailing /= dims[d + 1];  // (d is not the last axis: there trailing is one element)
+  }
+  return chunk;
+}
+
+/// A dataset creation property list with HDF5's Fletcher-32 checksum filter on chunks of `chunk`
+/// (or default_chunk): every chunk is stored with a checksum that every read verifies. Filters
+/// need chunked storage; parallel HDF5 writes filtered datasets only collectively, which every
+/// ParallelFile transfer is. The storage is allocated at creation (parallel HDF5 needs it
+/// allocated then, not lazily by one rank) and filled with `fill`, so a chunk never written
+/// reads back as its fill value with a valid checksum, not as whatever the disk held. A dataset
+/// with no elements has no chunks (HDF5 refuses a chunk larger than a zero extent) and stays
+/// contiguous.
+Handle checksummed_plist(const std::string& path, const std::vector<hsize_t>& dims, std::size_t element_bytes,
+                         const std::vector<std::int64_t>& chunk, Fill fill) {
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
+  const bool any_zero = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
+  if (any_zero) {
+    check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "fill time");
+    return dcpl;
+  }
+  std::vector<hsize_t> shape = chunk.empty() ? default_chunk(dims, element_bytes) : to_hsize(chunk);
+  check(H5Pset_chunk(dcpl.id(), static_cast<int>(shape.size()), shape.data()), "chunk '" + path + "'");
+  check(H5Pset_fletcher32(dcpl.id()), "Fletcher-32 checksum on '" + path + "'");
+  if (fill == Fill::nan) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    check(H5Pset_fill_value(dcpl.id(), H5T_NATIVE_DOUBLE, &nan), "fill value");
+  }
+  check(H5Pset_fill_time(dcpl.id(), fill == Fill::none ? H5D_FILL_TIME_NEVER : H5D_FILL_TIME_ALLOC), "fill time");
+  return dcpl;
 }
 
 Handle group_plist() {
@@ -192,6 +243,11 @@ void ParallelFile::create_group(const std::string& path) {
 
 void ParallelFile::create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
                                   const std::vector<std::int64_t>& chunk, bool nan_fill) {
+  create_filled(path, type, dims, chunk, nan_fill && type != Type::i64 ? Fill::nan : Fill::zero);
+}
+
+void ParallelFile::create_filled(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
+                                 const std::vector<std::int64_t>& chunk, Fill fill) {
   // A resumed run may find a dataset its first attempt made near the end: replace it.
   if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) {
     check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
@@ -200,21 +256,7 @@ void ParallelFile::create_dataset(const std::string& path, Type type, const std:
   Handle space(
       check(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr), "dataspace for '" + path + "'"),
       H5Sclose);
-  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
-  const bool any_zero = std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d == 0; });
-  if (!chunk.empty() && !any_zero) {
-    const auto hchunk = to_hsize(chunk);
-    check(H5Pset_chunk(dcpl.id(), static_cast<int>(hchunk.size()), hchunk.data()), "chunk '" + path + "'");
-  }
-  // Parallel HDF5 needs the storage allocated at creation, not lazily by one rank.
-  check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
-  if (nan_fill && type != Type::i64) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    check(H5Pset_fill_value(dcpl.id(), H5T_NATIVE_DOUBLE, &nan), "fill value");
-    check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_ALLOC), "fill time");
-  } else {
-    check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "fill time");
-  }
+  Handle dcpl = checksummed_plist(path, hdims, type == Type::f32 ? 4 : 8, chunk, fill);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), file_type(type), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
@@ -253,13 +295,13 @@ void ParallelFile::write_from_root(const std::string& path, const void* data, Ty
 
 void ParallelFile::put(const std::string& path, const std::vector<double>& data,
                        const std::vector<std::int64_t>& dims) {
-  create_dataset(path, Type::f64, dims);
+  create_filled(path, Type::f64, dims, {}, Fill::none);
   write_from_root(path, data.data(), Type::f64);
 }
 
 void ParallelFile::put(const std::string& path, const std::vector<std::int64_t>& data,
                        const std::vector<std::int64_t>& dims) {
-  create_dataset(path, Type::i64, dims);
+  create_filled(path, Type::i64, dims, {}, Fill::none);
   write_from_root(path, data.data(), Type::i64);
 }
 
@@ -278,8 +320,7 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
     check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
   }
   Handle space(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
-  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
-  check(H5Pset_alloc_time(dcpl.id(), H5D_ALLOC_TIME_EARLY), "alloc time");
+  Handle dcpl = checksummed_plist(path, {n}, width, {}, Fill::none);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -39,6 +41,34 @@ OutputLock OutputLock::acquire(const std::string& archive) {
     (void)written;  // the holder's name is informative only
   }
   return lock;
+}
+
+LockHolder OutputLock::holder(const std::string& archive) {
+  LockHolder h;
+  const int fd = ::open((archive + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return h;
+  char text[256] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  ::close(fd);
+  // "host NAME, pid 123\n", as acquire() writes it.
+  const std::string line = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
+  const auto comma = line.find(", pid ");
+  if (line.rfind("host ", 0) != 0 || comma == std::string::npos) {
+    h.state = LockHolder::State::elsewhere;  // unreadable: whose it is cannot be told (host left empty)
+    return h;
+  }
+  h.host = line.substr(5, comma - 5);
+  h.pid = std::strtol(line.c_str() + comma + 6, nullptr, 10);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  if (h.host != host || h.pid <= 0) {
+    h.state = LockHolder::State::elsewhere;
+  } else {
+    // Signal 0 only asks whether the process exists (EPERM: it does, as another user).
+    h.state = ::kill(static_cast<pid_t>(h.pid), 0) == 0 || errno == EPERM ? LockHolder::State::running
+                                                                          : LockHolder::State::gone;
+  }
+  return h;
 }
 
 OutputLock::~OutputLock() {

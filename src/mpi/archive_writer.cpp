@@ -44,7 +44,10 @@ ArchiveWriter::ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_C
 }
 
 ArchiveWriter ArchiveWriter::reopen(const run::Problem& p, MPI_Comm comm) {
-  return ArchiveWriter(io::ParallelFile::open_write(p.run.output, comm), p, comm);
+  ArchiveWriter w(io::ParallelFile::open_write(p.run.output, comm), p, comm);
+  w.file_.attribute("/", "status", std::string(run::layout::kStatusRunning));
+  w.file_.flush();
+  return w;
 }
 
 ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
@@ -69,6 +72,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   f.attribute("/", "mode", train::to_string(p.mode));
   f.attribute("/", "task", std::string(p.classification ? "classification" : "regression"));
   f.attribute("/", "run_id", run_id);
+  f.attribute("/", "status", std::string(run::layout::kStatusRunning));  // until the run ends
   f.put_strings("/config", {p.config_ini});
   f.attribute("/config", "run_id", run_id);
   // The thermostat as it was resolved (Martyna masses follow from N_f, T and tau).

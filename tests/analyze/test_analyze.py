@@ -15,15 +15,30 @@ cases: summary   configuration, metrics and health of an Iris and a sine run; sp
        export    trace, samples (and --params) and ensemble tables equal the archive's arrays
        badfiles  missing, non-HDF5, truncated and non-simmer files: one line naming the file,
                  exit code 2, no HDF5 error stack
+       verify    every dataset of a run's and a merge's archive has the Fletcher-32 filter and
+                 verify says 'all checksums good' (exit 0); bytes flipped inside the raw data of
+                 two chunks on disk (found with h5py's get_chunk_info): verify names both datasets
+                 and chunks (exit 1), h5py and export refuse to read them; an archive without
+                 checksums is reported 'no checksum' per dataset (exit 0); truncated: exit 1;
+                 missing or not HDF5: exit 2
+       incomplete a run killed with SIGKILL (the whole session) after a checkpoint: summary says
+                 'incomplete', that the run was killed, the step its checkpoint resumes from (the
+                 step the resume then reports) and how to resume, with the members gathered so
+                 far; a live lock holder is reported as a run still going; an archive with no
+                 status attribute is incomplete too; verify passes on the killed archive; after
+                 the resume the summary says 'complete'
 """
 import csv
 import io
 import os
+import re
 import shutil
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -547,7 +562,7 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("a failed merge left an output")
         # --help for the tool and each subcommand; usage errors exit 2.
         for args in (["--help"], ["summary", "--help"], ["predict", "--help"], ["merge", "--help"],
-                     ["export", "--help"]):
+                     ["export", "--help"], ["verify", "--help"]):
             p = analyze(args)
             if "Usage: simmer_analyze" not in p.stdout:
                 fail(f"{args}: no usage text")
@@ -557,6 +572,166 @@ with tempfile.TemporaryDirectory() as tmp:
             if len(p.stderr.strip().splitlines()) != 1:
                 fail(f"{args}: usage error is not one line:\n{p.stderr}")
         print(f"badfiles: {n} refusals with one line each, exit code 2")
+    elif CASE == "verify":
+        simmer(2, opts(IRIS_SMALL, "--output", iris))
+        simmer(2, opts(SINE_SMALL, "--ensemble.track", "0,1", "--output", sine))
+        merged = os.path.join(tmp, "merged.h5")
+        analyze(["merge", iris, iris, "-o", merged])
+        for path in (iris, sine, merged):
+            # Every write path (creation, rows, report, merge) stores every dataset with a checksum.
+            with h5py.File(path, "r") as f:
+                names = []
+                f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+                plain = [n for n in names if f[n].size > 0 and not f[n].fletcher32]
+            if plain:
+                fail(f"{path}: datasets without the Fletcher-32 filter: {plain}")
+            p = analyze(["verify", path])
+            lines = p.stdout.strip().splitlines()
+            if len(lines) != 1 or not re.fullmatch(rf"{len(names)} datasets, [0-9.]+ [kM]?B, all checksums good",
+                                                   lines[0]):
+                fail(f"verify of a whole archive ({len(names)} datasets) did not say so in one line:\n{p.stdout}")
+
+        # Flip bytes inside the raw data of two chunks, where HDF5 says they lie in the file.
+        damaged = os.path.join(tmp, "damaged.h5")
+        shutil.copy(iris, damaged)
+        with h5py.File(damaged, "r") as f:
+            post = f["posterior/params"].id.get_chunk_info(1)  # the second chunk in the file's index
+            loss = f["trace/train_loss"].id.get_chunk_info(2)  # chain 2's trace
+        with open(damaged, "r+b") as fh:
+            for info in (post, loss):
+                at = info.byte_offset + info.size // 2
+                fh.seek(at)
+                raw = bytearray(fh.read(3))
+                fh.seek(at)
+                fh.write(bytes(b ^ 0x5A for b in raw))
+        p = analyze(["verify", damaged], expect=1)
+        text = p.stdout
+        where = lambda info: "chunk [" + ", ".join(str(i) for i in info.chunk_offset) + "]"
+        for needle in ("DAMAGED     /posterior/params", where(post), f"at byte {post.byte_offset}",
+                       "DAMAGED     /trace/train_loss", where(loss), "Fletcher32",
+                       "2 DAMAGED (/posterior/params, /trace/train_loss)"):
+            if needle not in text:
+                fail(f"verify of the damaged archive lacks '{needle}':\n{text}")
+        if len([l for l in text.splitlines() if l.startswith("DAMAGED")]) != 2:
+            fail(f"verify reports other datasets as damaged:\n{text}")
+        if "1 of " not in text:
+            fail(f"verify does not say one chunk of each failed:\n{text}")
+        with h5py.File(damaged, "r") as f:
+            c, d = post.chunk_offset[0], post.chunk_offset[1]
+            try:
+                f["posterior/params"][c, d]
+                fail("h5py read a chunk whose checksum is wrong")
+            except OSError:
+                pass
+            f["posterior/params"][(c + 1) % f["posterior/params"].shape[0]]  # other chunks read
+        p = analyze(["export", damaged, "--what", "samples", "--params"], expect=2)
+        if "/posterior/params" not in p.stderr or "Fletcher32" not in p.stderr or "verify" not in p.stderr:
+            fail(f"export of a damaged dataset does not name it, the checksum and verify:\n{p.stderr}")
+
+        # An archive written without checksums (as before them): 'no checksum', not damage.
+        plain = os.path.join(tmp, "plain.h5")
+        with h5py.File(iris, "r") as f, h5py.File(plain, "w") as g:
+            f.visititems(lambda n, o: g.create_dataset(n, data=o[()]) if isinstance(o, h5py.Dataset) else None)
+            names = []
+            g.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        p = analyze(["verify", plain])
+        lines = p.stdout.strip().splitlines()
+        if len([l for l in lines if l.startswith("no checksum /")]) != len(names) or "none has a checksum" not in lines[-1]:
+            fail(f"an archive without checksums is not reported 'no checksum' per dataset:\n{p.stdout}")
+
+        # Truncated: damage (exit 1); missing or not HDF5: an error (exit 2), one line.
+        half = os.path.join(tmp, "half.h5")
+        with open(iris, "rb") as fh:
+            data = fh.read()
+        with open(half, "wb") as fh:
+            fh.write(data[:len(data) // 2])
+        p = analyze(["verify", half], expect=1)
+        if "DAMAGED" not in p.stdout or "half.h5" not in p.stdout:
+            fail(f"a truncated archive is not reported damaged:\n{p.stdout}")
+        text_file = os.path.join(tmp, "text.h5")
+        with open(text_file, "w") as fh:
+            fh.write("not an archive\n")
+        for path, needle in ((os.path.join(tmp, "missing.h5"), "no such file"), (text_file, "not an HDF5 file")):
+            p = analyze(["verify", path], expect=2)
+            if needle not in p.stderr or len(p.stderr.strip().splitlines()) != 1:
+                fail(f"verify {path}: expected one line saying '{needle}':\n{p.stderr}")
+        p = analyze(["verify", "--help"])
+        if "Exit code" not in p.stdout:
+            fail("verify --help does not document its exit codes")
+        print(f"verify: run, merge and sine archives all checksummed and good; two flipped chunks named "
+              f"(exit 1); {len(names)} datasets without checksum reported as such (exit 0)")
+
+    elif CASE == "incomplete":
+        killed = os.path.join(tmp, "killed.h5")
+        run = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
+               "--data.path", os.path.join(ROOT, "data/iris.csv"), "--run.trajectories", "4",
+               "--simmer.steps", "6000", "--ensemble.window", "5000", "--ensemble.count", "200",
+               "--run.checkpoint_interval", "500", "--output", killed]
+        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + run, env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        deadline = time.time() + 60
+        while not os.path.exists(killed + ".ckpt"):
+            if proc.poll() is not None or time.time() > deadline:
+                fail(f"no checkpoint appeared:\n{proc.stdout.read()}")
+            time.sleep(0.01)
+        time.sleep(1.5)  # a few more checkpoints and gathers
+        # SIGKILL every process of the session (mpirun and the ranks), as a scheduler would.
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+        proc.wait()
+        while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+            subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+            time.sleep(0.05)
+        with h5py.File(killed, "r") as f:
+            if f.attrs.get("status") not in (b"running", "running"):
+                fail(f"a killed run's archive says status {f.attrs.get('status')!r}, expected 'running'")
+            members = int(f["ensemble/test"].attrs["members"])
+        text = analyze(["summary", killed]).stdout
+        m = re.search(r"the run stopped at step (\d+) \(its last checkpoint\): resume with mpirun \.\.\. "
+                      r"simmer_mpi --resume (\S+)", text)
+        if "status: INCOMPLETE" not in text or "the run was killed" not in text or m is None \
+                or m.group(2) != killed:
+            fail(f"summary of a killed run does not say it is incomplete, killed, and how to resume:\n{text}")
+        if "status '?'" in text or f"{members} members gathered so far" not in text:
+            fail(f"summary of a killed run does not give the {members} members gathered so far:\n{text}")
+        step = int(m.group(1))
+        if "n/a until the run ends" not in text or "trajectory health" not in text:
+            fail(f"summary of a killed run: metrics not marked n/a, or no health table:\n{text}")
+        p = analyze(["verify", killed])
+        if "all checksums good" not in p.stdout:
+            fail(f"verify of a killed run's archive:\n{p.stdout}")
+
+        # The lock naming a live process on this host (this test): a run still going, no advice to
+        # resume it. An archive with no status at all (a run that never set one) is incomplete too.
+        lock = killed + ".lock"
+        with open(lock) as fh:
+            dead = fh.read()
+        with open(lock, "w") as fh:
+            fh.write(f"host {socket.gethostname()}, pid {os.getpid()}\n")
+        text = analyze(["summary", killed]).stdout
+        if "still going" not in text or f"pid {os.getpid()} holds its lock" not in text or "--resume" in text \
+                or f"its last checkpoint is at step {step}" not in text:
+            fail(f"summary does not report a run holding its lock as still going:\n{text}")
+        with open(lock, "w") as fh:
+            fh.write(dead)
+        nostatus = os.path.join(tmp, "nostatus.h5")
+        shutil.copy(killed, nostatus)
+        with h5py.File(nostatus, "r+") as f:
+            del f.attrs["status"]
+        text = analyze(["summary", nostatus]).stdout
+        if "status: INCOMPLETE" not in text or "there is no checkpoint" not in text:
+            fail(f"an archive without status (and no checkpoint next to it) is not reported so:\n{text}")
+
+        # The resume starts where the summary said, and the archive is then complete.
+        out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", SIMMER, "--resume", killed], env=ENV,
+                             capture_output=True, text=True, timeout=300)
+        if out.returncode != 0 or f"resuming at step {step} of 6000" not in out.stdout:
+            fail(f"the resume did not start at step {step} (exit {out.returncode}):\n{out.stdout[-2000:]}{out.stderr}")
+        text = analyze(["summary", killed]).stdout
+        if "status 'complete'" not in text or "INCOMPLETE" in text:
+            fail(f"the resumed archive is not reported complete:\n{text}")
+        analyze(["verify", killed])
+        print(f"incomplete: a killed run is reported incomplete with the step ({step}) its checkpoint resumes "
+              f"from and {members} members gathered; the resume starts there and ends complete")
     else:
         sys.exit(f"unknown case {CASE}")
 print("1 passed, 0 failed")

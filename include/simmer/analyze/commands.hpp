@@ -2,7 +2,7 @@
 /// \file
 /// simmer_analyze's subcommands on finished archives (docs/ANALYZE.md). Each throws
 /// simmer::Error naming the file and what is missing or wrong; the main turns that into one
-/// line and exit code 2.
+/// line and exit code 2. verify returns 1 when it finds damage.
 
 #include <mpi.h>
 
@@ -18,6 +18,17 @@ namespace simmer::analyze {
 /// trajectories' health (kinetic temperature per stage, H_ext drift at the last stage, split-R̂
 /// and ESS of the sample loss), as text on `out`.
 void summary(const std::string& archive, std::ostream& out);
+
+/// verify's exit code when a dataset is damaged or HDF5 cannot open the file at all.
+constexpr int kVerifyDamaged = 1;
+
+/// Reads every dataset of `archive` back in full, chunk by chunk, with HDF5's Fletcher-32
+/// checking on, and prints each damaged dataset (the chunks that fail, with their coordinates
+/// and file offsets) and each dataset stored without a checksum (archives written before simmer
+/// stored checksums), then one line: "N datasets, X MB, all checksums good". Any HDF5 file
+/// will do, a simmer archive or not. Returns 0, or kVerifyDamaged; throws simmer::Error (exit
+/// code 2) when the file is missing, not a regular file or not HDF5.
+int verify(const std::string& archive, std::ostream& out);
 
 struct PredictOptions {
   std::string archive;

@@ -9,7 +9,7 @@
 namespace simmer::cli {
 
 struct AnalyzeInvocation {
-  std::string command;                ///< summary | predict | merge | export ("" with --help alone)
+  std::string command;                ///< summary | predict | merge | export | verify ("" with --help alone)
   std::vector<std::string> archives;  ///< positional archive paths
   std::string points;                 ///< predict --points
   std::string output;                 ///< predict/export --out, merge -o

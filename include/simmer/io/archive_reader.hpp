@@ -6,10 +6,12 @@
 /// file open this way. HDF5's own headers stay in the .cpp.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "simmer/core/error.hpp"
 #include "simmer/io/types.hpp"
 
 namespace simmer::io {
@@ -24,10 +26,31 @@ struct AttributeValue {
   double real = 0.0;
 };
 
+/// An HDF5 file (its signature is there) that HDF5 cannot open: truncated or damaged.
+class DamagedFile : public Error {
+ public:
+  using Error::Error;
+};
+
+/// One dataset read back in full by ArchiveReader::check_datasets.
+struct DatasetCheck {
+  std::string path;                 ///< "/posterior/params"
+  std::int64_t bytes = 0;           ///< its values' size: elements × element size
+  std::int64_t elements = 0;        ///< 0: nothing stored, nothing to check
+  std::int64_t chunks = 0;          ///< chunks read (0: unchunked storage)
+  bool checksummed = false;         ///< stored with HDF5's Fletcher-32 filter
+  std::int64_t damaged_chunks = 0;  ///< chunks (or slabs of unchunked storage) that failed to read
+  /// What failed, one line each, the first few only: "chunk [1, 128, 0] of [1, 128, 16] at
+  /// byte 40960 (1048580 bytes): data error detected by Fletcher32 checksum", or why the
+  /// dataset could not be opened.
+  std::vector<std::string> damage;
+  [[nodiscard]] bool damaged() const { return damaged_chunks > 0 || !damage.empty(); }
+};
+
 class ArchiveReader {
  public:
   /// Opens `path` read-only. Throws naming the path when it does not exist, is not a regular
-  /// file, is not HDF5, or HDF5 cannot open it (truncated or damaged).
+  /// file, is not HDF5, or (DamagedFile) HDF5 cannot open it (truncated or damaged).
   explicit ArchiveReader(const std::string& path);
   ~ArchiveReader();
   ArchiveReader(const ArchiveReader&) = delete;
@@ -64,6 +87,13 @@ class ArchiveReader {
   /// `second` ≥ 0 the row [index, second, ...]; converted to double.
   [[nodiscard]] std::vector<double> read_slab(const std::string& dataset, std::int64_t index,
                                               std::int64_t second = -1) const;
+
+  /// Reads every dataset of the file back in full, one chunk at a time (so memory stays within
+  /// one chunk; unchunked storage in slabs of at most 8 MB), with HDF5's error detection on, so
+  /// every chunk's Fletcher-32 checksum is verified; calls `report` once per dataset, in name
+  /// order, group by group. A damaged dataset or chunk is described in its DatasetCheck, never
+  /// thrown; a group that cannot be listed is reported as a damaged entry with the group's path.
+  void check_datasets(const std::function<void(const DatasetCheck&)>& report) const;
 
   [[nodiscard]] bool has_attribute(const std::string& object, const std::string& name) const;
   [[nodiscard]] std::string attribute_text(const std::string& object, const std::string& name) const;

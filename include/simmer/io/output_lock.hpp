@@ -9,8 +9,24 @@
 
 namespace simmer::io {
 
+/// What the lock file of an archive says about its run (simmer_analyze summary of an archive
+/// whose run has not ended): the holder's host and pid, and whether that process still runs.
+struct LockHolder {
+  enum class State { none, running, gone, elsewhere };
+  State state = State::none;  ///< none: no lock file (the run ended, or never took one)
+  std::string host;
+  long pid = -1;
+  /// "host h, pid 12": running (a process of that pid runs on this host), gone (none does), or
+  /// elsewhere (another host: cannot tell).
+  [[nodiscard]] std::string text() const { return "host " + host + ", pid " + std::to_string(pid); }
+};
+
 class OutputLock {
  public:
+  /// Reads `<archive>.lock` without taking the lock. A process of the same pid on this host
+  /// counts as the holder still running (a reused pid would fool it; a finished run removes
+  /// the lock file, a killed one leaves it).
+  static LockHolder holder(const std::string& archive);
   /// Takes the lock of `archive` or throws simmer::Error naming the archive and the holder.
   static OutputLock acquire(const std::string& archive);
   OutputLock() = default;

@@ -37,11 +37,12 @@ io::Type io_type(run::layout::Dtype t);
 class ArchiveWriter {
  public:
   /// Creates the archive, exclusively (it must not exist: --overwrite removed an old one):
-  /// provenance (`command_line`, the rank count, `run_id`), /config, /data, /model, and every
-  /// per-chain dataset (NaN until written).
+  /// provenance (`command_line`, the rank count, `run_id`, status "running"), /config, /data,
+  /// /model, and every per-chain dataset (NaN until written). Every dataset carries a
+  /// Fletcher-32 checksum per chunk (io::ParallelFile::create_dataset).
   static ArchiveWriter create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
                               MPI_Comm comm);
-  /// Reopens an archive to continue a run (resume).
+  /// Reopens an archive to continue a run (resume); its status says "running" again.
   static ArchiveWriter reopen(const run::Problem& p, MPI_Comm comm);
 
   /// /initial/{params,velocity} and, for a retrofit, /baseline/params: one row per chain.

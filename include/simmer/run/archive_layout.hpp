@@ -10,6 +10,13 @@
 
 namespace simmer::run::layout {
 
+/// The root attribute `status` from the archive's creation (and again at each resume) until the
+/// run ends and sets "complete", "complete, with diverged trajectories", "stopped by a signal:
+/// ..." or "refused: ...". An archive that still says "running" (or, written before this
+/// attribute, has none) is a run that was killed or is still going: simmer_analyze summary
+/// calls it incomplete.
+inline constexpr const char* kStatusRunning = "running";
+
 /// /trace/<field> [chain, record], in the order a record is packed. phase 0 = Adam epoch, 1 =
 /// simmering step; distance and path_length are measured from the simmering start point (NaN
 /// during Adam); param_rms = |x|/sqrt(N), param_max_abs = max |x_i|.
