@@ -554,6 +554,11 @@ void Run::finish() {
   double parts[4] = {steps, evals, comm_io_seconds_, run::cpu_seconds() - cpu_start_};
   double parts_sum[4] = {0, 0, 0, 0};
   MPI_Reduce(parts, parts_sum, 4, MPI_DOUBLE, MPI_SUM, 0, comm_);
+  // Sharded gradients: what the exchange cost, summed over ranks.
+  double exchange[2] = {gradients_ ? gradients_->seconds() : 0.0,
+                        gradients_ ? static_cast<double>(gradients_->exchanges()) : 0.0};
+  double exchange_sum[2] = {0, 0};
+  MPI_Reduce(exchange, exchange_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm_);
   double wall = progress_.elapsed();
   MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm_);  // attributes must be identical on all ranks
   f.attribute("/", "wall_seconds", wall);
@@ -567,6 +572,15 @@ void Run::finish() {
     std::remove((checkpoint_path_ + ".tmp").c_str());
     print_report(p_, reports, ensemble);
     print_footer(p_, parts_sum, wall, size_, io_counts, diverged);
+    if (exchange_sum[1] > 0) {
+      std::printf(
+          "sharded gradients: %lld ranks per trajectory, %lld row blocks; the exchange (MPI_Allgather of %lld "
+          "values, waiting for the group's slowest rank included) took %.3g ms per evaluation, %.1f%% of the "
+          "CPU time\n",
+          static_cast<long long>(p_.run.ranks_per_trajectory), static_cast<long long>(p_.run.gradient_chunks),
+          static_cast<long long>(p_.parameters + 1), 1e3 * exchange_sum[0] / exchange_sum[1],
+          100.0 * exchange_sum[0] / parts_sum[3]);
+    }
   }
 }
 

@@ -24,13 +24,16 @@ class GroupGradients final : public train::GradientCombiner {
   [[nodiscard]] int parts() const override { return parts_; }
   [[nodiscard]] int part() const override { return part_; }
   void all_parts(const double* local, Index count, double* out) override;
-  /// Seconds spent in the exchange (for the end-of-run account and the benchmark).
+  /// Seconds spent in the exchange (waiting for the group's slowest rank included) and how many
+  /// exchanges (for the end-of-run account).
   [[nodiscard]] double seconds() const { return seconds_; }
+  [[nodiscard]] std::int64_t exchanges() const { return exchanges_; }
 
  private:
   MPI_Comm group_;
   int parts_ = 1, part_ = 0;
   double seconds_ = 0.0;
+  std::int64_t exchanges_ = 0;
 };
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
