@@ -309,7 +309,7 @@ void Chain::take_member(const train::StepRecord& rec) {
   diag_.begin_member(rec.step);
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
     const auto& set = p.sets[s];
-    const ConstBatchView pred = objective_->predict(view(set.x));
+    const ConstBatchView pred = objective_->predict_shared(view(set.x));  // split over a group
     if (s == 0) train_loss = model::loss_value(p.loss, pred, view(set.y));
     if (s < 2) diag_.member_predictions(static_cast<int>(s), pred);
     if (p.classification) {

@@ -1,5 +1,6 @@
 #include "simmer/train/objective.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "simmer/core/error.hpp"
@@ -96,6 +97,41 @@ void tree_sum(Eigen::MatrixXd& m, Index count, Index first, Index rows) {
 }
 
 }  // namespace
+
+ConstBatchView NetworkObjective::predict_shared(ConstBatchView x) {
+  if (chunks_ == 1 && combiner_ == nullptr) return predict(x);
+  const Index n = x.rows(), outputs = net_->output_size();
+  const Index parts = combiner_ != nullptr ? combiner_->parts() : 1;
+  const Index part = combiner_ != nullptr ? combiner_->part() : 0;
+  const Index per = chunks_ / parts;
+  const Index block_max = (n + chunks_ - 1) / chunks_;  // block c: rows [c n / chunks, (c+1) n / chunks)
+  const Index count = per * block_max * outputs;        // one part's blocks, padded to equal size
+  const auto grow = [](std::vector<double>& v, std::size_t size) {
+    if (v.size() < size) v.resize(size);
+  };
+  grow(shared_local_, static_cast<std::size_t>(count));
+  grow(shared_all_, static_cast<std::size_t>(count * parts));
+  if (shared_out_.rows() < n || shared_out_.cols() != outputs)
+    shared_out_.resize(std::max(n, shared_out_.rows()), outputs);
+  const auto block_rows = [&](Index c) { return std::pair<Index, Index>{c * n / chunks_, (c + 1) * n / chunks_}; };
+  for (Index j = 0; j < per; ++j) {
+    const auto [r0, r1] = block_rows(part * per + j);
+    if (r1 == r0) continue;
+    const ConstBatchView pred = predict(ConstBatchView(x.data() + r0 * x.cols(), r1 - r0, x.cols()));
+    std::copy(pred.data(), pred.data() + pred.size(), shared_local_.data() + j * block_max * outputs);
+  }
+  const double* all = shared_local_.data();
+  if (combiner_ != nullptr) {
+    combiner_->all_parts(shared_local_.data(), count, shared_all_.data());
+    all = shared_all_.data();
+  }
+  for (Index c = 0; c < chunks_; ++c) {  // block c sits in part c / per, slot c % per
+    const auto [r0, r1] = block_rows(c);
+    const double* from = all + (c / per) * count + (c % per) * block_max * outputs;
+    std::copy(from, from + (r1 - r0) * outputs, shared_out_.data() + r0 * outputs);
+  }
+  return {shared_out_.data(), n, outputs};
+}
 
 double NetworkObjective::chunked(bool with_gradient, Vector* grad) {
   const Index n = x_->rows();

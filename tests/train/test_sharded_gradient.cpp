@@ -137,3 +137,29 @@ TEST_CASE("gradient chunks: impossible shapes are refused naming the key", "[sha
   CHECK_THROWS_WITH(f.set_gradient_chunks(2, &four), Catch::Contains("run.ranks_per_trajectory"));
   CHECK_NOTHROW(f.set_gradient_chunks(4, &four));
 }
+
+TEST_CASE("shared predictions: the same bits for any number of parts, the plain ones with one block", "[sharded]") {
+  Case c = make_case(LossKind::cce, 29);
+  Rng rng(3);
+  const Matrix x = random_matrix(11, 4, rng);  // fewer rows than blocks in places: empty blocks
+  train::NetworkObjective plain(c.net, LossKind::cce, c.x, c.y);
+  const Matrix expected_plain = plain.predict(view(x));
+  CHECK(Matrix(plain.predict_shared(view(x))) == expected_plain);
+  train::NetworkObjective one(c.net, LossKind::cce, c.x, c.y);
+  one.set_gradient_chunks(16);
+  const Matrix expected = one.predict_shared(view(x));
+  CHECK((expected - expected_plain).cwiseAbs().maxCoeff() < 1e-12);
+  for (const int parts : {2, 4, 8, 16}) {
+    INFO(parts << " parts");
+    Board board{std::vector<std::vector<double>>(static_cast<std::size_t>(parts))};
+    for (const bool replay : {false, true}) {
+      for (int p = 0; p < parts; ++p) {
+        SequentialCombiner comb(p, parts, board, replay);
+        train::NetworkObjective f(c.net, LossKind::cce, c.x, c.y);
+        f.set_gradient_chunks(16, &comb);
+        const Matrix got = f.predict_shared(view(x));
+        if (replay) CHECK(got == expected);
+      }
+    }
+  }
+}

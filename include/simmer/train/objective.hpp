@@ -64,6 +64,11 @@ class NetworkObjective final : public Objective {
   /// full-batch evaluation (the default). Mini-batches (evaluate_batch_with_gradient) are not
   /// chunked. Throws simmer::Error naming run.gradient_chunks when the shape is impossible.
   void set_gradient_chunks(Index chunks, GradientCombiner* combiner = nullptr);
+  /// predict(x) cut the same way: `x`'s rows in gradient_chunks() blocks, each part predicting
+  /// its blocks and the parts exchanging them (collective with a combiner), so the members'
+  /// evaluation is split too and its bits do not depend on k. The plain predict(x) when there
+  /// is one block and no combiner.
+  ConstBatchView predict_shared(ConstBatchView x);
   [[nodiscard]] Index gradient_chunks() const { return chunks_; }
 
   [[nodiscard]] model::Network& network() { return *net_; }
@@ -90,6 +95,8 @@ class NetworkObjective final : public Objective {
   GradientCombiner* combiner_ = nullptr;
   Eigen::MatrixXd slots_;
   Eigen::MatrixXd parts_;
+  std::vector<double> shared_local_, shared_all_;  ///< predict_shared: this part's blocks, every part's
+  Matrix shared_out_;
 };
 
 }  // namespace simmer::train
