@@ -319,12 +319,8 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   std::vector<Column> feature_columns;
   feature_columns.reserve(feature_names.size());
   for (const auto& name : feature_names) feature_columns.push_back(find_column(header, name, header_where, hint));
+  // (A feature may also be the target: the extra points are read with a feature as target.)
   if (!all_features) target_column = find_column(header, spec.target, header_where, hint);
-  for (const Column& c : feature_columns) {
-    if (c.index == target_column.index) {
-      throw Error(header_where + "column '" + c.name + "' is both a feature and the target");
-    }
-  }
   // With '*' the usual non-number is a text column (a name, an id): say how to leave it out.
   const std::string not_a_number_hint =
       all_features ? " (the features are every column but the target: leave a text column out with " +

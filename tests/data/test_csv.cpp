@@ -480,7 +480,7 @@ TEST_CASE("read_csv reports why rows were dropped: counts per column and token, 
   }
 }
 
-TEST_CASE("read_csv: an unknown column in a ';' or tab file hints at the delimiter", "[data][csv]") {
+TEST_CASE("read_csv: an unknown column in a semicolon or tab file hints at the delimiter", "[data][csv]") {
   const TempDir dir("csv");
   const auto semicolon = dir.write("wine.csv", "alcohol;malic_acid;class\n14.2;1.7;1\n13.2;1.8;2\n");
   auto spec = classification(semicolon, {"alcohol"}, "class");
@@ -536,7 +536,7 @@ TEST_CASE("read_csv: features = * takes every column but the target and the excl
   }
 }
 
-TEST_CASE("read_csv records each row's file line; cell_name names a cell", "[data][csv]") {
+TEST_CASE("read_csv records each row's file line, and cell_name names a cell", "[data][csv]") {
   const TempDir dir("csv");
   const auto path = dir.write("cells.csv", "id,x,y\n1,0.5,2\n\n2,NA,3\n3,1.5,4\n");
   const auto d = read_csv(regression(path, {"x"}, "y"));

@@ -27,7 +27,8 @@ cases:
   config_empty          a config file with no keys (empty, only comments, only headers)
   data_drops            rows dropped for missing values: counted per column and token on the
                         console (rank 0, once) and in `simmer_analyze summary`; a class named NA is
-                        a class (with a warning) unless data.missing_in_target; data.missing
+                        a class (with a warning) unless data.missing_in_target; data.missing; an
+                        extra point (ensemble.points) with a missing value is refused
   data_delimiter        a ';'-separated file: the unknown-column error hints data.delimiter; ';' and
                         tab files read with the key
   data_line_endings     a CR-only (classic Mac) file reads like the LF file: the same /data
@@ -417,6 +418,16 @@ def case_body(w, case):
         check("1 with '-1' in column 'x1' (line 6)" in stdout, f"the custom token is not reported:\n{stdout}")
         w.refused(["--data.path", p, "--data.missing", "NA"], [p + ":16:", "column 'x2' (2)", "not a number"],
                   "an empty field when data.missing does not list it", existing=False)
+        # Extra evaluation points are read the same way, but a point with a missing value is
+        # refused: dropping it would shift the points' rows.
+        pts = w.write("points.csv", "x1,x2\n0.1,0.2\n0.5,0.7\n")
+        out = w.accepted(["--ensemble.points", pts], "extra points")
+        with h5py.File(out, "r") as f:
+            check(f["data/points/x"].shape == (2, 2), f"/data/points/x {f['data/points/x'].shape}")
+        gap_pts = w.write("gap_points.csv", "x1,x2\n0.1,0.2\n0.5,NA\n")
+        w.refused(["--ensemble.points", gap_pts], ["'ensemble.points'", "1 with 'NA' in column 'x2' (line 3)",
+                                                   "every point needs every feature"],
+                  "an extra point with a missing value", existing=False)
         # A class named NA is a class (warned once); data.missing_in_target = true drops it.
         na = [r[:3] + ["NA" if r[3] == "A" else "B"] for r in rows]
         p3 = w.write("na_class.csv", csv_text(na))
