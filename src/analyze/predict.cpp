@@ -60,14 +60,16 @@ Setup prepare(const PredictOptions& o) {
   }
   data::CsvSpec spec;
   spec.path = o.points;
+  // Read as the run read its data (archives before data.delimiter / data.missing get the defaults).
+  spec.delimiter = cli::parse_delimiter(s.run.config.data.delimiter);
+  spec.missing = cli::csv_missing_tokens(s.run.config.data.missing);
   spec.features = s.run.feature_names;
   spec.target = s.run.feature_names.front();  // any numeric column: points have no target
   spec.task = data::Task::regression;
   data::CsvReport report;
   const data::Dataset points = data::read_csv(spec, &report);
   if (report.rows_dropped > 0) {
-    throw Error("'" + o.points + "': " + std::to_string(report.rows_dropped) +
-                " row(s) with a missing feature value; predict needs every feature of every point");
+    throw Error("'" + o.points + "': " + data::describe_drops(report) + "; predict needs every feature of every point");
   }
   s.x = s.run.x_scaler.transform(points.x);
   s.draws = written_draws(*s.reader, s.run);

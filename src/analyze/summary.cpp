@@ -383,6 +383,15 @@ void summary(const std::string& archive, std::ostream& out) {
   out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
   if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
   out << "\n";
+  // What loading dropped (/data attributes; archives before the reasons have only the counts).
+  if (r.has_attribute("/data", "rows_dropped_reasons")) {
+    out << "          " << r.attribute_text("/data", "rows_dropped_reasons") << "\n";
+  } else if (r.has_attribute("/data", "rows_dropped") && r.attribute_integer("/data", "rows_dropped") > 0) {
+    out << "          " << r.attribute_integer("/data", "rows_dropped") << " of "
+        << (r.has_attribute("/data", "rows_read") ? std::to_string(r.attribute_integer("/data", "rows_read"))
+                                                  : std::string("?"))
+        << " rows dropped (missing values)\n";
+  }
   out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
       << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
   out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × " << c.simmer.steps

@@ -226,6 +226,13 @@ int main(int argc, char** argv) {
     // One run per output: a second one (or a second --resume) is refused at once.
     if (rank == 0 && !inv.estimate_only) lock = io::OutputLock::acquire(inv.config.run.output);
     problem = cli::build_problem(inv.config);
+    // What loading the data dropped or noticed, once, before the estimate.
+    if (rank == 0) {
+      if (!problem.rows_dropped_reasons.empty()) std::cout << "data: " << problem.rows_dropped_reasons << "\n";
+      for (const std::string& w : problem.data_warnings) std::cerr << "simmer_mpi: warning: " << w << "\n";
+      std::cout << std::flush;
+      std::cerr << std::flush;
+    }
     // What the run will need, before any work; a run whose files cannot fit is refused.
     if (rank == 0) {
       const run::ResourceEstimate need = run::estimate_resources(problem, size);

@@ -121,6 +121,10 @@ T parse_as(const std::string& text) {
     // Only a command-line value can hold one; the effective INI (/config, to_ini) could not.
     if (text.find('\n') != std::string::npos) throw BadValue("contains a line break");
     return text;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    throw BadValue("not true or false");
   } else if constexpr (std::is_same_v<T, double>) {
     return parse_real(text);
   } else if constexpr (std::is_same_v<T, int>) {
@@ -162,6 +166,8 @@ template <class T>
 std::string format_as(const T& value, bool exact) {
   if constexpr (std::is_same_v<T, std::string>) {
     return value;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
   } else if constexpr (std::is_same_v<T, double>) {
     return exact ? format_exact(value) : format_short(value);
   } else if constexpr (std::is_integral_v<T>) {
@@ -180,6 +186,7 @@ std::string format_as(const T& value, bool exact) {
 template <class T>
 const char* value_name_of() {
   if constexpr (std::is_same_v<T, std::string>) return "text";
+  if constexpr (std::is_same_v<T, bool>) return "bool";
   if constexpr (std::is_same_v<T, double>) return "real";
   if constexpr (std::is_same_v<T, std::uint64_t>) return "uint";
   if constexpr (std::is_integral_v<T>) return "int";
@@ -263,7 +270,10 @@ const std::vector<Key>& keys() {
                "csv, higgs: data file; idx: directory with {train,t10k}-{images-idx3,labels-idx1}"
                "-ubyte[.gz] (relative paths are relative to the working directory)"),
       make_key("data", "features", &C::data, &DataConfig::features,
-               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width)"),
+               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width), or * for "
+               "every column but the target (and data.exclude), in file order"),
+      make_key("data", "exclude", &C::data, &DataConfig::exclude,
+               "csv with data.features = *: columns left out, comma-separated (e.g. an id or a name)"),
       make_key("data", "target", &C::data, &DataConfig::target, "csv: target column (class labels for classification)"),
       make_key("data", "task", &C::data, &DataConfig::task, "classification | regression"),
       make_key("data", "train", &C::data, &DataConfig::train, "training rows (0: use data.train_fraction)"),
@@ -280,6 +290,21 @@ const std::vector<Key>& keys() {
                "generated, seeded by data.split_seed (0: data.train + data.test)"),
       make_key("data", "sine_noise", &C::data, &DataConfig::sine_noise,
                "sine: standard deviation of the Gaussian noise on y (target units)"),
+      make_checked_key("data", "delimiter", &C::data, &DataConfig::delimiter,
+                       "csv: the field separator: one character (e.g. ; or |), or tab (also written \\t)",
+                       [](const std::string& text) { (void)parse_delimiter(text); }),
+      make_key("data", "missing", &C::data, &DataConfig::missing,
+               "csv: the fields that mean 'no value', comma-separated, compared exactly after trimming "
+               "(empty: the empty field); a row with one in a used column is dropped (the run prints "
+               "how many and why); any other field of a numeric column must be a finite number; an "
+               "empty list: every value must be present"),
+      make_key("data", "missing_in_target", &C::data, &DataConfig::missing_in_target,
+               "classification: true drops rows whose class label is one of data.missing; false "
+               "(default) takes every label as a class, 'NA' included (a regression target is a "
+               "number, so data.missing always applies to it)"),
+      make_key("data", "stratify", &C::data, &DataConfig::stratify,
+               "classification: true splits each class in proportion (seeded by data.split_seed), so "
+               "every class has training and test rows; false (default): one random split"),
       // [model]
       make_key("model", "architecture", &C::model, &ModelConfig::architecture,
                "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3), or lenet5 (image "
@@ -618,7 +643,7 @@ void require_one_of(const std::string& value, const std::string& key, std::initi
 
 // ---------------------------------------------------------------------------------------------
 
-void apply_ini(const std::string& text, const std::string& origin, Config& config) {
+std::size_t apply_ini(const std::string& text, const std::string& origin, Config& config) {
   std::vector<std::string> section_names;
   for (const SectionInfo& s : kSections) section_names.emplace_back(s.name);
 
@@ -671,6 +696,7 @@ void apply_ini(const std::string& text, const std::string& origin, Config& confi
       ini_error(origin, line, full + " = '" + value + "': " + e.what());
     }
   }
+  return first_line.size();
 }
 
 Invocation parse_command_line(int argc, const char* const* argv, const Config* base) {
@@ -725,7 +751,13 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
     inv.config_given = true;
     inv.config_path = vm["config"].as<std::string>();
     if (inv.config_path.empty()) throw Error("command line: --config needs a file name");
-    apply_ini(read_file(inv.config_path), inv.config_path, inv.config);
+    // A file that sets nothing (empty, or only comments and headers) would run the defaults'
+    // sine job without a word: most likely the wrong file.
+    if (apply_ini(read_file(inv.config_path), inv.config_path, inv.config) == 0) {
+      throw Error("config file '" + inv.config_path +
+                  "' sets no keys (it is empty or holds only comments and section headers); name a "
+                  "file with the run's [data], [model], ... keys (see --help)");
+    }
   }
 
   const auto apply_override = [&inv](const Key& key, const std::string& option, const std::string& value) {
@@ -786,11 +818,22 @@ static Config validated_unmapped(const Config& config, int world_size) {
     require(!d.features.empty(), "data.features", "", "needs at least one feature column when data.source = csv");
     require(!d.target.empty(), "data.target", d.target, "is required when data.source = csv");
     std::set<std::string> seen;
+    const bool all_features = d.features == std::vector<std::string>{"*"};
     for (const std::string& f : d.features) {
       require(seen.insert(f).second, "data.features", format_as(d.features, false), "lists column '" + f + "' twice");
       require(f != d.target, "data.features", format_as(d.features, false),
               "contains the target column '" + d.target + "'");
+      require(all_features || f != "*", "data.features", format_as(d.features, false),
+              "'*' (every column but the target) stands alone; leave columns out with data.exclude");
     }
+    require(d.exclude.empty() || all_features, "data.exclude", format_as(d.exclude, false),
+            "is used only with data.features = * (named features need no exclusion)");
+    (void)parse_delimiter(d.delimiter);
+  }
+  if (d.stratify) {
+    require(d.task == "classification", "data.stratify", "true", "needs data.task = classification (classes to keep)");
+    require(d.source != "idx", "data.stratify", "true",
+            "does not apply to data.source = idx (training and test images come from their own files)");
   }
   require_one_of(d.task, "data.task", {"classification", "regression"});
   require(d.train >= 0, "data.train", str(d.train), "must be >= 0 (0: use data.train_fraction)");
@@ -1113,6 +1156,27 @@ MassSpec parse_masses(const std::string& text) {
     throw option_error("simmer.masses", text, std::string(e.what()) + " (give Q_1,..,Q_Nc, martyna, or nothing)");
   }
   return spec;
+}
+
+char parse_delimiter(const std::string& text) {
+  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  const auto bad = [&](const std::string& why) { return option_error("data.delimiter", text, why); };
+  if (text.size() != 1) {
+    throw bad("must be one character (e.g. , or ; or |) or tab");
+  }
+  const char c = text.front();
+  if (c == '"' || std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '+' || c == '-' || is_space(c) ||
+      std::iscntrl(static_cast<unsigned char>(c)) != 0) {
+    throw bad("cannot be a quote, a letter, a digit, '.', '+', '-' or a blank (they occur inside fields)");
+  }
+  return c;
+}
+
+std::vector<std::string> csv_missing_tokens(const std::vector<std::string>& items) {
+  std::vector<std::string> tokens;
+  tokens.reserve(items.size());
+  for (const std::string& item : items) tokens.push_back(item == "empty" ? std::string() : item);
+  return tokens;
 }
 
 std::vector<std::string> config_differences(const Config& a, const Config& b) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "simmer/core/error.hpp"
@@ -57,22 +58,24 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
-/// One physical line with its 1-based number, CR of a CRLF ending removed.
+/// One physical line with its 1-based number, without its line ending.
 struct Line {
   std::int64_t number = 0;
   std::string_view text;
 };
 
-/// Non-blank lines in order; blank lines (also "\r" alone) carry no data and are skipped.
+/// Non-blank lines in order; blank lines carry no data and are skipped. A line ends in LF,
+/// CRLF or a CR alone (classic Mac OS, and some spreadsheet exports): each ending is one line.
 std::vector<Line> split_lines(std::string_view text, char delimiter) {
   std::vector<Line> lines;
   std::int64_t number = 0;
   while (!text.empty()) {
     ++number;
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::size_t end = text.find_first_of("\r\n");
+    const std::string_view line = text.substr(0, end);
+    std::size_t ending = 0;
+    if (end != std::string_view::npos) ending = text.compare(end, 2, "\r\n") == 0 ? 2 : 1;
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + ending);
     if (!trim(line, delimiter).empty()) lines.push_back({number, line});
   }
   return lines;
@@ -122,8 +125,27 @@ std::vector<std::string> split_fields(std::string_view line, char delimiter, con
   return fields;
 }
 
-/// The spellings of "no value" in the UCI files we read.
-bool is_missing(std::string_view field) { return field.empty() || field == "?" || field == "NA"; }
+/// The index of `field` among the missing-value tokens, or -1.
+int missing_token(const std::vector<std::string>& tokens, const std::string& field) {
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    if (tokens[t] == field) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+/// "data.missing" with the prefix "data.", else `plain` ("the missing-value tokens").
+std::string setting(const CsvSpec& spec, const std::string& key, const std::string& plain) {
+  return spec.settings_prefix.empty() ? plain : spec.settings_prefix + key;
+}
+
+/// "set data.missing_in_target = true", or in plain words without a settings prefix.
+std::string apply_to_target(const CsvSpec& spec) {
+  return spec.settings_prefix.empty() ? "apply the missing-value tokens to the target"
+                                      : "set " + spec.settings_prefix + "missing_in_target = true";
+}
+
+/// "'NA'", or "an empty field": a token as a message shows it.
+std::string token_text(const std::string& token) { return token.empty() ? "an empty field" : "'" + token + "'"; }
 
 enum class NumberStatus { ok, not_a_number, not_finite, out_of_range };
 
@@ -156,7 +178,21 @@ struct Column {
   std::size_t index = 0;
 };
 
-Column find_column(const std::vector<std::string>& header, const std::string& name, const std::string& where) {
+/// For an unknown column: when the delimiter is ',' but the header has none and has a ';' or a
+/// tab, the file is probably separated by that: say so and how to set it.
+std::string delimiter_hint(const CsvSpec& spec, std::string_view header_line) {
+  if (spec.delimiter != ',' || header_line.find(',') != std::string_view::npos) return "";
+  for (const auto& [c, spelling, name] : {std::tuple{';', ";", "';'"}, std::tuple{'\t', "tab", "tab"}}) {
+    if (header_line.find(c) == std::string_view::npos) continue;
+    const std::string set = spec.settings_prefix.empty() ? std::string("read it with the delimiter ") + name
+                                                         : "set " + spec.settings_prefix + "delimiter = " + spelling;
+    return ". The header has no ',' but has a " + std::string(name) + ": if the file is " + name + "-separated, " + set;
+  }
+  return "";
+}
+
+Column find_column(const std::vector<std::string>& header, const std::string& name, const std::string& where,
+                   const std::string& hint = "") {
   std::vector<std::size_t> found;
   for (std::size_t c = 0; c < header.size(); ++c) {
     if (header[c] == name) found.push_back(c);
@@ -164,7 +200,7 @@ Column find_column(const std::vector<std::string>& header, const std::string& na
   if (found.empty()) {
     std::string available;
     for (const auto& h : header) available += (available.empty() ? "'" : ", '") + h + "'";
-    throw Error(where + "unknown column '" + name + "'; available columns: " + available);
+    throw Error(where + "unknown column '" + name + "'; available columns: " + available + hint);
   }
   if (found.size() > 1) {
     throw Error(where + "column name '" + name + "' is ambiguous: it names columns " + std::to_string(found[0] + 1) +
@@ -173,14 +209,21 @@ Column find_column(const std::vector<std::string>& header, const std::string& na
   return {name, found.front()};
 }
 
-double number_or_throw(const std::string& field, const Column& column, const std::string& where) {
+/// `hint` follows the reason for a value that is not a number (e.g. how to leave the column out).
+double number_or_throw(const std::string& field, const Column& column, const std::string& where, const CsvSpec& spec,
+                       const std::string& hint) {
   double value = 0.0;
   switch (parse_number(field, value)) {
     case NumberStatus::ok:
       return value;
     case NumberStatus::not_a_number:
-      throw Error(where + column_label(column.name, column.index) + ": '" + field + "' is not a number");
+      throw Error(where + column_label(column.name, column.index) + ": '" + field + "' is not a number" + hint);
     case NumberStatus::not_finite:
+      if (std::isnan(value)) {
+        throw Error(where + column_label(column.name, column.index) + ": '" + field +
+                    "' is not a finite number (to drop rows where it marks a missing value, add it to " +
+                    setting(spec, "missing", "the missing-value tokens") + ")");
+      }
       throw Error(where + column_label(column.name, column.index) + ": '" + field + "' is not a finite number");
     case NumberStatus::out_of_range:
       throw Error(where + column_label(column.name, column.index) + ": '" + field +
@@ -208,12 +251,38 @@ std::vector<std::string> sorted_classes(const std::vector<std::string>& labels) 
 
 }  // namespace
 
+const std::vector<std::string>& default_missing_tokens() {
+  static const std::vector<std::string> tokens = {"NA", "?", "", "nan", "NaN"};
+  return tokens;
+}
+
+std::string describe_drops(const CsvReport& report) {
+  if (report.rows_dropped == 0) return "";
+  std::string text = std::to_string(report.rows_dropped) + " of " + std::to_string(report.rows_read) +
+                     " rows dropped (missing values):";
+  for (std::size_t r = 0; r < report.dropped_by.size(); ++r) {
+    const DropReason& why = report.dropped_by[r];
+    text += (r == 0 ? " " : "; ") + std::to_string(why.rows) + " with " + token_text(why.token) + " in column '" +
+            why.column + "' (line";
+    text += why.first_lines.size() > 1 ? "s " : " ";
+    for (std::size_t l = 0; l < why.first_lines.size(); ++l) {
+      text += (l == 0 ? "" : ", ") + std::to_string(why.first_lines[l]);
+    }
+    text += static_cast<std::int64_t>(why.first_lines.size()) < why.rows ? ", ...)" : ")";
+  }
+  return text;
+}
+
 Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   const std::string& path = spec.path;
   if (spec.delimiter == '"' || spec.delimiter == '\n' || spec.delimiter == '\r') {
     throw Error(path + ": the delimiter cannot be a quote or a line break");
   }
   if (spec.features.empty()) throw Error(path + ": no feature columns requested");
+  const bool all_features = spec.features.size() == 1 && spec.features.front() == "*";
+  if (!all_features && !spec.exclude.empty()) {
+    throw Error(path + ": columns to exclude are given, but the features are named (exclusion applies to '*')");
+  }
 
   const std::string text = read_file(path);
   std::vector<Line> lines = split_lines(text, spec.delimiter);
@@ -229,21 +298,47 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   if (lines.size() == 1) {
     throw Error(header_where + "the file has a header but no data rows");
   }
+  const std::string hint = delimiter_hint(spec, header_line.text);
 
-  std::vector<Column> feature_columns;
-  feature_columns.reserve(spec.features.size());
-  for (const auto& name : spec.features) {
-    feature_columns.push_back(find_column(header, name, header_where));
+  // Named features are looked up first, so an unknown one is reported before an unknown target;
+  // '*' needs the target first.
+  Column target_column;
+  if (all_features) target_column = find_column(header, spec.target, header_where, hint);
+  std::vector<std::string> feature_names = spec.features;
+  if (all_features) {
+    for (const auto& name : spec.exclude) (void)find_column(header, name, header_where, hint);
+    feature_names.clear();
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const bool excluded = std::find(spec.exclude.begin(), spec.exclude.end(), header[c]) != spec.exclude.end();
+      if (c != target_column.index && !excluded) feature_names.push_back(header[c]);
+    }
+    if (feature_names.empty()) {
+      throw Error(header_where + "'*' leaves no feature column (every column is the target or excluded)");
+    }
   }
-  const Column target_column = find_column(header, spec.target, header_where);
+  std::vector<Column> feature_columns;
+  feature_columns.reserve(feature_names.size());
+  for (const auto& name : feature_names) feature_columns.push_back(find_column(header, name, header_where, hint));
+  // (A feature may also be the target: the extra points are read with a feature as target.)
+  if (!all_features) target_column = find_column(header, spec.target, header_where, hint);
+  // With '*' the usual non-number is a text column (a name, an id): say how to leave it out.
+  const std::string not_a_number_hint =
+      all_features ? " (the features are every column but the target: leave a text column out with " +
+                         setting(spec, "exclude", "the excluded columns") + ")"
+                   : "";
   const bool classification = spec.task == Task::classification;
+  const bool missing_target = !classification || spec.missing_in_target;
 
   std::vector<double> x_values;     // kept rows, row-major
   std::vector<double> y_values;     // regression target of kept rows
   std::vector<std::string> labels;  // classification target of kept rows
+  std::vector<std::int64_t> kept;   // file line of each kept row
   std::int64_t rows_read = 0;
   std::int64_t rows_dropped = 0;
+  std::vector<DropReason> dropped_by;
+  std::map<std::pair<std::size_t, int>, std::size_t> reason_of;  // (file column, token) -> index
   std::vector<double> row(feature_columns.size());
+  constexpr std::size_t kLinesShown = 5;
 
   for (std::size_t l = 1; l < lines.size(); ++l) {
     const std::string where = at_line(path, lines[l].number);
@@ -254,28 +349,53 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
                   std::to_string(fields.size()));
     }
     // Every used field is checked even in a row that will be dropped, so a bad value is
-    // never hidden behind a missing one.
-    bool missing = false;
+    // never hidden behind a missing one. The row's first missing field names its reason.
+    const Column* missing_column = nullptr;
+    int missing_index = -1;
     for (std::size_t f = 0; f < feature_columns.size(); ++f) {
       const std::string& field = fields[feature_columns[f].index];
-      if (is_missing(field)) {
-        missing = true;
+      const int token = missing_token(spec.missing, field);
+      if (token >= 0) {
+        if (missing_column == nullptr) {
+          missing_column = &feature_columns[f];
+          missing_index = token;
+        }
       } else {
-        row[f] = number_or_throw(field, feature_columns[f], where);
+        row[f] = number_or_throw(field, feature_columns[f], where, spec, not_a_number_hint);
       }
     }
     const std::string& target_field = fields[target_column.index];
     double target_value = 0.0;
-    if (is_missing(target_field)) {
-      missing = true;
+    const int target_token = missing_target ? missing_token(spec.missing, target_field) : -1;
+    if (target_token >= 0) {
+      if (missing_column == nullptr) {
+        missing_column = &target_column;
+        missing_index = target_token;
+      }
     } else if (!classification) {
-      target_value = number_or_throw(target_field, target_column, where);
+      target_value = number_or_throw(target_field, target_column, where, spec, "");
+    } else if (target_field.empty()) {
+      throw Error(where + column_label(target_column.name, target_column.index) +
+                  ": empty class label (to drop rows without a label, " +
+                  (spec.missing_in_target ? "add empty to " + setting(spec, "missing", "the missing-value tokens")
+                                          : apply_to_target(spec)) +
+                  ")");
     }
-    if (missing) {
+    if (missing_column != nullptr) {
       ++rows_dropped;
+      const auto key = std::pair{missing_column->index, missing_index};
+      auto it = reason_of.find(key);
+      if (it == reason_of.end()) {
+        it = reason_of.emplace(key, dropped_by.size()).first;
+        dropped_by.push_back({missing_column->name, spec.missing[static_cast<std::size_t>(missing_index)], 0, {}});
+      }
+      DropReason& why = dropped_by[it->second];
+      ++why.rows;
+      if (why.first_lines.size() < kLinesShown) why.first_lines.push_back(lines[l].number);
       continue;
     }
     x_values.insert(x_values.end(), row.begin(), row.end());
+    kept.push_back(lines[l].number);
     if (classification) {
       labels.push_back(target_field);
     } else {
@@ -286,17 +406,27 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   if (report != nullptr) {
     report->rows_read = rows_read;
     report->rows_dropped = rows_dropped;
+    report->dropped_by = dropped_by;
+    report->warnings.clear();
   }
   const auto rows = static_cast<Index>(rows_read - rows_dropped);
   if (rows == 0) {
+    CsvReport why;
+    why.rows_read = rows_read;
+    why.rows_dropped = rows_dropped;
+    why.dropped_by = dropped_by;
     throw Error(path + ": no rows left: all " + std::to_string(rows_read) +
-                " data rows have a missing value in a used column");
+                " data rows have a missing value in a used column (" + describe_drops(why) + ")");
   }
 
   Dataset d;
   d.task = spec.task;
-  d.feature_names = spec.features;
+  d.feature_names = feature_names;
   d.target_names = {spec.target};
+  d.origin.path = path;
+  d.origin.lines = std::move(kept);
+  for (const Column& c : feature_columns) d.origin.feature_columns.push_back(static_cast<std::int64_t>(c.index));
+  d.origin.target_column = static_cast<std::int64_t>(target_column.index);
   const auto cols = static_cast<Index>(feature_columns.size());
   d.x = Eigen::Map<const Matrix>(x_values.data(), rows, cols);
 
@@ -313,6 +443,20 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
     d.labels.reserve(labels.size());
     for (const auto& label : labels) d.labels.push_back(class_index.at(label));
     d.y = one_hot(d.labels, static_cast<Index>(d.class_names.size()));
+    // A class spelled like a missing value ("NA" in a file where it is a real class, or a "?"
+    // meant as missing): taken as a class, and said so.
+    if (report != nullptr && !spec.missing_in_target) {
+      for (std::size_t k = 0; k < d.class_names.size(); ++k) {
+        const std::string& name = d.class_names[k];
+        if (name.empty() || missing_token(spec.missing, name) < 0) continue;
+        const auto count = std::count(d.labels.begin(), d.labels.end(), static_cast<std::int64_t>(k));
+        report->warnings.push_back(
+            path + ": " + column_label(target_column.name, target_column.index) + ": the class '" + name + "' (" +
+            std::to_string(count) +
+            " rows) is spelled like a missing value; it is taken as a class (to drop those rows instead, " +
+            apply_to_target(spec) + ")");
+      }
+    }
   } else {
     d.y = Eigen::Map<const Matrix>(y_values.data(), rows, 1);
   }

@@ -68,6 +68,11 @@ Matrix MinMaxScaler::inverse(const Matrix& scaled) const {
   return raw;
 }
 
+bool MinMaxScaler::finite_bounds(Index c) const {
+  if (max_[c] == min_[c]) return true;  // scale 0, offset the value itself
+  return std::isfinite(max_[c] - min_[c]) && std::isfinite(0.5 * (max_[c] + min_[c]));
+}
+
 Eigen::RowVectorXd MinMaxScaler::scale() const { return 0.5 * (max_ - min_); }
 
 Eigen::RowVectorXd MinMaxScaler::offset() const {

@@ -115,6 +115,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   if (p.classification) f.put_strings("/data/class_names", p.train.class_names);
   f.attribute("/data", "rows_read", p.rows_read);
   f.attribute("/data", "rows_dropped", p.rows_dropped);
+  if (!p.rows_dropped_reasons.empty()) f.attribute("/data", "rows_dropped_reasons", p.rows_dropped_reasons);
 
   // /model: architecture and the flat parameter layout.
   const std::vector<model::TensorLayout> layout = model::build_network(p.architecture).layout();

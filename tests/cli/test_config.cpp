@@ -19,6 +19,7 @@ namespace {
 const std::vector<std::string> kAllKeys = {"data.source",
                                            "data.path",
                                            "data.features",
+                                           "data.exclude",
                                            "data.target",
                                            "data.task",
                                            "data.train",
@@ -28,6 +29,10 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "data.sine_points",
                                            "data.rows",
                                            "data.sine_noise",
+                                           "data.delimiter",
+                                           "data.missing",
+                                           "data.missing_in_target",
+                                           "data.stratify",
                                            "model.architecture",
                                            "model.pooling",
                                            "model.activation",
@@ -132,6 +137,11 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.data.split_seed == b.data.split_seed);
   CHECK(a.data.sine_points == b.data.sine_points);
   CHECK(a.data.sine_noise == b.data.sine_noise);
+  CHECK(a.data.exclude == b.data.exclude);
+  CHECK(a.data.delimiter == b.data.delimiter);
+  CHECK(a.data.missing == b.data.missing);
+  CHECK(a.data.missing_in_target == b.data.missing_in_target);
+  CHECK(a.data.stratify == b.data.stratify);
   CHECK(a.model.architecture == b.model.architecture);
   CHECK(a.model.activation == b.model.activation);
   CHECK(a.model.output == b.model.output);
@@ -452,6 +462,12 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[run]\ntrace_every = 0", "run.trace_every", "'0'"},
       {"[run]\noutput = \"\"", "run.output", "''"},
       {"[run]\nprogress_seconds = -1", "run.progress_seconds", "'-1'"},
+      {"[data]\nsource = csv\npath = f.csv\nfeatures = *,a\ntarget = y", "data.features", "'*,a'"},
+      {"[data]\nsource = csv\npath = f.csv\nfeatures = a\nexclude = b\ntarget = y", "data.exclude", "'b'"},
+      {"[data]\nstratify = true", "data.stratify", "'true'"},  // regression
+      {"[data]\nsource = idx\npath = d\ntask = classification\nstratify = true\n[model]\nloss = cce\n"
+       "architecture = lenet5",
+       "data.stratify", "'true'"},
   };
   for (const Case& c : cases) {
     INFO("config:\n" << c.ini);
@@ -500,6 +516,11 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.data.target = " padded ";
   c.run.seed = 18446744073709551615ULL;
   c.data.split_seed = 0;
+  c.data.delimiter = "\t";  // a literal tab: quoted, so trimming keeps it
+  c.data.missing = {"NA", "empty", "-999", "#N/A"};
+  c.data.missing_in_target = true;
+  c.data.stratify = true;
+  c.data.exclude = {"id", "name"};
   const std::string text = to_ini(c);
   INFO(text);
   check_equal(from_ini(text), c);
@@ -530,4 +551,60 @@ TEST_CASE("to_ini and help_text list every key", "[config]") {
   CHECK_THAT(ini, Contains("\npath =\n"));  // an empty value leaves no trailing blank
   CHECK_THAT(help, Contains("--simmer.T_target real (=0.05)"));
   CHECK_THAT(help, Contains("--overwrite"));
+}
+
+TEST_CASE("the data keys: delimiter, missing tokens, booleans, features = *", "[config]") {
+  SECTION("data.delimiter: one character, or tab") {
+    CHECK(parse_delimiter(",") == ',');
+    CHECK(parse_delimiter(";") == ';');
+    CHECK(parse_delimiter("|") == '|');
+    CHECK(parse_delimiter("tab") == '\t');
+    CHECK(parse_delimiter("\\t") == '\t');
+    CHECK(parse_delimiter("\t") == '\t');
+    for (const char* bad : {"", ",,", "semicolon", "\"", "a", "7", ".", "-", "+", " "}) {
+      INFO("delimiter '" << bad << "'");
+      CHECK_THROWS_WITH(parse_delimiter(bad), Contains("'data.delimiter'"));
+    }
+    // In a file (';' after '=' is a value, not a comment) and refused at its line.
+    CHECK(from_ini("[data]\ndelimiter = ;\n").data.delimiter == ";");
+    CHECK(from_ini("[data]\ndelimiter = tab\n").data.delimiter == "tab");
+    CHECK_THROWS_WITH(from_ini("[data]\n\ndelimiter = ab\n"),
+                      Contains("jobs/iris.ini:3: data.delimiter = 'ab'") && Contains("one character"));
+  }
+  SECTION("data.missing: the default, 'empty' and an empty list") {
+    const Config defaults;
+    CHECK(defaults.data.missing == std::vector<std::string>{"NA", "?", "empty", "nan", "NaN"});
+    CHECK(csv_missing_tokens(defaults.data.missing) == std::vector<std::string>{"NA", "?", "", "nan", "NaN"});
+    CHECK_THAT(to_ini(defaults), Contains("\nmissing = NA,?,empty,nan,NaN\n"));
+    CHECK(from_ini("[data]\nmissing = -999, n/a\n").data.missing == std::vector<std::string>{"-999", "n/a"});
+    CHECK(from_ini("[data]\nmissing =\n").data.missing.empty());  // every value must be present
+  }
+  SECTION("booleans are true or false") {
+    CHECK_FALSE(Config{}.data.missing_in_target);  // a class named NA stays a class
+    CHECK_FALSE(Config{}.data.stratify);           // the paper jobs' splits are unchanged
+    const Config c = from_ini("[data]\nmissing_in_target = true\nstratify = false\n");
+    CHECK(c.data.missing_in_target);
+    CHECK_FALSE(c.data.stratify);
+    CHECK_THROWS_WITH(from_ini("[data]\nstratify = yes\n"),
+                      Contains("jobs/iris.ini:2: data.stratify = 'yes': not true or false"));
+    CHECK(parse({"--data.stratify", "true"}).config.data.stratify);
+    CHECK_THAT(help_text(), Contains("--data.stratify bool (=false)"));
+  }
+  SECTION("features = * (with exclude) passes validation; stratify with classification") {
+    const Config c = from_ini(
+        "[data]\nsource = csv\npath = wine.csv\nfeatures = *\nexclude = id\ntarget = class\ntask = "
+        "classification\nstratify = true\n[model]\nloss = cce\narchitecture = 13-8-3\n");
+    CHECK(validated(c, 1).data.features == std::vector<std::string>{"*"});
+  }
+}
+
+TEST_CASE("a config file that sets no key is refused, naming the file", "[config]") {
+  for (const char* text : {"", "\n\n", "# only a comment\n; and another\n", "[data]\n# nothing set\n[model]\n"}) {
+    INFO("file:\n" << text);
+    const TempFile file("empty.ini", text);
+    CHECK_THROWS_WITH(parse({"--config", file.path().c_str()}),
+                      Contains("config file '" + file.path() + "'") && Contains("sets no keys"));
+  }
+  const TempFile one("one_key.ini", "# a single key is a configuration\n[simmer]\nsteps = 500\n");
+  CHECK(parse({"--config", one.path().c_str()}).config.simmer.steps == 500);
 }

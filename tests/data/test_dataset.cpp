@@ -189,6 +189,98 @@ TEST_CASE("MinMaxScaler maps fitted columns onto [-1, 1] and back", "[data][scal
   }
 }
 
+TEST_CASE("MinMaxScaler::finite_bounds: columns whose range or midpoint overflow a double", "[data][scaler]") {
+  Matrix m(3, 4);
+  m << 1.0, -1.7e308, 1.0e308, 1.7e308,  //
+      2.0, 1.7e308, 1.5e308, 1.7e308,    //
+      3.0, 0.0, 1.2e308, 1.7e308;
+  const auto scaler = MinMaxScaler::fit(m);
+  CHECK(scaler.finite_bounds(0));
+  CHECK_FALSE(scaler.finite_bounds(1));  // max - min overflows
+  CHECK_FALSE(scaler.finite_bounds(2));  // max + min overflows (the offset)
+  CHECK(scaler.finite_bounds(3));        // constant: scale 0, offset the value
+  // What the check prevents: the overflowing columns scale to NaN or inf.
+  const Matrix s = scaler.transform(m);
+  CHECK(s.col(0).allFinite());
+  CHECK_FALSE(s.col(1).allFinite());
+  CHECK_FALSE(std::isfinite(scaler.offset()[2]));
+}
+
+TEST_CASE("split_stratified: every class keeps its share in both parts", "[data][split]") {
+  // 3 classes of 100, 40 and 6 rows, interleaved.
+  std::vector<std::int64_t> labels;
+  for (int i = 0; i < 100; ++i) labels.push_back(0);
+  for (int i = 0; i < 40; ++i) labels.push_back(1);
+  for (int i = 0; i < 6; ++i) labels.push_back(2);
+  Rng shuffle(5);
+  const auto order = simmer::permutation(static_cast<std::int64_t>(labels.size()), shuffle);
+  std::vector<std::int64_t> mixed;
+  for (const auto i : order) mixed.push_back(labels[static_cast<std::size_t>(i)]);
+
+  constexpr std::uint64_t seed = 11;
+  INFO("seed " << seed);
+  const auto count = [&](const std::vector<std::int64_t>& rows, std::int64_t k) {
+    return std::count_if(rows.begin(), rows.end(),
+                         [&](std::int64_t i) { return mixed[static_cast<std::size_t>(i)] == k; });
+  };
+  SECTION("proportional counts, disjoint parts, classes mixed in each part") {
+    Rng rng(seed);
+    const Split s = split_stratified(mixed, 73, 73, rng);
+    REQUIRE(s.train.size() == 73);
+    REQUIRE(s.test.size() == 73);
+    std::set<std::int64_t> seen(s.train.begin(), s.train.end());
+    seen.insert(s.test.begin(), s.test.end());
+    CHECK(seen.size() == 146);
+    // Half of every class in each part.
+    CHECK(count(s.train, 0) == 50);
+    CHECK(count(s.train, 1) == 20);
+    CHECK(count(s.train, 2) == 3);
+    CHECK(count(s.test, 2) == 3);
+    // The order follows the permutation, not the classes.
+    CHECK_FALSE(std::is_sorted(s.train.begin(), s.train.end(), [&](std::int64_t a, std::int64_t b) {
+      return mixed[static_cast<std::size_t>(a)] < mixed[static_cast<std::size_t>(b)];
+    }));
+  }
+  SECTION("the same seed gives the same split; another seed another") {
+    Rng a(seed), b(seed), c(seed + 1);
+    const Split sa = split_stratified(mixed, 100, 30, a);
+    const Split sb = split_stratified(mixed, 100, 30, b);
+    const Split sc = split_stratified(mixed, 100, 30, c);
+    CHECK(sa.train == sb.train);
+    CHECK(sa.test == sb.test);
+    CHECK(sa.train != sc.train);
+  }
+  SECTION("a rare class gets a row in each part where a random split may give it none") {
+    // 10 training rows of 146: the share of class 2 rounds to 0, but it still gets one.
+    Rng rng(seed);
+    const Split s = split_stratified(mixed, 10, 5, rng);
+    REQUIRE(s.train.size() == 10);
+    REQUIRE(s.test.size() == 5);
+    for (std::int64_t k = 0; k < 3; ++k) {
+      INFO("class " << k);
+      CHECK(count(s.train, k) >= 1);
+      CHECK(count(s.test, k) >= 1);
+    }
+  }
+  SECTION("all rows used; a class of one row goes to training") {
+    std::vector<std::int64_t> few = {0, 0, 0, 1, 1, 2};
+    Rng rng(seed);
+    const Split s = split_stratified(few, 4, 2, rng);
+    REQUIRE(s.train.size() == 4);
+    REQUIRE(s.test.size() == 2);
+    std::vector<int> train_count(3, 0);
+    for (const auto i : s.train) ++train_count[static_cast<std::size_t>(few[static_cast<std::size_t>(i)])];
+    CHECK(train_count[2] == 1);
+    CHECK(train_count[0] >= 1);
+    CHECK(train_count[1] >= 1);
+  }
+  SECTION("counts that do not fit are refused as in split_by_count") {
+    Rng rng(seed);
+    REQUIRE_THROWS_WITH(split_stratified(mixed, 140, 10, rng), Contains("140 train + 10 test rows > 146"));
+    REQUIRE_THROWS_AS(split_stratified(mixed, -1, 10, rng), simmer::Error);
+  }
+}
+
 TEST_CASE("make_noisy_sine: the §7 grid and targets", "[data][sine]") {
   constexpr std::uint64_t seed = 12345;
   INFO("seed " << seed);

@@ -17,7 +17,22 @@ cases:
   data_header_only      a header and no data rows
   data_ragged           a row with fewer / more fields than the header
   data_non_numeric      a non-numeric field in a used column (feature and regression target)
-  data_not_finite       NaN, inf or -inf in a used column (one in an unused column is accepted)
+  data_not_finite       inf or -inf in a used column, and NaN when data.missing does not list it
+                        (one in an unused column is accepted; by default nan/NaN are missing values)
+  data_overflow         a value that passes the finite check but whose scaling to [-1, 1] (or the
+                        regression loss) overflows: ±1.7e308 in a feature, 1e200 in the target
+  data_constant_target  a regression target constant in the training split
+  data_missing_class    a class with rows in the test split but none in the training split (and
+                        data.stratify = true accepted instead)
+  config_empty          a config file with no keys (empty, only comments, only headers)
+  data_drops            rows dropped for missing values: counted per column and token on the
+                        console (rank 0, once) and in `simmer_analyze summary`; a class named NA is
+                        a class (with a warning) unless data.missing_in_target; data.missing; an
+                        extra point (ensemble.points) with a missing value is refused
+  data_delimiter        a ';'-separated file: the unknown-column error hints data.delimiter; ';' and
+                        tab files read with the key
+  data_line_endings     a CR-only (classic Mac) file reads like the LF file: the same /data
+  data_all_features     data.features = * with data.exclude; a constant feature is warned about
   data_unknown_column   a feature or target name the header does not have
   data_one_class        classification with one class
   data_too_many_test_rows  data.train + data.test exceed the rows of the file
@@ -202,13 +217,17 @@ class Workspace:
         print(f"ok: {what}: {errors[0].strip()}")
 
     def accepted(self, extra, what, ranks=2, config=None):
+        return self.accepted_with_output(extra, what, ranks, config)[0]
+
+    def accepted_with_output(self, extra, what, ranks=2, config=None):
+        """Like accepted; also returns the run's stdout and stderr."""
         out = self.path(f"accepted{self.counter}.h5")
         self.counter += 1
         p, cmd = run(ranks, ["--config", config or self.ini] + extra + ["--output", out], self.tmp)
         check(p.returncode == 0, f"{what}: exit code {p.returncode}: {cmd}\n{p.stdout}\n{p.stderr}")
         check(os.path.exists(out), f"{what}: no archive written")
         print(f"ok: {what}: accepted")
-        return out
+        return out, p.stdout, p.stderr
 
 
 def all_objects(f):
@@ -294,17 +313,176 @@ def case_body(w, case):
                    "--model.loss", "sse", "--model.architecture", "2-8-1"],
                   [p + ":22:", "column 'unused' (3)", "'many'"], "non-numeric regression target")
     elif case == "data_not_finite":
+        # nan and NaN are missing values by default (data.missing); without them in the list
+        # they are refused like inf, with the way to drop them.
+        no_nan = ["--data.missing", "NA,?,empty"]
         for value, line, col in (("nan", 8, 1), ("inf", 17, 2), ("-inf", 30, 1), ("NaN", 41, 2)):
             bad = [r[:] for r in rows]
             bad[line - 2][col - 1] = value
             name = ["x1", "x2"][col - 1]
             p = w.write(f"notfinite_{line}.csv", csv_text(bad))
-            w.refused(["--data.path", p], [p + f":{line}:", f"column '{name}' ({col})", f"'{value}'",
-                                           "not a finite number"], f"{value} in a used column")
+            hint = ["add it to data.missing"] if value.lower() == "nan" else []
+            w.refused(["--data.path", p] + no_nan, [p + f":{line}:", f"column '{name}' ({col})", f"'{value}'",
+                                                    "not a finite number"] + hint, f"{value} in a used column")
+        bad = [r[:] for r in rows]
+        bad[6][0] = "nan"
+        p = w.write("nan_missing.csv", csv_text(bad))
+        _, out, _ = w.accepted_with_output(["--data.path", p, "--data.test", "9"], "nan as a missing value (default)")
+        check("data: 1 of 40 rows dropped (missing values): 1 with 'nan' in column 'x1' (line 8)" in out,
+              f"the dropped nan row is not reported:\n{out}")
         bad = [r[:] for r in rows]
         bad[4][2] = "nan"
         p = w.write("nan_unused.csv", csv_text(bad))
         w.accepted(["--data.path", p], "nan in an unused column")
+    elif case == "data_overflow":
+        # ±1.7e308 are finite doubles, but max - min over them is not: named at the first one.
+        bad = [r[:] for r in rows]
+        bad[7][0] = "1.7e308"
+        bad[12][0] = "-1.7e308"
+        p = w.write("overflow_both.csv", csv_text(bad))
+        w.refused(["--data.path", p], [p + ":9:", "column 'x1' (1)", "'1.7e+308'", "overflow the scaling to [-1, 1]"],
+                  "+-1.7e308 in a feature")
+        # One huge value among small ones: 2 (x - min) overflows; wherever the split puts it.
+        bad = [r[:] for r in rows]
+        bad[20][1] = "-1.7e308"
+        p = w.write("overflow_one.csv", csv_text(bad))
+        w.refused(["--data.path", p], [p + ":22:", "column 'x2' (2)", "'-1.7e+308'", "overflow the scaling"],
+                  "-1.7e308 among values in [0, 2]")
+        # A regression target of 1e200: its squared errors overflow the loss in target units.
+        bad = [r[:] for r in rows]
+        bad[3][2] = "1e200"
+        p = w.write("overflow_target.csv", csv_text(bad))
+        w.refused(["--data.path", p, "--data.target", "unused", "--data.task", "regression", "--model.loss", "sse",
+                   "--model.architecture", "2-8-1"],
+                  [p + ":5:", "column 'unused' (3)", "'1e+200'", "overflow the loss"], "1e200 in the target")
+    elif case == "data_constant_target":
+        const = [r[:2] + ["2.5", r[3]] for r in rows]
+        p = w.write("constant_target.csv", csv_text(const))
+        w.refused(["--data.path", p, "--data.target", "unused", "--data.task", "regression", "--model.loss", "sse",
+                   "--model.architecture", "2-8-1"],
+                  [p, "target 'unused'", "2.5 in all 30 training rows", "constant target"], "constant target")
+    elif case == "data_missing_class":
+        # Class C has 2 of 40 rows; 10 training rows miss both for about half the split seeds:
+        # the first such seed (found with --estimate, which stops after loading) is used.
+        three = [r[:] for r in rows]
+        three[0][3] = "C"
+        three[5][3] = "C"
+        p = w.write("rare_class.csv", csv_text(three))
+        args = None
+        for seed in range(1, 31):
+            trial = ["--data.path", p, "--model.architecture", "2-8-3", "--data.train", "10", "--data.test", "30",
+                     "--data.split_seed", str(seed)]
+            q, _ = run(2, ["--config", w.ini] + trial + ["--estimate"], w.tmp)
+            if q.returncode == 2 and "no row in the training split" in q.stderr:
+                args = trial
+                break
+        check(args is not None, "no split seed in 1..30 leaves class C out of 10 training rows")
+        w.refused(args, [p, "class 'C'", "no row in the training split", "2 in the test split", "2 in the data",
+                         "data.stratify = true"], "a class only in the test split")
+        out = w.accepted(args + ["--data.stratify", "true"], "the same with data.stratify = true")
+        with h5py.File(out, "r") as f:
+            train = f["data/train/y"][()]
+            test = f["data/test/y"][()]
+            check(sorted(set(train.tolist())) == [0, 1, 2] and sorted(set(test.tolist())) == [0, 1, 2],
+                  f"the stratified split lacks a class: train {train}, test {test}")
+            check(abs(int((train == 0).sum()) - int((train == 1).sum())) <= 1,
+                  f"the stratified split is not balanced: {train}")
+    elif case == "config_empty":
+        for name, text in (("empty.ini", ""), ("comments.ini", "# nothing here\n; nor here\n\n"),
+                           ("headers.ini", "[data]\n[model]\n")):
+            ini = w.write(name, text)
+            w.refused([], [f"config file '{ini}'", "sets no keys"], f"config file {name}", config=ini)
+    elif case == "data_drops":
+        gaps = [r[:] for r in rows]
+        for i in (2, 9, 30):
+            gaps[i][0] = "NA"
+        gaps[14][1] = ""
+        gaps[21][1] = "?"
+        p = w.write("gaps.csv", csv_text(gaps))
+        out, stdout, stderr = w.accepted_with_output(["--data.path", p, "--data.test", "5"], "rows with missing values")
+        expect = ("data: 5 of 40 rows dropped (missing values): 3 with 'NA' in column 'x1' (lines 4, 11, 32); "
+                  "1 with an empty field in column 'x2' (line 16); 1 with '?' in column 'x2' (line 23)")
+        check(stdout.count(expect) == 1, f"the drops are not reported once on stdout:\n{stdout}\n{stderr}")
+        with h5py.File(out, "r") as f:
+            check(int(f["data"].attrs["rows_dropped"]) == 5, "/data rows_dropped is not 5")
+        summary = os.path.join(os.path.dirname(SIMMER), "simmer_analyze")
+        s = subprocess.run([summary, "summary", out], env=ENV, capture_output=True, text=True, timeout=120)
+        check(s.returncode == 0 and expect[len("data: "):] in s.stdout,
+              f"simmer_analyze summary does not show the drops:\n{s.stdout}\n{s.stderr}")
+        # data.missing of one's own: '-1' marks a missing value, '?' is then no number.
+        custom = [r[:] for r in rows]
+        custom[4][0] = "-1"
+        p2 = w.write("custom_missing.csv", csv_text(custom))
+        _, stdout, _ = w.accepted_with_output(["--data.path", p2, "--data.missing", "-1", "--data.test", "9"],
+                                              "data.missing = -1")
+        check("1 with '-1' in column 'x1' (line 6)" in stdout, f"the custom token is not reported:\n{stdout}")
+        w.refused(["--data.path", p, "--data.missing", "NA"], [p + ":16:", "column 'x2' (2)", "not a number"],
+                  "an empty field when data.missing does not list it", existing=False)
+        # Extra evaluation points are read the same way, but a point with a missing value is
+        # refused: dropping it would shift the points' rows.
+        pts = w.write("points.csv", "x1,x2\n0.1,0.2\n0.5,0.7\n")
+        out = w.accepted(["--ensemble.points", pts], "extra points")
+        with h5py.File(out, "r") as f:
+            check(f["data/points/x"].shape == (2, 2), f"/data/points/x {f['data/points/x'].shape}")
+        gap_pts = w.write("gap_points.csv", "x1,x2\n0.1,0.2\n0.5,NA\n")
+        w.refused(["--ensemble.points", gap_pts], ["'ensemble.points'", "1 with 'NA' in column 'x2' (line 3)",
+                                                   "every point needs every feature"],
+                  "an extra point with a missing value", existing=False)
+        # A class named NA is a class (warned once); data.missing_in_target = true drops it.
+        na = [r[:3] + ["NA" if r[3] == "A" else "B"] for r in rows]
+        p3 = w.write("na_class.csv", csv_text(na))
+        out, stdout, stderr = w.accepted_with_output(["--data.path", p3], "a class named NA")
+        with h5py.File(out, "r") as f:
+            names = [n.decode() if isinstance(n, bytes) else n for n in f["data/class_names"][()]]
+            check(names == ["B", "NA"], f"class names {names}")
+        check(stderr.count("the class 'NA' (20 rows) is spelled like a missing value") == 1 and
+              "data.missing_in_target = true" in stderr, f"no single warning about the class NA:\n{stderr}")
+        check("rows dropped" not in stdout, f"rows were dropped:\n{stdout}")
+        w.refused(["--data.path", p3, "--data.missing_in_target", "true"], [p3, "only one class ('B')"],
+                  "data.missing_in_target = true drops the NA rows (leaving one class)", existing=False)
+    elif case == "data_delimiter":
+        semi = w.write("semicolon.csv", HEADER.replace(",", ";") + "\n" + "".join(";".join(r) + "\n" for r in rows))
+        w.refused(["--data.path", semi], [semi + ":1:", "unknown column 'x1'", "has a ';'",
+                                          "set data.delimiter = ;"], "a ';'-separated file")
+        a = w.accepted(["--data.path", semi, "--data.delimiter", ";"], "data.delimiter = ;")
+        tabs = w.write("tabs.tsv", HEADER.replace(",", "\t") + "\n" + "".join("\t".join(r) + "\n" for r in rows))
+        w.refused(["--data.path", tabs], [tabs + ":1:", "has a tab", "set data.delimiter = tab"], "a tab file",
+                  existing=False)
+        b = w.accepted(["--data.path", tabs, "--data.delimiter", "tab"], "data.delimiter = tab")
+        c = w.accepted([], "the same rows with commas")
+        with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb, h5py.File(c, "r") as fc:
+            for name in ("data/train/x", "data/test/x", "data/train/y"):
+                check(fa[name][()].tobytes() == fc[name][()].tobytes() == fb[name][()].tobytes(),
+                      f"/{name} differs between the ';', tab and ',' files")
+        w.refused(["--data.delimiter", "ab"], ["data.delimiter", "'ab'", "one character"], "data.delimiter = ab",
+                  existing=False)
+    elif case == "data_line_endings":
+        lf = w.accepted([], "LF line endings")
+        for label, ending in (("CR", "\r"), ("CRLF", "\r\n")):
+            p = w.write(f"{label}.csv", (HEADER + "\n" + "".join(",".join(r) + "\n" for r in rows)).replace("\n", ending),
+                        mode="w")
+            other = w.accepted(["--data.path", p], f"{label} line endings")
+            with h5py.File(lf, "r") as fa, h5py.File(other, "r") as fb:
+                for name in ("data/train/x", "data/test/x", "data/train/y", "data/test/y"):
+                    check(fa[name][()].tobytes() == fb[name][()].tobytes(), f"/{name} differs with {label} endings")
+    elif case == "data_all_features":
+        # features = * takes x1, x2 and unused; data.exclude = unused gives the base run's inputs.
+        out = w.accepted(["--data.features", "*", "--data.exclude", "unused"], "data.features = * minus unused")
+        base = w.accepted([], "named features")
+        with h5py.File(out, "r") as fa, h5py.File(base, "r") as fb:
+            names = [n.decode() if isinstance(n, bytes) else n for n in fa["data/feature_names"][()]]
+            check(names == ["x1", "x2"], f"feature names {names}")
+            check(fa["data/train/x"][()].tobytes() == fb["data/train/x"][()].tobytes(), "/data/train/x differs")
+        w.refused(["--data.features", "*", "--model.architecture", "2-8-2"],
+                  ["model.architecture", "3 feature"], "features = * gives three inputs")
+        w.refused(["--data.exclude", "unused"], ["data.exclude", "data.features = *"], "exclude without *",
+                  existing=False)
+        const = [r[:2] + ["4.0", r[3]] for r in rows]
+        p = w.write("constant_feature.csv", csv_text(const))
+        _, stdout, stderr = w.accepted_with_output(["--data.path", p, "--data.features", "*", "--model.architecture",
+                                                    "3-8-2"], "a constant feature")
+        check(stderr.count("1 of 3 feature(s) constant in the 30 training rows: 'unused'") == 1,
+              f"no single warning naming the constant feature:\n{stderr}")
     elif case == "data_unknown_column":
         w.refused(["--data.features", "x1,zz"], [w.data + ":1:", "unknown column 'zz'", "'x1', 'x2'"],
                   "unknown feature column")

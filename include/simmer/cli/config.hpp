@@ -15,7 +15,8 @@ namespace simmer::cli {
 struct DataConfig {
   std::string source = "sine";        ///< csv | sine | idx | higgs | synthetic_higgs
   std::string path;                   ///< csv, higgs: file; idx: directory (relative to the cwd)
-  std::vector<std::string> features;  ///< csv: feature column names
+  std::vector<std::string> features;  ///< csv: feature column names; {"*"}: all but the target and exclude
+  std::vector<std::string> exclude;   ///< csv with features = *: columns left out
   std::string target;                 ///< csv: target column name
   std::string task = "regression";    ///< classification | regression
   std::int64_t train = 65;            ///< training rows (0: use train_fraction)
@@ -26,6 +27,12 @@ struct DataConfig {
   double sine_noise = 0.1;
   std::int64_t rows =
       0;  ///< higgs: rows read from the file's start (0: all); synthetic_higgs: rows generated (0: train + test)
+  std::string delimiter = ",";  ///< csv: one character, or tab / \t (parse_delimiter)
+  /// csv: fields that mean "no value" (a row with one in a used column is dropped); "empty" is
+  /// the empty field (csv_missing_tokens)
+  std::vector<std::string> missing = {"NA", "?", "empty", "nan", "NaN"};
+  bool missing_in_target = false;  ///< classification: `missing` also applies to the class labels
+  bool stratify = false;           ///< classification: each class keeps its share in train and test
 };
 
 struct ModelConfig {
@@ -160,12 +167,19 @@ MassSpec parse_masses(const std::string& text);
 /// Throws simmer::Error naming run.memory_limit and the text otherwise.
 std::int64_t parse_memory_limit(const std::string& text);
 
+/// data.delimiter as a character: one character (not a quote, letter, digit, '.', '+', '-' or
+/// blank), or "tab" / "\t" for a tab. Throws simmer::Error naming data.delimiter otherwise.
+char parse_delimiter(const std::string& text);
+
+/// data.missing as the fields the CSV reader compares with ("empty" becomes "").
+std::vector<std::string> csv_missing_tokens(const std::vector<std::string>& items);
+
 /// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines.
 std::vector<std::string> config_differences(const Config& a, const Config& b);
 
 /// Parse INI text (sections `[name]`, `key = value`, `#` or `;` comments) into `config`, with
-/// `origin` (a file name) used in messages.
-void apply_ini(const std::string& text, const std::string& origin, Config& config);
+/// `origin` (a file name) used in messages. Returns the number of keys set.
+std::size_t apply_ini(const std::string& text, const std::string& origin, Config& config);
 
 /// Checks every value that can be checked without the data. `world_size` is the number of MPI
 /// ranks (run.trajectories = 0 becomes world_size in the returned copy). Throws simmer::Error

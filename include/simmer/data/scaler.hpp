@@ -23,6 +23,10 @@ class MinMaxScaler {
   [[nodiscard]] Eigen::RowVectorXd scale() const;
   [[nodiscard]] Eigen::RowVectorXd offset() const;
 
+  /// Whether column `c`'s scale and offset are finite: false when max - min or max + min of
+  /// the fitted values overflow a double (values near ±1.8e308), and then nothing scales.
+  [[nodiscard]] bool finite_bounds(Index c) const;
+
   [[nodiscard]] const Eigen::RowVectorXd& min() const { return min_; }
   [[nodiscard]] const Eigen::RowVectorXd& max() const { return max_; }
   [[nodiscard]] Index columns() const { return min_.size(); }

@@ -89,6 +89,12 @@ struct Problem {
   Index classes = 0;  ///< classification: classes that vote (2 for BCE's one logit)
   std::int64_t rows_read = 0;
   std::int64_t rows_dropped = 0;
+  /// Why rows were dropped ("14 of 406 rows dropped (missing values): 8 with an empty field in
+  /// column 'mpg' (lines 12, ...); ..."; empty when none was): the console and /data's attribute.
+  std::string rows_dropped_reasons;
+  /// What a user should know about the data that is no error (constant features, a class
+  /// spelled like a missing value): printed by rank 0 before the run.
+  std::vector<std::string> data_warnings;
 
   model::ArchitectureSpec architecture;
   model::LossKind loss = model::LossKind::sse;
