@@ -6,6 +6,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -155,3 +156,16 @@ def checkpoint_adam_epoch(path):
     for _ in range(3):
         pos += 8 + int.from_bytes(data[pos:pos + 8], "little")
     return int.from_bytes(data[pos + 8:pos + 16], "little", signed=True)
+
+
+def kill_session(proc):
+    """SIGKILL every process of the job's session (mpirun and the ranks, which live in their own
+    process groups but share the session), then wait until none is left: nothing written after."""
+    subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+    proc.wait()
+    deadline = time.time() + 30
+    while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
+        if time.time() > deadline:
+            fail("processes of the killed job are still alive after 30 s")
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+        time.sleep(0.05)

@@ -675,12 +675,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"no checkpoint appeared:\n{proc.stdout.read()}")
             time.sleep(0.01)
         time.sleep(1.5)  # a few more checkpoints and gathers
-        # SIGKILL every process of the session (mpirun and the ranks), as a scheduler would.
-        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-        proc.wait()
-        while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
-            subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-            time.sleep(0.05)
+        st.kill_session(proc)  # mpirun and the ranks, as a scheduler would
         with h5py.File(killed, "r") as f:
             if f.attrs.get("status") not in (b"running", "running"):
                 fail(f"a killed run's archive says status {f.attrs.get('status')!r}, expected 'running'")

@@ -156,11 +156,7 @@ with tempfile.TemporaryDirectory() as tmp:
             if proc.poll() is not None or time.time() > deadline:
                 fail(f"no checkpoint appeared:\n{proc.stdout.read()}")
             time.sleep(0.01)
-        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-        proc.wait()
-        while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
-            subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-            time.sleep(0.05)
+        st.kill_session(proc)
         ok(2, ["--resume", out])
         with h5py.File(out, "r") as f:
             missing = [k for k in ("lambda_max", "time_step_limit", "run_id") if k not in f.attrs]

@@ -55,6 +55,7 @@ def run(ranks, args, check=True):
 
 
 checkpoint_head, checkpoint_step, checkpoint_adam_epoch = st.checkpoint_head, st.checkpoint_step, st.checkpoint_adam_epoch
+kill_session = st.kill_session
 
 
 def with_keys(args, changes):
@@ -63,19 +64,6 @@ def with_keys(args, changes):
     for key, value in changes.items():
         out[out.index(key) + 1] = value
     return out
-
-
-def kill_session(proc):
-    """SIGKILL every process of the job's session (mpirun and the ranks, which live in their own
-    process groups but share the session), then wait until none is left: nothing written after."""
-    subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-    proc.wait()
-    deadline = time.time() + 30
-    while subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode == 0:
-        if time.time() > deadline:
-            fail("processes of the killed job are still alive after 30 s")
-        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-        time.sleep(0.05)
 
 
 with tempfile.TemporaryDirectory() as tmp:
