@@ -169,3 +169,14 @@ def kill_session(proc):
             fail("processes of the killed job are still alive after 30 s")
         subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
         time.sleep(0.05)
+
+
+def wait_for(proc, ready, seconds, what):
+    """Polls `ready()` every 50 ms until it is true; fails naming `what` (with the job's output)
+    when the job `proc` ends first or `seconds` pass."""
+    deadline = time.time() + seconds
+    while not ready():
+        if proc.poll() is not None or time.time() > deadline:
+            out = proc.stdout.read() if proc.stdout else ""
+            fail(f"the job ended or stalled before {what}:\n{out}")
+        time.sleep(0.05)

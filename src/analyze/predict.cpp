@@ -107,31 +107,38 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       throw Error("predict: " + std::to_string(n_draws) + " draws x " + std::to_string(points) +
                   " points are too many predictions to gather at once; split the points file");
     }
-    model::Network net = build_network(run);
-    const Matrix dummy_y = Matrix::Zero(points, run.outputs);
-    // The run's own path from network output to target units (NetworkObjective::predict).
-    train::NetworkObjective objective =
-        run.classification
-            ? train::NetworkObjective(net, run.loss, s.x, dummy_y)
-            : train::NetworkObjective(net, run.loss, s.x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
-    predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
-    for (std::int64_t i = begin; i < end; ++i) {
-      const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
-      const std::vector<double> params = s.reader->read_slab("/posterior/params", chain, draw);
-      net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size()));
-      if (!net.parameters().allFinite()) {
-        throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " + std::to_string(draw) +
-                    "] is not finite although its step was written");
+    // In the run's own precision, so the members predict what they predicted in the run.
+    with_scalar(run.precision, [&](auto zero) {
+      using S = decltype(zero);
+      model::BasicNetwork<S> net = build_network<S>(run);
+      const MatrixOf<S> x = s.x.cast<S>();
+      const MatrixOf<S> dummy_y = MatrixOf<S>::Zero(points, run.outputs);
+      // The run's own path from network output to target units (NetworkObjective::predict).
+      train::BasicNetworkObjective<S> objective =
+          run.classification
+              ? train::BasicNetworkObjective<S>(net, run.loss, x, dummy_y)
+              : train::BasicNetworkObjective<S>(net, run.loss, x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
+      predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
+      Matrix wide;
+      for (std::int64_t i = begin; i < end; ++i) {
+        const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
+        const std::vector<double> params = s.reader->read_slab("/posterior/params", chain, draw);
+        net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size())).cast<S>();
+        if (!net.parameters().allFinite()) {
+          throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " + std::to_string(draw) +
+                      "] is not finite although its step was written");
+        }
+        // One batched forward pass over all points.
+        wide = objective.predict(view(x)).template cast<double>();
+        const ConstBatchView pred = view(wide);
+        if (run.classification) {
+          const auto winners = ensemble::predicted_classes(pred);
+          for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
+        } else {
+          predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
+        }
       }
-      // One batched forward pass over all points.
-      const ConstBatchView pred = objective.predict(view(s.x));
-      if (run.classification) {
-        const auto winners = ensemble::predicted_classes(pred);
-        for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
-      } else {
-        predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
-      }
-    }
+    });
   } catch (const std::exception& e) {
     failed = true;
     message = e.what();

@@ -143,6 +143,9 @@ RunArchive load_run(const io::ArchiveReader& r) {
   run.chains = shape[0];
   run.draws = shape[1];
   run.store_type = r.type("/posterior/params");
+  // Archives before run.precision computed in float64.
+  run.precision =
+      r.has_attribute("/", "precision") ? parse_precision(r.attribute_text("/", "precision")) : Precision::float64;
   check_chain_datasets(r, run);
   for (const auto& name : r.members("/ensemble")) {
     if (r.is_group("/ensemble/" + name)) run.sets.push_back(name);
@@ -150,8 +153,9 @@ RunArchive load_run(const io::ArchiveReader& r) {
   return run;
 }
 
-model::Network build_network(const RunArchive& run) {
-  model::Network net = model::build_network(run.architecture);
+template <class S>
+model::BasicNetwork<S> build_network(const RunArchive& run) {
+  model::BasicNetwork<S> net = model::build_network<S>(run.architecture);
   if (net.parameter_count() != run.parameters) {
     throw Error("'" + run.path + "': the network rebuilt from /config ('" + run.config.model.architecture + "') has " +
                 std::to_string(net.parameter_count()) + " parameters, /model says " + std::to_string(run.parameters));
@@ -166,6 +170,9 @@ model::Network build_network(const RunArchive& run) {
   }
   return net;
 }
+
+template model::BasicNetwork<double> build_network(const RunArchive&);
+template model::BasicNetwork<float> build_network(const RunArchive&);
 
 std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
                                                                  const RunArchive& run) {

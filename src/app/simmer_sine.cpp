@@ -84,7 +84,7 @@ int main(int argc, char** argv) try {
   config.simmer.curvature_report = "off";
   const run::Problem problem = cli::build_problem(cli::validated(config, 1));
 
-  run::Chain chain(problem, 0);
+  run::Chain64 chain(problem, 0);
   chain.train_adam();
   const run::ChainReport adam = chain.report();  // the baseline is Adam's end point
   chain.advance_to(opt.steps);

@@ -422,8 +422,8 @@ const std::vector<Key>& keys() {
       make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
                "store every k-th member in /posterior (the aggregation uses all)"),
       make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype,
-               "float64 | float32: precision of /posterior/params on disk (float32 halves the "
-               "archive; the run itself is float64)"),
+               "auto | float64 | float32: precision of /posterior/params on disk (auto: the run's "
+               "run.precision; float32 halves the archive of a float64 run)"),
       make_key("ensemble", "points", &C::ensemble, &EnsembleConfig::points,
                "optional CSV of extra evaluation inputs (feature columns, raw units)"),
       make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
@@ -463,6 +463,10 @@ const std::vector<Key>& keys() {
                "the full-batch gradient as a fixed tree sum of this many row blocks (a power of two >= "
                "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
                "for every k dividing it; 1 is the plain full batch"),
+      make_key("run", "precision", &C::run, &RunConfig_::precision,
+               "float64 | float32: the scalar of the network, its loss and gradient, Adam and the "
+               "particle update (the thermostat, energies and ensemble accumulators stay float64). "
+               "float32 is about twice as fast on large networks and is TensorFlow's default"),
   };
   return table;
 }
@@ -797,7 +801,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
   const auto& m = c.model;
   const auto& a = c.adam;
   const auto& s = c.simmer;
-  const auto& e = c.ensemble;
+  auto& e = c.ensemble;
   auto& r = c.run;
 
   // [data]
@@ -997,7 +1001,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(e.blocks >= 1 && e.blocks <= e.window, "ensemble.blocks", str(e.blocks),
           "must be in [1, ensemble.window = " + str(e.window) + "]");
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
-  require_one_of(e.store_dtype, "ensemble.store_dtype", {"float64", "float32"});
+  require_one_of(e.store_dtype, "ensemble.store_dtype", {"auto", "float64", "float32"});
+  require_one_of(r.precision, "run.precision", {"float64", "float32"});
+  if (e.store_dtype == "auto") e.store_dtype = r.precision;
   for (const std::int64_t row : e.track) {
     require(row >= 0, "ensemble.track", format_as(e.track, false), "test-row index " + str(row) + " is negative");
   }

@@ -473,6 +473,7 @@ run::Problem build(const Config& c) {
   p.run.adam_checkpoint_every = c.adam.checkpoint_every;
   p.run.ranks_per_trajectory = c.run.ranks_per_trajectory;
   p.run.gradient_chunks = c.run.gradient_chunks;
+  p.run.precision = parse_precision(c.run.precision);
   p.run.output = c.run.output;
   using Progress = run::RunOptions::Progress;
   p.run.progress = c.run.progress == "bar"     ? Progress::bar
@@ -554,6 +555,7 @@ run::Problem build(const Config& c) {
     throw Error("option 'run.gradient_chunks' = '" + std::to_string(p.run.gradient_chunks) +
                 "': more row blocks than the " + std::to_string(p.sets[0].rows()) + " training rows");
   }
+  for (auto& s : p.sets) s.prepare(p.run.precision);
   return p;
 }
 

@@ -12,8 +12,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double rms_of(const Vector& x) {
-  return x.size() > 0 ? std::sqrt(x.squaredNorm() / static_cast<double>(x.size())) : 0.0;
+template <class S>
+double rms_of(const VectorOf<S>& x) {
+  return x.size() > 0 ? std::sqrt(x.template cast<double>().squaredNorm() / static_cast<double>(x.size())) : 0.0;
 }
 
 /// Quantile q of `values` (linear interpolation between order statistics; NaN when empty).
@@ -244,34 +245,37 @@ TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup) : se
   if (setup_.blocks < 1 || setup_.window_steps < 1) throw Error("internal: diagnostics need a window and blocks");
 }
 
-void TrajectoryDiagnostics::start(const Vector& x) {
-  start_ = x;
+template <class S>
+void TrajectoryDiagnostics::start(const VectorOf<S>& x) {
+  start_ = x.template cast<double>();
   rms_start_ = rms_of(x);
   path_ = window_path_ = 0.0;
   window_started_ = setup_.window_first_step == 0;
   if (window_started_) {
-    window_start_ = x;
+    window_start_ = start_;
     rms_window_start_ = rms_start_;
   }
 }
 
-void TrajectoryDiagnostics::after_step(std::int64_t step, const Vector& x, double kinetic) {
+template <class S>
+void TrajectoryDiagnostics::after_step(std::int64_t step, const VectorOf<S>& x, double kinetic) {
   const double moved = setup_.time_step * std::sqrt(std::max(kinetic, 0.0));
   path_ += moved;
   if (step >= setup_.window_first_step) window_path_ += moved;
   if (step + 1 == setup_.window_first_step) {
-    window_start_ = x;
+    window_start_ = x.template cast<double>();
     rms_window_start_ = rms_of(x);
     window_started_ = true;
   }
 }
 
-Position TrajectoryDiagnostics::position(const Vector& x) const {
+template <class S>
+Position TrajectoryDiagnostics::position(const VectorOf<S>& x) const {
   Position p;
-  p.distance = start_.size() == x.size() ? (x - start_).norm() : kNaN;
+  p.distance = start_.size() == x.size() ? (x.template cast<double>() - start_).norm() : kNaN;
   p.path_length = path_;
   p.rms = rms_of(x);
-  p.max_abs = x.size() > 0 ? x.cwiseAbs().maxCoeff() : 0.0;
+  p.max_abs = x.size() > 0 ? static_cast<double>(x.cwiseAbs().maxCoeff()) : 0.0;
   return p;
 }
 
@@ -296,7 +300,8 @@ void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView predictio
   }
 }
 
-void TrajectoryDiagnostics::member_done(const Vector& x, double train_loss) {
+template <class S>
+void TrajectoryDiagnostics::member_done(const VectorOf<S>& x, double train_loss) {
   series_step_.push_back(static_cast<double>(pending_step_));
   series_loss_.push_back(train_loss);
   series_train_.push_back(pending_metric_[0]);
@@ -304,13 +309,15 @@ void TrajectoryDiagnostics::member_done(const Vector& x, double train_loss) {
   series_rms_.push_back(rms_of(x));
 }
 
-TrajectorySummary TrajectoryDiagnostics::summary(const Vector& x, double prior_rms, bool diverged) const {
+template <class S>
+TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double prior_rms, bool diverged) const {
   TrajectorySummary s;
   s.members = members();
   const Position end = position(x);
   s.distance = end.distance;
   s.path_length = path_;
-  s.window_distance = window_started_ && window_start_.size() == x.size() ? (x - window_start_).norm() : kNaN;
+  s.window_distance =
+      window_started_ && window_start_.size() == x.size() ? (x.template cast<double>() - window_start_).norm() : kNaN;
   s.window_path_length = window_path_;
   s.rms_start = rms_start_;
   s.rms_window_start = window_started_ ? rms_window_start_ : kNaN;
@@ -367,5 +374,15 @@ void TrajectoryDiagnostics::save_partials(ByteWriter& w) const { partials_.save(
 PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {}
 
 void PooledDiagnostics::merge(ByteReader& r) { partials_.load(r, true); }
+
+#define SIMMER_INSTANTIATE(S)                                                                \
+  template void TrajectoryDiagnostics::start(const VectorOf<S>&);                            \
+  template void TrajectoryDiagnostics::after_step(std::int64_t, const VectorOf<S>&, double); \
+  template Position TrajectoryDiagnostics::position(const VectorOf<S>&) const;               \
+  template void TrajectoryDiagnostics::member_done(const VectorOf<S>&, double);              \
+  template TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>&, double, bool) const;
+SIMMER_INSTANTIATE(double)
+SIMMER_INSTANTIATE(float)
+#undef SIMMER_INSTANTIATE
 
 }  // namespace simmer::ensemble

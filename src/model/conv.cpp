@@ -12,14 +12,15 @@ namespace simmer::model {
 
 namespace {
 
-/// Block of the im2col copies: one AVX-512 register of doubles. A window row of kw·c values is
+/// Block of the im2col copies: one AVX-512 register of Ss. A window row of kw·c values is
 /// copied as whole blocks, overrunning into the next slot (written afterwards) or the slack.
 constexpr Index kBlock = 8;
 
 Index blocks_of(Index span) { return (span + kBlock - 1) / kBlock; }
 
 /// dst[t] += src[t] for t < n; whole blocks vectorise (fixed trip count), then the tail.
-void add_span(double* __restrict dst, const double* __restrict src, Index n) {
+template <class S>
+void add_span(S* __restrict dst, const S* __restrict src, Index n) {
   Index t = 0;
   for (; t + kBlock <= n; t += kBlock) {
     for (Index i = 0; i < kBlock; ++i) dst[t + i] += src[t + i];
@@ -41,15 +42,17 @@ std::string to_string(ConvAlgorithm a) {
   return "?";
 }
 
-ConvAlgorithm Conv2D::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters, Index kernel) {
+template <class S>
+ConvAlgorithm BasicConv2D<S>::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters, Index kernel) {
   if (kernel > direct::kMaxKernel) return ConvAlgorithm::im2col;
-  const bool rows_fill_packets = 4 * out_width >= 3 * direct::round_up(out_width);
+  const bool rows_fill_packets = 4 * out_width >= 3 * direct::round_up<S>(out_width);
   const bool few_filters = filters < 8;
   return rows_fill_packets && few_filters ? ConvAlgorithm::direct : ConvAlgorithm::im2col;
 }
 
-Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
-               ConvAlgorithm algorithm)
+template <class S>
+BasicConv2D<S>::BasicConv2D(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
+                            ConvAlgorithm algorithm)
     : height_(height), width_(width), in_channels_(in_channels), filters_(filters), kernel_(kernel) {
   if (height <= 0 || width <= 0 || in_channels <= 0 || filters <= 0 || kernel <= 0) {
     throw Error(
@@ -84,18 +87,19 @@ Conv2D::Conv2D(Index height, Index width, Index in_channels, Index filters, Inde
       algorithm == ConvAlgorithm::automatic ? choose_algorithm(out_width_, in_channels, filters, kernel) : algorithm;
   // Rows start on packet boundaries (strides in whole packets), and so does dL/dout's image
   // inside its margin: the kernel gradient's loads of it are then aligned.
-  in_stride_ = direct::round_up(direct::round_up(out_width_) + kernel - 1);
-  out_stride_ = direct::round_up(out_width_);
-  grad_column_ = direct::round_up(kernel - 1);
-  grad_stride_ = direct::round_up(grad_column_ + direct::round_up(padded_width_));
-  dpad_stride_ = direct::round_up(padded_width_);
-  constexpr Index simd = Eigen::internal::packet_traits<double>::size;
+  in_stride_ = direct::round_up<S>(direct::round_up<S>(out_width_) + kernel - 1);
+  out_stride_ = direct::round_up<S>(out_width_);
+  grad_column_ = direct::round_up<S>(kernel - 1);
+  grad_stride_ = direct::round_up<S>(grad_column_ + direct::round_up<S>(padded_width_));
+  dpad_stride_ = direct::round_up<S>(padded_width_);
+  constexpr Index simd = Eigen::internal::packet_traits<S>::size;
   transposed_output_ = filters % simd != 0;
   set_column_bytes(kDefaultColumnBytes);
 }
 
-void Conv2D::set_column_bytes(Index column_bytes) {
-  const Index per_image = out_height_ * out_width_ * (patch_ + 1) * static_cast<Index>(sizeof(double));
+template <class S>
+void BasicConv2D<S>::set_column_bytes(Index column_bytes) {
+  const Index per_image = out_height_ * out_width_ * (patch_ + 1) * static_cast<Index>(sizeof(S));
   column_bytes_ = column_bytes;
   chunk_images_ = std::max<Index>(1, column_bytes / per_image);
   if (capacity_ > 0) {
@@ -105,22 +109,26 @@ void Conv2D::set_column_bytes(Index column_bytes) {
   }
 }
 
-std::vector<TensorSpec> Conv2D::tensors() const {
+template <class S>
+std::vector<TensorSpec> BasicConv2D<S>::tensors() const {
   return {{"kernel", {kernel_, kernel_, in_channels_, filters_}}, {"bias", {filters_}}};
 }
 
-void Conv2D::bind(const double* params, double* grads) {
+template <class S>
+void BasicConv2D<S>::bind(const S* params, S* grads) {
   params_ = params;
   grads_ = grads;
 }
 
-void Conv2D::initialize(double* params, Init scheme, Rng& rng) const {
+template <class S>
+void BasicConv2D<S>::initialize(S* params, Init scheme, Rng& rng) const {
   const Index area = kernel_ * kernel_;
   fill_weights(params, patch_ * filters_, area * in_channels_, area * filters_, scheme, rng);
-  std::fill(params + patch_ * filters_, params + (patch_ + 1) * filters_, 0.0);
+  std::fill(params + patch_ * filters_, params + (patch_ + 1) * filters_, S(0));
 }
 
-Index Conv2D::scratch_values(Index rows) const {
+template <class S>
+Index BasicConv2D<S>::scratch_values(Index rows) const {
   if (algorithm_ == ConvAlgorithm::direct) {
     return in_channels_ * padded_height_ * in_stride_ + filters_ * out_height_ * out_stride_ +
            filters_ * (out_height_ + 2 * (kernel_ - 1)) * grad_stride_ + in_channels_ * padded_height_ * dpad_stride_ +
@@ -134,8 +142,8 @@ Index Conv2D::scratch_values(Index rows) const {
   for (Index count = 1; count <= images; ++count) {
     const Index m = count * out_height_ * out_width_;
     for (const auto& [a, b] :
-         {GemmWorkspace::needed(m, filters_, ld, !transposed_output_), GemmWorkspace::needed(ld, filters_, m, false),
-          GemmWorkspace::needed(m, patch_, filters_, true)}) {
+         {GemmWorkspace<S>::needed(m, filters_, ld, !transposed_output_),
+          GemmWorkspace<S>::needed(ld, filters_, m, false), GemmWorkspace<S>::needed(m, patch_, filters_, true)}) {
       packed_a = std::max(packed_a, a);
       packed_b = std::max(packed_b, b);
     }
@@ -144,7 +152,8 @@ Index Conv2D::scratch_values(Index rows) const {
          packed_b;
 }
 
-void Conv2D::reserve(Index rows) {
+template <class S>
+void BasicConv2D<S>::reserve(Index rows) {
   if (rows <= capacity_) return;
   if (algorithm_ == ConvAlgorithm::direct) {
     // One image's planes, whatever the batch: allocated once, so growing the batch between
@@ -176,69 +185,72 @@ void Conv2D::reserve(Index rows) {
   capacity_ = rows;
 }
 
-void Conv2D::im2col(const double* in, Index count) {
+template <class S>
+void BasicConv2D<S>::im2col(const S* in, Index count) {
   const Index ld = patch_ + 1;
   const Index span = kernel_ * in_channels_;  // one window row: kw pixels × channels
   const Index blocks = blocks_of(span);
   const Index row_values = width_ * in_channels_;
   const Index padded_row = padded_width_ * in_channels_;
-  double* cols = columns_.data();
-  double* padded = padded_.data();  // borders stay zero; only the interior is rewritten
+  S* cols = columns_.data();
+  S* padded = padded_.data();  // borders stay zero; only the interior is rewritten
   for (Index n = 0; n < count; ++n) {
-    const double* image = in + n * height_ * row_values;
+    const S* image = in + n * height_ * row_values;
     for (Index y = 0; y < height_; ++y) {
       std::memcpy(padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_, image + y * row_values,
-                  static_cast<std::size_t>(row_values) * sizeof(double));
+                  static_cast<std::size_t>(row_values) * sizeof(S));
     }
     for (Index oy = 0; oy < out_height_; ++oy) {
       for (Index ox = 0; ox < out_width_; ++ox) {
-        double* d = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
-        const double* s = padded + oy * padded_row + ox * in_channels_;
+        S* d = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
+        const S* s = padded + oy * padded_row + ox * in_channels_;
         for (Index ky = 0; ky < kernel_; ++ky) {
-          double* dk = d + ky * span;
-          const double* sk = s + ky * padded_row;
+          S* dk = d + ky * span;
+          const S* sk = s + ky * padded_row;
           for (Index b = 0; b < blocks; ++b) {
-            std::memcpy(dk + b * kBlock, sk + b * kBlock, kBlock * sizeof(double));
+            std::memcpy(dk + b * kBlock, sk + b * kBlock, kBlock * sizeof(S));
           }
         }
-        d[patch_] = 1.0;  // after the overrun of the last window row
+        d[patch_] = S(1);  // after the overrun of the last window row
       }
     }
   }
 }
 
-void Conv2D::col2im(double* grad_in, Index count) {
+template <class S>
+void BasicConv2D<S>::col2im(S* grad_in, Index count) {
   const Index ld = patch_ + 1;
   const Index span = kernel_ * in_channels_;
   const Index row_values = width_ * in_channels_;
   const Index padded_row = padded_width_ * in_channels_;
-  const double* cols = columns_.data();
-  double* padded = padded_grad_.data();
+  const S* cols = columns_.data();
+  S* padded = padded_grad_.data();
   for (Index n = 0; n < count; ++n) {
-    std::fill_n(padded, padded_height_ * padded_row, 0.0);
+    std::fill_n(padded, padded_height_ * padded_row, S(0));
     for (Index oy = 0; oy < out_height_; ++oy) {
       for (Index ox = 0; ox < out_width_; ++ox) {
-        const double* s = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
-        double* d = padded + oy * padded_row + ox * in_channels_;
+        const S* s = cols + ((n * out_height_ + oy) * out_width_ + ox) * ld;
+        S* d = padded + oy * padded_row + ox * in_channels_;
         for (Index ky = 0; ky < kernel_; ++ky) add_span(d + ky * padded_row, s + ky * span, span);
       }
     }
-    double* image = grad_in + n * height_ * row_values;
+    S* image = grad_in + n * height_ * row_values;
     for (Index y = 0; y < height_; ++y) {
       std::memcpy(image + y * row_values, padded + (y + pad_top_) * padded_row + pad_left_ * in_channels_,
-                  static_cast<std::size_t>(row_values) * sizeof(double));
+                  static_cast<std::size_t>(row_values) * sizeof(S));
     }
   }
 }
 
-void Conv2D::to_planes(const double* image) {
-  double* planes = in_planes_.data();
+template <class S>
+void BasicConv2D<S>::to_planes(const S* image) {
+  S* planes = in_planes_.data();
   const Index plane = padded_height_ * in_stride_;
   for (Index y = 0; y < height_; ++y) {
-    const double* src = image + y * width_ * in_channels_;
-    double* dst = planes + (y + pad_top_) * in_stride_ + pad_left_;
+    const S* src = image + y * width_ * in_channels_;
+    S* dst = planes + (y + pad_top_) * in_stride_ + pad_left_;
     if (in_channels_ == 1) {
-      std::memcpy(dst, src, static_cast<std::size_t>(width_) * sizeof(double));
+      std::memcpy(dst, src, static_cast<std::size_t>(width_) * sizeof(S));
       continue;
     }
     for (Index x = 0; x < width_; ++x) {
@@ -247,44 +259,46 @@ void Conv2D::to_planes(const double* image) {
   }
 }
 
-void Conv2D::forward_direct(const double* in, Index count, double* out) {
-  const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
-  const direct::Planes out_planes{out_planes_.data(), out_height_ * out_stride_, out_stride_};
-  const double* bias = params_ + patch_ * filters_;
+template <class S>
+void BasicConv2D<S>::forward_direct(const S* in, Index count, S* out) {
+  const direct::ConstPlanes<S> in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
+  const direct::Planes<S> out_planes{out_planes_.data(), out_height_ * out_stride_, out_stride_};
+  const S* bias = params_ + patch_ * filters_;
   for (Index n = 0; n < count; ++n) {
     to_planes(in + n * input_size());
     direct::correlate(params_, bias, in_channels_, filters_, kernel_, in_planes, out_planes, out_height_, out_width_);
-    double* dst = out + n * output_size();
+    S* dst = out + n * output_size();
     for (Index f = 0; f < filters_; ++f) {
-      const double* plane = out_planes_.data() + f * out_planes.plane_stride;
+      const S* plane = out_planes_.data() + f * out_planes.plane_stride;
       for (Index y = 0; y < out_height_; ++y) {
-        const double* src = plane + y * out_stride_;
-        double* d = dst + y * out_width_ * filters_ + f;
+        const S* src = plane + y * out_stride_;
+        S* d = dst + y * out_width_ * filters_ + f;
         for (Index x = 0; x < out_width_; ++x) d[x * filters_] = src[x];
       }
     }
   }
 }
 
-void Conv2D::backward_direct(const double* in, Index count, const double* grad_out, double* grad_in) {
+template <class S>
+void BasicConv2D<S>::backward_direct(const S* in, Index count, const S* grad_out, S* grad_in) {
   const Index margin = kernel_ - 1;
   const Index grad_plane = (out_height_ + 2 * margin) * grad_stride_;
-  const direct::ConstPlanes in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
+  const direct::ConstPlanes<S> in_planes{in_planes_.data(), padded_height_ * in_stride_, in_stride_};
   // dL/dout with its margin of kernel − 1 zeros (the input gradient's correlation reads it)
   // and the image itself, at row `margin` and column grad_column_.
-  const direct::ConstPlanes grad_planes{grad_planes_.data() + grad_column_ - margin, grad_plane, grad_stride_};
-  const direct::ConstPlanes grad_image{grad_planes_.data() + margin * grad_stride_ + grad_column_, grad_plane,
-                                       grad_stride_};
-  const direct::Planes dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_, dpad_stride_};
-  double* bias_grad = grads_ + patch_ * filters_;
+  const direct::ConstPlanes<S> grad_planes{grad_planes_.data() + grad_column_ - margin, grad_plane, grad_stride_};
+  const direct::ConstPlanes<S> grad_image{grad_planes_.data() + margin * grad_stride_ + grad_column_, grad_plane,
+                                          grad_stride_};
+  const direct::Planes<S> dpadded{dpadded_planes_.data(), padded_height_ * dpad_stride_, dpad_stride_};
+  S* bias_grad = grads_ + patch_ * filters_;
   for (Index n = 0; n < count; ++n) {
     to_planes(in + n * input_size());
-    const double* g = grad_out + n * output_size();
+    const S* g = grad_out + n * output_size();
     for (Index y = 0; y < out_height_; ++y) {
       for (Index f = 0; f < filters_; ++f) {
-        const double* src = g + y * out_width_ * filters_ + f;
-        double* dst = grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + grad_column_;
-        double sum = 0.0;
+        const S* src = g + y * out_width_ * filters_ + f;
+        S* dst = grad_planes_.data() + f * grad_plane + (y + margin) * grad_stride_ + grad_column_;
+        S sum = 0;
         for (Index x = 0; x < out_width_; ++x) {
           dst[x] = src[x * filters_];
           sum += dst[x];
@@ -294,13 +308,13 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
     }
     direct::correlate_weights(in_planes, grad_image, in_channels_, filters_, kernel_, out_height_, out_width_, grads_);
     if (grad_in == nullptr) continue;
-    direct::correlate(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes, dpadded, padded_height_,
-                      padded_width_);
-    double* gi = grad_in + n * input_size();
+    direct::correlate<S>(flipped_.data(), nullptr, filters_, in_channels_, kernel_, grad_planes, dpadded,
+                         padded_height_, padded_width_);
+    S* gi = grad_in + n * input_size();
     const Index plane = padded_height_ * dpad_stride_;
     for (Index y = 0; y < height_; ++y) {
-      const double* src = dpadded_planes_.data() + (y + pad_top_) * dpad_stride_ + pad_left_;
-      double* dst = gi + y * width_ * in_channels_;
+      const S* src = dpadded_planes_.data() + (y + pad_top_) * dpad_stride_ + pad_left_;
+      S* dst = gi + y * width_ * in_channels_;
       for (Index x = 0; x < width_; ++x) {
         for (Index c = 0; c < in_channels_; ++c) dst[x * in_channels_ + c] = src[c * plane + x];
       }
@@ -308,7 +322,8 @@ void Conv2D::backward_direct(const double* in, Index count, const double* grad_o
   }
 }
 
-void Conv2D::forward_images(const double* in, Index count, double* out) {
+template <class S>
+void BasicConv2D<S>::forward_images(const S* in, Index count, S* out) {
   if (count > capacity_) reserve(count);
   if (algorithm_ == ConvAlgorithm::direct) {
     forward_direct(in, count, out);
@@ -318,16 +333,16 @@ void Conv2D::forward_images(const double* in, Index count, double* out) {
   for (Index first = 0; first < count; first += chunk_images_) {
     const Index images = std::min(chunk_images_, count - first);
     const Index pixels = images * out_height_ * out_width_;
-    double* dst = out + first * output_size();
+    S* dst = out + first * output_size();
     im2col(in + first * input_size(), images);
     // out[pixels][filters] = cols[pixels][patch + 1] · [K; b]
-    const GemmOperand cols{columns_.data(), ld, true};
-    const GemmOperand kernel_bias{params_, filters_, true};
+    const GemmOperand<S> cols{columns_.data(), ld, true};
+    const GemmOperand<S> kernel_bias{params_, filters_, true};
     if (!transposed_output_) {
       gemm(pixels, filters_, ld, cols, kernel_bias, {dst, filters_, true}, false, gemm_);
       continue;
     }
-    const double* channel_major = out_scratch_.data();
+    const S* channel_major = out_scratch_.data();
     gemm(pixels, filters_, ld, cols, kernel_bias, {out_scratch_.data(), pixels, false}, false, gemm_);
     for (Index p = 0; p < pixels; ++p) {
       for (Index f = 0; f < filters_; ++f) dst[p * filters_ + f] = channel_major[f * pixels + p];
@@ -335,19 +350,20 @@ void Conv2D::forward_images(const double* in, Index count, double* out) {
   }
 }
 
-void Conv2D::begin_backward() {
+template <class S>
+void BasicConv2D<S>::begin_backward() {
   if (capacity_ == 0) reserve(1);
   if (algorithm_ == ConvAlgorithm::im2col) {
     kernel_grad_.setZero();
     return;
   }
-  std::fill_n(grads_, (patch_ + 1) * filters_, 0.0);
+  std::fill_n(grads_, (patch_ + 1) * filters_, S(0));
   // dL/dpadded[c][y][x] = Σ K[ky][kx][c][f] dL/dout[f][y − ky][x − kx]: a correlation of the
   // margin-padded dL/dout with the kernel rotated 180°, filters and channels swapped.
   for (Index ky = 0; ky < kernel_; ++ky) {
     for (Index kx = 0; kx < kernel_; ++kx) {
-      const double* src = params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) * in_channels_ * filters_;
-      double* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
+      const S* src = params_ + ((kernel_ - 1 - ky) * kernel_ + (kernel_ - 1 - kx)) * in_channels_ * filters_;
+      S* dst = flipped_.data() + (ky * kernel_ + kx) * filters_ * in_channels_;
       for (Index c = 0; c < in_channels_; ++c) {
         for (Index f = 0; f < filters_; ++f) dst[f * in_channels_ + c] = src[c * filters_ + f];
       }
@@ -355,7 +371,8 @@ void Conv2D::begin_backward() {
   }
 }
 
-void Conv2D::backward_images(const double* in, Index count, const double* grad_out, double* grad_in) {
+template <class S>
+void BasicConv2D<S>::backward_images(const S* in, Index count, const S* grad_out, S* grad_in) {
   if (count > capacity_) reserve(count);
   if (algorithm_ == ConvAlgorithm::direct) {
     backward_direct(in, count, grad_out, grad_in);
@@ -366,7 +383,7 @@ void Conv2D::backward_images(const double* in, Index count, const double* grad_o
     const Index images = std::min(chunk_images_, count - first);
     const Index pixels = images * out_height_ * out_width_;
     im2col(in + first * input_size(), images);
-    const GemmOperand g{grad_out + first * output_size(), filters_, true};
+    const GemmOperand<S> g{grad_out + first * output_size(), filters_, true};
     // d[K; b] += colsᵀ · dOut (the ones column gives the bias gradient, dOut's column sums),
     // accumulated column-major: the kernel then vectorises along patch_ + 1, not filters_.
     gemm(ld, filters_, pixels, {columns_.data(), ld, false}, g, {kernel_grad_.data(), ld, false}, true, gemm_);
@@ -378,7 +395,8 @@ void Conv2D::backward_images(const double* in, Index count, const double* grad_o
   }
 }
 
-void Conv2D::end_backward() {
+template <class S>
+void BasicConv2D<S>::end_backward() {
   if (algorithm_ == ConvAlgorithm::direct) return;
   const Index ld = patch_ + 1;
   for (Index r = 0; r < ld; ++r) {
@@ -386,12 +404,19 @@ void Conv2D::end_backward() {
   }
 }
 
-void Conv2D::forward(ConstBatchView in, BatchView out) { forward_images(in.data(), in.rows(), out.data()); }
+template <class S>
+void BasicConv2D<S>::forward(ConstBatchView in, BatchView out) {
+  forward_images(in.data(), in.rows(), out.data());
+}
 
-void Conv2D::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
+template <class S>
+void BasicConv2D<S>::backward(ConstBatchView in, ConstBatchView /*out*/, BatchView grad_out, BatchView* grad_in) {
   begin_backward();
   backward_images(in.data(), in.rows(), grad_out.data(), grad_in != nullptr ? grad_in->data() : nullptr);
   end_backward();
 }
+
+template class BasicConv2D<double>;
+template class BasicConv2D<float>;
 
 }  // namespace simmer::model

@@ -7,18 +7,21 @@
 
 namespace simmer::model {
 
-ConvBlock::ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
-                     Activation activation, PoolKind pool, Index pool_size, ConvAlgorithm algorithm)
+template <class S>
+BasicConvBlock<S>::BasicConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel,
+                                  Padding padding, Activation activation, PoolKind pool, Index pool_size,
+                                  ConvAlgorithm algorithm)
     : conv_(height, width, in_channels, filters, kernel, padding, algorithm), activation_(activation), pool_(pool) {
   // Pool2D's constructor validates the pooling geometry (and names what is wrong).
-  const Pool2D check(conv_.out_height(), conv_.out_width(), filters, pool, pool_size);
+  const BasicPool2D<S> check(conv_.out_height(), conv_.out_width(), filters, pool, pool_size);
   pool_shape_ = check.shape();
-  const Index map_bytes = conv_.output_size() * static_cast<Index>(sizeof(double));
+  const Index map_bytes = conv_.output_size() * static_cast<Index>(sizeof(S));
   chunk_ =
       conv_.algorithm() == ConvAlgorithm::im2col ? conv_.chunk_images() : std::max<Index>(1, kChunkBytes / map_bytes);
 }
 
-void ConvBlock::set_chunk_images(Index images) {
+template <class S>
+void BasicConvBlock<S>::set_chunk_images(Index images) {
   chunk_ = std::max<Index>(1, images);
   if (capacity_ > 0) {
     const Index rows = capacity_;
@@ -27,31 +30,37 @@ void ConvBlock::set_chunk_images(Index images) {
   }
 }
 
-std::string ConvBlock::kind() const { return "conv2d_" + to_string(activation_) + "_" + to_string(pool_) + "_pool2d"; }
+template <class S>
+std::string BasicConvBlock<S>::kind() const {
+  return "conv2d_" + to_string(activation_) + "_" + to_string(pool_) + "_pool2d";
+}
 
-Index ConvBlock::output_size() const {
+template <class S>
+Index BasicConvBlock<S>::output_size() const {
   return pool_shape_.out_height() * pool_shape_.out_width() * pool_shape_.channels;
 }
 
 /// What average pooling keeps per feature-map value for f': nothing for linear (f' = 1), one
 /// byte for relu (f' is 0 or 1: z > 0), else f(z) itself.
-ConvBlock::Kept ConvBlock::kept() const {
+template <class S>
+typename BasicConvBlock<S>::Kept BasicConvBlock<S>::kept() const {
   if (pool_ == PoolKind::max) return Kept::argmax;
   if (activation_ == Activation::linear) return Kept::nothing;
   if (activation_ == Activation::relu) return Kept::relu_mask;
   return Kept::activations;
 }
 
-Index ConvBlock::scratch_values(Index rows) const {
-  Index per_image = 0;  // in doubles
+template <class S>
+Index BasicConvBlock<S>::scratch_values(Index rows) const {
+  Index per_image = 0;  // in values of S
   switch (kept()) {
     case Kept::argmax:
-      per_image = (output_size() + 1) / 2;
+      per_image = values_for_bytes<S>(output_size() * 4);
       break;
     case Kept::nothing:
       break;
     case Kept::relu_mask:
-      per_image = (conv_.output_size() + 7) / 8;
+      per_image = values_for_bytes<S>(conv_.output_size());
       break;
     case Kept::activations:
       per_image = conv_.output_size();
@@ -61,7 +70,8 @@ Index ConvBlock::scratch_values(Index rows) const {
   return conv_.scratch_values(chunk) + chunk * conv_.output_size() + rows * per_image;
 }
 
-void ConvBlock::reserve(Index rows) {
+template <class S>
+void BasicConvBlock<S>::reserve(Index rows) {
   if (rows <= capacity_) return;
   conv_.reserve(std::min(rows, chunk_));
   maps_ = Vector::Zero(std::min(rows, chunk_) * conv_.output_size());
@@ -82,13 +92,14 @@ void ConvBlock::reserve(Index rows) {
   capacity_ = rows;
 }
 
-void ConvBlock::forward(ConstBatchView in, BatchView out) {
+template <class S>
+void BasicConvBlock<S>::forward(ConstBatchView in, BatchView out) {
   const Index rows = in.rows();
   if (rows > capacity_) reserve(rows);
   const Index maps = conv_.output_size(), pooled = output_size();
   for (Index first = 0; first < rows; first += chunk_) {
     const Index count = std::min(chunk_, rows - first);
-    double* dst = out.data() + first * pooled;
+    S* dst = out.data() + first * pooled;
     conv_.forward_images(in.data() + first * in.cols(), count, maps_.data());
     if (pool_ == PoolKind::max) {
       pool_forward(pool_, pool_shape_, maps_.data(), dst, argmax_.data() + first * pooled, count);
@@ -97,22 +108,23 @@ void ConvBlock::forward(ConstBatchView in, BatchView out) {
     }
     const Index n = count * maps;
     if (kept() == Kept::activations) {
-      double* activated = activated_.data() + first * maps;
+      S* activated = activated_.data() + first * maps;
       activate(activation_, maps_.data(), activated, n);
       pool_forward(pool_, pool_shape_, activated, dst, nullptr, count);
       continue;
     }
     activate(activation_, maps_.data(), maps_.data(), n);
     if (kept() == Kept::relu_mask) {
-      const double* a = maps_.data();
+      const S* a = maps_.data();
       std::uint8_t* mask = relu_mask_.data() + first * maps;
-      for (Index i = 0; i < n; ++i) mask[i] = a[i] > 0.0 ? 1 : 0;
+      for (Index i = 0; i < n; ++i) mask[i] = a[i] > S(0) ? 1 : 0;
     }
     pool_forward(pool_, pool_shape_, maps_.data(), dst, nullptr, count);
   }
 }
 
-void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) {
+template <class S>
+void BasicConvBlock<S>::backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) {
   const Index rows = in.rows();
   if (rows > capacity_) {
     // What backward reads (arg-maxes, mask, activations) comes from forward() on these rows.
@@ -123,20 +135,20 @@ void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_o
   conv_.begin_backward();
   for (Index first = 0; first < rows; first += chunk_) {
     const Index count = std::min(chunk_, rows - first);
-    double* g = grad_out.data() + first * pooled;
+    S* g = grad_out.data() + first * pooled;
     if (pool_ == PoolKind::max) {
       // dL/d(max z) = dL/dout · f'(out), then to each window's arg-max.
       activation_gradient(activation_, out.data() + first * pooled, g, g, count * pooled);
       pool_backward(pool_, pool_shape_, g, argmax_.data() + first * pooled, maps_.data(), count);
     } else {
       pool_backward(pool_, pool_shape_, g, nullptr, maps_.data(), count);
-      double* dz = maps_.data();
+      S* dz = maps_.data();
       const Index n = count * maps;
       if (kept() == Kept::activations) {
         activation_gradient(activation_, activated_.data() + first * maps, dz, dz, n);
       } else if (kept() == Kept::relu_mask) {
         const std::uint8_t* mask = relu_mask_.data() + first * maps;
-        for (Index i = 0; i < n; ++i) dz[i] = mask[i] != 0 ? dz[i] : 0.0;
+        for (Index i = 0; i < n; ++i) dz[i] = mask[i] != 0 ? dz[i] : S(0);
       }
     }
     conv_.backward_images(in.data() + first * in.cols(), count, maps_.data(),
@@ -144,5 +156,8 @@ void ConvBlock::backward(ConstBatchView in, ConstBatchView out, BatchView grad_o
   }
   conv_.end_backward();
 }
+
+template class BasicConvBlock<double>;
+template class BasicConvBlock<float>;
 
 }  // namespace simmer::model

@@ -27,11 +27,14 @@ std::string to_string(Init init) {
 
 double glorot_stddev(Index fan_in, Index fan_out) { return std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)); }
 
-void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
+template <class S>
+void fill_weights(S* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
   fill_weights(weights, fan_in * fan_out, fan_in, fan_out, scheme, rng);
 }
 
-void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
+// Drawn in float64 and rounded once to S, so a float32 network starts from the float64 one.
+template <class S>
+void fill_weights(S* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng) {
   const Index n = count;
   const double sigma = glorot_stddev(fan_in, fan_out);
   switch (scheme) {
@@ -44,13 +47,13 @@ void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Ini
         do {
           z = rng.normal();
         } while (std::abs(z) > 2.0);
-        weights[i] = s * z;
+        weights[i] = static_cast<S>(s * z);
       }
       break;
     }
     case Init::glorot_uniform: {
       const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-      for (Index i = 0; i < n; ++i) weights[i] = rng.uniform(-limit, limit);
+      for (Index i = 0; i < n; ++i) weights[i] = static_cast<S>(rng.uniform(-limit, limit));
       break;
     }
     case Init::modified_glorot_normal: {
@@ -64,11 +67,16 @@ void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Ini
         const auto j = static_cast<double>(i % fan_in);
         const double midpoint = -2.0 * sigma + (j + 0.5) * seg_width;
         const double w = fan_in == 1 ? sigma : width;
-        weights[i] = contraction * midpoint + w * rng.normal();
+        weights[i] = static_cast<S>(contraction * midpoint + w * rng.normal());
       }
       break;
     }
   }
 }
+
+template void fill_weights(double*, Index, Index, Init, Rng&);
+template void fill_weights(float*, Index, Index, Init, Rng&);
+template void fill_weights(double*, Index, Index, Index, Init, Rng&);
+template void fill_weights(float*, Index, Index, Index, Init, Rng&);
 
 }  // namespace simmer::model

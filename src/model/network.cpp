@@ -6,7 +6,8 @@
 
 namespace simmer::model {
 
-Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
+template <class S>
+BasicNetwork<S>::BasicNetwork(std::vector<LayerPtrOf<S>> layers) : layers_(std::move(layers)) {
   if (layers_.empty()) throw Error("network: no layers");
   Index total = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
@@ -24,7 +25,8 @@ Network::Network(std::vector<LayerPtr> layers) : layers_(std::move(layers)) {
   deltas_.resize(layers_.size());
 }
 
-void Network::bind_layers() {
+template <class S>
+void BasicNetwork<S>::bind_layers() {
   if (params_.size() != grads_.size()) {
     throw Error("network: parameter vector resized to " + std::to_string(params_.size()) + " values; the network has " +
                 std::to_string(grads_.size()));
@@ -38,10 +40,17 @@ void Network::bind_layers() {
   bound_grads_ = grads_.data();
 }
 
-Index Network::input_size() const { return layers_.front()->input_size(); }
-Index Network::output_size() const { return layers_.back()->output_size(); }
+template <class S>
+Index BasicNetwork<S>::input_size() const {
+  return layers_.front()->input_size();
+}
+template <class S>
+Index BasicNetwork<S>::output_size() const {
+  return layers_.back()->output_size();
+}
 
-std::vector<TensorLayout> Network::layout() const {
+template <class S>
+std::vector<TensorLayout> BasicNetwork<S>::layout() const {
   std::vector<TensorLayout> out;
   Index offset = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
@@ -53,7 +62,8 @@ std::vector<TensorLayout> Network::layout() const {
   return out;
 }
 
-void Network::initialize(Init scheme, Rng& rng) {
+template <class S>
+void BasicNetwork<S>::initialize(Init scheme, Rng& rng) {
   Index offset = 0;
   for (auto& layer : layers_) {
     layer->initialize(params_.data() + offset, scheme, rng);
@@ -61,7 +71,8 @@ void Network::initialize(Init scheme, Rng& rng) {
   }
 }
 
-void Network::reserve(Index rows) {
+template <class S>
+void BasicNetwork<S>::reserve(Index rows) {
   if (rows <= capacity_) return;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     activations_[i].resize(rows, layers_[i]->output_size());
@@ -71,7 +82,8 @@ void Network::reserve(Index rows) {
   capacity_ = rows;
 }
 
-ConstBatchView Network::forward(ConstBatchView x) {
+template <class S>
+ConstBatchViewOf<S> BasicNetwork<S>::forward(ConstBatchView x) {
   if (x.cols() != input_size()) {
     throw Error("network: input has " + std::to_string(x.cols()) + " columns, the network takes " +
                 std::to_string(input_size()));
@@ -86,12 +98,14 @@ ConstBatchView Network::forward(ConstBatchView x) {
   return top_rows(std::as_const(activations_.back()), rows_);
 }
 
-BatchView Network::output_gradient_buffer(Index rows) {
+template <class S>
+BatchViewOf<S> BasicNetwork<S>::output_gradient_buffer(Index rows) {
   reserve(rows);
   return top_rows(deltas_.back(), rows);
 }
 
-void Network::backward(ConstBatchView x, BatchView grad_output) {
+template <class S>
+void BasicNetwork<S>::backward(ConstBatchView x, BatchView grad_output) {
   if (params_.data() != bound_params_ || grads_.data() != bound_grads_) bind_layers();
   for (std::size_t i = layers_.size(); i-- > 0;) {
     ConstBatchView in = i == 0 ? x : top_rows(std::as_const(activations_[i - 1]), rows_);
@@ -105,5 +119,8 @@ void Network::backward(ConstBatchView x, BatchView grad_output) {
     }
   }
 }
+
+template class BasicNetwork<double>;
+template class BasicNetwork<float>;
 
 }  // namespace simmer::model

@@ -71,6 +71,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   f.attribute("/", "trajectories", C);
   f.attribute("/", "mode", train::to_string(p.mode));
   f.attribute("/", "task", std::string(p.classification ? "classification" : "regression"));
+  f.attribute("/", "precision", to_string(p.run.precision));  // the compute scalar (run.precision)
   f.attribute("/", "run_id", run_id);
   f.attribute("/", "status", std::string(run::layout::kStatusRunning));  // until the run ends
   f.put_strings("/config", {p.config_ini});
@@ -204,9 +205,14 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
   std::vector<double> x, v, base;
   for (const run::Chain* ch : chains) {
     blocks.push_back({ch->index(), 0, static_cast<std::int64_t>(shape_.parameters)});  // a [chain, param] row
-    x.insert(x.end(), ch->parameters().begin(), ch->parameters().end());
-    v.insert(v.end(), ch->phase().v.begin(), ch->phase().v.end());
-    if (p.mode == train::StartMode::retrofit) base.insert(base.end(), ch->baseline().begin(), ch->baseline().end());
+    // Float64 copies (exact for a float32 run's values).
+    const Vector params = ch->parameters_f64(), velocity = ch->velocities_f64();
+    x.insert(x.end(), params.begin(), params.end());
+    v.insert(v.end(), velocity.begin(), velocity.end());
+    if (p.mode == train::StartMode::retrofit) {
+      const Vector baseline = ch->baseline_f64();
+      base.insert(base.end(), baseline.begin(), baseline.end());
+    }
   }
   file_.write_rows("/initial/params", blocks, x);
   file_.write_rows("/initial/velocity", blocks, v);
@@ -290,14 +296,16 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
     for (const run::Chain* ch : chains) {
       if (!ch->has_baseline()) continue;
       blocks.push_back({ch->index(), 0, static_cast<std::int64_t>(shape_.parameters)});
-      rows.insert(rows.end(), ch->baseline().begin(), ch->baseline().end());
+      const Vector baseline = ch->baseline_f64();
+      rows.insert(rows.end(), baseline.begin(), baseline.end());
     }
     file_.write_rows("/baseline/params", blocks, rows);
   }
   // The baseline network's outputs on every evaluation set (raw target units for regression,
   // logits for classification): Adam's fit on the extra points, for figures, with no network
   // re-evaluated afterwards. Rows of a trajectory without a baseline stay NaN.
-  for (const auto& s : p.sets) {
+  for (std::size_t set = 0; set < p.sets.size(); ++set) {
+    const auto& s = p.sets[set];
     // (This may run again on a resumed archive: create_group keeps an existing group and
     // create_dataset replaces the dataset.)
     const std::string g = "/baseline/" + s.name;
@@ -308,7 +316,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
     std::vector<double> rows;
     for (run::Chain* ch : chains) {
       if (!ch->has_baseline()) continue;
-      const ConstBatchView pred = ch->baseline_prediction(s.x);
+      const ConstBatchView pred = ch->baseline_prediction(set);
       rows.insert(rows.end(), pred.data(), pred.data() + pred.size());
       blocks.push_back({ch->index(), 0, s.rows()});
     }

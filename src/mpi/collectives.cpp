@@ -1,5 +1,9 @@
 #include "simmer/mpi/collectives.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include <iostream>
 #include <limits>
 
@@ -7,6 +11,21 @@
 #include "simmer/core/error.hpp"
 
 namespace simmer::mpi {
+
+void quiet_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &request);
+  int done = 0;
+  const double t0 = MPI_Wtime();
+  auto nap = std::chrono::microseconds(100);
+  while (true) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done != 0) return;
+    if (MPI_Wtime() - t0 < 50e-6) continue;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(2 * nap, std::chrono::microseconds(2000));
+  }
+}
 
 bool agree_on_failure(MPI_Comm comm, bool failed, const std::string& message, const char* program) {
   int rank = 0;
@@ -55,12 +74,16 @@ GroupGradients::GroupGradients(MPI_Comm group) : group_(group) {
   MPI_Comm_rank(group, &part_);
 }
 
-void GroupGradients::all_parts(const double* local, Index count, double* out) {
+void GroupGradients::gather(const void* local, Index count, MPI_Datatype type, void* out) {
   if (count > std::numeric_limits<int>::max()) throw Error("sharded gradient: more values than one MPI message holds");
   const double t0 = MPI_Wtime();
-  MPI_Allgather(local, static_cast<int>(count), MPI_DOUBLE, out, static_cast<int>(count), MPI_DOUBLE, group_);
+  MPI_Allgather(local, static_cast<int>(count), type, out, static_cast<int>(count), type, group_);
   seconds_ += MPI_Wtime() - t0;
   ++exchanges_;
 }
+
+void GroupGradients::all_parts(const double* local, Index count, double* out) { gather(local, count, MPI_DOUBLE, out); }
+
+void GroupGradients::all_parts(const float* local, Index count, float* out) { gather(local, count, MPI_FLOAT, out); }
 
 }  // namespace simmer::mpi

@@ -79,7 +79,7 @@ class Run {
       gradients_ = std::make_unique<GroupGradients>(group_comm_);
     }
     for (std::int64_t i = group; i < p.run.trajectories; i += groups) {
-      chains_.push_back(std::make_unique<run::Chain>(p, i));
+      chains_.push_back(run::make_chain(p, i));
       if (gradients_) chains_.back()->share_gradients(gradients_.get());
       if (!leader_) {  // the leader prints the group's warnings
         chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
@@ -230,6 +230,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
 int Run::stop_signal(bool poll) {
   // A stop signal on any rank stops all ranks at the same boundary.
   if (!poll) return 0;
+  mpi::quiet_barrier(comm_);  // the ranks that finished their block first wait without spinning
   const int mine = static_cast<int>(g_stop_signal);
   int signal = 0;
   MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);

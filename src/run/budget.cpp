@@ -60,6 +60,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   std::int64_t max_rows = 0, eval_values = 0, eval_outputs = 0;
   for (const auto& s : p.sets) {
     data_bytes += matrix_bytes(s.x_raw) + matrix_bytes(s.x) + matrix_bytes(s.y);
+    if (p.run.precision == Precision::float32) data_bytes += (matrix_bytes(s.x) + matrix_bytes(s.y)) / 2;  // x32, y32
     max_rows = std::max<std::int64_t>(max_rows, s.rows());
     eval_values += s.rows() * (p.classification ? p.classes : p.outputs);
     eval_outputs += s.rows() * p.outputs;
@@ -105,8 +106,10 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
     layer_values += layer->output_size();
     scratch_values += layer->scratch_values(max_rows);
   }
-  e.network_bytes = 8 * P * kDouble + 2 * max_rows * layer_values * kDouble + scratch_values * kDouble +
-                    2 * max_rows * (p.outputs + probe.input_size()) * kDouble + diagnostics_state;
+  // In the compute precision (run.precision); the diagnostics are float64 whatever it is.
+  const std::int64_t scalar = p.run.precision == Precision::float32 ? 4 : 8;
+  e.network_bytes = 8 * P * scalar + 2 * max_rows * layer_values * scalar + scratch_values * scalar +
+                    2 * max_rows * (p.outputs + probe.input_size()) * scalar + diagnostics_state;
   // The members buffered between gathers, and their concatenation for the collective write.
   e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;
   const std::int64_t worker = kProcessBaseBytes + data_bytes + e.trajectories_per_rank * e.network_bytes +

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 
 #include "simmer/core/error.hpp"
 #include "simmer/train/adam.hpp"
@@ -104,22 +105,27 @@ ChainReport ChainReport::load(ByteReader& r) {
   return c;
 }
 
-Chain::Chain(const Problem& problem, std::int64_t index)
+std::unique_ptr<Chain> make_chain(const Problem& problem, std::int64_t index) {
+  return with_scalar(problem.run.precision, [&](auto zero) -> std::unique_ptr<Chain> {
+    return std::make_unique<BasicChain<decltype(zero)>>(problem, index);
+  });
+}
+
+template <class S>
+BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
     : p_(&problem),
       index_(index),
-      net_(model::build_network(problem.architecture)),
+      net_(model::build_network<S>(problem.architecture)),
       minibatch_rng_(stream(RngPurpose::minibatch)),
       noise_rng_(stream(RngPurpose::thermostat)),
-      warn_([](const Warning& warning) {
-        std::fprintf(stderr, "%s\n", warning.text.c_str());
-        std::fflush(stderr);
-      }),
       diag_(diagnostics_setup(problem)) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
   net_.initialize(p.init, init);
-  objective_ = std::make_unique<train::NetworkObjective>(net_, p.loss, p.sets[0].x, p.sets[0].y, p.output_scale,
-                                                         p.output_offset);
+  if (inputs<S>(p.sets[0]).rows() != p.sets[0].rows())
+    throw Error("internal: no " + to_string(p.run.precision) + " data");
+  objective_ = std::make_unique<train::BasicNetworkObjective<S>>(
+      net_, p.loss, inputs<S>(p.sets[0]), targets<S>(p.sets[0]), p.output_scale, p.output_offset);
   if (p.run.gradient_chunks > 1) objective_->set_gradient_chunks(p.run.gradient_chunks);
   std::int64_t max_rows = 0;
   for (const auto& s : p.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
@@ -134,22 +140,19 @@ Chain::Chain(const Problem& problem, std::int64_t index)
   }
 }
 
-Rng Chain::stream(RngPurpose purpose) const {
+template <class S>
+Rng BasicChain<S>::stream(RngPurpose purpose) const {
   return Rng::named(p_->run.seed, static_cast<std::uint64_t>(index_), purpose);
 }
 
-void Chain::train_adam(const train::EpochCallback& on_epoch) {
-  adam_to(p_->adam.epochs, on_epoch);
-  finish_adam();
-}
-
-void Chain::adam_to(std::int64_t epoch_end, const train::EpochCallback& on_epoch) {
+template <class S>
+void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& on_epoch) {
   const Problem& p = *p_;
   const std::int64_t epochs = p.adam.epochs;
-  if (adam_.m.size() != net_.parameter_count()) adam_ = train::AdamState::zeros(net_.parameter_count());
+  if (adam_.m.size() != net_.parameter_count()) adam_ = train::BasicAdamState<S>::zeros(net_.parameter_count());
   train::AdamOptions until = p.adam;  // the same updates; only where this call stops differs
   until.epochs = std::min(epoch_end, epochs);
-  train::AdamState& state = adam_;
+  train::BasicAdamState<S>& state = adam_;
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
   train::train_adam(until, state, *objective_, minibatch_rng_, [&](std::int64_t epoch, double loss) {
@@ -171,15 +174,16 @@ void Chain::adam_to(std::int64_t epoch_end, const train::EpochCallback& on_epoch
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
 }
 
-void Chain::finish_adam() {
+template <class S>
+void BasicChain<S>::finish_adam() {
   const Problem& p = *p_;
   if (adam_.epoch != p.adam.epochs) throw Error("internal: Adam finished before its last epoch");
-  const train::AdamState& state = adam_;
+  const train::BasicAdamState<S>& state = adam_;
   baseline_ = net_.parameters();
   score_baseline();
   // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
-  const train::NoseHooverChain nhc(p.nhc, net_.parameter_count());
-  train::PhaseState start;
+  const train::BasicNoseHooverChain<S> nhc(p.nhc, net_.parameter_count());
+  train::BasicPhaseState<S> start;
   switch (p.start_velocity) {
     case train::StartVelocity::adam:
       start = nhc.retrofit_start(net_.parameters(), state.previous);
@@ -199,11 +203,12 @@ void Chain::finish_adam() {
   adam_.previous.resize(0);
 }
 
-void Chain::start() {
+template <class S>
+void BasicChain<S>::start() {
   if (started()) return;
   const Problem& p = *p_;
-  const train::NoseHooverChain nhc(p.nhc, net_.parameter_count());
-  train::PhaseState start = nhc.rest_start();
+  const train::BasicNoseHooverChain<S> nhc(p.nhc, net_.parameter_count());
+  train::BasicPhaseState<S> start = nhc.rest_start();
   if (p.start_velocity == train::StartVelocity::thermal) {
     Rng thermal = stream(RngPurpose::start_velocity);
     start = nhc.thermal_start(p.ramp.first_positive(), thermal);
@@ -211,26 +216,29 @@ void Chain::start() {
   begin_trajectory(std::move(start), 0);
 }
 
-void Chain::begin_trajectory(train::PhaseState start, std::int64_t first_step) {
+template <class S>
+void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64_t first_step) {
   if (p_->start_jitter != 0.0) {
     // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
     Rng jitter = stream(RngPurpose::jitter);
-    for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= 1.0 + p_->start_jitter * jitter.normal();
-    start.kinetic = start.v.squaredNorm();
+    for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
+    start.kinetic = start.v.template cast<double>().squaredNorm();
   }
-  trajectory_ = std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
-                                                    std::move(start), first_step);
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
+                                                            std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
   diag_.start(net_.parameters());
   start_loss_ = objective_->evaluate(net_.parameters());
 }
 
-train::CurvatureEstimate Chain::stability_probe() {
+template <class S>
+train::CurvatureEstimate BasicChain<S>::stability_probe() {
   Rng rng = stream(RngPurpose::stability);
   return train::estimate_curvature(*objective_, net_.parameters(), rng);
 }
 
-const train::SpectrumEstimate& Chain::estimate_curvature(bool at_end) {
+template <class S>
+const train::SpectrumEstimate& BasicChain<S>::estimate_curvature(bool at_end) {
   Rng rng = stream(RngPurpose::curvature);
   auto& out = at_end ? curvature_end_ : curvature_start_;
   out = train::estimate_spectrum(*objective_, net_.parameters(), p_->ramp.target, p_->diagnostics.lanczos_steps,
@@ -238,17 +246,20 @@ const train::SpectrumEstimate& Chain::estimate_curvature(bool at_end) {
   return out;
 }
 
-void Chain::record_trace(int phase, std::int64_t step, double temperature, double train_loss) {
+template <class S>
+void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperature, double train_loss) {
   const double t0 = cpu_seconds();
   const Problem& p = *p_;
   const auto& test = p.sets[1];
-  const double test_loss = model::loss_value(p.loss, objective_->predict(view(test.x)), view(test.y));
+  const double test_loss =
+      model::loss_value(p.loss, objective_->predict(view(inputs<S>(test))), view(targets<S>(test)));
   // Where the parameters are: from the simmering start point once simmering runs.
   const Vector& x = net_.parameters();
   const ensemble::Position at =
       phase == 1 ? diag_.position(x)
-                 : ensemble::Position{kNaN, kNaN, std::sqrt(x.squaredNorm() / static_cast<double>(x.size())),
-                                      x.cwiseAbs().maxCoeff()};
+                 : ensemble::Position{
+                       kNaN, kNaN, std::sqrt(x.template cast<double>().squaredNorm() / static_cast<double>(x.size())),
+                       static_cast<double>(x.cwiseAbs().maxCoeff())};
   rows_.trace.insert(rows_.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature, train_loss,
                                          test_loss, at.distance, at.path_length, at.rms, at.max_abs});
   rows_.trace_count += 1;
@@ -256,7 +267,8 @@ void Chain::record_trace(int phase, std::int64_t step, double temperature, doubl
   eval_seconds_ += cpu_seconds() - t0;
 }
 
-void Chain::advance_to(std::int64_t end) {
+template <class S>
+void BasicChain<S>::advance_to(std::int64_t end) {
   if (stopped_ || !started()) return;
   const Problem& p = *p_;
   // One CPU clock pair per call: the steps' time is the block's minus the evaluations'.
@@ -278,39 +290,42 @@ void Chain::advance_to(std::int64_t end) {
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
 }
 
-void Chain::score_baseline() {
+template <class S>
+void BasicChain<S>::score_baseline() {
   // The single network's scores, uncertainty included: its own softmax (classification), or a
   // Gaussian with its training MSE as the noise variance (regression).
   const Problem& p = *p_;
   baseline_scores_.clear();
   const Vector keep = net_.parameters();
   net_.parameters() = baseline_;
-  Matrix noise;
+  ::simmer::Matrix noise;
   for (std::size_t s = 0; s < 2; ++s) {
     const auto& set = p.sets[s];
-    const ConstBatchView pred = objective_->predict(view(set.x));
+    const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
     if (p.classification) {
-      Matrix probabilities;
+      ::simmer::Matrix probabilities;
       ensemble::class_probabilities(pred, probabilities);
       baseline_scores_.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
       baseline_scores_.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
     } else {
       if (s == 0) noise = ensemble::residual_variance(pred, view(set.y));
-      baseline_scores_.push_back(ensemble::score_with_noise(pred, Matrix(), noise, view(set.y)));
+      baseline_scores_.push_back(ensemble::score_with_noise(pred, ::simmer::Matrix(), noise, view(set.y)));
     }
   }
   net_.parameters() = keep;
 }
 
-void Chain::take_member(const train::StepRecord& rec) {
+template <class S>
+void BasicChain<S>::take_member(const train::StepRecord& rec) {
   const double t0 = cpu_seconds();
   const Problem& p = *p_;
   double train_loss = 0.0;
   diag_.begin_member(rec.step);
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
     const auto& set = p.sets[s];
-    const ConstBatchView pred = objective_->predict_shared(view(set.x));  // split over a group
-    if (s == 0) train_loss = model::loss_value(p.loss, pred, view(set.y));
+    const ConstBatchView pred_s = objective_->predict_shared(view(inputs<S>(set)));  // split over a group
+    if (s == 0) train_loss = model::loss_value(p.loss, pred_s, view(targets<S>(set)));
+    const ConstBatchViewOf<double> pred = wide(pred_s);
     if (s < 2) diag_.member_predictions(static_cast<int>(s), pred);
     if (p.classification) {
       const auto winners = ensemble::predicted_classes(pred);
@@ -335,9 +350,9 @@ void Chain::take_member(const train::StepRecord& rec) {
     // Kept in the archive's precision until the rows are taken.
     const Vector& x = net_.parameters();
     if (p.store.float32) {
-      for (const double v : x) rows_.params32.push_back(static_cast<float>(v));
+      for (const S v : x) rows_.params32.push_back(static_cast<float>(v));
     } else {
-      rows_.params.insert(rows_.params.end(), x.begin(), x.end());
+      for (const S v : x) rows_.params.push_back(static_cast<double>(v));
     }
     rows_.stats.insert(rows_.stats.end(),
                        {static_cast<double>(rec.step), rec.temperature, train_loss, nhc.kinetic_temperature(phase),
@@ -349,7 +364,8 @@ void Chain::take_member(const train::StepRecord& rec) {
   eval_seconds_ += cpu_seconds() - t0;
 }
 
-void Chain::check_health(const train::StepRecord& rec) {
+template <class S>
+void BasicChain<S>::check_health(const train::StepRecord& rec) {
   // Thresholds (documented in docs/STATIONARITY.md): NaN/inf loss or velocities at once;
   // otherwise, at constant T > 0, a kinetic temperature 100x above the target and not falling,
   // or a jump of H_ext larger than 10 N_f T between checks, on `kStrikes` consecutive checks.
@@ -407,7 +423,8 @@ void Chain::check_health(const train::StepRecord& rec) {
              ". A smaller simmer.time_step (see the stability limit printed at the start) usually helps."});
 }
 
-ensemble::EnsemblePartial Chain::take_partial() {
+template <class S>
+ensemble::EnsemblePartial BasicChain<S>::take_partial() {
   ensemble::EnsemblePartial out;
   out.trajectory = index_;
   out.last_loss = last_loss_;
@@ -424,7 +441,8 @@ ensemble::EnsemblePartial Chain::take_partial() {
   return out;
 }
 
-ChainRows Chain::take_rows() {
+template <class S>
+ChainRows BasicChain<S>::take_rows() {
   ChainRows out = std::move(rows_);
   rows_ = ChainRows{};
   rows_.draw_first = out.draw_first + out.draw_count;
@@ -432,15 +450,31 @@ ChainRows Chain::take_rows() {
   return out;
 }
 
-ConstBatchView Chain::baseline_prediction(const Matrix& x) {
+template <class S>
+ConstBatchViewOf<double> BasicChain<S>::baseline_prediction(std::size_t set) {
   const Vector keep = net_.parameters();
   net_.parameters() = baseline_;
-  const ConstBatchView pred = objective_->predict(view(x));
+  const ConstBatchView pred = objective_->predict(view(inputs<S>(p_->sets.at(set))));
   net_.parameters() = keep;
-  return pred;
+  return wide(pred);
 }
 
-ChainReport Chain::report() {
+template <class S>
+ConstBatchViewOf<double> BasicChain<S>::wide(ConstBatchView pred) {
+  if constexpr (std::is_same_v<S, double>) {
+    return pred;
+  } else {
+    if (wide_.rows() < pred.rows() || wide_.cols() != pred.cols()) {
+      wide_.resize(std::max(wide_.rows(), pred.rows()), pred.cols());
+    }
+    ::simmer::BatchView out = top_rows(wide_, pred.rows());
+    out = pred.template cast<double>();
+    return view(out);
+  }
+}
+
+template <class S>
+ChainReport BasicChain<S>::report() {
   ChainReport r;
   r.index = index_;
   if (baseline_scores_.size() == 2) {
@@ -458,7 +492,8 @@ ChainReport Chain::report() {
   return r;
 }
 
-void Chain::save(ByteWriter& w) const {
+template <class S>
+void BasicChain<S>::save(ByteWriter& w) const {
   if (!rows_.params.empty() || !rows_.params32.empty() || !rows_.trace.empty()) {
     throw Error("internal: a chain is saved with rows not yet written");
   }
@@ -511,22 +546,23 @@ void Chain::save(ByteWriter& w) const {
   }
 }
 
-void Chain::load(ByteReader& c, std::int64_t step) {
+template <class S>
+void BasicChain<S>::load(ByteReader& c, std::int64_t step) {
   if (c.i64() != index_) throw Error("chains out of order");
   const bool simmering = c.pod<std::uint8_t>() != 0;
-  const auto parameters = [&](Vector x) {
+  const auto parameters = [&](Vector x) {  // in S
     if (x.size() != net_.parameter_count()) throw Error("parameter vector of the wrong size");
     return x;
   };
   if (!simmering) {
     if (step != 0) throw Error("a trajectory in its Adam phase at simmering step " + std::to_string(step));
     minibatch_rng_ = load_rng(c);
-    net_.parameters() = parameters(c.vec());
-    adam_.m = parameters(c.vec());
-    adam_.v = parameters(c.vec());
+    net_.parameters() = parameters(c.template vec_of<S>());
+    adam_.m = parameters(c.template vec_of<S>());
+    adam_.v = parameters(c.template vec_of<S>());
     adam_.t = c.i64();
     adam_.epoch = c.i64();
-    adam_.previous = parameters(c.vec());
+    adam_.previous = parameters(c.template vec_of<S>());
     trace_count_ = c.i64();
     rows_ = ChainRows{};
     rows_.trace_first = trace_count_;
@@ -534,9 +570,9 @@ void Chain::load(ByteReader& c, std::int64_t step) {
     return;
   }
   noise_rng_ = load_rng(c);
-  net_.parameters() = parameters(c.vec());
-  train::PhaseState phase;
-  phase.v = c.vec();
+  net_.parameters() = parameters(c.template vec_of<S>());
+  train::BasicPhaseState<S> phase;
+  phase.v = c.template vec_of<S>();
   phase.chain.s = c.vec();
   phase.chain.w = c.vec();
   phase.kinetic = c.f64();
@@ -547,7 +583,7 @@ void Chain::load(ByteReader& c, std::int64_t step) {
   trace_count_ = c.i64();
   rows_.trace_first = trace_count_;
   sample_steps_ = c.ints();
-  baseline_ = c.vec();
+  baseline_ = c.template vec_of<S>();
   baseline_scores_.clear();
   for (std::int64_t b = c.i64(); b > 0; --b) {
     const auto v = c.doubles();
@@ -576,15 +612,18 @@ void Chain::load(ByteReader& c, std::int64_t step) {
     if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
       throw Error("running means have the wrong shape");
     }
-    m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols),
-              Eigen::Map<const Matrix>(m2.data(), rows, cols));
+    m.restore(members, Eigen::Map<const ::simmer::Matrix>(mean.data(), rows, cols),
+              Eigen::Map<const ::simmer::Matrix>(m2.data(), rows, cols));
   }
   for (auto& v : votes_) v.setZero();
   tracked_.clear();
   interval_members_ = 0;
-  trajectory_ =
-      std::make_unique<train::Trajectory>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp), std::move(phase), step);
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
+                                                            std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
+
+template class BasicChain<double>;
+template class BasicChain<float>;
 
 }  // namespace simmer::run

@@ -23,30 +23,34 @@ void AdamOptions::validate() const {
   }
 }
 
-AdamState AdamState::zeros(Index n) {
-  AdamState s;
-  s.m = Vector::Zero(n);
-  s.v = Vector::Zero(n);
-  s.previous = Vector::Zero(n);
+template <class S>
+BasicAdamState<S> BasicAdamState<S>::zeros(Index n) {
+  BasicAdamState s;
+  s.m = VectorOf<S>::Zero(n);
+  s.v = VectorOf<S>::Zero(n);
+  s.previous = VectorOf<S>::Zero(n);
   return s;
 }
 
-void adam_update(const AdamOptions& opt, AdamState& state, Vector& x, const Vector& grad) {
+template <class S>
+void adam_update(const AdamOptions& opt, BasicAdamState<S>& state, VectorOf<S>& x, const VectorOf<S>& grad) {
   state.t += 1;
   const auto t = static_cast<double>(state.t);
   const double alpha = opt.learning_rate * std::sqrt(1.0 - std::pow(opt.beta2, t)) / (1.0 - std::pow(opt.beta1, t));
   state.previous = x;
-  state.m = opt.beta1 * state.m + (1.0 - opt.beta1) * grad;
-  state.v = opt.beta2 * state.v + (1.0 - opt.beta2) * grad.cwiseAbs2();
-  x.array() -= alpha * state.m.array() / (state.v.array().sqrt() + opt.epsilon);
+  const auto b1 = static_cast<S>(opt.beta1), b2 = static_cast<S>(opt.beta2);
+  state.m = b1 * state.m + (S(1) - b1) * grad;
+  state.v = b2 * state.v + (S(1) - b2) * grad.cwiseAbs2();
+  x.array() -= static_cast<S>(alpha) * state.m.array() / (state.v.array().sqrt() + static_cast<S>(opt.epsilon));
 }
 
-void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& objective, Rng& rng,
+template <class S>
+void train_adam(const AdamOptions& opt, BasicAdamState<S>& state, BasicNetworkObjective<S>& objective, Rng& rng,
                 const EpochCallback& on_epoch) {
   auto& net = objective.network();
-  Vector& x = net.parameters();
-  Vector& grad = net.gradient();
-  if (state.m.size() != x.size()) state = AdamState::zeros(x.size());
+  VectorOf<S>& x = net.parameters();
+  VectorOf<S>& grad = net.gradient();
+  if (state.m.size() != x.size()) state = BasicAdamState<S>::zeros(x.size());
   const std::int64_t rows = objective.rows();
   const bool full_batch = opt.batch_size == 0 || opt.batch_size >= rows;
   std::vector<std::int64_t> batch;  // both reused from epoch to epoch: no allocation after the
@@ -72,5 +76,14 @@ void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& obje
     if (on_epoch) on_epoch(state.epoch, loss);
   }
 }
+
+#define SIMMER_INSTANTIATE(S)                                                                          \
+  template struct BasicAdamState<S>;                                                                   \
+  template void adam_update(const AdamOptions&, BasicAdamState<S>&, VectorOf<S>&, const VectorOf<S>&); \
+  template void train_adam(const AdamOptions&, BasicAdamState<S>&, BasicNetworkObjective<S>&, Rng&,    \
+                           const EpochCallback&);
+SIMMER_INSTANTIATE(double)
+SIMMER_INSTANTIATE(float)
+#undef SIMMER_INSTANTIATE
 
 }  // namespace simmer::train

@@ -1,6 +1,7 @@
 #include "simmer/train/nhc.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "simmer/core/error.hpp"
 
@@ -43,11 +44,14 @@ void NhcOptions::validate() const {
 
 NhcState NhcState::zeros(int chain_length) { return {Vector::Zero(chain_length), Vector::Zero(chain_length)}; }
 
-NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_count)
+template <class S>
+BasicNoseHooverChain<S>::BasicNoseHooverChain(const NhcOptions& options, Index parameter_count)
     : options_(options), n_(parameter_count) {
   options_.validate();
-  mass_ = options_.masses.empty() ? Vector::Ones(options_.chain_length)
-                                  : Eigen::Map<const Vector>(options_.masses.data(), options_.chain_length).eval();
+  using Vector64 = ::simmer::Vector;
+  mass_ = options_.masses.empty() ? Vector64::Ones(options_.chain_length)
+                                  : Eigen::Map<const Vector64>(options_.masses.data(), options_.chain_length).eval();
+  prior_ = options_.prior_precision.cast<S>();
   if (options_.prior_precision.size() > 0 && options_.prior_precision.size() != parameter_count) {
     throw Error("NHC: " + std::to_string(options_.prior_precision.size()) + " prior precisions for " +
                 std::to_string(parameter_count) + " parameters");
@@ -59,32 +63,42 @@ NoseHooverChain::NoseHooverChain(const NhcOptions& options, Index parameter_coun
   }
 }
 
-double NoseHooverChain::chain_force(const PhaseState& p, int k, double temperature) const {
+template <class S>
+double BasicNoseHooverChain<S>::chain_force(const PhaseState& p, int k, double temperature) const {
   const auto i = static_cast<Index>(k - 1);
   if (k == 1) return (p.kinetic - dof_ * temperature) / mass_(0);
   return (mass_(i - 1) * p.chain.w(i - 1) * p.chain.w(i - 1) - temperature) / mass_(i);
 }
 
-double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objective& objective, Vector& grad,
-                             Rng* noise) const {
+template <class S>
+double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperature, BasicObjective<S>& objective,
+                                     Vector& grad, Rng* noise) const {
   const double h = options_.time_step;
+  const auto half_h = static_cast<S>(0.5 * h);
+  const auto sumsq = [](const Vector& v) {
+    if constexpr (std::is_same_v<S, double>) {
+      return v.squaredNorm();
+    } else {
+      return v.template cast<double>().squaredNorm();
+    }
+  };
   if (options_.thermostat == Thermostat::langevin) {
     if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
-    x.noalias() += (0.5 * h) * p.v;
+    x.noalias() += half_h * p.v;
     const double loss = objective.evaluate_with_gradient(x, grad);
-    if (has_prior()) grad.array() += temperature * options_.prior_precision.array() * x.array();
-    p.v.noalias() -= (0.5 * h) * grad;
+    if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+    p.v.noalias() -= half_h * grad;
     const double c = std::exp(-options_.friction * h);
     const double sd = std::sqrt(std::max(temperature, 0.0) * (1.0 - c * c));
-    for (Index i = 0; i < n_; ++i) p.v(i) = c * p.v(i) + sd * noise->normal();
-    p.v.noalias() -= (0.5 * h) * grad;
-    p.kinetic = p.v.squaredNorm();
-    x.noalias() += (0.5 * h) * p.v;
+    for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
+    p.v.noalias() -= half_h * grad;
+    p.kinetic = sumsq(p.v);
+    x.noalias() += half_h * p.v;
     return loss;
   }
   const int nc = options_.chain_length;
-  Vector& s = p.chain.s;
-  Vector& w = p.chain.w;
+  ::simmer::Vector& s = p.chain.s;
+  ::simmer::Vector& w = p.chain.w;
   // w_{k+1} for 1-based k, with w_{N_c+1} = 0.
   const auto next_w = [&](int k) { return k < nc ? w(k) : 0.0; };
   const auto odd_half_kick = [&]() {
@@ -98,35 +112,41 @@ double NoseHooverChain::step(Vector& x, PhaseState& p, double temperature, Objec
     for (int k = 2; k <= nc; k += 2) s(k - 1) += 0.5 * h * w(k - 1);
   };
 
-  x.noalias() += (0.5 * h) * p.v;                                 // 1
+  x.noalias() += half_h * p.v;                                    // 1
   even_drift_half();                                              // 2
   odd_half_kick();                                                // 3 (G_k from the state at t)
   const double loss = objective.evaluate_with_gradient(x, grad);  // 4
-  if (has_prior()) grad.array() += temperature * options_.prior_precision.array() * x.array();
-  const double decay = std::exp(-h * w(0));
-  const double kick = h * std::exp(-0.5 * h * w(0));
+  if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+  const auto decay = static_cast<S>(std::exp(-h * w(0)));
+  const auto kick = static_cast<S>(h * std::exp(-0.5 * h * w(0)));
   p.v = decay * p.v - kick * grad;
-  p.kinetic = p.v.squaredNorm();
+  p.kinetic = sumsq(p.v);
   for (int k = 1; k <= nc; k += 2) s(k - 1) += h * w(k - 1);  // 5
   for (int k = 2; k <= nc; k += 2) {                          // 6 (G_k from odd w of 3)
     const double wn = next_w(k);
     const auto i = static_cast<Index>(k - 1);
     w(i) = w(i) * std::exp(-h * wn) + h * chain_force(p, k, temperature) * std::exp(-0.5 * h * wn);
   }
-  x.noalias() += (0.5 * h) * p.v;  // 7
-  even_drift_half();               // 8
-  odd_half_kick();                 // 9 (G_1 from the new v, G_k≥3 from the new even w)
+  x.noalias() += half_h * p.v;  // 7
+  even_drift_half();            // 8
+  odd_half_kick();              // 9 (G_1 from the new v, G_k≥3 from the new even w)
   return loss;
 }
 
-double NoseHooverChain::kinetic_temperature(const PhaseState& p) const { return p.kinetic / dof_; }
-
-double NoseHooverChain::prior_energy(const Vector& x, double temperature) const {
-  if (!has_prior()) return 0.0;
-  return 0.5 * temperature * (options_.prior_precision.array() * x.array().square()).sum();
+template <class S>
+double BasicNoseHooverChain<S>::kinetic_temperature(const PhaseState& p) const {
+  return p.kinetic / dof_;
 }
 
-double NoseHooverChain::extended_energy(const Vector& x, const PhaseState& p, double loss, double temperature) const {
+template <class S>
+double BasicNoseHooverChain<S>::prior_energy(const Vector& x, double temperature) const {
+  if (!has_prior()) return 0.0;
+  return 0.5 * temperature * (options_.prior_precision.array() * x.array().template cast<double>().square()).sum();
+}
+
+template <class S>
+double BasicNoseHooverChain<S>::extended_energy(const Vector& x, const PhaseState& p, double loss,
+                                                double temperature) const {
   double chain_kinetic = 0.0;
   for (Index k = 0; k < mass_.size(); ++k) chain_kinetic += 0.5 * mass_(k) * p.chain.w(k) * p.chain.w(k);
   double chain_potential = dof_ * temperature * p.chain.s(0);
@@ -134,7 +154,8 @@ double NoseHooverChain::extended_energy(const Vector& x, const PhaseState& p, do
   return 0.5 * p.kinetic + loss + prior_energy(x, temperature) + chain_kinetic + chain_potential;
 }
 
-PhaseState NoseHooverChain::rest_start() const {
+template <class S>
+BasicPhaseState<S> BasicNoseHooverChain<S>::rest_start() const {
   PhaseState p;
   p.v = Vector::Zero(n_);
   p.chain = NhcState::zeros(options_.chain_length);
@@ -142,22 +163,24 @@ PhaseState NoseHooverChain::rest_start() const {
   return p;
 }
 
-PhaseState NoseHooverChain::retrofit_start(const Vector& x_last, const Vector& x_previous) const {
+template <class S>
+BasicPhaseState<S> BasicNoseHooverChain<S>::retrofit_start(const Vector& x_last, const Vector& x_previous) const {
   PhaseState p;
-  p.v = (x_last - x_previous) / options_.time_step;
+  p.v = (x_last - x_previous) / static_cast<S>(options_.time_step);
   p.chain = NhcState::zeros(options_.chain_length);
-  p.kinetic = p.v.squaredNorm();
+  p.kinetic = p.v.template cast<double>().squaredNorm();
   return p;
 }
 
-PhaseState NoseHooverChain::thermal_start(double temperature, Rng& rng) const {
+template <class S>
+BasicPhaseState<S> BasicNoseHooverChain<S>::thermal_start(double temperature, Rng& rng) const {
   if (!(temperature > 0.0) || !std::isfinite(temperature)) {
     throw Error("thermal start velocities need a temperature > 0 (got " + std::to_string(temperature) + ")");
   }
   PhaseState p = rest_start();
   const double sd = std::sqrt(temperature);
-  for (Index i = 0; i < n_; ++i) p.v(i) = sd * rng.normal();
-  p.kinetic = p.v.squaredNorm();
+  for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(sd * rng.normal());
+  p.kinetic = p.v.template cast<double>().squaredNorm();
   return p;
 }
 
@@ -174,5 +197,8 @@ std::vector<double> martyna_masses(int chain_length, double degrees_of_freedom, 
   if (!q.empty()) q[0] = degrees_of_freedom * temperature * tau * tau;
   return q;
 }
+
+template class BasicNoseHooverChain<double>;
+template class BasicNoseHooverChain<float>;
 
 }  // namespace simmer::train

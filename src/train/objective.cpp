@@ -7,9 +7,11 @@
 
 namespace simmer::train {
 
-NetworkObjective::NetworkObjective(model::Network& net, model::LossKind loss, const Matrix& x, const Matrix& y,
-                                   Eigen::RowVectorXd output_scale, Eigen::RowVectorXd output_offset)
-    : net_(&net), loss_(loss), x_(&x), y_(&y), scale_(std::move(output_scale)), offset_(std::move(output_offset)) {
+template <class S>
+BasicNetworkObjective<S>::BasicNetworkObjective(model::BasicNetwork<S>& net, model::LossKind loss, const Matrix& x,
+                                                const Matrix& y, Eigen::RowVectorXd output_scale,
+                                                Eigen::RowVectorXd output_offset)
+    : net_(&net), loss_(loss), x_(&x), y_(&y), scale_(output_scale.cast<S>()), offset_(output_offset.cast<S>()) {
   if (x.cols() != net.input_size()) {
     throw Error("objective: data has " + std::to_string(x.cols()) + " input columns but the network takes " +
                 std::to_string(net.input_size()));
@@ -27,11 +29,13 @@ NetworkObjective::NetworkObjective(model::Network& net, model::LossKind loss, co
   raw_.resize(x.rows(), y.cols());
 }
 
-void NetworkObjective::load(const Vector& params) {
+template <class S>
+void BasicNetworkObjective<S>::load(const Vector& params) {
   if (&params != &net_->parameters()) net_->parameters() = params;
 }
 
-double NetworkObjective::loss_on(ConstBatchView x, ConstBatchView y, bool with_gradient) {
+template <class S>
+double BasicNetworkObjective<S>::loss_on(ConstBatchView x, ConstBatchView y, bool with_gradient) {
   const Index rows = x.rows();
   ConstBatchView out = net_->forward(x);
   if (!scaled_) {
@@ -52,7 +56,8 @@ double NetworkObjective::loss_on(ConstBatchView x, ConstBatchView y, bool with_g
   return value;
 }
 
-double NetworkObjective::evaluate_with_gradient(const Vector& params, Vector& grad) {
+template <class S>
+double BasicNetworkObjective<S>::evaluate_with_gradient(const Vector& params, Vector& grad) {
   load(params);
   if (chunks_ > 1 || combiner_ != nullptr) return chunked(true, &grad);
   const double value = loss_on(view(*x_), view(*y_), true);
@@ -60,13 +65,15 @@ double NetworkObjective::evaluate_with_gradient(const Vector& params, Vector& gr
   return value;
 }
 
-double NetworkObjective::evaluate(const Vector& params) {
+template <class S>
+double BasicNetworkObjective<S>::evaluate(const Vector& params) {
   load(params);
   if (chunks_ > 1 || combiner_ != nullptr) return chunked(false, nullptr);
   return loss_on(view(*x_), view(*y_), false);
 }
 
-void NetworkObjective::set_gradient_chunks(Index chunks, GradientCombiner* combiner) {
+template <class S>
+void BasicNetworkObjective<S>::set_gradient_chunks(Index chunks, GradientCombiner* combiner) {
   const Index parts = combiner != nullptr ? combiner->parts() : 1;
   const auto power_of_two = [](Index v) { return v >= 1 && (v & (v - 1)) == 0; };
   if (!power_of_two(chunks) || chunks > x_->rows()) {
@@ -88,7 +95,8 @@ namespace {
 
 /// Σ of the first `count` columns (a power of two) into column 0, pairwise: (0+1)+(2+3), ... —
 /// the same tree for any split of the columns into aligned power-of-two blocks.
-void tree_sum(Eigen::MatrixXd& m, Index count, Index first, Index rows) {
+template <class M>
+void tree_sum(M& m, Index count, Index first, Index rows) {
   for (Index stride = 1; stride < count; stride *= 2) {
     for (Index i = 0; i + stride < count; i += 2 * stride) {
       m.col(i).segment(first, rows) += m.col(i + stride).segment(first, rows);
@@ -98,7 +106,8 @@ void tree_sum(Eigen::MatrixXd& m, Index count, Index first, Index rows) {
 
 }  // namespace
 
-ConstBatchView NetworkObjective::predict_shared(ConstBatchView x) {
+template <class S>
+ConstBatchViewOf<S> BasicNetworkObjective<S>::predict_shared(ConstBatchView x) {
   if (chunks_ == 1 && combiner_ == nullptr) return predict(x);
   const Index n = x.rows(), outputs = net_->output_size();
   const Index parts = combiner_ != nullptr ? combiner_->parts() : 1;
@@ -106,7 +115,7 @@ ConstBatchView NetworkObjective::predict_shared(ConstBatchView x) {
   const Index per = chunks_ / parts;
   const Index block_max = (n + chunks_ - 1) / chunks_;  // block c: rows [c n / chunks, (c+1) n / chunks)
   const Index count = per * block_max * outputs;        // one part's blocks, padded to equal size
-  const auto grow = [](std::vector<double>& v, std::size_t size) {
+  const auto grow = [](std::vector<S>& v, std::size_t size) {
     if (v.size() < size) v.resize(size);
   };
   grow(shared_local_, static_cast<std::size_t>(count));
@@ -120,20 +129,21 @@ ConstBatchView NetworkObjective::predict_shared(ConstBatchView x) {
     const ConstBatchView pred = predict(ConstBatchView(x.data() + r0 * x.cols(), r1 - r0, x.cols()));
     std::copy(pred.data(), pred.data() + pred.size(), shared_local_.data() + j * block_max * outputs);
   }
-  const double* all = shared_local_.data();
+  const S* all = shared_local_.data();
   if (combiner_ != nullptr) {
     combiner_->all_parts(shared_local_.data(), count, shared_all_.data());
     all = shared_all_.data();
   }
   for (Index c = 0; c < chunks_; ++c) {  // block c sits in part c / per, slot c % per
     const auto [r0, r1] = block_rows(c);
-    const double* from = all + (c / per) * count + (c % per) * block_max * outputs;
+    const S* from = all + (c / per) * count + (c % per) * block_max * outputs;
     std::copy(from, from + (r1 - r0) * outputs, shared_out_.data() + r0 * outputs);
   }
   return {shared_out_.data(), n, outputs};
 }
 
-double NetworkObjective::chunked(bool with_gradient, Vector* grad) {
+template <class S>
+double BasicNetworkObjective<S>::chunked(bool with_gradient, Vector* grad) {
   const Index n = x_->rows();
   const Index parts = combiner_ != nullptr ? combiner_->parts() : 1;
   const Index part = combiner_ != nullptr ? combiner_->part() : 0;
@@ -152,11 +162,11 @@ double NetworkObjective::chunked(bool with_gradient, Vector* grad) {
     const ConstBatchView yb(y_->data() + r0 * y_->cols(), r1 - r0, y_->cols());
     const double weight = sum_loss ? 1.0 : static_cast<double>(r1 - r0) / static_cast<double>(n);
     const double value = loss_on(xb, yb, with_gradient);
-    if (with_gradient) slots_.col(j).head(params) = weight * net_->gradient();
-    slots_(params, j) = weight * value;
+    if (with_gradient) slots_.col(j).head(params) = static_cast<S>(weight) * net_->gradient();
+    slots_(params, j) = static_cast<S>(weight * value);
   }
   tree_sum(slots_, per, first, used);
-  const double* result = slots_.col(0).data() + first;
+  const S* result = slots_.col(0).data() + first;
   if (combiner_ != nullptr) {
     combiner_->all_parts(result, used, parts_.data());
     // parts_ is (params + 1) × parts but the exchange packed `used` values per part.
@@ -173,7 +183,8 @@ double NetworkObjective::chunked(bool with_gradient, Vector* grad) {
   return result[used - 1];
 }
 
-double NetworkObjective::evaluate_batch_with_gradient(const std::vector<std::int64_t>& rows) {
+template <class S>
+double BasicNetworkObjective<S>::evaluate_batch_with_gradient(const std::vector<std::int64_t>& rows) {
   const auto n = static_cast<Index>(rows.size());
   if (batch_x_.rows() < n) {
     batch_x_.resize(n, x_->cols());
@@ -186,7 +197,8 @@ double NetworkObjective::evaluate_batch_with_gradient(const std::vector<std::int
   return loss_on(top_rows(std::as_const(batch_x_), n), top_rows(std::as_const(batch_y_), n), true);
 }
 
-ConstBatchView NetworkObjective::predict(ConstBatchView x) {
+template <class S>
+ConstBatchViewOf<S> BasicNetworkObjective<S>::predict(ConstBatchView x) {
   ConstBatchView out = net_->forward(x);
   if (!scaled_) return out;
   if (raw_.rows() < x.rows()) raw_.resize(x.rows(), out.cols());
@@ -194,5 +206,8 @@ ConstBatchView NetworkObjective::predict(ConstBatchView x) {
   raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
   return {raw.data(), raw.rows(), raw.cols()};
 }
+
+template class BasicNetworkObjective<double>;
+template class BasicNetworkObjective<float>;
 
 }  // namespace simmer::train

@@ -6,47 +6,55 @@
 #include <limits>
 #include <vector>
 
+#include "simmer/train/stability.hpp"
+
 namespace simmer::train {
 namespace {
 
 /// H v by central differences of the gradient, ε scaled to the parameters as in stability.cpp.
+template <class S>
 class HessianProduct {
  public:
-  HessianProduct(Objective& f, Vector& x) : f_(&f), x_(&x), x0_(x), plus_(x.size()), minus_(x.size()) {
-    eps_ = 1e-5 * std::max(1.0, x0_.norm() / std::sqrt(static_cast<double>(x0_.size())));
+  HessianProduct(BasicObjective<S>& f, VectorOf<S>& x)
+      : f_(&f), x_(&x), keep_(x), x0_(x.template cast<double>()), plus_(x.size()), minus_(x.size()) {
+    eps_ = difference_step<S>() * std::max(1.0, x0_.norm() / std::sqrt(static_cast<double>(x0_.size())));
   }
-  ~HessianProduct() { *x_ = x0_; }
+  ~HessianProduct() { *x_ = keep_; }
   HessianProduct(const HessianProduct&) = delete;
   HessianProduct& operator=(const HessianProduct&) = delete;
   void apply(const Vector& v, Vector& out) {
-    *x_ = x0_ + eps_ * v;
+    *x_ = (x0_ + eps_ * v).template cast<S>();
     f_->evaluate_with_gradient(*x_, plus_);
-    plus_ = Vector(plus_);  // the objective may hand back its own buffer
-    *x_ = x0_ - eps_ * v;
+    plus_ = VectorOf<S>(plus_);  // the objective may hand back its own buffer
+    *x_ = (x0_ - eps_ * v).template cast<S>();
     f_->evaluate_with_gradient(*x_, minus_);
-    out = (plus_ - minus_) / (2.0 * eps_);
+    out = (plus_ - minus_).template cast<double>() / (2.0 * eps_);
     gradients_ += 2;
   }
   [[nodiscard]] int gradients() const { return gradients_; }
 
  private:
-  Objective* f_;
-  Vector* x_;
-  Vector x0_, plus_, minus_;
+  BasicObjective<S>* f_;
+  VectorOf<S>* x_;
+  VectorOf<S> keep_;
+  Vector x0_;
+  VectorOf<S> plus_, minus_;
   double eps_ = 0;
   int gradients_ = 0;
 };
 
 }  // namespace
 
-SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps, int probes, Rng& rng) {
+template <class S>
+SpectrumEstimate estimate_spectrum(BasicObjective<S>& objective, VectorOf<S>& x, double threshold, int steps,
+                                   int probes, Rng& rng) {
   const Index n = x.size();
   SpectrumEstimate est;
   est.probes = probes;
   est.lambda_max = -std::numeric_limits<double>::infinity();
   const int m = static_cast<int>(std::min<Index>(steps, n));
   const bool reorthogonalise = static_cast<double>(n) * m * 8.0 <= 64.0 * 1024 * 1024;
-  HessianProduct hess(objective, x);
+  HessianProduct<S> hess(objective, x);
   std::vector<double> counts;
   for (int probe = 0; probe < probes; ++probe) {
     std::vector<Vector> basis;
@@ -107,6 +115,9 @@ SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double thres
   est.gradients = hess.gradients();
   return est;
 }
+
+template SpectrumEstimate estimate_spectrum(BasicObjective<double>&, VectorOf<double>&, double, int, int, Rng&);
+template SpectrumEstimate estimate_spectrum(BasicObjective<float>&, VectorOf<float>&, double, int, int, Rng&);
 
 void save_spectrum(ByteWriter& w, const SpectrumEstimate& s) {
   w.f64(s.count_above);

@@ -37,8 +37,9 @@ std::string to_string(StartVelocity v) {
   return "?";
 }
 
-Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule, PhaseState start,
-                       std::int64_t first_step)
+template <class S>
+BasicTrajectory<S>::BasicTrajectory(BasicNetworkObjective<S>& objective, const NhcOptions& nhc, Schedule schedule,
+                                    PhaseState start, std::int64_t first_step)
     : objective_(&objective),
       nhc_(nhc, objective.parameter_count()),
       schedule_(std::move(schedule)),
@@ -49,11 +50,15 @@ Trajectory::Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Sched
   }
 }
 
-StepRecord Trajectory::advance() {
+template <class S>
+StepRecord BasicTrajectory<S>::advance() {
   auto& net = objective_->network();
   const double temperature = schedule_(step_);
   const double loss = nhc_.step(net.parameters(), phase_, temperature, *objective_, net.gradient(), noise_);
   return {step_++, temperature, loss};
 }
+
+template class BasicTrajectory<double>;
+template class BasicTrajectory<float>;
 
 }  // namespace simmer::train

@@ -92,7 +92,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.memory_limit",
                                            "adam.checkpoint_every",
                                            "run.ranks_per_trajectory",
-                                           "run.gradient_chunks"};
+                                           "run.gradient_chunks",
+                                           "run.precision"};
 
 /// A file under the temp directory, removed when the test ends.
 class TempFile {

@@ -154,16 +154,16 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
   Rng rng(9);
   std::vector<TrajectoryDiagnostics> chains(3, TrajectoryDiagnostics(setup));
   for (auto& d : chains) {
-    d.start(Vector::Zero(4));
+    d.start(Vector(Vector::Zero(4)));
     for (std::int64_t s = 0; s < 10; ++s) {
-      d.after_step(s, Vector::Zero(4), 1.0);
+      d.after_step(s, Vector(Vector::Zero(4)), 1.0);
       d.begin_member(s);
       Matrix a(4, 3), b(2, 3);
       for (Index i = 0; i < a.size(); ++i) a.data()[i] = rng.normal();
       for (Index i = 0; i < b.size(); ++i) b.data()[i] = rng.normal();
       d.member_predictions(0, view(a));
       d.member_predictions(1, view(b));
-      d.member_done(Vector::Zero(4), 1.0);
+      d.member_done(Vector(Vector::Zero(4)), 1.0);
     }
   }
   const auto pooled = [&] {

@@ -493,7 +493,7 @@ TEST_CASE("gemm with a workspace is bit-identical to Eigen's product", "[conv]")
   const Matrix at = a.transpose();  // row-major k × m: Aᵀ stored, A seen column-major
   const Matrix b = random_matrix(k, n, rng);
   const Matrix start = random_matrix(m, n, rng);
-  GemmWorkspace workspace;
+  GemmWorkspace<double> workspace;
   workspace.reserve(m, n, k);
 
   Matrix expected = start;

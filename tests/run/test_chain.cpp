@@ -16,8 +16,9 @@ namespace {
 
 /// The sine job shortened: Adam 100 epochs, 1200 steps, members every step of the last 400,
 /// a Langevin thermostat and a prior so the noise stream and the prior are part of the state.
-run::Problem small_sine(bool classification_like = false) {
+run::Problem small_sine(bool classification_like = false, const std::string& precision = "float64") {
   cli::Config c;
+  c.run.precision = precision;
   c.adam.epochs = 100;
   c.simmer.steps = 1200;
   c.simmer.every = 200;
@@ -40,21 +41,20 @@ std::vector<unsigned char> state_of(const run::Chain& ch) {
   return w.bytes();
 }
 
-}  // namespace
-
-TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint]") {
+template <class S>
+void check_resume() {
   for (const bool plain : {false, true}) {
-    INFO((plain ? "paper's chain thermostat" : "Langevin + prior"));
-    const run::Problem p = small_sine(plain);
-    run::Chain straight(p, 1), interrupted(p, 1);
-    for (run::Chain* ch : {&straight, &interrupted}) {
+    INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
+    const run::Problem p = small_sine(plain, sizeof(S) == 4 ? "float32" : "float64");
+    run::BasicChain<S> straight(p, 1), interrupted(p, 1);
+    for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
       ch->advance_to(900);  // inside the window: members, blocks and diagnostics are under way
       ch->take_partial();
       ch->take_rows();
     }
     const auto saved = state_of(interrupted);
-    run::Chain restored(p, 1);
+    run::BasicChain<S> restored(p, 1);
     ByteReader r(saved.data(), saved.size(), "test state");
     restored.load(r, 900);
     CHECK(r.done());
@@ -78,6 +78,33 @@ TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain]
   }
 }
 
+}  // namespace
+
+TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint]") {
+  check_resume<double>();
+}
+
+TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint][float32]") {
+  check_resume<float>();
+}
+
+TEST_CASE("make_chain computes in run.precision, and the float32 chain stays near the float64 one",
+          "[chain][float32]") {
+  const run::Problem p64 = small_sine(true, "float64"), p32 = small_sine(true, "float32");
+  const auto c64 = run::make_chain(p64, 0), c32 = run::make_chain(p32, 0);
+  CHECK(dynamic_cast<run::Chain64*>(c64.get()) != nullptr);
+  CHECK(dynamic_cast<run::Chain32*>(c32.get()) != nullptr);
+  // Initial networks: the float64 draws rounded once.
+  CHECK(c32->parameters_f64() == c64->parameters_f64().cast<float>().cast<double>());
+  c64->train_adam();
+  c32->train_adam();
+  c64->advance_to(1200);
+  c32->advance_to(1200);
+  const auto r64 = c64->report(), r32 = c32->report();
+  INFO("mean member loss float64 " << r64.summary.mean_member_loss << ", float32 " << r32.summary.mean_member_loss);
+  CHECK(r32.summary.mean_member_loss == Approx(r64.summary.mean_member_loss).epsilon(0.05));
+}
+
 TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain][checkpoint][adam]") {
   for (const std::int64_t batch : {0, 16}) {  // full batch, and mini-batches (the shuffle stream is state)
     INFO("adam.batch = " << batch);
@@ -90,14 +117,14 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     c.run.trace_every = 7;
     c.run.trajectories = 2;
     const run::Problem p = cli::build_problem(cli::validated(c, 1));
-    run::Chain straight(p, 1), interrupted(p, 1);
+    run::Chain64 straight(p, 1), interrupted(p, 1);
     straight.train_adam();
     interrupted.adam_to(45);
     CHECK(interrupted.adam_epoch() == 45);
     const auto before = interrupted.take_rows();  // what the run writes before it checkpoints
     CHECK(before.trace_count == 6);               // epochs 7, 14, ..., 42
     const auto saved = state_of(interrupted);
-    run::Chain restored(p, 1);
+    run::Chain64 restored(p, 1);
     ByteReader r(saved.data(), saved.size(), "test state");
     restored.load(r, 0);
     CHECK(r.done());
@@ -118,7 +145,7 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     restored.advance_to(300);
     CHECK(straight.parameters() == restored.parameters());
     ByteReader bad(saved.data(), saved.size(), "test state");
-    run::Chain other(p, 1);
+    run::Chain64 other(p, 1);
     CHECK_THROWS(other.load(bad, 10));  // an Adam-phase state at a simmering step
   }
 }
@@ -127,7 +154,7 @@ TEST_CASE("pooled regression ensemble: the same bits whatever the gather boundar
   const run::Problem p = small_sine();
   const auto pooled_with = [&](std::int64_t every) {
     ensemble::PooledEnsemble pooled(run::ensemble_shape(p), 2);
-    run::Chain a(p, 0), b(p, 1);
+    run::Chain64 a(p, 0), b(p, 1);
     a.train_adam();
     b.train_adam();
     for (std::int64_t end = every; end <= 1200; end += every) {

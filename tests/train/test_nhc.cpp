@@ -11,14 +11,17 @@ using namespace simmer::train;
 
 namespace {
 
-/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2: the coupled quartic chain of SIMMERING.md §3.
-class QuarticChain final : public Objective {
+/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2: the coupled quartic chain of SIMMERING.md §3, computed
+/// in S (the float32 cases run the integrator as run.precision = float32 does).
+template <class S>
+class BasicQuarticChain final : public BasicObjective<S> {
  public:
-  explicit QuarticChain(Index n) : n_(n) {}
+  SIMMER_SCALAR_TYPES(S);
+  explicit BasicQuarticChain(Index n) : n_(n) {}
   [[nodiscard]] Index parameter_count() const override { return n_; }
   double evaluate(const Vector& x) override {
     const auto d = x.head(n_ - 1) - x.tail(n_ - 1);
-    return 0.25 * x.array().pow(4).sum() + 0.5 * d.squaredNorm();
+    return static_cast<double>(S(0.25) * x.array().pow(4).sum() + S(0.5) * d.squaredNorm());
   }
   double evaluate_with_gradient(const Vector& x, Vector& g) override {
     g = x.array().cube().matrix();
@@ -31,6 +34,7 @@ class QuarticChain final : public Objective {
  private:
   Index n_;
 };
+using QuarticChain = BasicQuarticChain<double>;
 
 struct RunStats {
   double kinetic_temperature = 0;
@@ -41,19 +45,21 @@ struct RunStats {
 };
 
 /// Integrate for `time` time units after `equilibration` steps; averages over the rest.
+template <class S = double>
 RunStats run_chain(Index n, double temperature, double h, int chain_length, double time, std::int64_t equilibration,
                    std::uint64_t seed) {
-  QuarticChain f(n);
+  using Vector = VectorOf<S>;
+  BasicQuarticChain<S> f(n);
   Rng rng(seed);
   Vector x(n);
-  for (Index i = 0; i < n; ++i) x(i) = rng.normal();
+  for (Index i = 0; i < n; ++i) x(i) = static_cast<S>(rng.normal());
   NhcOptions opt;
   opt.time_step = h;
   opt.chain_length = chain_length;
-  NoseHooverChain nhc(opt, n);
-  PhaseState p = nhc.rest_start();
-  for (Index i = 0; i < n; ++i) p.v(i) = std::sqrt(std::max(temperature, 0.0)) * rng.normal();
-  p.kinetic = p.v.squaredNorm();
+  BasicNoseHooverChain<S> nhc(opt, n);
+  BasicPhaseState<S> p = nhc.rest_start();
+  for (Index i = 0; i < n; ++i) p.v(i) = static_cast<S>(std::sqrt(std::max(temperature, 0.0)) * rng.normal());
+  p.kinetic = p.v.template cast<double>().squaredNorm();
   Vector g(n);
   RunStats st;
   st.initial_loss = f.evaluate(x);
@@ -65,7 +71,7 @@ RunStats run_chain(Index n, double temperature, double h, int chain_length, doub
     nhc.step(x, p, temperature, f, g);
     const double loss = f.evaluate_with_gradient(x, g);
     kin += nhc.kinetic_temperature(p);
-    vir += x.dot(g) / static_cast<double>(n);
+    vir += x.template cast<double>().dot(g.template cast<double>()) / static_cast<double>(n);
     st.max_energy_deviation =
         std::max(st.max_energy_deviation, std::abs(nhc.extended_energy(x, p, loss, temperature) - h0));
   }
@@ -111,6 +117,30 @@ TEST_CASE("H_ext is conserved and its error shrinks ~h² when h halves", "[nhc]"
 TEST_CASE("at T = 0 the thermostat only cools: the chain settles toward its minimum", "[nhc]") {
   INFO("seed 9, N = 100, T = 0");
   const RunStats st = run_chain(100, 0.0, 0.01, 3, 500.0, 0, 9);
+  CHECK(st.final_loss < 1e-3 * st.initial_loss);
+  CHECK(st.kinetic_temperature < 0.05 * st.initial_loss / 100.0);
+}
+
+TEST_CASE("float32: NHC samples T on the quartic chain: kinetic and virial temperature", "[nhc][float32]") {
+  // The same reference as the float64 case, with x, v and the gradient in float32 (the chain,
+  // Σ v² and H_ext stay float64, as in a run.precision = float32 run).
+  INFO("seed 2024, N = 100, N_c = 3, h = 0.01, T = 0.5, 2e5 steps after 2e4 equilibration, float32");
+  const RunStats st = run_chain<float>(100, 0.5, 0.01, 3, 2000.0, 20000, 2024);
+  CHECK(st.kinetic_temperature == Approx(0.5).epsilon(0.02));
+  CHECK(st.virial_temperature == Approx(0.5).epsilon(0.02));
+  CHECK(st.max_energy_deviation < 0.2);
+}
+
+TEST_CASE("float32: NHC with a single thermostat at low T", "[nhc][float32]") {
+  INFO("seed 7, N = 100, N_c = 1, h = 0.002, T = 0.05, float32");
+  const RunStats st = run_chain<float>(100, 0.05, 0.002, 1, 400.0, 20000, 7);
+  CHECK(st.kinetic_temperature == Approx(0.05).epsilon(0.02));
+  CHECK(st.virial_temperature == Approx(0.05).epsilon(0.02));
+}
+
+TEST_CASE("float32: at T = 0 the thermostat only cools", "[nhc][float32]") {
+  INFO("seed 9, N = 100, T = 0, float32");
+  const RunStats st = run_chain<float>(100, 0.0, 0.01, 3, 500.0, 0, 9);
   CHECK(st.final_loss < 1e-3 * st.initial_loss);
   CHECK(st.kinetic_temperature < 0.05 * st.initial_loss / 100.0);
 }

@@ -50,15 +50,16 @@ using namespace simmer;
 
 /// Heap allocations during `steps` simmering steps and `epochs` more Adam epochs on `f`, after a
 /// warm-up of 3 steps and `warm_epochs` epochs (thread-local scratch, first use).
-static long hot_loop_allocations(train::NetworkObjective& f, Index params, Rng& rng, int warm_epochs, int steps,
+template <class S>
+static long hot_loop_allocations(train::BasicNetworkObjective<S>& f, Index params, Rng& rng, int warm_epochs, int steps,
                                  int epochs) {
   train::NhcOptions opt;
   opt.time_step = 1e-3;
-  train::Trajectory traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
-                         train::NoseHooverChain(opt, params).rest_start());
+  train::BasicTrajectory<S> traj(f, opt, train::ramp_schedule({0.0, 0.01, 0.001, 10}),
+                                 train::BasicNoseHooverChain<S>(opt, params).rest_start());
   train::AdamOptions adam;
   adam.epochs = warm_epochs;
-  train::AdamState state = train::AdamState::zeros(params);
+  train::BasicAdamState<S> state = train::BasicAdamState<S>::zeros(params);
   for (int s = 0; s < 3; ++s) traj.advance();
   train::train_adam(adam, state, f, rng);
   adam.epochs = warm_epochs + epochs;
@@ -83,26 +84,39 @@ TEST_CASE("the allocation counter sees Eigen and std allocations", "[alloc]") {
   CHECK(g_allocations.load() == 2);
 }
 
-TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
-  const auto loss = GENERATE(model::LossKind::sse, model::LossKind::mse, model::LossKind::cce, model::LossKind::bce);
-  const Index chunks = GENERATE(1, 4);  // 4: the full batch as a tree sum of row blocks (sharded gradients)
-  INFO("loss " << model::to_string(loss) << ", seed 4, gradient chunks " << chunks);
+template <class S>
+static long mlp_allocations(model::LossKind loss, Index chunks) {
+  using Matrix = MatrixOf<S>;
   const Index outputs = loss == model::LossKind::bce ? 1 : 3;
   Rng rng(4);
-  model::Network net = model::build_network(
+  model::BasicNetwork<S> net = model::build_network<S>(
       {"2-100-50-50-" + std::to_string(outputs), model::Activation::tanh, model::Activation::linear});
   net.initialize(model::Init::glorot_normal, rng);
   Matrix x(112, 2), y = Matrix::Zero(112, outputs);
-  for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = static_cast<S>(rng.uniform(-1, 1));
   for (Index i = 0; i < 112; ++i) y(i, static_cast<Index>(rng.below(static_cast<std::uint64_t>(outputs)))) = 1;
   Eigen::RowVectorXd scale, offset;
   if (loss == model::LossKind::sse || loss == model::LossKind::mse) {
     scale = Eigen::RowVectorXd::Constant(outputs, 3.0);
     offset = Eigen::RowVectorXd::Constant(outputs, 1.0);
   }
-  train::NetworkObjective f(net, loss, x, y, scale, offset);
+  train::BasicNetworkObjective<S> f(net, loss, x, y, scale, offset);
   f.set_gradient_chunks(chunks);
-  CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 3, 50, 50) == 0);
+  return hot_loop_allocations(f, net.parameter_count(), rng, 3, 50, 50);
+}
+
+TEST_CASE("a simmering step and an Adam epoch allocate nothing", "[alloc]") {
+  const auto loss = GENERATE(model::LossKind::sse, model::LossKind::mse, model::LossKind::cce, model::LossKind::bce);
+  const Index chunks = GENERATE(1, 4);  // 4: the full batch as a tree sum of row blocks (sharded gradients)
+  INFO("loss " << model::to_string(loss) << ", seed 4, gradient chunks " << chunks);
+  CHECK(mlp_allocations<double>(loss, chunks) == 0);
+}
+
+TEST_CASE("float32: a simmering step and an Adam epoch allocate nothing", "[alloc][float32]") {
+  const auto loss = GENERATE(model::LossKind::sse, model::LossKind::mse, model::LossKind::cce, model::LossKind::bce);
+  const Index chunks = GENERATE(1, 4);
+  INFO("loss " << model::to_string(loss) << ", seed 4, gradient chunks " << chunks << ", float32");
+  CHECK(mlp_allocations<float>(loss, chunks) == 0);
 }
 
 TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
@@ -194,5 +208,19 @@ TEST_CASE("LeNet-5: a simmering step and an Adam epoch allocate nothing", "[allo
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
   for (Index i = 0; i < rows; ++i) y(i, static_cast<Index>(rng.below(10))) = 1;
   train::NetworkObjective f(net, model::LossKind::cce, x, y);
+  CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 2, 5, 5) == 0);
+}
+
+TEST_CASE("float32 LeNet-5: a simmering step and an Adam epoch allocate nothing", "[alloc][float32]") {
+  const auto pooling = GENERATE(model::PoolKind::average, model::PoolKind::max);
+  INFO("pooling " << model::to_string(pooling) << ", seed 8, float32");
+  Rng rng(8);
+  model::BasicNetwork<float> net = model::build_lenet5<float>(28, 28, 1, 10, model::Activation::tanh, pooling);
+  net.initialize(model::Init::glorot_uniform, rng);
+  const Index rows = 16;
+  MatrixOf<float> x(rows, 28 * 28), y = MatrixOf<float>::Zero(rows, 10);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(rng.uniform(-1, 1));
+  for (Index i = 0; i < rows; ++i) y(i, static_cast<Index>(rng.below(10))) = 1;
+  train::BasicNetworkObjective<float> f(net, model::LossKind::cce, x, y);
   CHECK(hot_loop_allocations(f, net.parameter_count(), rng, 2, 5, 5) == 0);
 }

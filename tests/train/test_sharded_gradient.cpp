@@ -31,6 +31,9 @@ class SequentialCombiner final : public train::GradientCombiner {
       : part_(part), parts_(parts), board_(&board), replay_(replay) {}
   [[nodiscard]] int parts() const override { return parts_; }
   [[nodiscard]] int part() const override { return part_; }
+  void all_parts(const float* /*local*/, Index /*count*/, float* /*out*/) override {
+    FAIL("the float64 tests exchange doubles");
+  }
   void all_parts(const double* local, Index count, double* out) override {
     if (!replay_) {
       board_->parts[static_cast<std::size_t>(part_)].assign(local, local + count);

@@ -35,7 +35,8 @@ struct RunArchive {
   std::int64_t chains = 0;
   std::int64_t draws = 0;  ///< stored draws per chain (/posterior/params axis 1)
   io::Type store_type = io::Type::f64;
-  std::vector<std::string> sets;  ///< /ensemble groups present: train, test[, points]
+  Precision precision = Precision::float64;  ///< the run's run.precision (root attribute)
+  std::vector<std::string> sets;             ///< /ensemble groups present: train, test[, points]
 };
 
 /// Checks that `reader` holds a simmer archive (naming the first missing object) and reads what
@@ -44,7 +45,9 @@ RunArchive load_run(const io::ArchiveReader& reader);
 
 /// The run's network (fresh parameters), checked against /model's parameter count and the
 /// data's feature and output counts.
-model::Network build_network(const RunArchive& run);
+/// In the precision the run computed in (RunArchive::precision), so predictions reproduce it.
+template <class S = double>
+model::BasicNetwork<S> build_network(const RunArchive& run);
 
 /// Which stored draws hold a network: (chain, draw) pairs in chain-then-draw order whose
 /// /sample_stats/step is finite (a stopped trajectory's unwritten rows read NaN).

@@ -88,11 +88,11 @@ struct EnsembleConfig {
   std::int64_t stride = 1;
   std::int64_t count = 0;
   double fraction = 0.0;
-  std::int64_t blocks = 5;              ///< drift diagnostics: the window's members in this many blocks
-  std::int64_t store_every = 1;         ///< store every k-th member in /posterior (aggregation uses all)
-  std::string store_dtype = "float64";  ///< float64 | float32: /posterior/params on disk
-  std::string points;                   ///< optional CSV of extra evaluation inputs (feature columns)
-  std::vector<std::int64_t> track;      ///< test-set row indices whose member predictions are kept
+  std::int64_t blocks = 5;           ///< drift diagnostics: the window's members in this many blocks
+  std::int64_t store_every = 1;      ///< store every k-th member in /posterior (aggregation uses all)
+  std::string store_dtype = "auto";  ///< auto | float64 | float32: /posterior/params on disk (auto: run.precision)
+  std::string points;                ///< optional CSV of extra evaluation inputs (feature columns)
+  std::vector<std::int64_t> track;   ///< test-set row indices whose member predictions are kept
 };
 
 struct RunConfig_ {
@@ -108,6 +108,7 @@ struct RunConfig_ {
   std::string memory_limit = "auto";        ///< auto | off | a size ("16G"): see parse_memory_limit
   std::int64_t ranks_per_trajectory = 1;    ///< ranks that share one trajectory's gradient (power of 2)
   std::int64_t gradient_chunks = 0;         ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
+  std::string precision = "float64";        ///< float64 | float32: the network's and integrator's scalar
 };
 
 struct Config {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "simmer/core/error.hpp"
@@ -34,6 +35,12 @@ class ByteWriter {
     bytes_.insert(bytes_.end(), b, b + n * static_cast<std::int64_t>(sizeof(double)));
   }
   void vec(const Vector& v) { doubles(v.data(), v.size()); }
+  /// A float32 vector (a float32 run's parameters): the count, then 4 bytes per value.
+  void vec(const VectorOf<float>& v) {
+    i64(v.size());
+    const auto* b = reinterpret_cast<const unsigned char*>(v.data());
+    bytes_.insert(bytes_.end(), b, b + v.size() * static_cast<std::int64_t>(sizeof(float)));
+  }
   void vec(const std::vector<double>& v) { doubles(v.data(), static_cast<std::int64_t>(v.size())); }
   void ints(const std::vector<std::int64_t>& v) {
     i64(static_cast<std::int64_t>(v.size()));
@@ -86,6 +93,20 @@ class ByteReader {
   Vector vec() {
     const auto d = doubles();
     return Eigen::Map<const Vector>(d.data(), static_cast<Index>(d.size()));
+  }
+  /// What vec(const VectorOf<S>&) wrote.
+  template <class S>
+  VectorOf<S> vec_of() {
+    if constexpr (std::is_same_v<S, double>) {
+      return vec();
+    } else {
+      const auto n = count();
+      need(n * sizeof(S));
+      VectorOf<S> v(static_cast<Index>(n));
+      if (n > 0) std::memcpy(v.data(), p_, n * sizeof(S));
+      p_ += n * sizeof(S);
+      return v;
+    }
   }
   std::vector<std::int64_t> ints() {
     const auto n = count();

@@ -105,26 +105,32 @@ struct DiagnosticsPartials {
 
 class TrajectoryDiagnostics {
  public:
+  // The positions x are in the run's compute precision S; everything kept here is float64.
   TrajectoryDiagnostics() = default;
   explicit TrajectoryDiagnostics(const DiagnosticsSetup& setup);
 
   /// The simmering start point x₀ (before step 0).
-  void start(const Vector& x);
+  template <class S>
+  void start(const VectorOf<S>& x);
   /// After step `step` (0-based) with Σv² = `kinetic` at its end: path length; x at the end of
   /// the step before the window is the window's start point.
-  void after_step(std::int64_t step, const Vector& x, double kinetic);
-  [[nodiscard]] Position position(const Vector& x) const;
+  template <class S>
+  void after_step(std::int64_t step, const VectorOf<S>& x, double kinetic);
+  template <class S>
+  [[nodiscard]] Position position(const VectorOf<S>& x) const;
 
   /// A member taken at `step`: begin_member, then its predictions on set 0 (train) and 1
   /// (test), in target units or logits (read at once: the caller's buffer may be reused), then
   /// member_done with its position and training loss.
   void begin_member(std::int64_t step);
   void member_predictions(int set, ConstBatchView prediction);
-  void member_done(const Vector& x, double train_loss);
+  template <class S>
+  void member_done(const VectorOf<S>& x, double train_loss);
 
   [[nodiscard]] std::int64_t members() const { return static_cast<std::int64_t>(series_step_.size()); }
   /// The summary at the position `x` (the end of the run), judged.
-  [[nodiscard]] TrajectorySummary summary(const Vector& x, double prior_rms, bool diverged) const;
+  template <class S>
+  [[nodiscard]] TrajectorySummary summary(const VectorOf<S>& x, double prior_rms, bool diverged) const;
 
   /// Full state (checkpoints).
   void save(ByteWriter& w) const;

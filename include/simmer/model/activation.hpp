@@ -16,19 +16,24 @@ std::string to_string(Activation a);
 
 /// Vectorised tanh accurate to a few ulp (exp-based, with a series near 0): about 14× faster
 /// than std::tanh on AVX-512, where it is the hidden layers' main cost for small networks.
-void fast_tanh(const double* in, double* out, Index n);
+template <class S>
+void fast_tanh(const S* in, S* out, Index n);
 
 /// out = f(in) on n values; `out` may be `in`.
-void activate(Activation a, const double* in, double* out, Index n);
+template <class S>
+void activate(Activation a, const S* in, S* out, Index n);
 
 /// grad_in = grad_out ⊙ f'(x) on n values, from the output y = f(x) alone (the derivative of
 /// every activation here is a function of its output; relu: y > 0 exactly when x > 0).
 /// `grad_in` may be `grad_out`.
-void activation_gradient(Activation a, const double* y, const double* grad_out, double* grad_in, Index n);
+template <class S>
+void activation_gradient(Activation a, const S* y, const S* grad_out, S* grad_in, Index n);
 
-class ActivationLayer final : public Layer {
+template <class S>
+class BasicActivationLayer final : public BasicLayer<S> {
  public:
-  ActivationLayer(Activation a, Index size);
+  SIMMER_SCALAR_TYPES(S);
+  BasicActivationLayer(Activation a, Index size);
   [[nodiscard]] std::string kind() const override { return to_string(activation_); }
   [[nodiscard]] Index input_size() const override { return size_; }
   [[nodiscard]] Index output_size() const override { return size_; }
@@ -40,5 +45,7 @@ class ActivationLayer final : public Layer {
   Activation activation_;
   Index size_;
 };
+
+using ActivationLayer = BasicActivationLayer<double>;
 
 }  // namespace simmer::model

@@ -35,10 +35,13 @@ bool is_image_architecture(const std::string& layers);
 /// 28×28×6 → 14×14×6 → 10×10×16 → 5×5×16 = 400 → 120 → 84 → 10, 61 706 parameters.
 /// `activation` linear leaves the activation layers out. Throws simmer::Error for images
 /// smaller than 12×12 (the second pooling would get nothing).
-Network build_lenet5(Index height, Index width, Index channels, Index classes, Activation activation, PoolKind pooling);
+template <class S = double>
+BasicNetwork<S> build_lenet5(Index height, Index width, Index channels, Index classes, Activation activation,
+                             PoolKind pooling);
 
 /// MLP from spec.layers, or LeNet-5 (spec.input_shape, spec.outputs, spec.pooling,
 /// spec.activation; spec.output after the logits unless linear) when spec.layers is "lenet5".
-Network build_network(const ArchitectureSpec& spec);
+template <class S = double>
+BasicNetwork<S> build_network(const ArchitectureSpec& spec);
 
 }  // namespace simmer::model

@@ -38,13 +38,15 @@ enum class ConvAlgorithm { automatic, im2col, direct };
 
 std::string to_string(ConvAlgorithm a);
 
-class Conv2D final : public Layer {
+template <class S>
+class BasicConv2D final : public BasicLayer<S> {
  public:
+  SIMMER_SCALAR_TYPES(S);
   /// Images height × width × in_channels to out_height × out_width × filters; kernel × kernel
   /// window, stride 1. Throws simmer::Error naming a non-positive size or a kernel larger than a
   /// valid-padded image.
-  Conv2D(Index height, Index width, Index in_channels, Index filters, Index kernel = 5,
-         Padding padding = Padding::valid, ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+  BasicConv2D(Index height, Index width, Index in_channels, Index filters, Index kernel = 5,
+              Padding padding = Padding::valid, ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
   /// What `automatic` picks: direct when the kernel is at most direct::kMaxKernel, the output
   /// rows fill at least 3/4 of their SIMD packets and there are fewer than 8 filters (a GEMM
@@ -78,10 +80,10 @@ class Conv2D final : public Layer {
   [[nodiscard]] Index chunk_images() const { return chunk_images_; }
 
   [[nodiscard]] std::vector<TensorSpec> tensors() const override;
-  void bind(const double* params, double* grads) override;
+  void bind(const S* params, S* grads) override;
   /// Glorot draws with Keras's fans for convolutions: fan_in = kh·kw·in_channels,
   /// fan_out = kh·kw·filters. Bias zero.
-  void initialize(double* params, Init scheme, Rng& rng) const override;
+  void initialize(S* params, Init scheme, Rng& rng) const override;
   void reserve(Index rows) override;
   /// im2col: the column buffer of min(rows, chunk) images and the GEMM workspace; direct: one
   /// image's planes.
@@ -98,23 +100,23 @@ class Conv2D final : public Layer {
   /// it there; direct zeroes the slice in begin_backward() and accumulates into it).
   /// grad_out is not modified. Buffers grow as needed (reserve() first keeps that out of the
   /// hot loop).
-  void forward_images(const double* in, Index count, double* out);
+  void forward_images(const S* in, Index count, S* out);
   void begin_backward();
-  void backward_images(const double* in, Index count, const double* grad_out, double* grad_in);
+  void backward_images(const S* in, Index count, const S* grad_out, S* grad_in);
   void end_backward();
 
  private:
   /// Images [first, first + count) of `in` into the column buffer: one row per output pixel,
   /// (ky, kx, c) along it (zeros for padding), then a 1 (the bias column).
-  void im2col(const double* in, Index count);
+  void im2col(const S* in, Index count);
   /// Scatter-add the first kh·kw·in_channels columns of the buffer (dL/dcols of `count` images)
   /// into `grad_in` (those images' rows, overwritten).
-  void col2im(double* grad_in, Index count);
+  void col2im(S* grad_in, Index count);
   /// The direct algorithm, image by image.
-  void forward_direct(const double* in, Index count, double* out);
-  void backward_direct(const double* in, Index count, const double* grad_out, double* grad_in);
+  void forward_direct(const S* in, Index count, S* out);
+  void backward_direct(const S* in, Index count, const S* grad_out, S* grad_in);
   /// Image `image` (HWC) into the interior of in_planes_ (one plane per channel).
-  void to_planes(const double* image);
+  void to_planes(const S* image);
 
   Index height_, width_, in_channels_, filters_, kernel_;
   Index pad_top_ = 0, pad_left_ = 0;
@@ -128,14 +130,14 @@ class Conv2D final : public Layer {
   Index column_bytes_ = kDefaultColumnBytes;
   Index chunk_images_ = 1;
   Index capacity_ = 0;
-  const double* params_ = nullptr;  ///< [K; b], (patch_ + 1) × filters_ row-major
-  double* grads_ = nullptr;
+  const S* params_ = nullptr;  ///< [K; b], (patch_ + 1) × filters_ row-major
+  S* grads_ = nullptr;
   Vector columns_;      ///< [chunk pixels][patch_ + 1] row-major, + slack for block copies
   Vector padded_;       ///< one zero-padded input image, + slack
   Vector padded_grad_;  ///< dL/d(padded image) of one image, + slack
   Vector out_scratch_;  ///< transposed_output_: [filters][chunk pixels]
   Vector kernel_grad_;  ///< d[K; b] accumulated over chunks, column-major [patch_ + 1][filters]
-  GemmWorkspace gemm_;
+  GemmWorkspace<S> gemm_;
   ConvAlgorithm algorithm_ = ConvAlgorithm::im2col;
   // The direct algorithm's per-image planes (rows padded to whole SIMD packets, zero outside
   // the image), sized in reserve():
@@ -151,5 +153,7 @@ class Conv2D final : public Layer {
   Vector dpadded_planes_;  ///< dL/d(padded input), [in_channels][padded_height][dpad_stride_]
   Vector flipped_;         ///< kernel rotated 180° with channels and filters swapped
 };
+
+using Conv2D = BasicConv2D<double>;
 
 }  // namespace simmer::model

@@ -30,13 +30,15 @@
 
 namespace simmer::model {
 
-class ConvBlock final : public Layer {
+template <class S>
+class BasicConvBlock final : public BasicLayer<S> {
  public:
+  SIMMER_SCALAR_TYPES(S);
   /// Conv2D(height, width, in_channels, filters, kernel, padding, algorithm), then `activation`,
   /// then `pool` pooling of pool_size × pool_size windows. Throws as those layers do.
-  ConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
-            Activation activation, PoolKind pool, Index pool_size = 2,
-            ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+  BasicConvBlock(Index height, Index width, Index in_channels, Index filters, Index kernel, Padding padding,
+                 Activation activation, PoolKind pool, Index pool_size = 2,
+                 ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
   /// "conv2d_<activation>_<max|average>_pool2d", e.g. "conv2d_relu_max_pool2d".
   [[nodiscard]] std::string kind() const override;
@@ -44,7 +46,7 @@ class ConvBlock final : public Layer {
   [[nodiscard]] Index output_size() const override;
   [[nodiscard]] Index out_height() const { return pool_shape_.out_height(); }
   [[nodiscard]] Index out_width() const { return pool_shape_.out_width(); }
-  [[nodiscard]] const Conv2D& conv() const { return conv_; }
+  [[nodiscard]] const BasicConv2D<S>& conv() const { return conv_; }
   /// Images per chunk: the convolution's im2col chunk, or (direct) as many as keep the chunk's
   /// feature maps under kChunkBytes.
   [[nodiscard]] Index chunk_images() const { return chunk_; }
@@ -54,8 +56,8 @@ class ConvBlock final : public Layer {
   static constexpr Index kChunkBytes = Index{1} << 17;
 
   [[nodiscard]] std::vector<TensorSpec> tensors() const override { return conv_.tensors(); }
-  void bind(const double* params, double* grads) override { conv_.bind(params, grads); }
-  void initialize(double* params, Init scheme, Rng& rng) const override { conv_.initialize(params, scheme, rng); }
+  void bind(const S* params, S* grads) override { conv_.bind(params, grads); }
+  void initialize(S* params, Init scheme, Rng& rng) const override { conv_.initialize(params, scheme, rng); }
   void reserve(Index rows) override;
   /// The convolution's scratch, two chunks of feature maps, and per image either the arg-maxes
   /// (max) or the activated feature maps (average).
@@ -67,7 +69,7 @@ class ConvBlock final : public Layer {
   enum class Kept { argmax, nothing, relu_mask, activations };
   [[nodiscard]] Kept kept() const;
 
-  Conv2D conv_;
+  BasicConv2D<S> conv_;
   Activation activation_;
   PoolKind pool_;
   PoolShape pool_shape_;
@@ -78,5 +80,7 @@ class ConvBlock final : public Layer {
   std::vector<std::int32_t> argmax_;     ///< max pooling: per pooled value, its window's arg-max
   std::vector<std::uint8_t> relu_mask_;  ///< average pooling after relu: z > 0, [rows][maps]
 };
+
+using ConvBlock = BasicConvBlock<double>;
 
 }  // namespace simmer::model

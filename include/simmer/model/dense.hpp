@@ -8,15 +8,17 @@
 
 namespace simmer::model {
 
-class Dense final : public Layer {
+template <class S>
+class BasicDense final : public BasicLayer<S> {
  public:
-  Dense(Index fan_in, Index fan_out);
+  SIMMER_SCALAR_TYPES(S);
+  BasicDense(Index fan_in, Index fan_out);
   [[nodiscard]] std::string kind() const override { return "dense"; }
   [[nodiscard]] Index input_size() const override { return fan_in_; }
   [[nodiscard]] Index output_size() const override { return fan_out_; }
   [[nodiscard]] std::vector<TensorSpec> tensors() const override;
-  void bind(const double* params, double* grads) override;
-  void initialize(double* params, Init scheme, Rng& rng) const override;
+  void bind(const S* params, S* grads) override;
+  void initialize(S* params, Init scheme, Rng& rng) const override;
   /// Sizes the GEMM packing buffers (Eigen's product would allocate them per call from
   /// 400 × 120 kernels on).
   void reserve(Index rows) override;
@@ -29,10 +31,12 @@ class Dense final : public Layer {
   Index fan_in_;
   Index fan_out_;
   WeightMap weight_{nullptr, 0, 0};
-  Eigen::Map<const Eigen::RowVectorXd> bias_{nullptr, 0};
+  Eigen::Map<const RowVectorOf<S>> bias_{nullptr, 0};
   WeightGradMap weight_grad_{nullptr, 0, 0};
-  Eigen::Map<Eigen::RowVectorXd> bias_grad_{nullptr, 0};
-  GemmWorkspace gemm_;
+  Eigen::Map<RowVectorOf<S>> bias_grad_{nullptr, 0};
+  GemmWorkspace<S> gemm_;
 };
+
+using Dense = BasicDense<double>;
 
 }  // namespace simmer::model

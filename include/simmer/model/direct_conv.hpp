@@ -17,24 +17,28 @@
 
 namespace simmer::model::direct {
 
-/// Doubles per SIMD packet (Eigen's packet for double on this build: 8 with AVX-512, 4 with
-/// AVX, 2 with SSE2).
+/// Values of S per SIMD packet (Eigen's packet on this build: 8 doubles or 16 floats with
+/// AVX-512, 4 or 8 with AVX, 2 or 4 with SSE2).
+template <class S>
 [[nodiscard]] Index lanes();
 
-/// n rounded up to a whole number of packets.
+/// n rounded up to a whole number of packets of S.
+template <class S>
 [[nodiscard]] Index round_up(Index n);
 
 /// Largest kernel size correlate_weights() handles (its accumulators are unrolled over kx).
 constexpr Index kMaxKernel = 7;
 
+template <class S>
 struct ConstPlanes {
-  const double* data = nullptr;
+  const S* data = nullptr;
   Index plane_stride = 0;
   Index row_stride = 0;
 };
 
+template <class S>
 struct Planes {
-  double* data = nullptr;
+  S* data = nullptr;
   Index plane_stride = 0;
   Index row_stride = 0;
 };
@@ -43,14 +47,16 @@ struct Planes {
 ///                in[i][y + ky][x + kx]
 /// for o < outputs, y < rows and x < round_up(cols). `init` may be null (zero). Reads `in` rows
 /// up to round_up(cols) + k − 1 values; out's lanes from cols on get whatever those inputs give.
-void correlate(const double* w, const double* init, Index inputs, Index outputs, Index k, ConstPlanes in, Planes out,
+template <class S>
+void correlate(const S* w, const S* init, Index inputs, Index outputs, Index k, ConstPlanes<S> in, Planes<S> out,
                Index rows, Index cols);
 
 /// dw[((ky·k + kx)·inputs + i)·outputs + o] += Σ_{y < rows, x < round_up(cols)}
 ///     in[i][y + ky][x + kx] · g[o][y][x]
 /// for k ≤ kMaxKernel. g's lanes from cols to round_up(cols) must be zero (they are summed);
 /// `in` rows are read up to round_up(cols) + k − 1 values.
-void correlate_weights(ConstPlanes in, ConstPlanes g, Index inputs, Index outputs, Index k, Index rows, Index cols,
-                       double* dw);
+template <class S>
+void correlate_weights(ConstPlanes<S> in, ConstPlanes<S> g, Index inputs, Index outputs, Index k, Index rows,
+                       Index cols, S* dw);
 
 }  // namespace simmer::model::direct

@@ -14,40 +14,45 @@ namespace simmer::model {
 
 /// A dense operand in memory: element (i, j) at data[i·stride + j] (row-major) or
 /// data[i + j·stride] (column-major). A transposed row-major matrix is column-major.
+template <class S>
 struct GemmOperand {
-  const double* data = nullptr;
+  const S* data = nullptr;
   Index stride = 0;
   bool row_major = true;
 };
 
 /// The product's destination, as GemmOperand.
+template <class S>
 struct GemmResult {
-  double* data = nullptr;
+  S* data = nullptr;
   Index stride = 0;
   bool row_major = true;
 };
 
 /// Packing buffers for products up to the sizes given to reserve().
+template <class S>
 class GemmWorkspace {
  public:
   /// Grow the buffers for an m × k by k × n product with a result of this storage order
   /// (idempotent; allocates only when they grow). Never in the hot loop.
   void reserve(Index m, Index n, Index k, bool row_major_result = true);
-  /// Values (doubles) the two buffers need for that product, without allocating: the packed
+  /// Values (scalars S) the two buffers need for that product, without allocating: the packed
   /// left and right panels (Eigen's cache blocking; zero for the small products that need none).
   [[nodiscard]] static std::pair<Index, Index> needed(Index m, Index n, Index k, bool row_major_result = true);
   /// Values held now.
   [[nodiscard]] Index size() const { return block_a_.size() + block_b_.size(); }
 
  private:
-  friend void gemm(Index, Index, Index, GemmOperand, GemmOperand, GemmResult, bool, GemmWorkspace&);
-  Vector block_a_;
-  Vector block_b_;
+  template <class T>
+  friend void gemm(Index, Index, Index, GemmOperand<T>, GemmOperand<T>, GemmResult<T>, bool, GemmWorkspace<T>&);
+  VectorOf<S> block_a_;
+  VectorOf<S> block_b_;
 };
 
 /// C (m × n) = A (m × k) · B (k × n), or C += A·B when `accumulate`. Uses `workspace`'s buffers
 /// (growing them if reserve() did not cover this product, which allocates).
-void gemm(Index m, Index n, Index k, GemmOperand a, GemmOperand b, GemmResult c, bool accumulate,
-          GemmWorkspace& workspace);
+template <class S>
+void gemm(Index m, Index n, Index k, GemmOperand<S> a, GemmOperand<S> b, GemmResult<S> c, bool accumulate,
+          GemmWorkspace<S>& workspace);
 
 }  // namespace simmer::model

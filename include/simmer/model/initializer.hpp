@@ -24,12 +24,14 @@ double glorot_stddev(Index fan_in, Index fan_out);
 ///    Choice (SIMMERING.md §6 leaves it open): w = σ / fan_in (a narrow normal inside its
 ///    segment) and the midpoints are scaled by c so that the layer's variance c²·Var(m) + w²
 ///    equals σ²; with fan_in = 1 this is N(0, σ²).
-void fill_weights(double* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng);
+template <class S>
+void fill_weights(S* weights, Index fan_in, Index fan_out, Init scheme, Rng& rng);
 
 /// Fill `count` weights with the given fans, for kernels whose size is not fan_in · fan_out (a
 /// convolution's kh·kw·in·filters weights with Keras's fans kh·kw·in and kh·kw·filters). The
 /// schemes are as above; modified_glorot_normal still cycles its fan_in segments by index. The
 /// overload above is this with count = fan_in · fan_out (same draws, same order).
-void fill_weights(double* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng);
+template <class S>
+void fill_weights(S* weights, Index count, Index fan_in, Index fan_out, Init scheme, Rng& rng);
 
 }  // namespace simmer::model

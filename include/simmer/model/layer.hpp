@@ -26,9 +26,11 @@ struct TensorSpec {
   [[nodiscard]] Index size() const;
 };
 
-class Layer {
+template <class S>
+class BasicLayer {
  public:
-  virtual ~Layer() = default;
+  SIMMER_SCALAR_TYPES(S);
+  virtual ~BasicLayer() = default;
 
   /// Kind of layer, e.g. "dense", "tanh".
   [[nodiscard]] virtual std::string kind() const = 0;
@@ -41,15 +43,15 @@ class Layer {
 
   /// Point the layer's views at its slice of the network's parameter and gradient vectors
   /// (both of length parameter_count()).
-  virtual void bind(const double* /*params*/, double* /*grads*/) {}
+  virtual void bind(const S* /*params*/, S* /*grads*/) {}
 
   /// Draw initial values into `params` (this layer's slice).
-  virtual void initialize(double* /*params*/, Init /*scheme*/, Rng& /*rng*/) const {}
+  virtual void initialize(S* /*params*/, Init /*scheme*/, Rng& /*rng*/) const {}
 
   /// Size scratch space for batches of up to `rows` rows. Never called in the hot loop.
   virtual void reserve(Index /*rows*/) {}
 
-  /// Values (doubles) of scratch space reserve(rows) allocates, for the run's memory estimate.
+  /// Values (scalars S) of scratch space reserve(rows) allocates, for the run's memory estimate.
   [[nodiscard]] virtual Index scratch_values(Index /*rows*/) const { return 0; }
 
   /// out = f(in). `out` has in.rows() rows.
@@ -60,6 +62,9 @@ class Layer {
   virtual void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) = 0;
 };
 
-using LayerPtr = std::unique_ptr<Layer>;
+template <class S>
+using LayerPtrOf = std::unique_ptr<BasicLayer<S>>;
+using Layer = BasicLayer<double>;
+using LayerPtr = LayerPtrOf<double>;
 
 }  // namespace simmer::model

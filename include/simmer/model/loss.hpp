@@ -21,7 +21,10 @@ std::string to_string(LossKind k);
 
 /// Loss value, and its gradient with respect to the predictions written into `grad`
 /// (same shape as `pred`). Stable for large logits (log-sum-exp, softplus).
-double loss_value(LossKind k, ConstBatchView pred, ConstBatchView target);
-double loss_value_and_gradient(LossKind k, ConstBatchView pred, ConstBatchView target, BatchView grad);
+/// Computed in S (sums too); the value is returned as a double.
+template <class S>
+double loss_value(LossKind k, ConstBatchViewOf<S> pred, ConstBatchViewOf<S> target);
+template <class S>
+double loss_value_and_gradient(LossKind k, ConstBatchViewOf<S> pred, ConstBatchViewOf<S> target, BatchViewOf<S> grad);
 
 }  // namespace simmer::model

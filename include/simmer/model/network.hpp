@@ -19,14 +19,17 @@ struct TensorLayout {
   std::vector<Index> shape;
 };
 
-class Network {
+template <class S>
+class BasicNetwork {
  public:
-  Network() = default;
-  explicit Network(std::vector<LayerPtr> layers);
-  Network(Network&&) noexcept = default;
-  Network& operator=(Network&&) noexcept = default;
-  Network(const Network&) = delete;
-  Network& operator=(const Network&) = delete;
+  SIMMER_SCALAR_TYPES(S);
+  using LayerPtr = LayerPtrOf<S>;
+  BasicNetwork() = default;
+  explicit BasicNetwork(std::vector<LayerPtr> layers);
+  BasicNetwork(BasicNetwork&&) noexcept = default;
+  BasicNetwork& operator=(BasicNetwork&&) noexcept = default;
+  BasicNetwork(const BasicNetwork&) = delete;
+  BasicNetwork& operator=(const BasicNetwork&) = delete;
 
   [[nodiscard]] Index input_size() const;
   [[nodiscard]] Index output_size() const;
@@ -67,12 +70,14 @@ class Network {
   std::vector<LayerPtr> layers_;
   Vector params_;
   Vector grads_;
-  const double* bound_params_ = nullptr;
-  const double* bound_grads_ = nullptr;
+  const S* bound_params_ = nullptr;
+  const S* bound_grads_ = nullptr;
   Index capacity_ = 0;
   Index rows_ = 0;
   std::vector<Matrix> activations_;  ///< outputs of each layer, [capacity][size]
   std::vector<Matrix> deltas_;       ///< dL/d(output) of each layer
 };
+
+using Network = BasicNetwork<double>;
 
 }  // namespace simmer::model

@@ -27,21 +27,24 @@ struct PoolShape {
 /// Pool `images` consecutive images (rows of height·width·channels values into rows of
 /// out_height·out_width·channels): average, or max writing each output's arg-max offset within
 /// its image row to `arg` (max only; ignored for average).
-void pool_forward(PoolKind kind, const PoolShape& shape, const double* in, double* out, std::int32_t* arg,
-                  Index images);
+template <class S>
+void pool_forward(PoolKind kind, const PoolShape& shape, const S* in, S* out, std::int32_t* arg, Index images);
 
 /// dL/din of `images` images from dL/dout and (max) the arg-maxes of pool_forward: every input
 /// value is written (zero outside the windows, and off the arg-max for max).
-void pool_backward(PoolKind kind, const PoolShape& shape, const double* grad_out, const std::int32_t* arg,
-                   double* grad_in, Index images);
+template <class S>
+void pool_backward(PoolKind kind, const PoolShape& shape, const S* grad_out, const std::int32_t* arg, S* grad_in,
+                   Index images);
 
 /// size × size windows with stride size, per channel. An image side that size does not divide
 /// is floored (Keras's valid pooling): the last height % size rows and width % size columns
 /// are dropped, and get zero gradient. Max pooling sends the gradient to the window's first
 /// maximum (row-major order within the window), remembered from the last forward().
-class Pool2D final : public Layer {
+template <class S>
+class BasicPool2D final : public BasicLayer<S> {
  public:
-  Pool2D(Index height, Index width, Index channels, PoolKind pool, Index size = 2);
+  SIMMER_SCALAR_TYPES(S);
+  BasicPool2D(Index height, Index width, Index channels, PoolKind pool, Index size = 2);
 
   /// "max_pool2d" or "average_pool2d".
   [[nodiscard]] std::string kind() const override;
@@ -53,7 +56,7 @@ class Pool2D final : public Layer {
   [[nodiscard]] PoolShape shape() const { return {height_, width_, channels_, size_}; }
 
   void reserve(Index rows) override;
-  /// Max pooling's arg-max indices (32-bit; counted as half a double each).
+  /// Max pooling's arg-max indices (32-bit; counted in values of S).
   [[nodiscard]] Index scratch_values(Index rows) const override;
   void forward(ConstBatchView in, BatchView out) override;
   void backward(ConstBatchView in, ConstBatchView out, BatchView grad_out, BatchView* grad_in) override;
@@ -71,9 +74,11 @@ class Pool2D final : public Layer {
 /// Identity on [rows][size] (kind "flatten"): with HWC rows an image already is a flat feature
 /// row, so this only marks where the dense head starts (as Keras's Flatten does). Forward is
 /// one copy; backward passes the gradient through.
-class Flatten final : public Layer {
+template <class S>
+class BasicFlatten final : public BasicLayer<S> {
  public:
-  explicit Flatten(Index size);
+  SIMMER_SCALAR_TYPES(S);
+  explicit BasicFlatten(Index size);
   [[nodiscard]] std::string kind() const override { return "flatten"; }
   [[nodiscard]] Index input_size() const override { return size_; }
   [[nodiscard]] Index output_size() const override { return size_; }
@@ -83,5 +88,8 @@ class Flatten final : public Layer {
  private:
   Index size_;
 };
+
+using Pool2D = BasicPool2D<double>;
+using Flatten = BasicFlatten<double>;
 
 }  // namespace simmer::model

@@ -24,17 +24,26 @@ class GroupGradients final : public train::GradientCombiner {
   [[nodiscard]] int parts() const override { return parts_; }
   [[nodiscard]] int part() const override { return part_; }
   void all_parts(const double* local, Index count, double* out) override;
+  void all_parts(const float* local, Index count, float* out) override;
   /// Seconds spent in the exchange (waiting for the group's slowest rank included) and how many
   /// exchanges (for the end-of-run account).
   [[nodiscard]] double seconds() const { return seconds_; }
   [[nodiscard]] std::int64_t exchanges() const { return exchanges_; }
 
  private:
+  void gather(const void* local, Index count, MPI_Datatype type, void* out);
   MPI_Comm group_;
   int parts_ = 1, part_ = 0;
   double seconds_ = 0.0;
   std::int64_t exchanges_ = 0;
 };
+
+/// Collective. A barrier that waits without holding a core: a rank that arrives early tests an
+/// MPI_Ibarrier, spinning for its first 50 µs and then sleeping between tests (100 µs, growing
+/// to 2 ms). OpenMPI's blocking collectives busy-poll, so with more ranks than cores
+/// (`mpirun --oversubscribe -n 36` on a laptop) the ranks that finished their block of steps
+/// took CPU from the ones still computing; called before the run's periodic collectives.
+void quiet_barrier(MPI_Comm comm);
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
 /// "<program>: error: <message>" once and every rank returns false.

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -59,20 +60,12 @@ struct ChainRows {
   std::vector<double> trace;  ///< trace_count × run::layout::trace_fields()
 };
 
+/// One trajectory as the driver sees it, whatever its compute precision: BasicChain<S> below
+/// implements it for S = double (Chain64) and float (Chain32); make_chain picks S from
+/// run.precision. Vectors handed out here are float64 copies.
 class Chain {
  public:
-  /// Trajectory `index` of `problem` (which must outlive the chain): its network initialised
-  /// from its initialization stream, its members drawn from its sampling stream.
-  Chain(const Problem& problem, std::int64_t index);
-  Chain(const Chain&) = delete;
-  Chain& operator=(const Chain&) = delete;
-
-  /// run.ranks_per_trajectory > 1: this chain's full-batch gradients are shared with the other
-  /// ranks of its group through `combiner` (which must outlive the chain). Every rank of the
-  /// group then runs the same chain in lockstep: each objective evaluation is collective.
-  void share_gradients(train::GradientCombiner* combiner) {
-    objective_->set_gradient_chunks(p_->run.gradient_chunks, combiner);
-  }
+  virtual ~Chain() = default;
 
   /// What a trajectory reports at once (printed by the process that runs it).
   struct Warning {
@@ -82,84 +75,157 @@ class Chain {
   /// Where this trajectory's warnings go. Default: stderr, every one.
   void set_warning_sink(std::function<void(const Warning&)> sink) { warn_ = std::move(sink); }
 
+  /// run.ranks_per_trajectory > 1: this chain's full-batch gradients are shared with the other
+  /// ranks of its group through `combiner` (which must outlive the chain). Every rank of the
+  /// group then runs the same chain in lockstep: each objective evaluation is collective.
+  virtual void share_gradients(train::GradientCombiner* combiner) = 0;
+
   /// Retrofit: Adam from the initial network (trace rows every run.trace_every epochs), then the
   /// baseline is Adam's end point and simmering starts from it. `on_epoch` sees every epoch.
   /// The same as adam_to(adam.epochs) then finish_adam().
-  void train_adam(const train::EpochCallback& on_epoch = {});
+  void train_adam(const train::EpochCallback& on_epoch = {}) {
+    adam_to(adam_epochs(), on_epoch);
+    finish_adam();
+  }
   /// Adam's epochs up to `epoch` (exclusive of later ones; at most adam.epochs), continuing from
   /// where the last call (or a loaded checkpoint) left off.
-  void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {});
+  virtual void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {}) = 0;
   /// Adam's epochs completed.
-  [[nodiscard]] std::int64_t adam_epoch() const { return adam_.epoch; }
+  [[nodiscard]] virtual std::int64_t adam_epoch() const = 0;
   /// After Adam's last epoch: the baseline is its end point, and simmering starts there.
-  void finish_adam();
+  virtual void finish_adam() = 0;
   /// Starts simmering at the current parameters (ab initio; train_adam already did it for a
   /// retrofit).
-  void start();
-  [[nodiscard]] bool started() const { return trajectory_ != nullptr; }
+  virtual void start() = 0;
+  [[nodiscard]] virtual bool started() const = 0;
 
   /// The leapfrog stability probe at the current position (power iteration, stability stream).
-  train::CurvatureEstimate stability_probe();
+  virtual train::CurvatureEstimate stability_probe() = 0;
   /// The curvature report at the current position (curvature stream); kept for the report.
-  const train::SpectrumEstimate& estimate_curvature(bool at_end);
+  virtual const train::SpectrumEstimate& estimate_curvature(bool at_end) = 0;
 
   /// Advances to step `end` (exclusive) unless stopped: health check, diagnostics, trace
   /// records every run.trace_every steps, members at their steps.
-  void advance_to(std::int64_t end);
+  virtual void advance_to(std::int64_t end) = 0;
 
   /// This interval's partial ensemble (votes reset, running means kept, tracked predictions
   /// taken).
-  ensemble::EnsemblePartial take_partial();
+  virtual ensemble::EnsemblePartial take_partial() = 0;
   /// The rows owed to the archive (then forgotten here).
-  ChainRows take_rows();
+  virtual ChainRows take_rows() = 0;
 
-  /// The baseline network's outputs on `x` (target units, or logits); valid until the next
-  /// evaluation. Requires has_baseline().
-  ConstBatchView baseline_prediction(const Matrix& x);
-  [[nodiscard]] bool has_baseline() const { return baseline_.size() == parameters().size(); }
-  [[nodiscard]] const Vector& baseline() const { return baseline_; }
-  [[nodiscard]] ChainReport report();
+  /// The baseline network's outputs on evaluation set `set` of the problem (target units, or
+  /// logits; float64); valid until the next evaluation. Requires has_baseline().
+  virtual ConstBatchView baseline_prediction(std::size_t set) = 0;
+  [[nodiscard]] virtual bool has_baseline() const = 0;
+  [[nodiscard]] virtual ChainReport report() = 0;
   /// This trajectory's part of the pooled uncertainty scores and block metrics
   /// (ensemble::PooledDiagnostics::merge reads it).
-  void diagnostics_partials(ByteWriter& w) const { diag_.save_partials(w); }
+  virtual void diagnostics_partials(ByteWriter& w) const = 0;
 
-  [[nodiscard]] std::int64_t index() const { return index_; }
-  [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
-  [[nodiscard]] const train::PhaseState& phase() const { return trajectory_->phase(); }
-  [[nodiscard]] double temperature_at(std::int64_t step) const { return trajectory_->temperature_at(step); }
-  [[nodiscard]] bool stopped() const { return stopped_; }
-  [[nodiscard]] std::int64_t members() const { return members_; }
-  [[nodiscard]] std::int64_t diverged_step() const { return diverged_step_; }
+  /// Float64 copies of the parameters, the velocities (simmering only) and the baseline.
+  [[nodiscard]] virtual Vector parameters_f64() const = 0;
+  [[nodiscard]] virtual Vector velocities_f64() const = 0;
+  [[nodiscard]] virtual Vector baseline_f64() const = 0;
+
+  [[nodiscard]] virtual std::int64_t index() const = 0;
+  [[nodiscard]] virtual double temperature_at(std::int64_t step) const = 0;
+  [[nodiscard]] virtual bool stopped() const = 0;
+  [[nodiscard]] virtual std::int64_t members() const = 0;
+  [[nodiscard]] virtual std::int64_t diverged_step() const = 0;
   /// CPU seconds spent in gradient steps (Adam and simmering) and in member evaluation and
   /// trace records.
-  [[nodiscard]] double step_seconds() const { return step_seconds_; }
-  [[nodiscard]] double eval_seconds() const { return eval_seconds_; }
+  [[nodiscard]] virtual double step_seconds() const = 0;
+  [[nodiscard]] virtual double eval_seconds() const = 0;
 
   /// The complete state, for checkpoints (taken after a gather: no rows owed): during Adam its
   /// state (parameters, moments, mini-batch stream, epoch), once simmering everything else.
   /// `load` expects a chain constructed for the same problem and index and restores it in the
   /// phase it was saved in (at simmering step `step`).
-  void save(ByteWriter& w) const;
-  void load(ByteReader& r, std::int64_t step);
+  virtual void save(ByteWriter& w) const = 0;
+  virtual void load(ByteReader& r, std::int64_t step) = 0;
+
+ protected:
+  [[nodiscard]] virtual std::int64_t adam_epochs() const = 0;
+  std::function<void(const Warning&)> warn_ = [](const Warning& warning) {
+    std::fprintf(stderr, "%s\n", warning.text.c_str());
+    std::fflush(stderr);
+  };
+};
+
+/// Trajectory `index` of `problem` in the problem's compute precision (run.precision).
+std::unique_ptr<Chain> make_chain(const Problem& problem, std::int64_t index);
+
+/// One trajectory computing in S: its network, objective, Adam state, integrator and the
+/// particle state are in S; everything it accumulates (diagnostics, votes, means, energies) is
+/// float64.
+template <class S>
+class BasicChain final : public Chain {
+ public:
+  SIMMER_SCALAR_TYPES(S);
+  /// Trajectory `index` of `problem` (which must outlive the chain): its network initialised
+  /// from its initialization stream, its members drawn from its sampling stream.
+  BasicChain(const Problem& problem, std::int64_t index);
+  BasicChain(const BasicChain&) = delete;
+  BasicChain& operator=(const BasicChain&) = delete;
+
+  void share_gradients(train::GradientCombiner* combiner) override {
+    objective_->set_gradient_chunks(p_->run.gradient_chunks, combiner);
+  }
+  void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {}) override;
+  [[nodiscard]] std::int64_t adam_epoch() const override { return adam_.epoch; }
+  void finish_adam() override;
+  void start() override;
+  [[nodiscard]] bool started() const override { return trajectory_ != nullptr; }
+  train::CurvatureEstimate stability_probe() override;
+  const train::SpectrumEstimate& estimate_curvature(bool at_end) override;
+  void advance_to(std::int64_t end) override;
+  ensemble::EnsemblePartial take_partial() override;
+  ChainRows take_rows() override;
+  ConstBatchViewOf<double> baseline_prediction(std::size_t set) override;
+  [[nodiscard]] bool has_baseline() const override { return baseline_.size() == parameters().size(); }
+  [[nodiscard]] ChainReport report() override;
+  void diagnostics_partials(ByteWriter& w) const override { diag_.save_partials(w); }
+  [[nodiscard]] ::simmer::Vector parameters_f64() const override { return parameters().template cast<double>(); }
+  [[nodiscard]] ::simmer::Vector velocities_f64() const override {
+    return started() ? phase().v.template cast<double>() : ::simmer::Vector();
+  }
+  [[nodiscard]] ::simmer::Vector baseline_f64() const override { return baseline_.template cast<double>(); }
+  [[nodiscard]] std::int64_t index() const override { return index_; }
+  [[nodiscard]] double temperature_at(std::int64_t step) const override { return trajectory_->temperature_at(step); }
+  [[nodiscard]] bool stopped() const override { return stopped_; }
+  [[nodiscard]] std::int64_t members() const override { return members_; }
+  [[nodiscard]] std::int64_t diverged_step() const override { return diverged_step_; }
+  [[nodiscard]] double step_seconds() const override { return step_seconds_; }
+  [[nodiscard]] double eval_seconds() const override { return eval_seconds_; }
+  void save(ByteWriter& w) const override;
+  void load(ByteReader& r, std::int64_t step) override;
+
+  /// The state in the compute precision (tests).
+  [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
+  [[nodiscard]] const Vector& baseline() const { return baseline_; }
+  [[nodiscard]] const train::BasicPhaseState<S>& phase() const { return trajectory_->phase(); }
 
  private:
+  [[nodiscard]] std::int64_t adam_epochs() const override { return p_->adam.epochs; }
   void record_trace(int phase, std::int64_t step, double temperature, double train_loss);
   void take_member(const train::StepRecord& rec);
   void check_health(const train::StepRecord& rec);
   void score_baseline();
-  void begin_trajectory(train::PhaseState start, std::int64_t first_step);
+  void begin_trajectory(train::BasicPhaseState<S> start, std::int64_t first_step);
   [[nodiscard]] Rng stream(RngPurpose purpose) const;
+  /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
+  ConstBatchViewOf<double> wide(ConstBatchView pred);
 
   const Problem* p_;
   std::int64_t index_;
-  model::Network net_;
-  std::unique_ptr<train::NetworkObjective> objective_;
-  std::unique_ptr<train::Trajectory> trajectory_;
-  Rng minibatch_rng_;      ///< Adam's mini-batches (checkpointed during Adam)
-  train::AdamState adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
-  Rng noise_rng_;          ///< the Langevin thermostat (checkpointed)
-  std::function<void(const Warning&)> warn_;
-
+  model::BasicNetwork<S> net_;
+  std::unique_ptr<train::BasicNetworkObjective<S>> objective_;
+  std::unique_ptr<train::BasicTrajectory<S>> trajectory_;
+  Rng minibatch_rng_;              ///< Adam's mini-batches (checkpointed during Adam)
+  train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
+  Rng noise_rng_;                  ///< the Langevin thermostat (checkpointed)
+  ::simmer::Matrix wide_;          ///< float32 runs: predictions widened for the accumulators
   // Members.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;
@@ -174,7 +240,7 @@ class Chain {
   ChainRows rows_;
   std::int64_t trace_count_ = 0;
   // Baseline: Adam's end point (retrofit) or the first member (ab initio).
-  Vector baseline_;
+  Vector baseline_;  ///< in S
   std::vector<ensemble::SetScores> baseline_scores_;
   // Health.
   bool stopped_ = false;
@@ -191,6 +257,9 @@ class Chain {
   train::SpectrumEstimate curvature_start_, curvature_end_;
   double step_seconds_ = 0.0, eval_seconds_ = 0.0;
 };
+
+using Chain64 = BasicChain<double>;
+using Chain32 = BasicChain<float>;
 
 /// The drift diagnostics' setup for `problem` (shared by every trajectory and the pooled merge).
 ensemble::DiagnosticsSetup diagnostics_setup(const Problem& problem);

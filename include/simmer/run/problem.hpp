@@ -7,6 +7,7 @@
 /// HDF5.
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "simmer/data/dataset.hpp"
@@ -29,9 +30,35 @@ struct EvalSet {
   Matrix x;                          ///< scaled to the network's input range
   Matrix y;                          ///< raw targets (one-hot, or 0/1 for BCE); empty for points
   std::vector<std::int64_t> labels;  ///< classification truth (empty for points)
+  /// x and y in float32, for a float32 run (run.precision = float32; empty otherwise).
+  MatrixOf<float> x32, y32;
   [[nodiscard]] bool has_targets() const { return y.rows() > 0; }
   [[nodiscard]] Index rows() const { return x.rows(); }
+  /// Fills x32 and y32 when `p` is float32 (once the set is complete).
+  void prepare(Precision p) {
+    if (p != Precision::float32) return;
+    x32 = x.cast<float>();
+    y32 = y.cast<float>();
+  }
 };
+
+/// A set's scaled inputs and targets in the compute precision S.
+template <class S>
+const MatrixOf<S>& inputs(const EvalSet& s) {
+  if constexpr (std::is_same_v<S, float>) {
+    return s.x32;
+  } else {
+    return s.x;
+  }
+}
+template <class S>
+const MatrixOf<S>& targets(const EvalSet& s) {
+  if constexpr (std::is_same_v<S, float>) {
+    return s.y32;
+  } else {
+    return s.y;
+  }
+}
 
 /// How a run is carried out.
 struct RunOptions {
@@ -45,7 +72,10 @@ struct RunOptions {
   std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
   std::int64_t ranks_per_trajectory = 1;     ///< k ranks evaluate each trajectory's gradient together
   std::int64_t gradient_chunks = 1;          ///< the full batch as a tree sum of this many row blocks
-  std::string output;                        ///< the archive's path
+  /// The network's, Adam's and the particle update's scalar (thermostat and accumulators are
+  /// float64 either way).
+  Precision precision = Precision::float64;
+  std::string output;  ///< the archive's path
   enum class Progress { automatic, bar, lines } progress = Progress::automatic;
   double progress_seconds = 10.0;  ///< seconds between progress lines off a terminal
 };

@@ -23,20 +23,24 @@ struct AdamOptions {
   void validate() const;
 };
 
-struct AdamState {
-  Vector m;                ///< first moment
-  Vector v;                ///< second moment
+template <class S>
+struct BasicAdamState {
+  VectorOf<S> m;           ///< first moment
+  VectorOf<S> v;           ///< second moment
   std::int64_t t = 0;      ///< updates taken
   std::int64_t epoch = 0;  ///< epochs completed
-  Vector previous;         ///< the iterate before the last update (retrofit velocity)
+  VectorOf<S> previous;    ///< the iterate before the last update (retrofit velocity)
 
   /// Zero moments for `n` parameters.
-  static AdamState zeros(Index n);
+  static BasicAdamState zeros(Index n);
 };
+using AdamState = BasicAdamState<double>;
 
 /// One Adam update of x given ∇L(x); keeps the pre-update x in state.previous.
 /// Keras: α_t = lr √(1-β2^t) / (1-β1^t); x ← x - α_t m / (√v + ε).
-void adam_update(const AdamOptions& opt, AdamState& state, Vector& x, const Vector& grad);
+/// In S; the step size α_t is computed in float64 and rounded once.
+template <class S>
+void adam_update(const AdamOptions& opt, BasicAdamState<S>& state, VectorOf<S>& x, const VectorOf<S>& grad);
 
 /// Per-epoch report: epoch (1-based), training loss of the last update's batch(es) (mean over
 /// the epoch's batches for mini-batching).
@@ -44,7 +48,8 @@ using EpochCallback = std::function<void(std::int64_t epoch, double train_loss)>
 
 /// Train `objective`'s network from its current parameters for opt.epochs - state.epoch epochs
 /// (so a restored state continues). Mini-batches are drawn by shuffling with `rng` each epoch.
-void train_adam(const AdamOptions& opt, AdamState& state, NetworkObjective& objective, Rng& rng,
+template <class S>
+void train_adam(const AdamOptions& opt, BasicAdamState<S>& state, BasicNetworkObjective<S>& objective, Rng& rng,
                 const EpochCallback& on_epoch = {});
 
 }  // namespace simmer::train

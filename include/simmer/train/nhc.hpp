@@ -52,21 +52,28 @@ struct NhcState {
 
 /// Particle + chain state of one trajectory, apart from x (which is the network's own
 /// parameter vector, updated in place).
-struct PhaseState {
-  Vector v;  ///< particle velocities
-  NhcState chain;
-  double kinetic = 0;  ///< Σ v² (kept current so G_1 needs no extra pass)
+template <class S>
+struct BasicPhaseState {
+  VectorOf<S> v;       ///< particle velocities, in the compute precision
+  NhcState chain;      ///< always float64
+  double kinetic = 0;  ///< Σ v², summed in float64 (kept current so G_1 needs no extra pass)
 };
+using PhaseState = BasicPhaseState<double>;
 
-class NoseHooverChain {
+/// The integrator in scalar S: the particle update x, v and the gradient are in S; the chain's
+/// s, w, masses, Σ v², the kinetic temperature and H_ext are float64 whatever S is.
+template <class S>
+class BasicNoseHooverChain {
  public:
-  NoseHooverChain(const NhcOptions& options, Index parameter_count);
+  SIMMER_SCALAR_TYPES(S);
+  using PhaseState = BasicPhaseState<S>;
+  BasicNoseHooverChain(const NhcOptions& options, Index parameter_count);
 
   /// One step of length h at temperature T, in the nine-update order of SIMMERING.md §3, with
   /// one gradient at the half-step position. `grad` is scratch (size N; pass the network's
   /// gradient vector to avoid copies). Returns L at the half-step position. `noise` supplies the
   /// Langevin thermostat's normal draws (required for it, unused by the chain).
-  double step(Vector& x, PhaseState& phase, double temperature, Objective& objective, Vector& grad,
+  double step(Vector& x, PhaseState& phase, double temperature, BasicObjective<S>& objective, Vector& grad,
               Rng* noise = nullptr) const;
 
   /// Σ v² / N_f.
@@ -95,10 +102,13 @@ class NoseHooverChain {
   [[nodiscard]] double chain_force(const PhaseState& p, int k, double temperature) const;
 
   NhcOptions options_;
-  Vector mass_;
+  VectorOf<S> prior_;  ///< the prior precisions in S (empty without a prior)
+  ::simmer::Vector mass_;
   Index n_;
   double dof_;
 };
+
+using NoseHooverChain = BasicNoseHooverChain<double>;
 
 /// Martyna–Tuckerman–Klein thermostat masses for a chain of `chain_length` at temperature T
 /// with characteristic time τ (time units of h): Q_1 = N_f T τ², Q_k = T τ² for k ≥ 2. They

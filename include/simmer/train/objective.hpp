@@ -11,9 +11,11 @@
 
 namespace simmer::train {
 
-class Objective {
+template <class S>
+class BasicObjective {
  public:
-  virtual ~Objective() = default;
+  SIMMER_SCALAR_TYPES(S);
+  virtual ~BasicObjective() = default;
   [[nodiscard]] virtual Index parameter_count() const = 0;
   /// L(x); writes ∇L(x) into `grad` (size parameter_count()).
   virtual double evaluate_with_gradient(const Vector& x, Vector& grad) = 0;
@@ -32,17 +34,20 @@ class GradientCombiner {
   [[nodiscard]] virtual int part() const = 0;
   /// Every part's `count` values, in part order, into `out` (parts() × count): an all-gather.
   virtual void all_parts(const double* local, Index count, double* out) = 0;
+  virtual void all_parts(const float* local, Index count, float* out) = 0;
 };
 
 /// Training loss of a network on a fixed data set, in target units: the network's output is
 /// un-scaled (raw = out ⊙ output_scale + output_offset, per output column) before the loss, as
 /// SIMMERING.md §6 asks. Passing the network's own parameter vector (and, for the gradient, its
 /// own gradient vector) avoids every copy: this is the hot path of a simmering step.
-class NetworkObjective final : public Objective {
+template <class S>
+class BasicNetworkObjective final : public BasicObjective<S> {
  public:
+  SIMMER_SCALAR_TYPES(S);
   /// `x` and `y` must outlive the objective. Empty scale/offset mean identity.
-  NetworkObjective(model::Network& net, model::LossKind loss, const Matrix& x, const Matrix& y,
-                   Eigen::RowVectorXd output_scale = {}, Eigen::RowVectorXd output_offset = {});
+  BasicNetworkObjective(model::BasicNetwork<S>& net, model::LossKind loss, const Matrix& x, const Matrix& y,
+                        Eigen::RowVectorXd output_scale = {}, Eigen::RowVectorXd output_offset = {});
 
   [[nodiscard]] Index parameter_count() const override { return net_->parameter_count(); }
   double evaluate_with_gradient(const Vector& params, Vector& grad) override;
@@ -71,7 +76,7 @@ class NetworkObjective final : public Objective {
   ConstBatchView predict_shared(ConstBatchView x);
   [[nodiscard]] Index gradient_chunks() const { return chunks_; }
 
-  [[nodiscard]] model::Network& network() { return *net_; }
+  [[nodiscard]] model::BasicNetwork<S>& network() { return *net_; }
   [[nodiscard]] Index rows() const { return x_->rows(); }
 
  private:
@@ -79,12 +84,12 @@ class NetworkObjective final : public Objective {
   double chunked(bool with_gradient, Vector* grad);
   void load(const Vector& params);
 
-  model::Network* net_;
+  model::BasicNetwork<S>* net_;
   model::LossKind loss_;
   const Matrix* x_;
   const Matrix* y_;
-  Eigen::RowVectorXd scale_;
-  Eigen::RowVectorXd offset_;
+  RowVectorOf<S> scale_;
+  RowVectorOf<S> offset_;
   bool scaled_ = false;
   Matrix raw_;      ///< un-scaled predictions
   Matrix batch_x_;  ///< mini-batch rows
@@ -93,10 +98,13 @@ class NetworkObjective final : public Objective {
   // the last row), and one per part after the exchange. Column-major: a column is contiguous.
   Index chunks_ = 1;
   GradientCombiner* combiner_ = nullptr;
-  Eigen::MatrixXd slots_;
-  Eigen::MatrixXd parts_;
-  std::vector<double> shared_local_, shared_all_;  ///< predict_shared: this part's blocks, every part's
+  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> slots_;
+  Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> parts_;
+  std::vector<S> shared_local_, shared_all_;  ///< predict_shared: this part's blocks, every part's
   Matrix shared_out_;
 };
+
+using Objective = BasicObjective<double>;
+using NetworkObjective = BasicNetworkObjective<double>;
 
 }  // namespace simmer::train

@@ -28,7 +28,9 @@ struct SpectrumEstimate {
 /// Leaves `x` unchanged (it may be the network's own parameter vector). Lanczos vectors are
 /// fully re-orthogonalised while they fit in 64 MB (N·steps doubles); above that the plain
 /// three-term recurrence is used, which may repeat converged top eigenvalues (documented).
-SpectrumEstimate estimate_spectrum(Objective& objective, Vector& x, double threshold, int steps, int probes, Rng& rng);
+template <class S>
+SpectrumEstimate estimate_spectrum(BasicObjective<S>& objective, VectorOf<S>& x, double threshold, int steps,
+                                   int probes, Rng& rng);
 
 /// An estimate as bytes (checkpoints, the end-of-run gather) and back.
 void save_spectrum(ByteWriter& w, const SpectrumEstimate& s);

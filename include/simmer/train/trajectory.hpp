@@ -34,12 +34,14 @@ struct StepRecord {
   double half_step_loss = 0;  ///< L at the half-step position (where the force was taken)
 };
 
-class Trajectory {
+template <class S>
+class BasicTrajectory {
  public:
+  using PhaseState = BasicPhaseState<S>;
   /// `objective` supplies the loss over the training set; the start state comes from
   /// NoseHooverChain::rest_start or retrofit_start.
-  Trajectory(NetworkObjective& objective, const NhcOptions& nhc, Schedule schedule, PhaseState start,
-             std::int64_t first_step = 0);
+  BasicTrajectory(BasicNetworkObjective<S>& objective, const NhcOptions& nhc, Schedule schedule, PhaseState start,
+                  std::int64_t first_step = 0);
 
   /// The random stream of the Langevin thermostat (the trajectory's own; must outlive it).
   void set_noise(Rng* noise) { noise_ = noise; }
@@ -50,17 +52,19 @@ class Trajectory {
   [[nodiscard]] std::int64_t step() const { return step_; }
   [[nodiscard]] const PhaseState& phase() const { return phase_; }
   [[nodiscard]] PhaseState& phase() { return phase_; }
-  [[nodiscard]] const NoseHooverChain& integrator() const { return nhc_; }
-  [[nodiscard]] const Vector& parameters() const { return objective_->network().parameters(); }
+  [[nodiscard]] const BasicNoseHooverChain<S>& integrator() const { return nhc_; }
+  [[nodiscard]] const VectorOf<S>& parameters() const { return objective_->network().parameters(); }
   [[nodiscard]] double temperature_at(std::int64_t step) const { return schedule_(step); }
 
  private:
-  NetworkObjective* objective_;
-  NoseHooverChain nhc_;
+  BasicNetworkObjective<S>* objective_;
+  BasicNoseHooverChain<S> nhc_;
   Schedule schedule_;
   PhaseState phase_;
   std::int64_t step_;
   Rng* noise_ = nullptr;
 };
+
+using Trajectory = BasicTrajectory<double>;
 
 }  // namespace simmer::train
