@@ -12,6 +12,7 @@
 #include "simmer/ensemble/sampling.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/run/archive_layout.hpp"
+#include "simmer/run/chain.hpp"
 
 namespace simmer::run {
 namespace {
@@ -104,11 +105,13 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   std::int64_t layer_values = 0, scratch_values = 0;
   for (const auto& layer : probe.layers()) {
     layer_values += layer->output_size();
-    scratch_values += layer->scratch_values(max_rows);
+    scratch_values += layer->scratch_values(activation_rows(p));
   }
   // In the compute precision (run.precision); the diagnostics are float64 whatever it is.
   const std::int64_t scalar = p.run.precision == Precision::float32 ? 4 : 8;
-  e.network_bytes = 8 * P * scalar + 2 * max_rows * layer_values * scalar + scratch_values * scalar +
+  // Activations, deltas and scratch for activation_rows(p): one block of rows with gradient chunks.
+  const std::int64_t held = activation_rows(p);
+  e.network_bytes = 8 * P * scalar + 2 * held * layer_values * scalar + scratch_values * scalar +
                     2 * max_rows * (p.outputs + probe.input_size()) * scalar + diagnostics_state;
   // The members buffered between gathers, and their concatenation for the collective write.
   e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;

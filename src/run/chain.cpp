@@ -43,6 +43,16 @@ Rng load_rng(ByteReader& r) {
 
 }  // namespace
 
+Index activation_rows(const Problem& p) {
+  Index rows = 0;
+  for (const auto& s : p.sets) rows = std::max(rows, s.rows());
+  const Index chunks = std::max<Index>(1, p.run.gradient_chunks);
+  if (chunks > 1) rows = (rows + chunks - 1) / chunks;  // one block of any set
+  const Index batch = p.adam.batch_size;
+  if (p.mode == train::StartMode::retrofit && batch > 0 && batch < p.sets[0].rows()) rows = std::max(rows, batch);
+  return std::max<Index>(rows, 1);
+}
+
 double cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -122,14 +132,12 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
   net_.initialize(p.init, init);
+  net_.reserve(activation_rows(p));
   if (inputs<S>(p.sets[0]).rows() != p.sets[0].rows())
     throw Error("internal: no " + to_string(p.run.precision) + " data");
   objective_ = std::make_unique<train::BasicNetworkObjective<S>>(
       net_, p.loss, inputs<S>(p.sets[0]), targets<S>(p.sets[0]), p.output_scale, p.output_offset);
   if (p.run.gradient_chunks > 1) objective_->set_gradient_chunks(p.run.gradient_chunks);
-  std::int64_t max_rows = 0;
-  for (const auto& s : p.sets) max_rows = std::max<std::int64_t>(max_rows, s.rows());
-  net_.reserve(max_rows);
   Rng sampling = stream(RngPurpose::sampling);
   sample_steps_ = ensemble::select_sample_steps(p.run.steps, p.sampling, sampling);
   for (const auto& s : p.sets) {

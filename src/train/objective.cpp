@@ -25,7 +25,7 @@ BasicNetworkObjective<S>::BasicNetworkObjective(model::BasicNetwork<S>& net, mod
   if (scaled_ && (scale_.size() != y.cols() || offset_.size() != y.cols())) {
     throw Error("objective: output scale/offset size differs from the number of outputs");
   }
-  net.reserve(x.rows());
+  if (net.capacity() == 0) net.reserve(x.rows());  // a caller that reserved (fewer rows) knows better
   raw_.resize(x.rows(), y.cols());
 }
 
@@ -199,12 +199,30 @@ double BasicNetworkObjective<S>::evaluate_batch_with_gradient(const std::vector<
 
 template <class S>
 ConstBatchViewOf<S> BasicNetworkObjective<S>::predict(ConstBatchView x) {
-  ConstBatchView out = net_->forward(x);
-  if (!scaled_) return out;
-  if (raw_.rows() < x.rows()) raw_.resize(x.rows(), out.cols());
-  BatchView raw = top_rows(raw_, x.rows());
-  raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
-  return {raw.data(), raw.rows(), raw.cols()};
+  const Index rows = x.rows();
+  // With gradient chunks the network holds the activations of one block of rows (so a rank's
+  // memory falls with the chunk count) and a larger set passes through it a block at a time.
+  const Index block = chunks_ > 1 && net_->capacity() > 0 ? net_->capacity() : rows;
+  if (rows <= block) {
+    ConstBatchView out = net_->forward(x);
+    if (!scaled_) return out;
+    if (raw_.rows() < rows) raw_.resize(rows, out.cols());
+    BatchView raw = top_rows(raw_, rows);
+    raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+    return {raw.data(), raw.rows(), raw.cols()};
+  }
+  if (raw_.rows() < rows) raw_.resize(rows, net_->output_size());
+  for (Index r0 = 0; r0 < rows; r0 += block) {
+    const Index n = std::min(block, rows - r0);
+    const ConstBatchView out = net_->forward(ConstBatchView(x.data() + r0 * x.cols(), n, x.cols()));
+    BatchView raw(raw_.data() + r0 * raw_.cols(), n, raw_.cols());
+    if (scaled_) {
+      raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+    } else {
+      raw = out;
+    }
+  }
+  return {raw_.data(), rows, raw_.cols()};
 }
 
 template class BasicNetworkObjective<double>;

@@ -266,6 +266,12 @@ ensemble::DiagnosticsSetup diagnostics_setup(const Problem& problem);
 /// The partial ensembles' shapes for `problem`.
 ensemble::EnsembleShape ensemble_shape(const Problem& problem);
 
+/// The rows a trajectory's network holds activations for: the largest evaluation set, or with
+/// run.gradient_chunks > 1 one block of it (ceil(rows / chunks): every evaluation then passes
+/// through the network a block at a time, so memory per rank falls with the chunk count), and
+/// at least an Adam mini-batch.
+Index activation_rows(const Problem& problem);
+
 /// CPU seconds of this process (robust to oversubscription, where wall time includes waiting
 /// for a core).
 double cpu_seconds();
