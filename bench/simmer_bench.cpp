@@ -143,9 +143,7 @@ void lenet_step(benchmark::State& state, model::Activation act, model::PoolKind 
 template <class S>
 void register_cases(const std::string& suffix) {
   using model::Activation, model::LossKind, model::PoolKind;
-  benchmark::RegisterBenchmark(("BM_gemm" + suffix + "/1024").c_str(), BM_gemm<S>)
-      ->Arg(1024)
-      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("BM_gemm" + suffix).c_str(), BM_gemm<S>)->Arg(1024)->Unit(benchmark::kMillisecond);
   const auto mlp = [&](const std::string& name, const std::string& layers, Activation act, LossKind loss, Index rows) {
     return benchmark::RegisterBenchmark(("simmer_step/" + name + suffix).c_str(),
                                         [=](benchmark::State& st) { simmer_step<S>(st, layers, act, loss, rows); });

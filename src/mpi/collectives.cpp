@@ -15,6 +15,10 @@ namespace simmer::mpi {
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Ibarrier(comm, &request);
+  quiet_wait(request);
+}
+
+void quiet_wait(MPI_Request& request) {
   int done = 0;
   const double t0 = MPI_Wtime();
   auto nap = std::chrono::microseconds(100);
@@ -23,7 +27,7 @@ void quiet_barrier(MPI_Comm comm) {
     if (done != 0) return;
     if (MPI_Wtime() - t0 < 50e-6) continue;
     std::this_thread::sleep_for(nap);
-    nap = std::min(2 * nap, std::chrono::microseconds(2000));
+    nap = std::min(2 * nap, std::chrono::microseconds(1000));
   }
 }
 

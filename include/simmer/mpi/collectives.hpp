@@ -40,10 +40,12 @@ class GroupGradients final : public train::GradientCombiner {
 
 /// Collective. A barrier that waits without holding a core: a rank that arrives early tests an
 /// MPI_Ibarrier, spinning for its first 50 µs and then sleeping between tests (100 µs, growing
-/// to 2 ms). OpenMPI's blocking collectives busy-poll, so with more ranks than cores
+/// to 1 ms). OpenMPI's blocking collectives busy-poll, so with more ranks than cores
 /// (`mpirun --oversubscribe -n 36` on a laptop) the ranks that finished their block of steps
 /// took CPU from the ones still computing; called before the run's periodic collectives.
 void quiet_barrier(MPI_Comm comm);
+/// Completes `request` the same way (spin 50 µs, then sleep between tests).
+void quiet_wait(MPI_Request& request);
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
 /// "<program>: error: <message>" once and every rank returns false.
