@@ -121,7 +121,7 @@ class Run {
   void write_adam_rows();
   /// Every chain's rows owed to the archive; only the leader's are kept.
   std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
-  [[nodiscard]] int stop_signal(bool poll, bool final = false);
+  [[nodiscard]] int stop_signal(bool poll);
   void say_stopped(int signal, const std::string& where);
   bool stability_check();
   void curvature_report(bool at_end);
@@ -143,10 +143,8 @@ class Run {
   std::string checkpoint_path_;
   std::string run_id_;  ///< recorded in the archive and every checkpoint
   std::vector<std::unique_ptr<run::Chain>> chains_;
-  bool leader_ = true;                           ///< first rank of its group: speaks for its chains
-  MPI_Comm group_comm_ = MPI_COMM_NULL;          ///< run.ranks_per_trajectory > 1: this rank's group
-  MPI_Request stop_request_ = MPI_REQUEST_NULL;  ///< the stop poll under way (stop_signal)
-  int stop_sent_ = 0, stop_received_ = 0;        ///< its buffers (must outlive the request)
+  bool leader_ = true;                   ///< first rank of its group: speaks for its chains
+  MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
   std::unique_ptr<GroupGradients> gradients_;
   ensemble::PooledEnsemble pooled_;  ///< rank 0
   std::optional<ArchiveWriter> archive_;
@@ -218,7 +216,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
     adam_epoch_ = -1;
     checkpoint();  // the end of the Adam phase (or the ab initio start)
     // A stop signal that came during the checks is acted on now, not 100 steps later.
-    if (const int signal = stop_signal(true, true); signal != 0) {
+    if (const int signal = stop_signal(true); signal != 0) {
       say_stopped(signal, retrofit ? "the end of Adam" : "the start");
       return stopped(kExitStopped);
     }
@@ -229,27 +227,14 @@ int Run::execute(const io::RunCheckpoint* resume) {
   return 0;
 }
 
-int Run::stop_signal(bool poll, bool final) {
-  // A stop signal on any rank stops all ranks at the same boundary. Between a run's phases
-  // (`final`) the ranks agree at once; inside a phase the reduction started at one poll is read
-  // at the next, so ranks never wait for each other there (with more ranks than cores, a
-  // blocking poll every run.sync_every steps left cores idle while the last ranks finished their
-  // block): a signal is then acted on one poll later, still at the same boundary on every rank.
+int Run::stop_signal(bool poll) {
+  // A stop signal on any rank stops all ranks at the same boundary.
   if (!poll) return 0;
+  mpi::quiet_barrier(comm_);  // the ranks that finished their block first wait without spinning
+  const int mine = static_cast<int>(g_stop_signal);
   int signal = 0;
-  if (stop_request_ != MPI_REQUEST_NULL) {
-    mpi::quiet_wait(stop_request_);
-    signal = stop_received_;
-  }
-  stop_sent_ = static_cast<int>(g_stop_signal);
-  if (final || signal != 0) {
-    if (signal != 0) return signal;
-    mpi::quiet_barrier(comm_);  // the ranks that finished first wait without spinning
-    MPI_Allreduce(&stop_sent_, &signal, 1, MPI_INT, MPI_MAX, comm_);
-    return signal;
-  }
-  MPI_Iallreduce(&stop_sent_, &stop_received_, 1, MPI_INT, MPI_MAX, comm_, &stop_request_);
-  return 0;
+  MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
+  return signal;
 }
 
 void Run::say_stopped(int signal, const std::string& where) {
@@ -282,7 +267,7 @@ int Run::adam_phase() {
       });
     }
     epoch = end;
-    const int signal = stop_signal(end == next_sync || end == epochs, end == epochs);
+    const int signal = stop_signal(end == next_sync || end == epochs);
     if (end == epochs && signal == 0) break;
     if (end == next_checkpoint || signal != 0) {
       write_adam_rows();
@@ -404,7 +389,7 @@ int Run::simmer_phase() {
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync});
     for (auto& ch : chains_) ch->advance_to(end);
     step_ = end;
-    const int signal = stop_signal(end == next_sync || end == steps, end == steps);
+    const int signal = stop_signal(end == next_sync || end == steps);
     if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
     // Between gathers the loss and metric shown are the last gathered ones.
     progress_.step(end, steps, p_.ramp(end - 1), rank_ == 0 ? pooled_.mean_train_loss() : 0.0, ensemble_metric(),

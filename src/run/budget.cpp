@@ -103,10 +103,14 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // gradient, the baseline, Adam's two moments and previous iterate; every layer's activation
   // and delta buffer for the largest set, and the layers' scratch.
   std::int64_t layer_values = 0, scratch_values = 0;
-  for (const auto& layer : probe.layers()) {
-    layer_values += layer->output_size();
-    scratch_values += layer->scratch_values(activation_rows(p));
-  }
+  with_scalar(p.run.precision, [&](auto zero) {  // scratch in the layers' own precision's values
+    using S = decltype(zero);
+    const model::BasicNetwork<S> net = model::build_network<S>(p.architecture);
+    for (const auto& layer : net.layers()) {
+      layer_values += layer->output_size();
+      scratch_values += layer->scratch_values(activation_rows(p));
+    }
+  });
   // In the compute precision (run.precision); the diagnostics are float64 whatever it is.
   const std::int64_t scalar = p.run.precision == Precision::float32 ? 4 : 8;
   // Activations, deltas and scratch for activation_rows(p): one block of rows with gradient chunks.

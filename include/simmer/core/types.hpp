@@ -74,8 +74,8 @@ std::string to_string(Precision p);
 /// Machine epsilon of the precision's scalar.
 double epsilon(Precision p);
 
-/// Runs `f` with a value of the precision's scalar type (0.0 or 0.0f): the one place a run's
-/// precision becomes a template argument. `f` is a generic lambda: [&](auto zero) { using S =
+/// Runs `f` with a value of the precision's scalar type (0.0 or 0.0f): where a run's (or an
+/// archive's) precision becomes a template argument. `f` is a generic lambda: [&](auto zero) { using S =
 /// decltype(zero); ... }.
 template <class F>
 decltype(auto) with_scalar(Precision p, F&& f) {
