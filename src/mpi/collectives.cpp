@@ -15,10 +15,6 @@ namespace simmer::mpi {
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Ibarrier(comm, &request);
-  quiet_wait(request);
-}
-
-void quiet_wait(MPI_Request& request) {
   int done = 0;
   const double t0 = MPI_Wtime();
   auto nap = std::chrono::microseconds(100);

@@ -25,8 +25,21 @@ std::int64_t matrix_bytes(const Matrix& m) { return static_cast<std::int64_t>(m.
 
 ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   ResourceEstimate e;
-  model::Network probe = model::build_network(p.architecture);
-  const std::int64_t P = probe.parameter_count();
+  // The network's sizes, built once in the run's precision (layer scratch is counted in values
+  // of that scalar): parameters, inputs, every layer's output width and scratch for the rows a
+  // trajectory's network holds (activation_rows: one block of rows with gradient chunks).
+  const std::int64_t held = activation_rows(p);
+  std::int64_t P = 0, inputs = 0, layer_values = 0, scratch_values = 0;
+  with_scalar(p.run.precision, [&](auto zero) {
+    using S = decltype(zero);
+    const model::BasicNetwork<S> net = model::build_network<S>(p.architecture);
+    P = net.parameter_count();
+    inputs = net.input_size();
+    for (const auto& layer : net.layers()) {
+      layer_values += layer->output_size();
+      scratch_values += layer->scratch_values(held);
+    }
+  });
   e.parameters = P;
   e.trajectories = p.run.trajectories;
   const std::int64_t ranks = std::max(1, world_size);
@@ -102,21 +115,10 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // One trajectory's working set: parameters and gradient, the integrator's velocities and
   // gradient, the baseline, Adam's two moments and previous iterate; every layer's activation
   // and delta buffer for the largest set, and the layers' scratch.
-  std::int64_t layer_values = 0, scratch_values = 0;
-  with_scalar(p.run.precision, [&](auto zero) {  // scratch in the layers' own precision's values
-    using S = decltype(zero);
-    const model::BasicNetwork<S> net = model::build_network<S>(p.architecture);
-    for (const auto& layer : net.layers()) {
-      layer_values += layer->output_size();
-      scratch_values += layer->scratch_values(activation_rows(p));
-    }
-  });
   // In the compute precision (run.precision); the diagnostics are float64 whatever it is.
   const std::int64_t scalar = p.run.precision == Precision::float32 ? 4 : 8;
-  // Activations, deltas and scratch for activation_rows(p): one block of rows with gradient chunks.
-  const std::int64_t held = activation_rows(p);
   e.network_bytes = 8 * P * scalar + 2 * held * layer_values * scalar + scratch_values * scalar +
-                    2 * max_rows * (p.outputs + probe.input_size()) * scalar + diagnostics_state;
+                    2 * max_rows * (p.outputs + inputs) * scalar + diagnostics_state;
   // The members buffered between gathers, and their concatenation for the collective write.
   e.buffer_bytes = 2 * e.trajectories_per_rank * e.stored_per_gather * P * value_bytes;
   const std::int64_t worker = kProcessBaseBytes + data_bytes + e.trajectories_per_rank * e.network_bytes +

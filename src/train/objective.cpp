@@ -35,6 +35,11 @@ void BasicNetworkObjective<S>::load(const Vector& params) {
 }
 
 template <class S>
+void BasicNetworkObjective<S>::unscale(ConstBatchView out, BatchView raw) const {
+  raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+}
+
+template <class S>
 double BasicNetworkObjective<S>::loss_on(ConstBatchView x, ConstBatchView y, bool with_gradient) {
   const Index rows = x.rows();
   ConstBatchView out = net_->forward(x);
@@ -47,7 +52,7 @@ double BasicNetworkObjective<S>::loss_on(ConstBatchView x, ConstBatchView y, boo
   }
   if (raw_.rows() < rows) raw_.resize(rows, out.cols());
   BatchView raw = top_rows(raw_, rows);
-  raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+  unscale(out, raw);
   if (!with_gradient) return model::loss_value(loss_, view(raw), y);
   BatchView g = net_->output_gradient_buffer(rows);
   const double value = model::loss_value_and_gradient(loss_, view(raw), y, g);
@@ -208,7 +213,7 @@ ConstBatchViewOf<S> BasicNetworkObjective<S>::predict(ConstBatchView x) {
     if (!scaled_) return out;
     if (raw_.rows() < rows) raw_.resize(rows, out.cols());
     BatchView raw = top_rows(raw_, rows);
-    raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+    unscale(out, raw);
     return {raw.data(), raw.rows(), raw.cols()};
   }
   if (raw_.rows() < rows) raw_.resize(rows, net_->output_size());
@@ -217,7 +222,7 @@ ConstBatchViewOf<S> BasicNetworkObjective<S>::predict(ConstBatchView x) {
     const ConstBatchView out = net_->forward(ConstBatchView(x.data() + r0 * x.cols(), n, x.cols()));
     BatchView raw(raw_.data() + r0 * raw_.cols(), n, raw_.cols());
     if (scaled_) {
-      raw.array() = (out.array().rowwise() * scale_.array()).rowwise() + offset_.array();
+      unscale(out, raw);
     } else {
       raw = out;
     }

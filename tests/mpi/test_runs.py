@@ -16,8 +16,6 @@ cases: identical   -n 1, 2 and 4 give bit-identical archives and ensembles (4 tr
                    float64; a short Iris ab initio run's ensemble test accuracy and mean member
                    train loss agree with the float64 run's (within one test point and 2 %)
 """
-import signal
-import time
 import os
 import subprocess
 import sys
@@ -52,11 +50,23 @@ def run(ranks, args, expect_ok=True):
     return p
 
 
-
-
-
-
-
+def stopped_and_resumed(base, out, stop_extra, resume_extra, what):
+    """`base` at 1500 steps (checkpoints every 250, stop polls every 50): run straight on 1 rank;
+    run on 2 ranks with `stop_extra` into `out`, SIGUSR1 once its checkpoint reaches step 250
+    (exit 3 expected), resume on 1 rank with `resume_extra`; the two archives must agree."""
+    args = st.opts(base, "--simmer.steps", "1500", "--run.checkpoint_interval", "250", "--run.sync_every", "50")
+    longer = out[:-3] + "_straight.h5"
+    run(1, args + ["--output", longer])
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args + stop_extra + ["--output", out],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 250, 300, f"{what}'s checkpoint at step 250")
+    subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+    text = proc.communicate(timeout=300)[0]
+    if proc.returncode != 3:
+        fail(f"{what}, stopped, exited {proc.returncode}, expected 3:\n{text[-2000:]}")
+    run(1, ["--resume", out] + resume_extra)
+    compare(longer, out)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -88,22 +98,8 @@ with tempfile.TemporaryDirectory() as tmp:
             print("sharded: -n 2 k = 2 gives the -n 1 k = 1 archive (sanitized build: the rest is left out)")
             sys.exit(0)
         # Stopped with k = 2, resumed with k = 1 on one rank.
-        out = os.path.join(tmp, "resumed.h5")
-        args = list(sharded)
-        args[args.index("--simmer.steps") + 1] = "1500"
-        args += ["--run.checkpoint_interval", "250", "--run.sync_every", "50"]
-        longer = os.path.join(tmp, "longer.h5")
-        run(1, args + ["--output", longer])
-        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args +
-                                ["--run.ranks_per_trajectory", "2", "--output", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 250, 300, "the k = 2 run's checkpoint at step 250")
-        subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
-        text = proc.communicate(timeout=300)[0]
-        if proc.returncode != 3:
-            fail(f"the stopped k = 2 run exited {proc.returncode}, expected 3:\n{text[-2000:]}")
-        p = run(1, ["--resume", out, "--run.ranks_per_trajectory", "1"])
-        compare(longer, out)
+        stopped_and_resumed(sharded, os.path.join(tmp, "resumed.h5"), ["--run.ranks_per_trajectory", "2"], ["--run.ranks_per_trajectory", "1"],
+                            "the k = 2 run")
         print("sharded: k = 1, 2, 4 at -n 1, 2, 4 give identical archives; a k = 2 run resumed with k = 1 too")
     elif CASE == "float32":
         sanitized = os.environ.get("SIMMER_TEST_SANITIZED") == "1"
@@ -129,18 +125,7 @@ with tempfile.TemporaryDirectory() as tmp:
             if not np.array_equal(f["posterior/params"][()].astype(np.float32), g["posterior/params"][()]):
                 fail("the float64 copy of a float32 run's members differs from the float32 one")
         # Stopped by SIGUSR1 at a checkpoint on 2 ranks, resumed on 1: the same bits.
-        args = st.opts(f32, "--simmer.steps", "1500", "--run.checkpoint_interval", "250", "--run.sync_every", "50")
-        longer, out = os.path.join(tmp, "f32_longer.h5"), os.path.join(tmp, "f32_resumed.h5")
-        run(1, args + ["--output", longer])
-        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args + ["--output", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 250, 300, "the checkpoint at step 250")
-        subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
-        text = proc.communicate(timeout=300)[0]
-        if proc.returncode != 3:
-            fail(f"the stopped float32 run exited {proc.returncode}, expected 3:\n{text[-2000:]}")
-        run(1, ["--resume", out])
-        compare(longer, out)
+        stopped_and_resumed(f32, os.path.join(tmp, "f32_resumed.h5"), [], [], "the float32 run")
         # float32 against float64 on a short Iris ab initio run (8 trajectories, 3000 steps).
         short = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
                  "--data.path", os.path.join(ROOT, "data/iris.csv"), "--simmer.steps", "3000",

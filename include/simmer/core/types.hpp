@@ -33,8 +33,8 @@ using Matrix = MatrixOf<double>;
 using BatchView = BatchViewOf<double>;
 using ConstBatchView = ConstBatchViewOf<double>;
 
-/// The scalar names of a computation in S, for class templates to bring into scope
-/// (`using typename Types<S>::Vector;` ... or by deriving the aliases).
+/// The scalar names of a computation in S (Scalar, Vector, Matrix, BatchView, ConstBatchView) as
+/// member aliases of a class template, so its members' signatures and bodies read as in float64.
 #define SIMMER_SCALAR_TYPES(S)                \
   using Scalar = S;                           \
   using Vector = ::simmer::VectorOf<S>;       \

@@ -44,8 +44,6 @@ class GroupGradients final : public train::GradientCombiner {
 /// (`mpirun --oversubscribe -n 36` on a laptop) the ranks that finished their block of steps
 /// took CPU from the ones still computing; called before the run's periodic collectives.
 void quiet_barrier(MPI_Comm comm);
-/// Completes `request` the same way (spin 50 µs, then sleep between tests).
-void quiet_wait(MPI_Request& request);
 
 /// Collective. True when no rank `failed`; otherwise the lowest failing rank prints
 /// "<program>: error: <message>" once and every rank returns false.

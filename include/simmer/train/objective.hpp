@@ -81,6 +81,8 @@ class BasicNetworkObjective final : public BasicObjective<S> {
 
  private:
   double loss_on(ConstBatchView x, ConstBatchView y, bool with_gradient);
+  /// raw = out ⊙ output_scale + output_offset, per output column (target units).
+  void unscale(ConstBatchView out, BatchView raw) const;
   double chunked(bool with_gradient, Vector* grad);
   void load(const Vector& params);
 
