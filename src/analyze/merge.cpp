@@ -46,7 +46,7 @@ bool may_differ(const std::string& key) {
 /// The data sets both archives must hold identically.
 std::vector<std::string> data_paths(const io::ArchiveReader& r) {
   std::vector<std::string> out;
-  for (const std::string set : {"train", "test", "points"}) {
+  for (const std::string set : {"train", "test", "validation", "points"}) {
     for (const std::string v : {"x", "y"}) {
       const std::string p = "/data/" + set + "/" + v;
       if (r.exists(p)) out.push_back(p);
@@ -194,6 +194,9 @@ std::pair<double, double> mean_sd(const std::vector<double>& values) {
   return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
 }
 
+/// The sets with targets, scored for every ensemble: train, test and validation (not points).
+bool is_scored(const std::string& set) { return set == "train" || set == "test" || set == "validation"; }
+
 std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {
   if (r.has_attribute(group, "members")) return r.attribute_integer(group, "members");
   return r.attribute_integer("/metrics", "members");
@@ -218,7 +221,7 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
   Matrix noise;
   for (std::size_t s = 0; s < run0.sets.size(); ++s) {
     const std::string& set = run0.sets[s];
-    if (set != "train" && set != "test") continue;
+    if (!is_scored(set)) continue;
     const std::string g = "/ensemble/" + set;
     ensemble::SetScores scores;
     if (run0.classification) {
@@ -496,7 +499,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   // /baseline per-chain metrics, /sample_stats/diverged_at_step and /metrics.
   const std::string metric = run0.classification ? "accuracy" : "mse";
   std::vector<std::string> baseline_columns;
-  for (const std::string split : {"train", "test"}) {
+  for (const std::string split : {"train", "test", "validation"}) {
+    if (!r0.exists("/baseline/" + split + "_" + metric)) continue;
     baseline_columns.push_back(split + "_" + metric);
     if (!run0.classification) baseline_columns.push_back(split + "_r2");
     for (const char* score : {"nll", "brier", "ece"}) {
@@ -515,7 +519,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   }
   for (std::size_t s = 0; s < run0.sets.size(); ++s) {
     const std::string& set = run0.sets[s];
-    if (set != "train" && set != "test") continue;
+    if (!is_scored(set)) continue;
     const std::string y = "/data/" + set + "/y";
     if (!r0.exists(y)) continue;
     if (run0.classification) {

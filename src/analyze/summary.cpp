@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -79,53 +80,62 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   const bool retrofit = run.config.simmer.mode == "retrofit";
   const std::string base = retrofit ? "Adam" : "first sample";
   const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
-  const auto row = [&](const std::string& label, const std::string& train, const std::string& test) {
-    out << "  " << pad(label, 34, false) << " " << pad(train, 20, true) << " " << pad(test, 20, true) << "\n";
+  // The scored sets this archive has (a validation set since data.validation_fraction).
+  std::vector<std::string> splits{"train", "test"};
+  if (r.exists("/data/validation/y")) splits.emplace_back("validation");
+  using Cell = std::function<std::string(const std::string&)>;
+  const auto row = [&](const std::string& label, const Cell& cell) {
+    out << "  " << pad(label, 34, false);
+    for (const auto& split : splits) out << " " << pad(cell(split), 20, true);
+    out << "\n";
   };
-  const auto mean_sd = [&](const std::string& split, const std::string& metric, const char* fmt) {
-    const double m = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_mean");
-    const double sd = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_sd");
-    return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
+  const auto mean_sd = [&](const std::string& metric, const char* fmt) -> Cell {
+    return [&r, metric, fmt](const std::string& split) {
+      const double m = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_mean");
+      const double sd = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_sd");
+      return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
+    };
   };
-  const auto ens = [&](const std::string& split, const std::string& metric, const char* fmt) {
-    const double v = real_attr(r, "/metrics", "ensemble_" + split + "_" + metric);
-    return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
+  const auto ens = [&](const std::string& prefix, const std::string& metric, const char* fmt) -> Cell {
+    return [&r, prefix, metric, fmt](const std::string& split) {
+      const double v = real_attr(r, "/metrics", prefix + split + "_" + metric);
+      return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
+    };
   };
   out << "\nmetrics (/metrics; baseline = "
       << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member") << ", mean ± sd over "
       << run.chains << ")\n";
-  row("", "train", "test");
+  row("", [](const std::string& split) { return split; });
   const std::string ensemble_members = " (" + std::to_string(members) + " members)";
   if (run.classification) {
-    row(base + " accuracy", mean_sd("train", "accuracy", "%.4f"), mean_sd("test", "accuracy", "%.4f"));
-    row("ensemble accuracy" + ensemble_members, ens("train", "accuracy", "%.4f"), ens("test", "accuracy", "%.4f"));
+    row(base + " accuracy", mean_sd("accuracy", "%.4f"));
+    row("ensemble accuracy" + ensemble_members, ens("ensemble_", "accuracy", "%.4f"));
   } else {
-    row(base + " MSE", mean_sd("train", "mse", "%.4g"), mean_sd("test", "mse", "%.4g"));
-    row(base + " R²", mean_sd("train", "r2", "%.4f"), mean_sd("test", "r2", "%.4f"));
-    row("ensemble MSE" + ensemble_members, ens("train", "mse", "%.4g"), ens("test", "mse", "%.4g"));
-    row("ensemble R²", ens("train", "r2", "%.4f"), ens("test", "r2", "%.4f"));
+    row(base + " MSE", mean_sd("mse", "%.4g"));
+    row(base + " R²", mean_sd("r2", "%.4f"));
+    row("ensemble MSE" + ensemble_members, ens("ensemble_", "mse", "%.4g"));
+    row("ensemble R²", ens("ensemble_", "r2", "%.4f"));
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
   if (!r.has_attribute("/metrics", "ensemble_test_nll")) return;
   if (run.classification) {
-    row(base + " NLL", mean_sd("train", "nll", "%.4g"), mean_sd("test", "nll", "%.4g"));
-    row("ensemble NLL (mean probabilities)", ens("train", "nll", "%.4g"), ens("test", "nll", "%.4g"));
-    row(base + " Brier", mean_sd("train", "brier", "%.4g"), mean_sd("test", "brier", "%.4g"));
-    row("ensemble Brier", ens("train", "brier", "%.4g"), ens("test", "brier", "%.4g"));
-    row(base + " ECE (10 bins)", mean_sd("train", "ece", "%.4g"), mean_sd("test", "ece", "%.4g"));
-    row("ensemble ECE (10 bins)", ens("train", "ece", "%.4g"), ens("test", "ece", "%.4g"));
+    row(base + " NLL", mean_sd("nll", "%.4g"));
+    row("ensemble NLL (mean probabilities)", ens("ensemble_", "nll", "%.4g"));
+    row(base + " Brier", mean_sd("brier", "%.4g"));
+    row("ensemble Brier", ens("ensemble_", "brier", "%.4g"));
+    row(base + " ECE (10 bins)", mean_sd("ece", "%.4g"));
+    row("ensemble ECE (10 bins)", ens("ensemble_", "ece", "%.4g"));
   } else {
-    row(base + " Gaussian NLL", mean_sd("train", "nll", "%.4g"), mean_sd("test", "nll", "%.4g"));
-    row("ensemble Gaussian NLL", ens("train", "nll", "%.4g"), ens("test", "nll", "%.4g"));
-    const auto coverage = [&](const std::string& split) {
+    row(base + " Gaussian NLL", mean_sd("nll", "%.4g"));
+    row("ensemble Gaussian NLL", ens("ensemble_", "nll", "%.4g"));
+    row("member 50/90/95% interval coverage", [&](const std::string& split) {
       std::string cells;
       for (const char* level : {"50", "90", "95"}) {
         if (!cells.empty()) cells += '/';
-        cells += ens(split, std::string("coverage_") + level, "%.2f");
+        cells += ens("ensemble_", std::string("coverage_") + level, "%.2f")(split);
       }
       return cells;
-    };
-    row("member 50/90/95% interval coverage", coverage("train"), coverage("test"));
+    });
   }
   const double share = real_attr(r, "/metrics", "ensemble_test_worst_point_share");
   if (!std::isnan(share)) {

@@ -230,6 +230,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       if (!problem.rows_dropped_reasons.empty()) std::cout << "data: " << problem.rows_dropped_reasons << "\n";
       for (const std::string& w : problem.data_warnings) std::cerr << "simmer_mpi: warning: " << w << "\n";
+      for (const std::string& n : problem.notes) std::cout << "simmer_mpi: note: " << n << "\n";
       std::cout << std::flush;
       std::cerr << std::flush;
     }

@@ -88,7 +88,7 @@ int main(int argc, char** argv) try {
   chain.train_adam();
   const run::ChainReport adam = chain.report();  // the baseline is Adam's end point
   chain.advance_to(opt.steps);
-  const ensemble::EnsemblePartial partial = chain.take_partial();
+  const ensemble::EnsemblePartial partial = chain.take_partials().front();  // the one simmering stage
   const ensemble::MeanAccumulator& test_mean = partial.means[1];
   const auto& test = problem.sets[1];
   const double ensemble_test_mse = ensemble::mean_squared_error(view(test_mean.mean()), view(test.y));
@@ -98,10 +98,10 @@ int main(int argc, char** argv) try {
   std::printf("noisy sine, seed %llu: %lld Adam epochs, %lld simmering steps, %lld members\n",
               static_cast<unsigned long long>(opt.seed), static_cast<long long>(opt.adam_epochs),
               static_cast<long long>(opt.steps), static_cast<long long>(test_mean.members()));
-  std::printf("  Adam     train SSE %.4f   test MSE %.5f\n", adam.start_loss, adam.baseline[1].metric);
+  std::printf("  Adam     train SSE %.4f   test MSE %.5f\n", adam.stages.front().start_loss, adam.baseline[1].metric);
   std::printf("  ensemble last SSE  %.4f   test MSE %.5f\n", partial.last_loss, ensemble_test_mse);
-  std::printf("  stationarity: %s (%s)\n", ensemble::to_string(report.summary.verdict).c_str(),
-              report.summary.reason.c_str());
+  std::printf("  stationarity: %s (%s)\n", ensemble::to_string(report.stages.front().summary.verdict).c_str(),
+              report.stages.front().summary.reason.c_str());
   std::printf("  wall time %.2f s\n", seconds);
   return 0;
 } catch (const std::exception& e) {

@@ -305,6 +305,12 @@ const std::vector<Key>& keys() {
       make_key("data", "stratify", &C::data, &DataConfig::stratify,
                "classification: true splits each class in proportion (seeded by data.split_seed), so "
                "every class has training and test rows; false (default): one random split"),
+      make_key("data", "validation_fraction", &C::data, &DataConfig::validation_fraction,
+               "share of the training rows held out as a validation set, in [0, 0.9] (0: none). Drawn "
+               "from the training split with its own seeded stream (data.split_seed; stratified with "
+               "data.stratify), so the test rows do not change; validation rows never enter a gradient, "
+               "Adam or the thermostat and are scored like train and test. Needed to choose among "
+               "candidate ensembles (simmer.ladder, ensemble.select_by)"),
       // [model]
       make_key("model", "architecture", &C::model, &ModelConfig::architecture,
                "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3), or lenet5 (image "
@@ -335,7 +341,8 @@ const std::vector<Key>& keys() {
       // [simmer]
       make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode,
                "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "
-               "the initialisation, velocity 0)"),
+               "the initialisation, velocity 0) | adam (Adam alone, no simmering: the run's ensemble is "
+               "the deep ensemble of its trajectories' Adam end points, to compare an ab initio job with)"),
       make_key("simmer", "time_step", &C::simmer, &SimmerConfig::time_step,
                "integrator time step h (the paper's 'learning rate'), > 0"),
       make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)"),
@@ -347,6 +354,14 @@ const std::vector<Key>& keys() {
       make_key("simmer", "every", &C::simmer, &SimmerConfig::every,
                "steps per ramp stage: T(step) = min(T_target, T_initial + dT * floor(step / "
                "every))"),
+      make_key("simmer", "ladder", &C::simmer, &SimmerConfig::ladder,
+               "a temperature ladder T_1,...,T_K (ascending, every T > 0, in simmer.temperature_unit: with "
+               "posterior, multiples of T_Bayes) instead of the ramp: each trajectory simmers simmer.steps "
+               "steps at each rung in turn, coldest first, starting where the last rung ended; every rung has "
+               "its own window, members, ensemble and diagnostics (/ladder), and the run's ensemble is the "
+               "candidate (a rung, or in retrofit mode the deep ensemble) with the best validation score "
+               "(ensemble.select_by; needs data.validation_fraction > 0). T_initial, T_target, dT and every "
+               "are not used. Empty: the ramp"),
       make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length,
                "Nose-Hoover chain length N_c (>= 1)"),
       make_key("simmer", "thermostat", &C::simmer, &SimmerConfig::thermostat,
@@ -428,6 +443,15 @@ const std::vector<Key>& keys() {
                "optional CSV of extra evaluation inputs (feature columns, raw units)"),
       make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
                "0-based test-set rows whose member predictions are kept, comma-separated"),
+      make_key("ensemble", "select_by", &C::ensemble, &EnsembleConfig::select_by,
+               "with simmer.ladder: nll (default) | metric | none: the validation score that chooses the run's "
+               "ensemble among the rungs and (retrofit) the deep ensemble of the Adam end points: the mean "
+               "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
+               "choice, the last rung is the run's ensemble"),
+      make_key("ensemble", "select_rule", &C::ensemble, &EnsembleConfig::select_rule,
+               "best (default: the lowest validation loss) | one_se (the first candidate, the deep ensemble "
+               "then the rungs coldest first, within one standard error of the best, the error of the per-row "
+               "differences: a choice that a small validation set's noise moves less)"),
       // [run]
       make_key("run", "trajectories", &C::run, &RunConfig_::trajectories,
                "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
@@ -847,6 +871,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
           "must be in [0, 1)");
   require(d.train > 0 || d.train_fraction > 0.0, "data.train", str(d.train),
           "is 0 and data.train_fraction is 0: give a training size");
+  require_finite(d.validation_fraction, "data.validation_fraction");
+  require(d.validation_fraction >= 0.0 && d.validation_fraction <= 0.9, "data.validation_fraction",
+          str(d.validation_fraction), "must be in [0, 0.9] (0: no validation set)");
   require(d.sine_points >= 2, "data.sine_points", str(d.sine_points), "must be >= 2");
   require_finite(d.sine_noise, "data.sine_noise");
   require(d.sine_noise >= 0.0, "data.sine_noise", str(d.sine_noise), "must be >= 0");
@@ -915,25 +942,49 @@ static Config validated_unmapped(const Config& config, int world_size) {
           "must be >= 0 (0: none during Adam)");
 
   // [simmer]
-  require_one_of(s.mode, "simmer.mode", {"retrofit", "abinitio"});
+  require_one_of(s.mode, "simmer.mode", {"retrofit", "abinitio", "adam"});
   if (s.mode == "retrofit") {
     require(a.epochs >= 2, "adam.epochs", str(a.epochs),
             "must be >= 2 in retrofit mode (the last two Adam iterates give the start velocity)");
   }
+  if (s.mode == "adam") require(a.epochs >= 1, "adam.epochs", str(a.epochs), "must be >= 1 with simmer.mode = adam");
+  const bool ladder = !s.ladder.empty();
+  for (std::size_t k = 0; k < s.ladder.size(); ++k) {
+    require(std::isfinite(s.ladder[k]) && s.ladder[k] > 0.0, "simmer.ladder", format_as(s.ladder, false),
+            "rung " + std::to_string(k + 1) + " (" + str(s.ladder[k]) + ") must be a finite temperature > 0");
+    require(k == 0 || s.ladder[k] > s.ladder[k - 1], "simmer.ladder", format_as(s.ladder, false),
+            "must be ascending (coldest first): rung " + std::to_string(k + 1) + " = " + str(s.ladder[k]) +
+                " is not above rung " + std::to_string(k) + " = " + (k > 0 ? str(s.ladder[k - 1]) : ""));
+  }
+  require(s.ladder.size() <= 1000, "simmer.ladder", format_as(s.ladder, false), "has more than 1000 rungs");
+  require(!ladder || s.mode != "adam", "simmer.ladder", format_as(s.ladder, false),
+          "has no use with simmer.mode = adam (no simmering)");
+  require_one_of(e.select_by, "ensemble.select_by", {"nll", "metric", "none"});
+  require_one_of(e.select_rule, "ensemble.select_rule", {"best", "one_se"});
+  if (ladder && e.select_by != "none") {
+    require(d.validation_fraction > 0.0, "data.validation_fraction", str(d.validation_fraction),
+            "is 0, but simmer.ladder chooses its ensemble on the validation set (ensemble.select_by = " + e.select_by +
+                "): hold out a validation set (e.g. data.validation_fraction = 0.2), or set ensemble.select_by = "
+                "none to keep every rung without choosing");
+  }
   require_finite(s.time_step, "simmer.time_step");
   require(s.time_step > 0.0, "simmer.time_step", str(s.time_step), "must be > 0");
   require(s.steps > 0, "simmer.steps", str(s.steps), "must be > 0");
-  require_finite(s.T_initial, "simmer.T_initial");
-  require(s.T_initial >= 0.0, "simmer.T_initial", str(s.T_initial), "must be >= 0");
-  require_finite(s.T_target, "simmer.T_target");
-  require(s.T_target >= s.T_initial, "simmer.T_target", str(s.T_target),
-          "is below simmer.T_initial = " + str(s.T_initial) + " (the ramp only rises)");
-  require_finite(s.dT, "simmer.dT");
-  require(s.dT >= 0.0, "simmer.dT", str(s.dT), "must be >= 0 (0: constant temperature)");
-  require(s.dT > 0.0 || s.T_target == s.T_initial, "simmer.dT", str(s.dT),
-          "is 0 but simmer.T_target != simmer.T_initial: give an increment or set them equal");
-  require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
-  train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
+  if (!ladder) {  // a ladder replaces the ramp: its keys are not used
+    require_finite(s.T_initial, "simmer.T_initial");
+    require(s.T_initial >= 0.0, "simmer.T_initial", str(s.T_initial), "must be >= 0");
+    require_finite(s.T_target, "simmer.T_target");
+    require(s.T_target >= s.T_initial, "simmer.T_target", str(s.T_target),
+            "is below simmer.T_initial = " + str(s.T_initial) + " (the ramp only rises)");
+    require_finite(s.dT, "simmer.dT");
+    require(s.dT >= 0.0, "simmer.dT", str(s.dT), "must be >= 0 (0: constant temperature)");
+    require(s.dT > 0.0 || s.T_target == s.T_initial, "simmer.dT", str(s.dT),
+            "is 0 but simmer.T_target != simmer.T_initial: give an increment or set them equal");
+    require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
+    train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
+  }
+  // The highest temperature the run reaches (> 0 where one is needed).
+  const double hottest = ladder ? s.ladder.back() : s.T_target;
   require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length), "must be >= 1");
   const MassSpec masses = parse_masses(s.masses);
   if (!masses.values.empty()) {
@@ -949,7 +1000,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require_finite(s.tau, "simmer.tau");
   require(s.tau > 0.0, "simmer.tau", str(s.tau), "must be > 0");
   if (masses.martyna) {
-    require(s.T_target > 0.0, "simmer.masses", s.masses,
+    require(hottest > 0.0, "simmer.masses", s.masses,
             "martyna masses Q = N_f T tau^2 need simmer.T_target > 0 (they are set at the "
             "target temperature)");
   }
@@ -959,7 +1010,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
             "needs simmer.mode = retrofit (ab initio runs have no Adam step)");
   }
   if (s.start_velocity == "thermal") {
-    require(s.T_target > 0.0, "simmer.start_velocity", s.start_velocity,
+    require(hottest > 0.0, "simmer.start_velocity", s.start_velocity,
             "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
   }
   require_finite(s.start_jitter, "simmer.start_jitter");
@@ -1041,12 +1092,17 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(static_cast<double>(s.steps) <= kMaxCount, "simmer.steps", str(s.steps), "must be <= 1e12");
   require(static_cast<double>(a.epochs) <= kMaxCount, "adam.epochs", str(a.epochs), "must be <= 1e12");
   require(static_cast<double>(r.trajectories) <= 1e7, "run.trajectories", str(r.trajectories), "must be <= 1e7");
+  // Every stage's (one per ladder rung, none for Adam alone).
+  const double stages = s.mode == "adam" ? 0.0 : (ladder ? static_cast<double>(s.ladder.size()) : 1.0);
   const double members =
-      static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
+      stages * static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
   const double chains = static_cast<double>(r.trajectories);
   const double stored = std::ceil(members / static_cast<double>(e.store_every));
   const double posterior = chains * stored * parameters * (e.store_dtype == "float32" ? 4.0 : 8.0);
-  const double trace = chains * (static_cast<double>(s.steps + a.epochs) / static_cast<double>(r.trace_every)) * 256.0;
+  const double trace =
+      chains *
+      ((stages * static_cast<double>(s.steps) + static_cast<double>(a.epochs)) / static_cast<double>(r.trace_every)) *
+      256.0;
   const double tracked = chains * members * static_cast<double>(e.track.size()) * 8.0 * 16.0;
   const double state = chains * parameters * 24.0 + members * 40.0;
   const auto petabytes = [](double bytes) {

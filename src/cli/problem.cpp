@@ -326,6 +326,28 @@ void check_scaling(const data::MinMaxScaler& scaler, const std::vector<const dat
               culprit.what + " (" + culprit.why + "); express the column in other units, or drop the row");
 }
 
+/// data.validation_fraction: round(fraction x rows) of the training split held out, drawn from
+/// a stream of its own (so the train/test split is the same as without it) and stratified by
+/// class with data.stratify; both parts keep the training split's row order.
+void hold_out_validation(const Config& c, Problem& p) {
+  const double fraction = c.data.validation_fraction;
+  if (fraction <= 0.0) return;
+  const std::int64_t rows = p.train.rows();
+  const auto n_valid = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(rows)));
+  if (n_valid < 1 || rows - n_valid < 1) {
+    throw option_error("data.validation_fraction", shortest(fraction),
+                       "holds out " + std::to_string(n_valid) + " of the " + std::to_string(rows) +
+                           " training rows; the validation and the training part each need at least one row");
+  }
+  Rng rng = Rng::named(c.data.split_seed, 0, RngPurpose::validation_split);
+  data::Split split = c.data.stratify ? data::split_stratified(p.train.labels, rows - n_valid, n_valid, rng)
+                                      : data::split_by_count(rows, rows - n_valid, n_valid, rng);
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.test.begin(), split.test.end());
+  p.validation = data::subset(p.train, split.test);
+  p.train = data::subset(p.train, split.train);
+}
+
 run::Problem build(const Config& c);
 
 }  // namespace
@@ -350,6 +372,7 @@ run::Problem build(const Config& c) {
     }
     p.train = load_idx_part(c.data.path, "train", "data.train", c.data.train, split_rng, p);
     p.test = load_idx_part(c.data.path, "t10k", "data.test", c.data.test, split_rng, p);
+    hold_out_validation(c, p);
   } else {
     const data::Dataset all = load_all(c, p);
     check_split_sizes(c, all.rows(), p.rows_dropped);
@@ -369,6 +392,7 @@ run::Problem build(const Config& c) {
     }
     p.train = data::subset(all, split.train);
     p.test = data::subset(all, split.test);
+    hold_out_validation(c, p);
     if (all.task == data::Task::classification) {
       std::vector<std::int64_t> in_data(all.class_names.size(), 0);
       for (const auto label : all.labels) ++in_data[static_cast<std::size_t>(label)];
@@ -425,7 +449,9 @@ run::Problem build(const Config& c) {
                            (p.classification ? " (one logit per class)" : " (one per target)"));
   }
   p.init = model::parse_init(c.model.init);
-  p.mode = train::parse_start_mode(c.simmer.mode);
+  // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
+  p.adam_only = c.simmer.mode == "adam";
+  p.mode = train::parse_start_mode(p.adam_only ? std::string("retrofit") : c.simmer.mode);
 
   p.adam.learning_rate = c.adam.lr;
   p.adam.beta1 = c.adam.beta1;
@@ -441,7 +467,23 @@ run::Problem build(const Config& c) {
   }();
   p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
-  if (c.simmer.temperature_unit == "posterior") p.ramp = p.ramp.scaled(p.bayes_temperature);
+  p.ladder = c.simmer.ladder;
+  if (!p.ladder.empty()) {
+    // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
+    // velocity, Martyna masses and the curvature report use it).
+    const cli::Config defaults;
+    if (c.simmer.T_initial != defaults.simmer.T_initial || c.simmer.T_target != defaults.simmer.T_target ||
+        c.simmer.dT != defaults.simmer.dT || c.simmer.every != defaults.simmer.every) {
+      p.notes.push_back("simmer.ladder replaces the ramp: simmer.T_initial, T_target, dT and every are not used");
+    }
+    p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
+  }
+  if (c.simmer.temperature_unit == "posterior") {
+    p.ramp = p.ramp.scaled(p.bayes_temperature);
+    for (auto& t : p.ladder) t *= p.bayes_temperature;
+  }
+  p.select_by = ensemble::parse_select_by(c.ensemble.select_by);
+  p.select_rule = ensemble::parse_select_rule(c.ensemble.select_rule);
   p.nhc.time_step = c.simmer.time_step;
   p.nhc.chain_length = c.simmer.chain_length;
   p.nhc.dof_offset = c.simmer.dof_offset;
@@ -508,7 +550,9 @@ run::Problem build(const Config& c) {
     p.output_scale = p.y_scaler.scale();
     p.output_offset = p.y_scaler.offset();
   }
-  for (const auto& [name, d] : {std::pair{"train", &p.train}, std::pair{"test", &p.test}}) {
+  std::vector<std::pair<const char*, const data::Dataset*>> scored{{"train", &p.train}, {"test", &p.test}};
+  if (p.has_validation()) scored.emplace_back("validation", &p.validation);
+  for (const auto& [name, d] : scored) {
     EvalSet s;
     s.name = name;
     s.x_raw = d->x;
@@ -527,8 +571,10 @@ run::Problem build(const Config& c) {
                          "is not a test row (the test set has " + std::to_string(p.test.rows()) + " rows)");
     }
   }
-  check_scaling(p.x_scaler, {&p.train, &p.test}, false);
-  if (!p.classification) check_scaling(p.y_scaler, {&p.train, &p.test}, true);
+  std::vector<const data::Dataset*> with_targets{&p.train, &p.test};
+  if (p.has_validation()) with_targets.push_back(&p.validation);
+  check_scaling(p.x_scaler, with_targets, false);
+  if (!p.classification) check_scaling(p.y_scaler, with_targets, true);
   if (!c.ensemble.points.empty()) {
     // The points are read as the data is (delimiter, missing tokens), but every point must be
     // complete: a dropped row would shift the points' indices.

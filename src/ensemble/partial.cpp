@@ -65,11 +65,11 @@ EnsemblePartial EnsemblePartial::load(ByteReader& r, const EnsembleShape& shape)
   return p;
 }
 
-PooledEnsemble::PooledEnsemble(EnsembleShape shape, std::int64_t trajectories)
+PooledEnsemble::PooledEnsemble(EnsembleShape shape, std::int64_t trajectories, std::int64_t first_tracked)
     : shape_(std::move(shape)),
       trajectories_(trajectories),
       diverged_at_(static_cast<std::size_t>(trajectories), -1),
-      tracked_written_(static_cast<std::size_t>(trajectories), 0) {
+      tracked_written_(static_cast<std::size_t>(trajectories), first_tracked) {
   for (const Index rows : shape_.rows) {
     if (shape_.classification) {
       votes_.emplace_back(rows, shape_.classes);

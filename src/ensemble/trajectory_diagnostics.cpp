@@ -189,8 +189,8 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictT
 }
 
 DiagnosticsPartials::DiagnosticsPartials(const DiagnosticsSetup& setup) {
-  for (const ScoredSet* set : {&setup.train, &setup.test}) {
-    const Index rows = set->rows();
+  for (const ScoredSet& set : setup.sets) {
+    const Index rows = set.rows();
     if (setup.classification) {
       probabilities.emplace_back(rows, setup.classes);
       block_votes.emplace_back(static_cast<std::size_t>(setup.blocks), VoteAccumulator(rows, setup.classes));
@@ -230,8 +230,8 @@ void DiagnosticsPartials::load(ByteReader& r, bool merge) {
 }
 
 std::vector<double> DiagnosticsPartials::block_metric(const DiagnosticsSetup& setup, int set) const {
-  const ScoredSet& scored = set == 0 ? setup.train : setup.test;
   const auto i = static_cast<std::size_t>(set);
+  const ScoredSet& scored = setup.sets.at(i);
   std::vector<double> out;
   for (std::int64_t b = 0; b < setup.blocks; ++b) {
     const auto j = static_cast<std::size_t>(b);
@@ -285,18 +285,18 @@ void TrajectoryDiagnostics::begin_member(std::int64_t step) {
 }
 
 void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView prediction) {
-  const ScoredSet& s = set == 0 ? setup_.train : setup_.test;
   const auto i = static_cast<std::size_t>(set);
+  const ScoredSet& s = setup_.sets.at(i);
   const auto block = static_cast<std::size_t>(pending_block_);
   if (setup_.classification) {
     class_probabilities(prediction, probability_scratch_);
     partials_.probabilities[i].add(view(probability_scratch_));
     partials_.block_votes[i][block].add(prediction);
-    pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
+    if (i < 2) pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
   } else {
     partials_.coverage[i].add(prediction, view(*s.truth));
     partials_.block_means[i][block].add(prediction);
-    pending_metric_[i] = r_squared(prediction, view(*s.truth));
+    if (i < 2) pending_metric_[i] = r_squared(prediction, view(*s.truth));
   }
 }
 

@@ -11,7 +11,7 @@
 namespace simmer::io {
 namespace {
 constexpr char kMagic[8] = {'S', 'I', 'M', 'M', 'E', 'R', 'C', 'K'};
-constexpr std::uint32_t kFormat = 4;  // 3: io::RunCheckpoint with the run id; 4: Adam-phase checkpoints
+constexpr std::uint32_t kFormat = 5;  // 3: the run id; 4: Adam-phase checkpoints; 5: simmering stages (ladders)
 }  // namespace
 
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {

@@ -241,6 +241,18 @@ void ParallelFile::create_group(const std::string& path) {
       H5Gclose, kCollective);
 }
 
+bool ParallelFile::exists(const std::string& path) const {
+  // H5Lexists fails on a missing parent: test each prefix in turn.
+  std::size_t slash = 0;
+  while (slash != std::string::npos) {
+    slash = path.find('/', slash + 1);
+    const std::string prefix = path.substr(0, slash);
+    if (prefix.empty() || prefix == "/") continue;
+    if (H5Lexists(file_.id(), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return true;
+}
+
 void ParallelFile::create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
                                   const std::vector<std::int64_t>& chunk, bool nan_fill) {
   create_filled(path, type, dims, chunk, nan_fill && type != Type::i64 ? Fill::nan : Fill::zero);

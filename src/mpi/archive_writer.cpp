@@ -28,9 +28,11 @@ io::Type io_type(run::layout::Dtype t) {
 ArchiveShape ArchiveShape::of(const run::Problem& p) {
   ArchiveShape s;
   s.chains = p.run.trajectories;
-  s.members = ensemble::member_count(p.run.steps, p.sampling);
-  s.draws = (s.members + p.store.every - 1) / p.store.every;
-  s.trace_records = run::layout::trace_records(p.adam.epochs, p.run.steps, p.run.trace_every);
+  // Every stage's members and stored draws, stage after stage (draw d of a chain belongs to stage
+  // d / draws_per_stage).
+  s.members = p.stages() * p.members_per_stage();
+  s.draws = p.stages() * p.draws_per_stage();
+  s.trace_records = run::layout::trace_records(p.adam.epochs, p.total_steps(), p.run.trace_every);
   s.parameters = p.parameters;
   s.float32 = p.store.float32;
   return s;
@@ -165,6 +167,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
     f.create_dataset(d.path, io_type(d.dtype), d.dims, d.chunk, d.nan_fill);
   }
   f.attribute("/posterior/params", "store_every", p.store.every);
+  f.attribute("/posterior/params", "draws_per_stage", p.draws_per_stage());
   f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
   f.attribute("/trace", "train_loss_meaning",
               std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));
@@ -174,19 +177,27 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   // Dimension scales so xarray sees named dimensions.
   io::write_posterior_scales(f, C, D, P, run::layout::sample_stat_fields());
 
-  // /ensemble: rewritten by rank 0 at every gather.
-  f.create_group("/ensemble");
-  for (const auto& s : p.sets) {
-    const std::string g = "/ensemble/" + s.name;
-    f.create_group(g);
-    if (p.classification) {
-      f.create_dataset(g + "/votes", io::Type::i64, {s.rows(), p.classes});
-      f.create_dataset(g + "/prediction", io::Type::i64, {s.rows()});
-      f.create_dataset(g + "/fraction", io::Type::f64, {s.rows(), p.classes});
-    } else {
-      f.create_dataset(g + "/mean", io::Type::f64, {s.rows(), p.outputs});
-      f.create_dataset(g + "/variance", io::Type::f64, {s.rows(), p.outputs});
+  // /ensemble: the run's ensemble, rewritten by rank 0 at every gather (a ladder's rungs each in
+  // /ladder/rung_<k>, and /ensemble written at the end with the candidate chosen).
+  create_ensemble_group(f, p, "/ensemble");
+  if (!p.ladder.empty()) {
+    f.create_group("/ladder");
+    std::string temperatures;
+    for (std::int64_t k = 0; k < p.stages(); ++k) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%.17g", p.stage_temperature(k));
+      temperatures += (k > 0 ? "," : "") + std::string(t);
+      create_ensemble_group(f, p, "/ladder/" + p.stage_name(k));
+      f.attribute("/ladder/" + p.stage_name(k), "temperature", p.stage_temperature(k));
+      f.attribute("/ladder/" + p.stage_name(k), "temperature_over_bayes", p.stage_temperature(k) / p.bayes_temperature);
     }
+    f.attribute("/ladder", "temperatures", temperatures);
+    f.attribute("/ladder", "steps_per_rung", p.run.steps);
+    f.attribute("/ladder", "meaning",
+                std::string("each trajectory simmers run.steps steps at each rung in turn, coldest first, starting "
+                            "where the last rung ended; rung k's members are drawn from the last ensemble.window "
+                            "steps of its stage and are /posterior/params draws [k draws_per_stage, (k + 1) "
+                            "draws_per_stage)"));
   }
   if (!p.store.track.empty() && !p.classification) {
     const auto k = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;
@@ -219,8 +230,35 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
   if (p.mode == train::StartMode::retrofit) file_.write_rows("/baseline/params", blocks, base);
 }
 
+namespace {
+
+/// A dataset written whole later: created unless it exists (a resumed run's, or one written at
+/// every gather), so rewriting it leaves no dead space in the file.
+void ensure_dataset(io::ParallelFile& f, const std::string& path, io::Type type,
+                    const std::vector<std::int64_t>& dims) {
+  if (!f.exists(path)) f.create_dataset(path, type, dims);
+}
+
+}  // namespace
+
+void ArchiveWriter::create_ensemble_group(io::ParallelFile& f, const run::Problem& p, const std::string& group) {
+  f.create_group(group);
+  for (const auto& s : p.sets) {
+    const std::string g = group + "/" + s.name;
+    f.create_group(g);
+    if (p.classification) {
+      ensure_dataset(f, g + "/votes", io::Type::i64, {s.rows(), p.classes});
+      ensure_dataset(f, g + "/prediction", io::Type::i64, {s.rows()});
+      ensure_dataset(f, g + "/fraction", io::Type::f64, {s.rows(), p.classes});
+    } else {
+      ensure_dataset(f, g + "/mean", io::Type::f64, {s.rows(), p.outputs});
+      ensure_dataset(f, g + "/variance", io::Type::f64, {s.rows(), p.outputs});
+    }
+  }
+}
+
 void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRows>>& rows,
-                         const ensemble::PooledEnsemble& pooled) {
+                         const std::vector<ensemble::PooledEnsemble>& pooled) {
   const run::Problem& p = *p_;
   std::vector<io::RowBlock> draw_blocks, trace_blocks;
   std::vector<double> params;
@@ -248,18 +286,38 @@ void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRow
     file_.write_rows("/trace/" + trace_fields[i], trace_blocks, trace[i]);
   }
   if (!p.store.track.empty() && !p.classification) {
-    std::vector<io::RowBlock> blocks;
+    // Every stage's tracked members of this gather, in one transfer (blocks sorted by chain).
+    struct Tracked {
+      io::RowBlock block;
+      const double* rows;
+    };
+    std::vector<Tracked> tracked;
+    const auto width = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;
     if (rank_ == 0) {
-      for (const auto& b : pooled.tracked_blocks()) blocks.push_back({b.trajectory, b.first, b.count});
+      for (const auto& stage : pooled) {
+        const double* next = stage.tracked_rows().data();
+        for (const auto& b : stage.tracked_blocks()) {
+          tracked.push_back({{b.trajectory, b.first, b.count}, next});
+          next += b.count * width;
+        }
+      }
+      std::stable_sort(tracked.begin(), tracked.end(),
+                       [](const Tracked& a, const Tracked& b) { return a.block.chain < b.block.chain; });
     }
-    file_.write_rows("/ensemble/test/tracked", blocks, pooled.tracked_rows());
+    std::vector<io::RowBlock> blocks;
+    std::vector<double> values;
+    for (const auto& t : tracked) {
+      blocks.push_back(t.block);
+      values.insert(values.end(), t.rows, t.rows + t.block.count * width);
+    }
+    file_.write_rows("/ensemble/test/tracked", blocks, values);
   }
 }
 
-void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled) {
+void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled, const std::string& group) {
   const run::Problem& p = *p_;
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
-    const std::string g = "/ensemble/" + p.sets[s].name;
+    const std::string g = group + "/" + p.sets[s].name;
     if (p.classification) {
       ensemble::VoteAccumulator::Votes votes;
       std::vector<std::int64_t> majority;
@@ -331,26 +389,61 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
                                                                    : "first ensemble member of each trajectory"));
 }
 
-void ArchiveWriter::uncertainty_partials(const std::vector<Matrix>& probability,
-                                         const std::vector<ensemble::CoverageCounter>& coverage) {
-  // What the pooled uncertainty scores came from, so simmer_analyze merge can pool again: the
-  // members' mean class probabilities, or where each truth fell among the member predictions.
+void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidate* c) {
   const run::Problem& p = *p_;
-  for (std::size_t s = 0; s < 2; ++s) {
-    const auto& set = p.sets[s];
-    const std::string g = "/ensemble/" + set.name;
+  if ((rank_ == 0) != (c != nullptr)) throw Error("internal: a candidate is written from rank 0's");
+  auto& f = file_;
+  create_ensemble_group(f, p, group);
+  for (std::size_t s = 0; s < p.sets.size(); ++s) {
+    const std::string g = group + "/" + p.sets[s].name;
+    const Index rows = p.sets[s].rows();
+    const bool scored = s < p.scored_sets();
     if (p.classification) {
-      file_.create_dataset(g + "/probability", io::Type::f64, {set.rows(), p.classes});
-      file_.write_from_root(g + "/probability", rank_ == 0 ? probability[s].data() : nullptr, io::Type::f64);
+      ensemble::VoteAccumulator::Votes votes;
+      std::vector<std::int64_t> majority;
+      Matrix fraction;
+      if (c != nullptr) {
+        votes = c->votes.at(s).votes();
+        majority = c->votes[s].majority();
+        fraction = c->votes[s].fractions();
+      }
+      f.write_from_root(g + "/votes", votes.data(), io::Type::i64);
+      f.write_from_root(g + "/prediction", majority.data(), io::Type::i64);
+      f.write_from_root(g + "/fraction", fraction.data(), io::Type::f64);
+      if (scored) {
+        ensure_dataset(f, g + "/probability", io::Type::f64, {rows, p.classes});
+        f.write_from_root(g + "/probability", c != nullptr ? c->probability.at(s).data() : nullptr, io::Type::f64);
+      }
     } else {
-      file_.create_dataset(g + "/coverage_below", io::Type::i64, {set.rows(), p.outputs});
-      file_.create_dataset(g + "/coverage_equal", io::Type::i64, {set.rows(), p.outputs});
-      file_.write_from_root(g + "/coverage_below", rank_ == 0 ? coverage[s].below().data() : nullptr, io::Type::i64);
-      file_.write_from_root(g + "/coverage_equal", rank_ == 0 ? coverage[s].equal().data() : nullptr, io::Type::i64);
-      file_.attribute(g + "/coverage_below", "meaning",
-                      std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
+      Matrix mean, var;
+      if (c != nullptr) {
+        mean = c->means.at(s).mean();
+        var = c->means[s].variance();
+      }
+      f.write_from_root(g + "/mean", mean.data(), io::Type::f64);
+      f.write_from_root(g + "/variance", var.data(), io::Type::f64);
+      if (scored) {
+        ensure_dataset(f, g + "/coverage_below", io::Type::i64, {rows, p.outputs});
+        ensure_dataset(f, g + "/coverage_equal", io::Type::i64, {rows, p.outputs});
+        f.write_from_root(g + "/coverage_below", c != nullptr ? c->coverage.at(s).below().data() : nullptr,
+                          io::Type::i64);
+        f.write_from_root(g + "/coverage_equal", c != nullptr ? c->coverage.at(s).equal().data() : nullptr,
+                          io::Type::i64);
+        f.attribute(g + "/coverage_below", "meaning",
+                    std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
+      }
     }
+    std::int64_t m = c != nullptr ? (p.classification ? c->votes[s].members() : c->means[s].members()) : 0;
+    MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
+    f.attribute(g, "members", m);
   }
+  std::string name = c != nullptr ? c->name : std::string();
+  std::vector<char> bytes(name.begin(), name.end());
+  std::int64_t size = static_cast<std::int64_t>(bytes.size());
+  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm_);
+  bytes.resize(static_cast<std::size_t>(size));
+  MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_CHAR, 0, comm_);
+  f.attribute(group, "candidate", std::string(bytes.begin(), bytes.end()));
 }
 
 }  // namespace simmer::mpi

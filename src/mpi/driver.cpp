@@ -98,7 +98,12 @@ class Run {
         std::fflush(stderr);
       });
     }
-    if (rank_ == 0) pooled_ = ensemble::PooledEnsemble(run::ensemble_shape(p), p.run.trajectories);
+    if (rank_ == 0) {
+      // One pooled ensemble per simmering stage; a stage's tracked members follow the earlier ones'.
+      for (std::int64_t k = 0; k < p.stages(); ++k) {
+        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, k * p.members_per_stage());
+      }
+    }
   }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -146,7 +151,8 @@ class Run {
   bool leader_ = true;                   ///< first rank of its group: speaks for its chains
   MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
   std::unique_ptr<GroupGradients> gradients_;
-  ensemble::PooledEnsemble pooled_;  ///< rank 0
+  std::vector<ensemble::PooledEnsemble> pooled_;  ///< rank 0: per simmering stage
+  train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step
   std::optional<ArchiveWriter> archive_;
   std::int64_t step_ = 0;         ///< simmering steps completed
   std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
@@ -165,12 +171,16 @@ std::vector<run::Chain*> Run::chains() const {
 void Run::announce(bool resumed) const {
   if (rank_ != 0) return;
   const auto shape = ArchiveShape::of(p_);
+  const std::string stages =
+      p_.ladder.empty() ? std::string()
+                        : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps";
   std::printf(
       "simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
-      "trajectory, %lld stored%s\n%s\n",
-      SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_, train::to_string(p_.mode).c_str(),
-      static_cast<long long>(p_.parameters), static_cast<long long>(shape.members), static_cast<long long>(shape.draws),
-      resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
+      "trajectory%s, %lld stored%s\n%s\n",
+      SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_,
+      p_.adam_only ? "Adam alone (deep ensemble)" : train::to_string(p_.mode).c_str(),
+      static_cast<long long>(p_.parameters), static_cast<long long>(shape.members), stages.c_str(),
+      static_cast<long long>(shape.draws), resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
   std::fflush(stdout);
 }
 
@@ -188,7 +198,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
                     static_cast<long long>(p_.adam.epochs), checkpoint_path_.c_str());
       } else {
         std::printf("resuming at step %lld of %lld from %s\n", static_cast<long long>(step_),
-                    static_cast<long long>(p_.run.steps), checkpoint_path_.c_str());
+                    static_cast<long long>(p_.total_steps()), checkpoint_path_.c_str());
       }
     }
   } else {
@@ -208,11 +218,14 @@ int Run::execute(const io::RunCheckpoint* resume) {
     }
     for (auto& ch : chains_) ch->start();  // ab initio (a retrofit started after Adam)
     archive_->start_state(chains());
-    if (p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
+    // Adam alone has nothing to integrate: no stability check, no curvature report.
+    if (!p_.adam_only && p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
       archive_->file().close();
       return kExitUnstable;
     }
-    if (p_.diagnostics.curvature_report != run::DiagnosticsOptions::CurvatureReport::off) curvature_report(false);
+    if (!p_.adam_only && p_.diagnostics.curvature_report != run::DiagnosticsOptions::CurvatureReport::off) {
+      curvature_report(false);
+    }
     adam_epoch_ = -1;
     checkpoint();  // the end of the Adam phase (or the ab initio start)
     // A stop signal that came during the checks is acted on now, not 100 steps later.
@@ -380,7 +393,7 @@ void Run::curvature_report(bool at_end) {
 }
 
 int Run::simmer_phase() {
-  const std::int64_t steps = p_.run.steps;
+  const std::int64_t steps = p_.total_steps();
   progress_.simmer_from(step_);
   while (step_ < steps) {
     const std::int64_t next_gather = next_multiple(step_, p_.run.gather_interval);
@@ -391,9 +404,10 @@ int Run::simmer_phase() {
     step_ = end;
     const int signal = stop_signal(end == next_sync || end == steps);
     if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
-    // Between gathers the loss and metric shown are the last gathered ones.
-    progress_.step(end, steps, p_.ramp(end - 1), rank_ == 0 ? pooled_.mean_train_loss() : 0.0, ensemble_metric(),
-                   end == steps);
+    // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
+    const auto stage = static_cast<std::size_t>(p_.stage_of(end - 1));
+    progress_.step(end, steps, schedule_(end - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
+                   ensemble_metric(), end == steps);
     if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint();
     if (signal != 0) {
       say_stopped(signal, "step " + std::to_string(end));
@@ -405,16 +419,21 @@ int Run::simmer_phase() {
 }
 
 std::string Run::ensemble_metric() const {
-  if (rank_ != 0) return "-";
+  if (rank_ != 0 || step_ == 0 || pooled_.empty()) return "-";
+  // The stage under way (a ladder's rung named).
+  const std::int64_t k = p_.stage_of(step_ - 1);
+  const auto& pooled = pooled_[static_cast<std::size_t>(k)];
   const auto& test = p_.sets[1];
-  char buf[64];
-  if (p_.classification && pooled_.members(1) > 0) {
-    std::snprintf(buf, sizeof buf, "ens test acc %.4f", ensemble::accuracy(pooled_.votes(1).majority(), test.labels));
+  const std::string rung = p_.ladder.empty() ? "" : p_.stage_name(k) + " ";
+  char buf[96];
+  if (p_.classification && pooled.members(1) > 0) {
+    std::snprintf(buf, sizeof buf, "%sens test acc %.4f", rung.c_str(),
+                  ensemble::accuracy(pooled.votes(1).majority(), test.labels));
     return buf;
   }
-  if (!p_.classification && pooled_.members(1) > 0) {
-    std::snprintf(buf, sizeof buf, "ens test MSE %.5g",
-                  ensemble::mean_squared_error(view(pooled_.means(1).mean()), view(test.y)));
+  if (!p_.classification && pooled.members(1) > 0) {
+    std::snprintf(buf, sizeof buf, "%sens test MSE %.5g", rung.c_str(),
+                  ensemble::mean_squared_error(view(pooled.means(1).mean()), view(test.y)));
     return buf;
   }
   return "-";
@@ -428,21 +447,26 @@ void Run::gather() {
   std::vector<Record> mine;
   for (auto& ch : chains_) {
     ByteWriter w;
-    ch->take_partial().save(w);
+    for (const auto& partial : ch->take_partials()) partial.save(w);  // every stage's, in order
     if (leader_) mine.emplace_back(ch->index(), w.bytes());
   }
   const auto records = gather_records(mine, p_.run.trajectories, comm_);
   if (rank_ == 0) {
     const auto shape = run::ensemble_shape(p_);
-    std::vector<ensemble::EnsemblePartial> partials;
+    std::vector<std::vector<ensemble::EnsemblePartial>> partials(pooled_.size());
     for (const auto& bytes : records) {
       ByteReader r(bytes.data(), bytes.size(), "a gathered partial ensemble");
-      partials.push_back(ensemble::EnsemblePartial::load(r, shape));
+      for (auto& stage : partials) stage.push_back(ensemble::EnsemblePartial::load(r, shape));
     }
-    pooled_.merge(partials);
+    for (std::size_t k = 0; k < pooled_.size(); ++k) pooled_[k].merge(partials[k]);
   }
   archive_->rows(take_rows(), pooled_);
-  archive_->ensemble(pooled_);
+  // The run's ensemble (one stage), or each rung of a ladder (the run's is chosen at its end).
+  for (std::int64_t k = 0; k < p_.stages(); ++k) {
+    const ensemble::PooledEnsemble empty;
+    const auto& pooled = rank_ == 0 ? pooled_[static_cast<std::size_t>(k)] : empty;
+    archive_->ensemble(pooled, p_.ladder.empty() ? "/ensemble" : "/ladder/" + p_.stage_name(k));
+  }
   archive_->file().flush();
   comm_io_seconds_ += run::cpu_seconds() - t0;
 }
@@ -469,7 +493,7 @@ void Run::checkpoint() {
       c.adam_epoch = adam_epoch_;
       c.trajectories = p_.run.trajectories;
       ByteWriter pooled;
-      pooled_.save(pooled);
+      for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();
       c.chains = std::move(states);
       io::save_checkpoint(checkpoint_path_, c);
@@ -493,7 +517,7 @@ void Run::restore(const io::RunCheckpoint& c) {
   step_ = c.step;
   if (rank_ == 0) {
     ByteReader r(c.pooled.data(), c.pooled.size(), "checkpoint '" + checkpoint_path_ + "'");
-    pooled_.load(r);
+    for (auto& stage : pooled_) stage.load(r);
   }
   for (auto& ch : chains_) {
     const auto& bytes = c.chains[static_cast<std::size_t>(ch->index())];
@@ -503,7 +527,9 @@ void Run::restore(const io::RunCheckpoint& c) {
 }
 
 void Run::finish() {
-  if (p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) curvature_report(true);
+  if (!p_.adam_only && p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) {
+    curvature_report(true);
+  }
   // Every trajectory's report, in trajectory order on every rank.
   std::vector<Record> mine;
   for (run::Chain* ch : chains()) {
@@ -521,26 +547,84 @@ void Run::finish() {
     ByteReader one(bytes.data(), bytes.size(), "end-of-run report");
     reports.push_back(run::ChainReport::load(one));
   }
-  // The pooled uncertainty: every trajectory's partials merged on rank 0 in trajectory order.
-  mine.clear();
-  for (const run::Chain* ch : chains()) {
-    ByteWriter w;
-    ch->diagnostics_partials(w);
-    mine.emplace_back(ch->index(), w.bytes());
+  // The candidates on rank 0: the deep ensemble of the Adam end points (each trajectory's
+  // baseline predictions, added in trajectory order), then every stage's pooled members with the
+  // trajectories' uncertainty partials merged in trajectory order (so the scores are
+  // bit-identical for any rank count).
+  std::vector<ensemble::Candidate> candidates;
+  if (p_.has_deep_ensemble()) {
+    mine.clear();
+    for (run::Chain* ch : chains()) {
+      ByteWriter w;
+      for (std::size_t set = 0; set < p_.sets.size(); ++set) {
+        const ConstBatchView pred = ch->baseline_prediction(set);
+        w.doubles(pred.data(), pred.size());
+      }
+      mine.emplace_back(ch->index(), w.bytes());
+    }
+    const auto predictions = gather_records(mine, p_.run.trajectories, comm_);
+    if (rank_ == 0) {
+      std::vector<Index> rows;
+      for (const auto& set : p_.sets) rows.push_back(set.rows());
+      ensemble::DeepEnsembleBuilder deep(p_.classification, p_.classes, p_.outputs, rows, run::scored_sets(p_));
+      for (const auto& bytes : predictions) {
+        ByteReader one(bytes.data(), bytes.size(), "baseline predictions");
+        for (std::size_t set = 0; set < p_.sets.size(); ++set) {
+          const auto values = one.doubles();
+          if (static_cast<Index>(values.size()) != p_.sets[set].rows() * p_.outputs) {
+            throw Error("internal: baseline predictions of the wrong shape");
+          }
+          deep.add(set, ConstBatchView(values.data(), p_.sets[set].rows(), p_.outputs));
+        }
+        deep.done();
+      }
+      candidates.push_back(deep.candidate());
+    }
   }
-  const auto partials = gather_records(mine, p_.run.trajectories, comm_);
-  PooledScores pooled = pooled_scores(p_, pooled_, partials, rank_);
-  ByteWriter scores;
-  if (rank_ == 0) pooled.report.save(scores);
-  broadcast_bytes(scores.bytes(), comm_);
-  ByteReader sr(scores.bytes().data(), scores.bytes().size(), "ensemble report");
-  const EnsembleReport ensemble = EnsembleReport::load(sr);
+  std::vector<std::unique_ptr<ensemble::PooledDiagnostics>> diagnostics;
+  for (std::int64_t k = 0; k < p_.stages(); ++k) {
+    mine.clear();
+    for (const run::Chain* ch : chains()) {
+      ByteWriter w;
+      ch->diagnostics_partials(w, k);
+      mine.emplace_back(ch->index(), w.bytes());
+    }
+    const auto partials = gather_records(mine, p_.run.trajectories, comm_);
+    if (rank_ != 0) continue;
+    auto pooled = std::make_unique<ensemble::PooledDiagnostics>(run::diagnostics_setup(p_, k));
+    for (const auto& bytes : partials) {
+      ByteReader one(bytes.data(), bytes.size(), "ensemble partial");
+      pooled->merge(one);
+    }
+    candidates.push_back(stage_candidate(p_, k, pooled_[static_cast<std::size_t>(k)], *pooled));
+    diagnostics.push_back(std::move(pooled));
+  }
+  // Scores and the choice on rank 0, known to every rank.
+  ByteWriter chosen;
+  if (rank_ == 0) {
+    std::vector<const ensemble::PooledDiagnostics*> views;
+    for (const auto& d : diagnostics) views.push_back(d.get());
+    choose(p_, candidates, views).save(chosen);
+  }
+  broadcast_bytes(chosen.bytes(), comm_);
+  ByteReader cr(chosen.bytes().data(), chosen.bytes().size(), "the run's report");
+  const RunReport report = RunReport::load(cr);
 
   auto& f = archive_->file();
   archive_->baselines(chains());
-  archive_->uncertainty_partials(pooled.probability, pooled.coverage);
-  write_report(f, p_, reports, ensemble);
-  f.attribute("/metrics", "members", ensemble.members);
+  // The arrays of every candidate: the run's ensemble in /ensemble, the deep ensemble in
+  // /deep_ensemble, a ladder's rungs in /ladder/rung_<k>.
+  const auto candidate = [&](std::size_t c) { return rank_ == 0 ? &candidates.at(c) : nullptr; };
+  archive_->candidate("/ensemble", candidate(static_cast<std::size_t>(report.selected)));
+  for (std::size_t c = 0; c < report.candidates.size(); ++c) {
+    const EnsembleReport& e = report.candidates[c];
+    if (e.stage < 0) {
+      archive_->candidate("/deep_ensemble", candidate(c));
+    } else if (!p_.ladder.empty()) {
+      archive_->candidate("/ladder/" + e.name, candidate(c));
+    }
+  }
+  write_report(f, p_, reports, report);
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
@@ -572,7 +656,7 @@ void Run::finish() {
     // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
     std::remove(checkpoint_path_.c_str());
     std::remove((checkpoint_path_ + ".tmp").c_str());
-    print_report(p_, reports, ensemble);
+    print_report(p_, reports, report);
     print_footer(p_, parts_sum, wall, size_, io_counts, diverged);
     if (exchange_sum[1] > 0) {
       std::printf(

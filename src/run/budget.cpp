@@ -45,20 +45,29 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   const std::int64_t ranks = std::max(1, world_size);
   e.trajectories_per_rank = (e.trajectories + ranks - 1) / ranks;
 
-  // The members and which of them are stored, as the driver selects them (trajectory 0's
-  // draw; every trajectory samples the same count).
+  // The members and which of them are stored, as the chains select them (trajectory 0's
+  // draw; every trajectory samples the same count): each stage's members, every store.every-th
+  // of a stage stored.
   Rng probe_rng = Rng::named(p.run.seed, 0, RngPurpose::sampling);
-  const auto steps = ensemble::select_sample_steps(p.run.steps, p.sampling, probe_rng);
-  e.members_per_trajectory = static_cast<std::int64_t>(steps.size());
+  const std::int64_t stages = p.stages();
+  std::vector<std::int64_t> stored_steps;
+  for (std::int64_t k = 0; k < stages; ++k) {
+    const auto steps = ensemble::select_sample_steps(p.run.steps, p.sampling, probe_rng);
+    for (std::size_t m = 0; m < steps.size(); ++m) {
+      if (static_cast<std::int64_t>(m) % std::max<std::int64_t>(1, p.store.every) == 0) {
+        stored_steps.push_back(k * p.run.steps + steps[m]);
+      }
+    }
+  }
+  e.members_per_trajectory = stages * p.members_per_stage();
   const std::int64_t every = std::max<std::int64_t>(1, p.store.every);
   e.store_every = every;
-  e.stored_per_trajectory = (e.members_per_trajectory + every - 1) / every;
+  e.stored_per_trajectory = stages * p.draws_per_stage();
   const std::int64_t gather = p.run.gather_interval > 0 ? p.run.gather_interval : p.run.steps;
   {
     std::int64_t interval = -1, in_interval = 0;
-    for (std::size_t m = 0; m < steps.size(); ++m) {
-      if (static_cast<std::int64_t>(m) % every != 0) continue;
-      const std::int64_t k = steps[m] / std::max<std::int64_t>(gather, 1);
+    for (const std::int64_t step : stored_steps) {
+      const std::int64_t k = step / std::max<std::int64_t>(gather, 1);
       if (k != interval) {
         interval = k;
         in_interval = 0;
@@ -84,7 +93,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   const std::int64_t C = e.trajectories, D = e.stored_per_trajectory;
   // The per-chain datasets as the run creates them (run/archive_layout.hpp).
   std::int64_t chain_bytes = 0;
-  const layout::ArchiveCounts counts{C, D, P, layout::trace_records(p.adam.epochs, p.run.steps, p.run.trace_every),
+  const layout::ArchiveCounts counts{C, D, P, layout::trace_records(p.adam.epochs, p.total_steps(), p.run.trace_every),
                                      p.store.float32};
   for (const auto& d : layout::chain_datasets(counts)) {
     chain_bytes += d.bytes();
@@ -100,17 +109,23 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // members' series, and per block of the window an ensemble of the train and test sets, plus
   // the pooled probabilities or coverage counts.
   std::int64_t scored_values = 0;
-  for (std::size_t s = 0; s < 2 && s < p.sets.size(); ++s) {
+  for (std::size_t s = 0; s < p.scored_sets(); ++s) {
     scored_values += p.sets[s].rows() * (p.classification ? p.classes : p.outputs);
   }
-  const std::int64_t diagnostics_state = 5 * e.members_per_trajectory * kDouble +
-                                         (2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble;
-  e.archive_bytes = chain_bytes + tracked + data_in_archive + 3 * eval_values * kDouble + 2 * scored_values * kDouble +
-                    (1LL << 20) + C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
-                    C * eval_outputs * kDouble;                                    // /baseline/<set>/prediction
+  // Per stage (one without a ladder). The archive's ensemble arrays: /ensemble, /deep_ensemble
+  // (retrofit) and a ladder's /ladder/rung_<k>.
+  const std::int64_t per_stage = std::max<std::int64_t>(stages, 1);
+  const std::int64_t ensembles = 1 + (p.has_deep_ensemble() ? 1 : 0) + (stages >= 2 ? stages : 0);
+  const std::int64_t diagnostics_state =
+      5 * e.members_per_trajectory * kDouble +
+      per_stage * ((2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble);
+  e.archive_bytes = chain_bytes + tracked + data_in_archive +
+                    ensembles * (3 * eval_values * kDouble + 2 * scored_values * kDouble) + (1LL << 20) +
+                    per_stage * C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
+                    C * eval_outputs * kDouble;                                  // /baseline/<set>/prediction
   // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
   // its diagnostics.
-  e.checkpoint_bytes = C * (3 * P * kDouble + 2 * eval_values * kDouble + diagnostics_state) + (64LL << 10);
+  e.checkpoint_bytes = C * (3 * P * kDouble + 2 * per_stage * eval_values * kDouble + diagnostics_state) + (64LL << 10);
 
   // One trajectory's working set: parameters and gradient, the integrator's velocities and
   // gradient, the baseline, Adam's two moments and previous iterate; every layer's activation

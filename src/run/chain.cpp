@@ -59,21 +59,27 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-ensemble::DiagnosticsSetup diagnostics_setup(const Problem& p) {
+std::vector<ensemble::ScoredSet> scored_sets(const Problem& p) {
+  std::vector<ensemble::ScoredSet> out;
+  for (std::size_t s = 0; s < p.scored_sets(); ++s) {
+    const EvalSet& set = p.sets[s];
+    out.push_back(p.classification ? ensemble::ScoredSet{nullptr, &set.labels} : ensemble::ScoredSet{&set.y, nullptr});
+  }
+  return out;
+}
+
+ensemble::DiagnosticsSetup diagnostics_setup(const Problem& p, std::int64_t stage) {
   ensemble::DiagnosticsSetup d;
   d.classification = p.classification;
   d.outputs = p.outputs;
   d.classes = p.classes;
   d.parameters = p.parameters;
-  d.window_first_step = p.run.steps - p.sampling.window;
+  // Stage k runs steps [k S, (k + 1) S); its window is the last W of them.
+  d.window_first_step = (stage + 1) * p.run.steps - p.sampling.window;
   d.window_steps = p.sampling.window;
   d.blocks = p.diagnostics.blocks;
   d.time_step = p.nhc.time_step;
-  const auto scored = [&](const EvalSet& set) {
-    return p.classification ? ensemble::ScoredSet{nullptr, &set.labels} : ensemble::ScoredSet{&set.y, nullptr};
-  };
-  d.train = scored(p.sets[0]);
-  d.test = scored(p.sets[1]);
+  d.sets = scored_sets(p);
   return d;
 }
 
@@ -89,11 +95,15 @@ ensemble::EnsembleShape ensemble_shape(const Problem& p) {
 
 void ChainReport::save(ByteWriter& w) const {
   w.i64(index);
+  w.i64(static_cast<std::int64_t>(baseline.size()));
   for (const auto& b : baseline) w.vec(b.to_vector());
-  ensemble::save_summary(w, summary);
+  w.i64(static_cast<std::int64_t>(stages.size()));
+  for (const auto& stage : stages) {
+    ensemble::save_summary(w, stage.summary);
+    w.f64(stage.start_loss);
+  }
   w.i64(diverged_at);
   w.i64(slow_to_heat_at);
-  w.f64(start_loss);
   train::save_spectrum(w, curvature_start);
   train::save_spectrum(w, curvature_end);
 }
@@ -101,15 +111,23 @@ void ChainReport::save(ByteWriter& w) const {
 ChainReport ChainReport::load(ByteReader& r) {
   ChainReport c;
   c.index = r.i64();
+  const std::int64_t sets = r.i64();
+  if (sets < 0 || sets > 8) throw Error("chain report: set count");
+  c.baseline.resize(static_cast<std::size_t>(sets));
   for (auto& b : c.baseline) {
     const auto v = r.doubles();
     if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("chain report: scores");
     b = ensemble::SetScores::from(v.data());
   }
-  c.summary = ensemble::load_summary(r);
+  const std::int64_t stages = r.i64();
+  if (stages < 0 || stages > 1000000) throw Error("chain report: stage count");
+  c.stages.resize(static_cast<std::size_t>(stages));
+  for (auto& stage : c.stages) {
+    stage.summary = ensemble::load_summary(r);
+    stage.start_loss = r.f64();
+  }
   c.diverged_at = r.i64();
   c.slow_to_heat_at = r.i64();
-  c.start_loss = r.f64();
   c.curvature_start = train::load_spectrum(r);
   c.curvature_end = train::load_spectrum(r);
   return c;
@@ -127,8 +145,7 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
       index_(index),
       net_(model::build_network<S>(problem.architecture)),
       minibatch_rng_(stream(RngPurpose::minibatch)),
-      noise_rng_(stream(RngPurpose::thermostat)),
-      diag_(diagnostics_setup(problem)) {
+      noise_rng_(stream(RngPurpose::thermostat)) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
   net_.initialize(p.init, init);
@@ -138,14 +155,31 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
   objective_ = std::make_unique<train::BasicNetworkObjective<S>>(
       net_, p.loss, inputs<S>(p.sets[0]), targets<S>(p.sets[0]), p.output_scale, p.output_offset);
   if (p.run.gradient_chunks > 1) objective_->set_gradient_chunks(p.run.gradient_chunks);
+  // Every stage's members from the one sampling stream, stage after stage (one stage draws what
+  // a run without stages drew).
   Rng sampling = stream(RngPurpose::sampling);
-  sample_steps_ = ensemble::select_sample_steps(p.run.steps, p.sampling, sampling);
-  for (const auto& s : p.sets) {
-    if (p.classification)
-      votes_.push_back(ensemble::VoteAccumulator::Votes::Zero(s.rows(), p.classes));
-    else
-      means_.emplace_back(s.rows(), p.outputs);
+  const auto stages = static_cast<std::size_t>(p.stages());
+  for (std::size_t k = 0; k < stages; ++k) {
+    const auto offset = static_cast<std::int64_t>(k) * p.run.steps;
+    for (const auto step : ensemble::select_sample_steps(p.run.steps, p.sampling, sampling)) {
+      sample_steps_.push_back(offset + step);
+    }
+    diag_.emplace_back(diagnostics_setup(p, static_cast<std::int64_t>(k)));
   }
+  votes_.resize(stages);
+  means_.resize(stages);
+  for (std::size_t k = 0; k < stages; ++k) {
+    for (const auto& s : p.sets) {
+      if (p.classification)
+        votes_[k].push_back(ensemble::VoteAccumulator::Votes::Zero(s.rows(), p.classes));
+      else
+        means_[k].emplace_back(s.rows(), p.outputs);
+    }
+  }
+  stage_members_.assign(stages, 0);
+  interval_members_.assign(stages, 0);
+  tracked_.resize(stages);
+  start_loss_.assign(stages, kNaN);
 }
 
 template <class S>
@@ -232,11 +266,21 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
     for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
     start.kinetic = start.v.template cast<double>().squaredNorm();
   }
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
-                                                            std::move(start), first_step);
+  trajectory_ =
+      std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, p_->schedule(), std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
-  diag_.start(net_.parameters());
-  start_loss_ = objective_->evaluate(net_.parameters());
+  if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
+  diag_[0].start(net_.parameters());
+  start_loss_[0] = objective_->evaluate(net_.parameters());
+}
+
+template <class S>
+void BasicChain<S>::begin_stage(std::int64_t stage) {
+  const auto k = static_cast<std::size_t>(stage);
+  if (k == 0 || ended_.size() != k - 1) throw Error("internal: stages out of order");
+  ended_.push_back(diag_[k - 1].summary(net_.parameters(), p_->prior_rms, false));
+  diag_[k].start(net_.parameters());
+  start_loss_[k] = objective_->evaluate(net_.parameters());
 }
 
 template <class S>
@@ -264,7 +308,7 @@ void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperatur
   // Where the parameters are: from the simmering start point once simmering runs.
   const Vector& x = net_.parameters();
   const ensemble::Position at =
-      phase == 1 ? diag_.position(x)
+      phase == 1 ? diag_[static_cast<std::size_t>(p.stage_of(step - 1))].position(x)
                  : ensemble::Position{
                        kNaN, kNaN, std::sqrt(x.template cast<double>().squaredNorm() / static_cast<double>(x.size())),
                        static_cast<double>(x.cwiseAbs().maxCoeff())};
@@ -283,9 +327,12 @@ void BasicChain<S>::advance_to(std::int64_t end) {
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
   while (!stopped_ && trajectory_->step() < end) {
+    const std::int64_t next = trajectory_->step();
+    if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);
     const train::StepRecord rec = trajectory_->advance();
     last_loss_ = rec.half_step_loss;
-    diag_.after_step(rec.step, net_.parameters(), trajectory_->phase().kinetic);
+    diag_[static_cast<std::size_t>(p.stage_of(rec.step))].after_step(rec.step, net_.parameters(),
+                                                                     trajectory_->phase().kinetic);
     check_health(rec);
     if (stopped_) break;
     const std::int64_t s = rec.step;
@@ -307,7 +354,7 @@ void BasicChain<S>::score_baseline() {
   const Vector keep = net_.parameters();
   net_.parameters() = baseline_;
   ::simmer::Matrix noise;
-  for (std::size_t s = 0; s < 2; ++s) {
+  for (std::size_t s = 0; s < p.scored_sets(); ++s) {
     const auto& set = p.sets[s];
     const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
     if (p.classification) {
@@ -327,32 +374,34 @@ template <class S>
 void BasicChain<S>::take_member(const train::StepRecord& rec) {
   const double t0 = cpu_seconds();
   const Problem& p = *p_;
+  const auto k = static_cast<std::size_t>(p.stage_of(rec.step));
+  ensemble::TrajectoryDiagnostics& diag = diag_[k];
   double train_loss = 0.0;
-  diag_.begin_member(rec.step);
+  diag.begin_member(rec.step);
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
     const auto& set = p.sets[s];
     const ConstBatchView pred_s = objective_->predict_shared(view(inputs<S>(set)));  // split over a group
     if (s == 0) train_loss = model::loss_value(p.loss, pred_s, view(targets<S>(set)));
     const ConstBatchViewOf<double> pred = wide(pred_s);
-    if (s < 2) diag_.member_predictions(static_cast<int>(s), pred);
+    if (s < p.scored_sets()) diag.member_predictions(static_cast<int>(s), pred);
     if (p.classification) {
       const auto winners = ensemble::predicted_classes(pred);
-      for (Index i = 0; i < set.rows(); ++i) votes_[s](i, winners[static_cast<std::size_t>(i)]) += 1;
+      for (Index i = 0; i < set.rows(); ++i) votes_[k][s](i, winners[static_cast<std::size_t>(i)]) += 1;
     } else {
-      means_[s].add(pred);
+      means_[k][s].add(pred);
       if (s == 1) {
         for (const auto row : p.store.track) {
-          for (Index o = 0; o < p.outputs; ++o) tracked_.push_back(pred(row, o));
+          for (Index o = 0; o < p.outputs; ++o) tracked_[k].push_back(pred(row, o));
         }
       }
     }
   }
-  diag_.member_done(net_.parameters(), train_loss);
+  diag.member_done(net_.parameters(), train_loss);
   if (members_ == 0 && p.mode == train::StartMode::abinitio) {
     baseline_ = net_.parameters();  // ab initio baseline: the first member
     score_baseline();
   }
-  if (members_ % p.store.every == 0) {
+  if (stage_members_[k] % p.store.every == 0) {
     const auto& phase = trajectory_->phase();
     const auto& nhc = trajectory_->integrator();
     // Kept in the archive's precision until the rows are taken.
@@ -368,7 +417,8 @@ void BasicChain<S>::take_member(const train::StepRecord& rec) {
     rows_.draw_count += 1;
   }
   members_ += 1;
-  interval_members_ += 1;
+  stage_members_[k] += 1;
+  interval_members_[k] += 1;
   eval_seconds_ += cpu_seconds() - t0;
 }
 
@@ -432,21 +482,25 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
 }
 
 template <class S>
-ensemble::EnsemblePartial BasicChain<S>::take_partial() {
-  ensemble::EnsemblePartial out;
-  out.trajectory = index_;
-  out.last_loss = last_loss_;
-  out.members = interval_members_;
-  out.diverged_step = diverged_step_;
-  for (auto& v : votes_) {
-    out.votes.push_back(v);
-    v.setZero();
+std::vector<ensemble::EnsemblePartial> BasicChain<S>::take_partials() {
+  std::vector<ensemble::EnsemblePartial> all;
+  for (std::size_t k = 0; k < votes_.size(); ++k) {
+    ensemble::EnsemblePartial out;
+    out.trajectory = index_;
+    out.last_loss = last_loss_;
+    out.members = interval_members_[k];
+    out.diverged_step = diverged_step_;
+    for (auto& v : votes_[k]) {
+      out.votes.push_back(v);
+      v.setZero();
+    }
+    out.means = means_[k];  // the trajectory's running totals (never reset)
+    out.tracked = std::move(tracked_[k]);
+    tracked_[k].clear();
+    interval_members_[k] = 0;
+    all.push_back(std::move(out));
   }
-  out.means = means_;  // the trajectory's running totals (never reset)
-  out.tracked = std::move(tracked_);
-  tracked_.clear();
-  interval_members_ = 0;
-  return out;
+  return all;
 }
 
 template <class S>
@@ -485,16 +539,25 @@ template <class S>
 ChainReport BasicChain<S>::report() {
   ChainReport r;
   r.index = index_;
-  if (baseline_scores_.size() == 2) {
-    r.baseline = {baseline_scores_[0], baseline_scores_[1]};
+  if (baseline_scores_.size() == p_->scored_sets()) {
+    r.baseline = baseline_scores_;
   } else {  // a trajectory that stopped before its first member has no baseline
     const std::vector<double> nan(ensemble::SetScores::kFields, kNaN);
-    r.baseline = {ensemble::SetScores::from(nan.data()), ensemble::SetScores::from(nan.data())};
+    r.baseline.assign(p_->scored_sets(), ensemble::SetScores::from(nan.data()));
   }
-  r.summary = diag_.summary(net_.parameters(), p_->prior_rms, diverged_step_ >= 0);
+  // Stages that ended kept their summary then; the current one ends here; a divergence belongs
+  // to the stage it happened in (later stages never started: no members).
+  const std::int64_t diverged_stage = diverged_step_ >= 0 ? p_->stage_of(diverged_step_) : -1;
+  for (std::size_t k = 0; k < diag_.size(); ++k) {
+    StageReport stage;
+    stage.summary = k < ended_.size() ? ended_[k]
+                                      : diag_[k].summary(net_.parameters(), p_->prior_rms,
+                                                         diverged_stage == static_cast<std::int64_t>(k));
+    stage.start_loss = start_loss_[k];
+    r.stages.push_back(std::move(stage));
+  }
   r.diverged_at = diverged_step_;
   r.slow_to_heat_at = slow_to_heat_step_;
-  r.start_loss = start_loss_;
   r.curvature_start = curvature_start_;
   r.curvature_end = curvature_end_;
   return r;
@@ -528,16 +591,19 @@ void BasicChain<S>::save(ByteWriter& w) const {
   w.f64(phase.kinetic);
   w.i64(static_cast<std::int64_t>(next_sample_));
   w.i64(members_);
+  w.ints(stage_members_);
   w.i64(rows_.draw_first);
   w.i64(trace_count_);
   w.ints(sample_steps_);
   w.vec(baseline_);
   w.i64(static_cast<std::int64_t>(baseline_scores_.size()));
   for (const auto& b : baseline_scores_) w.vec(b.to_vector());
-  w.f64(start_loss_);
+  w.vec(start_loss_);
   train::save_spectrum(w, curvature_start_);
   train::save_spectrum(w, curvature_end_);
-  diag_.save(w);
+  for (const auto& d : diag_) d.save(w);
+  w.i64(static_cast<std::int64_t>(ended_.size()));
+  for (const auto& e : ended_) ensemble::save_summary(w, e);
   w.f64(last_loss_);
   w.i64(diverged_step_);
   w.i64(slow_to_heat_step_);
@@ -547,10 +613,12 @@ void BasicChain<S>::save(ByteWriter& w) const {
   w.f64(last_energy_);
   w.f64(last_check_temperature_);
   w.f64(last_check_kinetic_);
-  for (const auto& m : means_) {
-    w.i64(m.members());
-    w.doubles(m.mean().data(), m.mean().size());
-    w.doubles(m.m2().data(), m.m2().size());
+  for (const auto& stage : means_) {
+    for (const auto& m : stage) {
+      w.i64(m.members());
+      w.doubles(m.mean().data(), m.mean().size());
+      w.doubles(m.m2().data(), m.m2().size());
+    }
   }
 }
 
@@ -586,6 +654,8 @@ void BasicChain<S>::load(ByteReader& c, std::int64_t step) {
   phase.kinetic = c.f64();
   next_sample_ = static_cast<std::size_t>(c.i64());
   members_ = c.i64();
+  stage_members_ = c.ints();
+  if (stage_members_.size() != diag_.size()) throw Error("stage count differs");
   rows_ = ChainRows{};
   rows_.draw_first = c.i64();
   trace_count_ = c.i64();
@@ -599,10 +669,15 @@ void BasicChain<S>::load(ByteReader& c, std::int64_t step) {
       throw Error("baseline scores have the wrong size");
     baseline_scores_.push_back(ensemble::SetScores::from(v.data()));
   }
-  start_loss_ = c.f64();
+  start_loss_ = c.doubles();
+  if (start_loss_.size() != diag_.size()) throw Error("stage count differs");
   curvature_start_ = train::load_spectrum(c);
   curvature_end_ = train::load_spectrum(c);
-  diag_.load(c);
+  for (auto& d : diag_) d.load(c);
+  const std::int64_t ended = c.i64();
+  if (ended < 0 || ended > static_cast<std::int64_t>(diag_.size())) throw Error("ended stages out of range");
+  ended_.clear();
+  for (std::int64_t k = 0; k < ended; ++k) ended_.push_back(ensemble::load_summary(c));
   last_loss_ = c.f64();
   diverged_step_ = c.i64();
   slow_to_heat_step_ = c.i64();
@@ -612,22 +687,26 @@ void BasicChain<S>::load(ByteReader& c, std::int64_t step) {
   last_energy_ = c.f64();
   last_check_temperature_ = c.f64();
   last_check_kinetic_ = c.f64();
-  for (auto& m : means_) {
-    const auto members = c.i64();
-    const auto mean = c.doubles();
-    const auto m2 = c.doubles();
-    const Index rows = m.mean().rows(), cols = m.mean().cols();
-    if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
-      throw Error("running means have the wrong shape");
+  for (auto& stage : means_) {
+    for (auto& m : stage) {
+      const auto members = c.i64();
+      const auto mean = c.doubles();
+      const auto m2 = c.doubles();
+      const Index rows = m.mean().rows(), cols = m.mean().cols();
+      if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
+        throw Error("running means have the wrong shape");
+      }
+      m.restore(members, Eigen::Map<const ::simmer::Matrix>(mean.data(), rows, cols),
+                Eigen::Map<const ::simmer::Matrix>(m2.data(), rows, cols));
     }
-    m.restore(members, Eigen::Map<const ::simmer::Matrix>(mean.data(), rows, cols),
-              Eigen::Map<const ::simmer::Matrix>(m2.data(), rows, cols));
   }
-  for (auto& v : votes_) v.setZero();
-  tracked_.clear();
-  interval_members_ = 0;
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, train::ramp_schedule(p_->ramp),
-                                                            std::move(phase), step);
+  for (auto& stage : votes_) {
+    for (auto& v : stage) v.setZero();
+  }
+  for (auto& t : tracked_) t.clear();
+  std::fill(interval_members_.begin(), interval_members_.end(), 0);
+  trajectory_ =
+      std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, p_->schedule(), std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
 

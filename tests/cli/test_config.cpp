@@ -33,6 +33,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "data.missing",
                                            "data.missing_in_target",
                                            "data.stratify",
+                                           "data.validation_fraction",
                                            "model.architecture",
                                            "model.pooling",
                                            "model.activation",
@@ -52,6 +53,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "simmer.T_target",
                                            "simmer.dT",
                                            "simmer.every",
+                                           "simmer.ladder",
                                            "simmer.chain_length",
                                            "simmer.thermostat",
                                            "simmer.friction",
@@ -80,6 +82,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "ensemble.store_dtype",
                                            "ensemble.points",
                                            "ensemble.track",
+                                           "ensemble.select_by",
+                                           "ensemble.select_rule",
                                            "run.trajectories",
                                            "run.seed",
                                            "run.gather_interval",
@@ -143,6 +147,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.data.missing == b.data.missing);
   CHECK(a.data.missing_in_target == b.data.missing_in_target);
   CHECK(a.data.stratify == b.data.stratify);
+  CHECK(a.data.validation_fraction == b.data.validation_fraction);
   CHECK(a.model.architecture == b.model.architecture);
   CHECK(a.model.activation == b.model.activation);
   CHECK(a.model.output == b.model.output);
@@ -161,6 +166,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.simmer.T_target == b.simmer.T_target);
   CHECK(a.simmer.dT == b.simmer.dT);
   CHECK(a.simmer.every == b.simmer.every);
+  CHECK(a.simmer.ladder == b.simmer.ladder);
   CHECK(a.simmer.chain_length == b.simmer.chain_length);
   CHECK(a.simmer.masses == b.simmer.masses);
   CHECK(a.simmer.dof_offset == b.simmer.dof_offset);
@@ -171,6 +177,8 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.ensemble.store_every == b.ensemble.store_every);
   CHECK(a.ensemble.points == b.ensemble.points);
   CHECK(a.ensemble.track == b.ensemble.track);
+  CHECK(a.ensemble.select_by == b.ensemble.select_by);
+  CHECK(a.ensemble.select_rule == b.ensemble.select_rule);
   CHECK(a.run.trajectories == b.run.trajectories);
   CHECK(a.run.seed == b.run.seed);
   CHECK(a.run.gather_interval == b.run.gather_interval);
@@ -469,6 +477,20 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nsource = idx\npath = d\ntask = classification\nstratify = true\n[model]\nloss = cce\n"
        "architecture = lenet5",
        "data.stratify", "'true'"},
+      // Validation split and the temperature ladder (issue 17).
+      {"[data]\nvalidation_fraction = 0.95", "data.validation_fraction", "'0.95'"},
+      {"[data]\nvalidation_fraction = -0.1", "data.validation_fraction", "'-0.1'"},
+      {"[data]\nvalidation_fraction = nan", "data.validation_fraction", "'nan'"},
+      {"[simmer]\nladder = 0.01,0.1", "data.validation_fraction", "'0'"},  // a ladder chooses on validation
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.01,0,0.1", "simmer.ladder", "'0.01,0,0.1'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = -1", "simmer.ladder", "'-1'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.03", "simmer.ladder", "'0.1,0.03'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.1", "simmer.ladder", "'0.1,0.1'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,inf", "simmer.ladder", "'0.1,inf'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nmode = adam\nladder = 0.1", "simmer.ladder", "'0.1'"},
+      {"[ensemble]\nselect_by = accuracy", "ensemble.select_by", "'accuracy'"},
+      {"[ensemble]\nselect_rule = two_se", "ensemble.select_rule", "'two_se'"},
+      {"[simmer]\nmode = adam\n[adam]\nepochs = 0", "adam.epochs", "'0'"},
   };
   for (const Case& c : cases) {
     INFO("config:\n" << c.ini);
@@ -477,6 +499,22 @@ TEST_CASE("validated names the key and the value", "[config]") {
   }
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nT_initial = 0.5\nT_target = 0.1"), 1),
                     Contains("is below simmer.T_initial = 0.5"));
+  CHECK_THROWS_WITH(validated(from_ini("[simmer]\nladder = 0.01,0.1"), 1),
+                    Contains("ensemble.select_by = none"));  // the way out is named
+  CHECK_THROWS_WITH(validated(from_ini("[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.03"), 1),
+                    Contains("ascending") && Contains("rung 2 = 0.03"));
+}
+
+TEST_CASE("a ladder replaces the ramp: its keys are not checked, select_by = none needs no validation set",
+          "[config][ladder]") {
+  // A ramp that would be refused is not used with a ladder.
+  CHECK_NOTHROW(validated(
+      from_ini("[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.01,0.03\nT_initial = 0.5\nT_target = 0.1"), 1));
+  CHECK_NOTHROW(validated(from_ini("[simmer]\nladder = 0.01,0.03\n[ensemble]\nselect_by = none"), 1));
+  CHECK_NOTHROW(validated(from_ini("[simmer]\nmode = adam\n[adam]\nepochs = 1"), 1));
+  const Config c = validated(from_ini("[data]\nvalidation_fraction = 0.25\n[simmer]\nladder = 1e-3, 3e-3,1e-2"), 1);
+  CHECK(c.simmer.ladder == std::vector<double>{1e-3, 3e-3, 1e-2});
+  CHECK(c.data.validation_fraction == 0.25);
 }
 
 TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[config]") {

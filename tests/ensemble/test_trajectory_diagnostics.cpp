@@ -27,8 +27,7 @@ struct Fixture {
     setup.window_steps = 400;
     setup.blocks = 4;
     setup.time_step = 0.01;
-    setup.train = {&y_train, nullptr};
-    setup.test = {&y_test, nullptr};
+    setup.sets = {{&y_train, nullptr}, {&y_test, nullptr}};
   }
 };
 
@@ -149,8 +148,7 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
   setup.window_steps = 10;
   setup.blocks = 2;
   setup.time_step = 0.1;
-  setup.train = {nullptr, &train_labels};
-  setup.test = {nullptr, &test_labels};
+  setup.sets = {{nullptr, &train_labels}, {nullptr, &test_labels}};
   Rng rng(9);
   std::vector<TrajectoryDiagnostics> chains(3, TrajectoryDiagnostics(setup));
   for (auto& d : chains) {

@@ -3,12 +3,20 @@
 // gather boundaries.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/ensemble/partial.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
+#include "temp_dir.hpp"
 
 using namespace simmer;
 
@@ -50,7 +58,7 @@ void check_resume() {
     for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
       ch->advance_to(900);  // inside the window: members, blocks and diagnostics are under way
-      ch->take_partial();
+      ch->take_partials();
       ch->take_rows();
     }
     const auto saved = state_of(interrupted);
@@ -64,7 +72,7 @@ void check_resume() {
     CHECK(straight.parameters() == restored.parameters());
     CHECK(straight.phase().v == restored.phase().v);
     CHECK(straight.members() == restored.members());
-    const auto a = straight.take_partial(), b = restored.take_partial();
+    const auto a = straight.take_partials().front(), b = restored.take_partials().front();
     CHECK(a.members == b.members);
     CHECK(a.means[1].mean() == b.means[1].mean());
     CHECK(a.tracked == b.tracked);
@@ -73,8 +81,8 @@ void check_resume() {
     CHECK(ra.trace == rb.trace);
     CHECK(ra.draw_first == rb.draw_first);
     const auto sa = straight.report(), sb = restored.report();
-    CHECK(sa.summary.reason == sb.summary.reason);
-    CHECK(sa.summary.block_test_metric == sb.summary.block_test_metric);
+    CHECK(sa.stages.front().summary.reason == sb.stages.front().summary.reason);
+    CHECK(sa.stages.front().summary.block_test_metric == sb.stages.front().summary.block_test_metric);
   }
 }
 
@@ -101,8 +109,10 @@ TEST_CASE("make_chain computes in run.precision, and the float32 chain stays nea
   c64->advance_to(1200);
   c32->advance_to(1200);
   const auto r64 = c64->report(), r32 = c32->report();
-  INFO("mean member loss float64 " << r64.summary.mean_member_loss << ", float32 " << r32.summary.mean_member_loss);
-  CHECK(r32.summary.mean_member_loss == Approx(r64.summary.mean_member_loss).epsilon(0.05));
+  INFO("mean member loss float64 " << r64.stages.front().summary.mean_member_loss << ", float32 "
+                                   << r32.stages.front().summary.mean_member_loss);
+  CHECK(r32.stages.front().summary.mean_member_loss ==
+        Approx(r64.stages.front().summary.mean_member_loss).epsilon(0.05));
 }
 
 TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain][checkpoint][adam]") {
@@ -160,7 +170,7 @@ TEST_CASE("pooled regression ensemble: the same bits whatever the gather boundar
     for (std::int64_t end = every; end <= 1200; end += every) {
       a.advance_to(end);
       b.advance_to(end);
-      pooled.merge({a.take_partial(), b.take_partial()});
+      pooled.merge({a.take_partials().front(), b.take_partials().front()});
     }
     return pooled;
   };
@@ -169,4 +179,143 @@ TEST_CASE("pooled regression ensemble: the same bits whatever the gather boundar
   CHECK(once.means(1).mean() == often.means(1).mean());  // exact: per-trajectory totals, merged in order
   CHECK(once.means(1).m2() == often.means(1).m2());
   CHECK(once.mean_train_loss() == often.mean_train_loss());
+}
+
+namespace {
+
+/// The Iris retrofit job shortened, from a copy of data/iris.csv (or `csv`), with a validation
+/// split and a three-rung ladder in posterior units (Gaussian prior, thermal start).
+cli::Config iris_ladder(const std::string& csv) {
+  cli::Config c;
+  c.data.source = "csv";
+  c.data.path = csv;
+  c.data.features = {"sepal_width", "petal_width"};
+  c.data.target = "species";
+  c.data.task = "classification";
+  c.data.train = 112;
+  c.data.test = 38;
+  c.data.validation_fraction = 0.25;
+  c.model.architecture = "2-16-16-3";
+  c.model.loss = "cce";
+  c.adam.epochs = 60;
+  c.simmer.steps = 300;
+  c.simmer.ladder = {0.01, 0.1, 1.0};
+  c.simmer.temperature_unit = "posterior";
+  c.simmer.prior = "gaussian";
+  c.simmer.prior_scaling = "fan_in";
+  c.simmer.start_velocity = "thermal";
+  c.simmer.curvature_report = "off";
+  c.ensemble.window = 100;
+  c.ensemble.stride = 2;
+  c.ensemble.blocks = 2;
+  c.ensemble.store_every = 3;
+  c.run.trace_every = 7;
+  c.run.trajectories = 2;
+  return c;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("a ladder: one stage per rung, each with its members, draws and diagnostics; resumed mid-rung",
+          "[chain][ladder][checkpoint]") {
+  const run::Problem p = cli::build_problem(cli::validated(iris_ladder(std::string(SIMMER_DATA_DIR) + "/iris.csv"), 1));
+  REQUIRE(p.stages() == 3);
+  CHECK(p.total_steps() == 900);
+  CHECK(p.members_per_stage() == 50);
+  CHECK(p.draws_per_stage() == 17);  // every 3rd of 50, from each rung's first
+  CHECK(p.stage_temperature(1) == Approx(0.1 * p.bayes_temperature));
+  const auto schedule = p.schedule();
+  CHECK(schedule(0) == p.ladder[0]);
+  CHECK(schedule(299) == p.ladder[0]);
+  CHECK(schedule(300) == p.ladder[1]);
+  CHECK(schedule(899) == p.ladder[2]);
+  run::Chain64 straight(p, 1), interrupted(p, 1);
+  for (run::Chain64* ch : {&straight, &interrupted}) {
+    ch->train_adam();
+    ch->advance_to(450);  // rung 1 under way: rung 0 ended, its summary kept
+    ch->take_partials();
+    ch->take_rows();
+  }
+  const auto saved = state_of(interrupted);
+  run::Chain64 restored(p, 1);
+  ByteReader r(saved.data(), saved.size(), "test state");
+  restored.load(r, 450);
+  CHECK(r.done());
+  CHECK(state_of(restored) == saved);
+  straight.advance_to(900);
+  restored.advance_to(900);
+  CHECK(straight.parameters() == restored.parameters());
+  CHECK(straight.members() == 150);
+  const auto a = straight.take_partials(), b = restored.take_partials();
+  REQUIRE(a.size() == 3);
+  CHECK(a[0].members == 0);  // taken before the interruption
+  CHECK(a[1].members == b[1].members);
+  CHECK(a[2].members == 50);
+  CHECK(a[2].votes[2] == b[2].votes[2]);  // the validation set's votes of the last rung
+  const auto ra = straight.take_rows(), rb = restored.take_rows();
+  CHECK(ra.params == rb.params);
+  CHECK(ra.draw_first + ra.draw_count == 3 * p.draws_per_stage());
+  CHECK(ra.stats == rb.stats);
+  // Each stored draw's temperature is its rung's.
+  const std::size_t fields = run::layout::sample_stat_fields().size();
+  for (std::int64_t d = 0; d < ra.draw_count; ++d) {
+    const std::int64_t draw = ra.draw_first + d;
+    CHECK(ra.stats[static_cast<std::size_t>(d) * fields + 1] == p.ladder[static_cast<std::size_t>(draw / 17)]);
+  }
+  const auto sa = straight.report(), sb = restored.report();
+  REQUIRE(sa.stages.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO("rung " << k);
+    CHECK(sa.stages[k].summary.members == 50);
+    CHECK(sa.stages[k].summary.reason == sb.stages[k].summary.reason);
+    CHECK(sa.stages[k].start_loss == sb.stages[k].start_loss);
+    CHECK(std::isfinite(sa.stages[k].start_loss));
+  }
+  CHECK(sa.baseline.size() == 3);  // train, test, validation
+}
+
+TEST_CASE("validation rows never reach a gradient: changing only them leaves every parameter as it was",
+          "[chain][validation]") {
+  test::TempDir dir("validation");
+  const std::string original = std::string(SIMMER_DATA_DIR) + "/iris.csv";
+  const cli::Config c = cli::validated(iris_ladder(original), 1);
+  const run::Problem p = cli::build_problem(c);
+  REQUIRE(p.validation.rows() == 28);  // 25 % of the 112 training rows
+  CHECK(p.train.rows() == 84);
+  CHECK(p.test.rows() == 38);
+  // The same file with every validation row's features and class changed.
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(read_text(original));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  for (const auto line : p.validation.origin.lines) {
+    lines[static_cast<std::size_t>(line - 1)] = "7.7,0.1,6.9,2.5,Iris-setosa";
+  }
+  std::string edited;
+  for (const auto& line : lines) edited += line + "\n";
+  cli::Config c2 = c;
+  c2.data.path = dir.write("iris_edited.csv", edited);
+  const run::Problem q = cli::build_problem(c2);
+  REQUIRE(q.validation.rows() == p.validation.rows());
+  CHECK(q.validation.x != p.validation.x);  // the validation set did change...
+  CHECK(q.train.x == p.train.x);            // ...and nothing else
+  CHECK(q.test.x == p.test.x);
+  CHECK(q.x_scaler.min() == p.x_scaler.min());
+  run::Chain64 before(p, 0), after(q, 0);
+  for (run::Chain64* ch : {&before, &after}) {
+    ch->train_adam();
+    ch->advance_to(900);
+  }
+  CHECK(before.baseline() == after.baseline());      // Adam's end point
+  CHECK(before.parameters() == after.parameters());  // and every rung after it
+  CHECK(before.phase().v == after.phase().v);
+  const auto ra = before.report(), rb = after.report();
+  CHECK(ra.baseline[0].nll == rb.baseline[0].nll);  // training scores alike
+  CHECK(ra.baseline[2].nll != rb.baseline[2].nll);  // validation scores not
 }

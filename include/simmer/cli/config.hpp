@@ -33,6 +33,9 @@ struct DataConfig {
   std::vector<std::string> missing = {"NA", "?", "empty", "nan", "NaN"};
   bool missing_in_target = false;  ///< classification: `missing` also applies to the class labels
   bool stratify = false;           ///< classification: each class keeps its share in train and test
+  /// Share of the training rows held out as a validation set (seeded; never in a gradient): the
+  /// scores every candidate ensemble is chosen by (0: none, the paper's splits)
+  double validation_fraction = 0.0;
 };
 
 struct ModelConfig {
@@ -55,13 +58,16 @@ struct AdamConfig {
 };
 
 struct SimmerConfig {
-  std::string mode = "retrofit";  ///< retrofit | abinitio
+  std::string mode = "retrofit";  ///< retrofit | abinitio | adam (Adam alone: the deep ensemble)
   double time_step = 0.002;
   std::int64_t steps = 10000;
   double T_initial = 0.0;
   double T_target = 0.05;
   double dT = 0.01;
   std::int64_t every = 1000;
+  /// T_1,...,T_K (ascending, > 0, in temperature_unit): one stage of `steps` per rung, coldest
+  /// first, instead of the ramp (empty: the ramp)
+  std::vector<double> ladder;
   int chain_length = 3;
   std::string thermostat = "nose_hoover";  ///< nose_hoover | langevin
   double friction = 1.0;                   ///< langevin: gamma (per time unit)
@@ -93,6 +99,8 @@ struct EnsembleConfig {
   std::string store_dtype = "auto";  ///< auto | float64 | float32: /posterior/params on disk (auto: run.precision)
   std::string points;                ///< optional CSV of extra evaluation inputs (feature columns)
   std::vector<std::int64_t> track;   ///< test-set row indices whose member predictions are kept
+  std::string select_by = "nll";     ///< nll | metric | none: a ladder's choice on the validation set
+  std::string select_rule = "best";  ///< best | one_se
 };
 
 struct RunConfig_ {

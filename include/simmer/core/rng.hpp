@@ -15,16 +15,17 @@ namespace simmer {
 /// RNGIdentifiers). The one list of simmer's random streams; the value is part of the stream's
 /// identity, so never renumber an entry (append new ones).
 enum class RngPurpose : std::uint64_t {
-  initialization = 1,  ///< a trajectory's initial network (run.seed)
-  sampling = 2,        ///< which window steps are members (ensemble.count / fraction)
-  minibatch = 3,       ///< Adam's mini-batch order
-  stability = 4,       ///< the stability check's power-iteration start vector
-  curvature = 5,       ///< the curvature report's Lanczos probes
-  start_velocity = 6,  ///< thermal start velocities (simmer.start_velocity = thermal)
-  thermostat = 7,      ///< the Langevin thermostat's noise
-  jitter = 8,          ///< simmer.start_jitter
-  data_split = 9,      ///< the train/test split (data.split_seed, trajectory 0)
-  data_noise = 10,     ///< the noisy sine's noise (data.split_seed, trajectory 0)
+  initialization = 1,     ///< a trajectory's initial network (run.seed)
+  sampling = 2,           ///< which window steps are members (ensemble.count / fraction)
+  minibatch = 3,          ///< Adam's mini-batch order
+  stability = 4,          ///< the stability check's power-iteration start vector
+  curvature = 5,          ///< the curvature report's Lanczos probes
+  start_velocity = 6,     ///< thermal start velocities (simmer.start_velocity = thermal)
+  thermostat = 7,         ///< the Langevin thermostat's noise
+  jitter = 8,             ///< simmer.start_jitter
+  data_split = 9,         ///< the train/test split (data.split_seed, trajectory 0)
+  data_noise = 10,        ///< the noisy sine's noise (data.split_seed, trajectory 0)
+  validation_split = 11,  ///< the validation rows held out of the training split (data.split_seed)
 };
 
 /// xoshiro256** (Blackman & Vigna), seeded through SplitMix64. `stream(k)` applies k jumps of

@@ -45,7 +45,9 @@ struct EnsemblePartial {
 class PooledEnsemble {
  public:
   PooledEnsemble() = default;
-  PooledEnsemble(EnsembleShape shape, std::int64_t trajectories);
+  /// `first_tracked`: the index of the first member whose tracked predictions this ensemble
+  /// receives, per trajectory (a later simmering stage's members follow the earlier stages').
+  PooledEnsemble(EnsembleShape shape, std::int64_t trajectories, std::int64_t first_tracked = 0);
 
   /// One gather: every trajectory's partial, in trajectory order (slot t = trajectory t).
   void merge(const std::vector<EnsemblePartial>& partials);

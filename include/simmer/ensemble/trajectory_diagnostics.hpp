@@ -21,7 +21,7 @@
 
 namespace simmer::ensemble {
 
-/// What the members are scored against (train and test sets).
+/// What the members are scored against (train, test and the optional validation set).
 struct ScoredSet {
   const Matrix* truth = nullptr;                      ///< regression: targets [rows][outputs]
   const std::vector<std::int64_t>* labels = nullptr;  ///< classification: class per row
@@ -37,7 +37,9 @@ struct DiagnosticsSetup {
   std::int64_t window_steps = 1;
   std::int64_t blocks = 5;  ///< the window in this many blocks of steps
   double time_step = 0.0;   ///< h, for the path length
-  ScoredSet train, test;
+  /// The scored sets: 0 train, 1 test, then the optional validation set. The member series and
+  /// the verdict use train and test; every set gets its pooled uncertainty partials.
+  std::vector<ScoredSet> sets;
   /// Block of a step of the window (the last block takes the remainder).
   [[nodiscard]] std::int64_t block_of(std::int64_t step) const;
 };
@@ -84,7 +86,7 @@ TrajectorySummary load_summary(ByteReader& r);
 /// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t = VerdictThresholds{});
 
-/// The partial sums behind the pooled scores, per set (train, test): the members' mean class
+/// The partial sums behind the pooled scores, per scored set: the members' mean class
 /// probabilities (classification) or coverage counts (regression), and each block's ensemble.
 /// A trajectory keeps one; rank 0 adds every trajectory's in trajectory order.
 struct DiagnosticsPartials {
@@ -98,8 +100,8 @@ struct DiagnosticsPartials {
   /// Reads what save wrote: replacing these sums (`merge` false) or adding to them (true: votes
   /// and counts add, means merge by Chan's formula).
   void load(ByteReader& r, bool merge);
-  /// The ensemble metric of each block on set 0 (train) or 1 (test): vote accuracy or R²; NaN
-  /// for a block without members.
+  /// The ensemble metric of each block on scored set `set` (0 train, 1 test, 2 validation):
+  /// vote accuracy or R²; NaN for a block without members.
   [[nodiscard]] std::vector<double> block_metric(const DiagnosticsSetup& setup, int set) const;
 };
 
@@ -119,9 +121,9 @@ class TrajectoryDiagnostics {
   template <class S>
   [[nodiscard]] Position position(const VectorOf<S>& x) const;
 
-  /// A member taken at `step`: begin_member, then its predictions on set 0 (train) and 1
-  /// (test), in target units or logits (read at once: the caller's buffer may be reused), then
-  /// member_done with its position and training loss.
+  /// A member taken at `step`: begin_member, then its predictions on every scored set (0 train,
+  /// 1 test[, 2 validation]), in target units or logits (read at once: the caller's buffer may be
+  /// reused), then member_done with its position and training loss.
   void begin_member(std::int64_t step);
   void member_predictions(int set, ConstBatchView prediction);
   template <class S>
@@ -148,7 +150,7 @@ class TrajectoryDiagnostics {
   bool window_started_ = false;
   // member series
   std::vector<double> series_step_, series_loss_, series_train_, series_test_, series_rms_;
-  double pending_metric_[2] = {0, 0};
+  double pending_metric_[2] = {0, 0};  ///< the member's train and test metric (its series)
   std::int64_t pending_step_ = 0;
   std::int64_t pending_block_ = 0;
   DiagnosticsPartials partials_;

@@ -88,6 +88,9 @@ class ParallelFile {
   /// Collective. Creates a group (and missing parents) with creation order tracked; an existing
   /// group is kept.
   void create_group(const std::string& path);
+  /// Whether an object (group or dataset) exists at `path`, its parents included (every rank
+  /// sees the same file, so every rank gets the same answer).
+  [[nodiscard]] bool exists(const std::string& path) const;
 
   /// Collective. A dataset of `dims`, chunked by `chunk` (when empty: whole trailing axes, about
   /// 1 MB a chunk), with a Fletcher-32 checksum per chunk. With `nan_fill`, rows never written

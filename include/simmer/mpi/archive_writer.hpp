@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/partial.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -47,22 +48,27 @@ class ArchiveWriter {
 
   /// /initial/{params,velocity} and, for a retrofit, /baseline/params: one row per chain.
   void start_state(const std::vector<run::Chain*>& chains);
-  /// The rows each chain owes (stored draws, sample stats, trace records) and the pooled
-  /// ensemble's tracked predictions of this gather.
-  void rows(const std::vector<std::pair<std::int64_t, run::ChainRows>>& rows, const ensemble::PooledEnsemble& pooled);
-  /// /ensemble/<set>: votes, majority and fractions, or mean and variance (rank 0's pooled).
-  void ensemble(const ensemble::PooledEnsemble& pooled);
+  /// The rows each chain owes (stored draws, sample stats, trace records) and every stage's
+  /// tracked predictions of this gather (rank 0's pooled ensembles, one per stage).
+  void rows(const std::vector<std::pair<std::int64_t, run::ChainRows>>& rows,
+            const std::vector<ensemble::PooledEnsemble>& pooled);
+  /// <group>/<set> (/ensemble, or a ladder's /ladder/rung_<k>): votes, majority and fractions,
+  /// or mean and variance, of rank 0's pooled ensemble of one stage.
+  void ensemble(const ensemble::PooledEnsemble& pooled, const std::string& group);
+  /// <group>/<set> of a candidate ensemble at the run's end (rank 0's `c`; nullptr elsewhere):
+  /// what ensemble() writes, and for the scored sets the members' mean probabilities or where
+  /// each truth fell among the members (coverage counts), so simmer_analyze merge can pool again.
+  void candidate(const std::string& group, const ensemble::Candidate* c);
   /// The run's end on the chains' side: ab initio /baseline/params, /baseline/<set>/prediction.
   void baselines(const std::vector<run::Chain*>& chains);
-  /// The pooled uncertainty partials: /ensemble/<set>/probability or coverage counts (rank 0's).
-  void uncertainty_partials(const std::vector<Matrix>& probability,
-                            const std::vector<ensemble::CoverageCounter>& coverage);
 
   [[nodiscard]] io::ParallelFile& file() { return file_; }
   [[nodiscard]] const ArchiveShape& shape() const { return shape_; }
 
  private:
   ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_Comm comm);
+  /// <group>/<set>/{votes,prediction,fraction} or {mean,variance} for every evaluation set.
+  static void create_ensemble_group(io::ParallelFile& f, const run::Problem& p, const std::string& group);
   io::ParallelFile file_;
   const run::Problem* p_;
   MPI_Comm comm_;

@@ -1,17 +1,22 @@
 #pragma once
 /// \file
-/// The end of a run: every trajectory's numbers (baseline scores, drift and stationarity
-/// summary, curvature) and the pooled ensemble's scores, written to /baseline, /diagnostics and
-/// /metrics, and printed as the final table. The driver gathers the numbers (in trajectory
-/// order, identical on every rank); this file only lays them out.
+/// The end of a run: every trajectory's numbers (baseline scores, drift and stationarity summary
+/// per simmering stage, curvature), every candidate ensemble's scores (each simmering stage's
+/// pooled members, and the deep ensemble of the Adam end points), the choice among them on the
+/// validation set, written to /baseline, /diagnostics, /metrics, /ladder and /selection and
+/// printed as the final table. The driver gathers the numbers (in trajectory order, identical on
+/// every rank); this file only computes the scores and lays them out.
 
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "simmer/core/bytes.hpp"
+#include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/partial.hpp"
+#include "simmer/ensemble/selection.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
@@ -23,40 +28,64 @@ namespace simmer::mpi {
 
 using ensemble::kCoverageLevels;
 
-/// The pooled ensemble's numbers (computed on rank 0, then known to every rank).
+/// One candidate ensemble's numbers (computed on rank 0, then known to every rank).
 struct EnsembleReport {
-  /// train, test: metric = vote accuracy (classification) or MSE of the mean; NLL, Brier, ECE
-  /// from the members' mean probabilities, or the Gaussian NLL of mean ± sd (regression).
-  std::array<ensemble::SetScores, 2> scores{};
-  std::array<std::array<double, kCoverageLevels.size()>, 2> coverage{};  ///< regression
-  std::array<std::vector<double>, 2> block_metric;                       ///< per block of the window
+  std::string name;                                               ///< ensemble::Candidate::name
+  double temperature = std::numeric_limits<double>::quiet_NaN();  ///< loss units; 0 for the deep ensemble
+  std::int64_t stage = -1;  ///< the simmering stage it pools (-1: the deep ensemble)
+  /// Per scored set (train, test[, validation]): metric = vote accuracy (classification) or MSE
+  /// of the mean; NLL, Brier, ECE from the members' mean probabilities, or the Gaussian NLL of
+  /// mean ± sd (regression).
+  std::vector<ensemble::SetScores> scores;
+  std::vector<std::array<double, kCoverageLevels.size()>> coverage;  ///< regression, per scored set
+  std::array<std::vector<double>, 2> block_metric;                   ///< stages: train, test per block of the window
   std::int64_t members = 0;
   void save(ByteWriter& w) const;
   static EnsembleReport load(ByteReader& r);
 };
 
-/// Rank 0's pooled scores at the end of a run: the report, and the partials they came from
-/// (mean class probabilities or coverage counts of train and test) for the archive.
-struct PooledScores {
-  EnsembleReport report;
-  std::vector<Matrix> probability;
-  std::vector<ensemble::CoverageCounter> coverage;
+/// Every candidate and the run's choice.
+struct RunReport {
+  /// The deep ensemble first (retrofit), then the simmering stages in order.
+  std::vector<EnsembleReport> candidates;
+  /// Whether the candidates were compared on the validation set (a ladder with
+  /// ensemble.select_by != none); then `selection` holds the comparison.
+  bool compared = false;
+  ensemble::Selection selection;
+  std::int64_t selected = 0;           ///< the candidate that is the run's ensemble
+  std::int64_t diagnostics_stage = 0;  ///< the stage in /diagnostics (-1: no stage, Adam alone)
+  [[nodiscard]] const EnsembleReport& chosen() const { return candidates.at(static_cast<std::size_t>(selected)); }
+  /// The deep ensemble's report, or nullptr.
+  [[nodiscard]] const EnsembleReport* deep() const {
+    return !candidates.empty() && candidates.front().stage < 0 ? &candidates.front() : nullptr;
+  }
+  void save(ByteWriter& w) const;
+  static RunReport load(ByteReader& r);
 };
-/// From rank 0's pooled ensemble and every trajectory's diagnostics partials (slot t =
-/// trajectory t, run::Chain::diagnostics_partials), merged in trajectory order. Empty on the
-/// other ranks (`rank` != 0).
-PooledScores pooled_scores(const run::Problem& p, const ensemble::PooledEnsemble& pooled,
-                           const std::vector<std::vector<unsigned char>>& partials, int rank);
 
-/// Collective (every rank passes the same numbers): /baseline/<split>_<score> [chain],
-/// /diagnostics (per trajectory, with chain and block scales) and the /metrics attributes.
+/// Stage `stage`'s candidate from rank 0's pooled ensemble of it and its pooled diagnostics.
+ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, const ensemble::PooledEnsemble& pooled,
+                                    const ensemble::PooledDiagnostics& diagnostics);
+
+/// Scores every candidate (deep ensemble first, then the stages; `diagnostics[k]` the stages'
+/// pooled diagnostics for their block metrics) and makes the run's choice (rank 0).
+/// Without a ladder the run's ensemble is its one simmering stage (the deep ensemble is reported
+/// beside it); with one, the candidate with the lowest validation loss (ensemble.select_by,
+/// ensemble.select_rule), or the last rung with select_by = none; Adam alone: the deep ensemble.
+RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
+                 const std::vector<const ensemble::PooledDiagnostics*>& diagnostics);
+
+/// Collective (every rank passes the same numbers): /baseline/<split>_<score> [chain], the
+/// /metrics attributes (baseline, ensemble = the chosen candidate, deep_ensemble), /diagnostics
+/// of the stage the report names, and with a ladder /ladder/rung_<k> (scores and diagnostics) and
+/// /selection (the candidates' table).
 void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
-                  const EnsembleReport& e);
+                  const RunReport& report);
 
-/// The final table on stdout (rank 0 calls it): baseline vs ensemble metrics, uncertainty
-/// scores, the stationarity verdicts in one line, curvature and loss rise, and T's posterior
-/// reading.
-void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t, const EnsembleReport& e);
+/// The final table on stdout (rank 0 calls it): baseline, deep ensemble and the run's ensemble
+/// on every scored set, the candidates' table of a ladder, the stationarity verdicts in one line,
+/// curvature and loss rise, and T's posterior reading.
+void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
 
 /// Where the time went (CPU seconds summed over ranks: gradient steps, evaluations, gathers and
 /// I/O, all), the archive and its collective transfers, and the diverged trajectories (rank 0).
@@ -64,7 +93,7 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
                   const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged);
 
 /// The temperature line printed at the start: T in units of T_Bayes, or the noise sd it
-/// stands for when that is unknown.
+/// stands for when that is unknown (every rung of a ladder).
 std::string temperature_reading(const run::Problem& p);
 
 }  // namespace simmer::mpi

@@ -36,15 +36,20 @@
 
 namespace simmer::run {
 
+/// One simmering stage of one trajectory at the end of the run (Problem::stages()).
+struct StageReport {
+  ensemble::TrajectorySummary summary;                           ///< drift numbers and verdict over the stage
+  double start_loss = std::numeric_limits<double>::quiet_NaN();  ///< L where the stage started
+};
+
 /// One trajectory's end-of-run numbers.
 struct ChainReport {
   std::int64_t index = 0;
-  std::array<ensemble::SetScores, 2> baseline{};  ///< train, test; NaN without a baseline
-  ensemble::TrajectorySummary summary;
+  std::vector<ensemble::SetScores> baseline;  ///< per scored set (train, test[, validation]); NaN without one
+  std::vector<StageReport> stages;            ///< per simmering stage
   std::int64_t diverged_at = -1;
   std::int64_t slow_to_heat_at = -1;
-  double start_loss = std::numeric_limits<double>::quiet_NaN();  ///< L at the simmering start
-  train::SpectrumEstimate curvature_start, curvature_end;        ///< probes == 0: not estimated
+  train::SpectrumEstimate curvature_start, curvature_end;  ///< probes == 0: not estimated
   void save(ByteWriter& w) const;
   static ChainReport load(ByteReader& r);
 };
@@ -108,9 +113,9 @@ class Chain {
   /// records every run.trace_every steps, members at their steps.
   virtual void advance_to(std::int64_t end) = 0;
 
-  /// This interval's partial ensemble (votes reset, running means kept, tracked predictions
-  /// taken).
-  virtual ensemble::EnsemblePartial take_partial() = 0;
+  /// This interval's partial ensemble of every stage (votes reset, running means kept, tracked
+  /// predictions taken), in stage order.
+  virtual std::vector<ensemble::EnsemblePartial> take_partials() = 0;
   /// The rows owed to the archive (then forgotten here).
   virtual ChainRows take_rows() = 0;
 
@@ -119,9 +124,9 @@ class Chain {
   virtual ConstBatchView baseline_prediction(std::size_t set) = 0;
   [[nodiscard]] virtual bool has_baseline() const = 0;
   [[nodiscard]] virtual ChainReport report() = 0;
-  /// This trajectory's part of the pooled uncertainty scores and block metrics
+  /// This trajectory's part of stage `stage`'s pooled uncertainty scores and block metrics
   /// (ensemble::PooledDiagnostics::merge reads it).
-  virtual void diagnostics_partials(ByteWriter& w) const = 0;
+  virtual void diagnostics_partials(ByteWriter& w, std::int64_t stage) const = 0;
 
   /// Float64 copies of the parameters, the velocities (simmering only) and the baseline.
   [[nodiscard]] virtual Vector parameters_f64() const = 0;
@@ -180,12 +185,14 @@ class BasicChain final : public Chain {
   train::CurvatureEstimate stability_probe() override;
   const train::SpectrumEstimate& estimate_curvature(bool at_end) override;
   void advance_to(std::int64_t end) override;
-  ensemble::EnsemblePartial take_partial() override;
+  std::vector<ensemble::EnsemblePartial> take_partials() override;
   ChainRows take_rows() override;
   ConstBatchViewOf<double> baseline_prediction(std::size_t set) override;
   [[nodiscard]] bool has_baseline() const override { return baseline_.size() == parameters().size(); }
   [[nodiscard]] ChainReport report() override;
-  void diagnostics_partials(ByteWriter& w) const override { diag_.save_partials(w); }
+  void diagnostics_partials(ByteWriter& w, std::int64_t stage) const override {
+    diag_.at(static_cast<std::size_t>(stage)).save_partials(w);
+  }
   [[nodiscard]] ::simmer::Vector parameters_f64() const override { return parameters().template cast<double>(); }
   [[nodiscard]] ::simmer::Vector velocities_f64() const override {
     return started() ? phase().v.template cast<double>() : ::simmer::Vector();
@@ -213,6 +220,9 @@ class BasicChain final : public Chain {
   void check_health(const train::StepRecord& rec);
   void score_baseline();
   void begin_trajectory(train::BasicPhaseState<S> start, std::int64_t first_step);
+  /// Before the first step of stage `stage` > 0: the last stage's summary is kept, and this
+  /// one's diagnostics start here.
+  void begin_stage(std::int64_t stage);
   [[nodiscard]] Rng stream(RngPurpose purpose) const;
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
   ConstBatchViewOf<double> wide(ConstBatchView pred);
@@ -226,16 +236,17 @@ class BasicChain final : public Chain {
   train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
   Rng noise_rng_;                  ///< the Langevin thermostat (checkpointed)
   ::simmer::Matrix wide_;          ///< float32 runs: predictions widened for the accumulators
-  // Members.
+  // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;
-  std::int64_t members_ = 0;
+  std::int64_t members_ = 0;                 ///< all stages
+  std::vector<std::int64_t> stage_members_;  ///< per stage (every store.every-th is stored)
   double last_loss_ = 0.0;
-  // This interval's partial ensemble, per evaluation set.
-  std::vector<ensemble::VoteAccumulator::Votes> votes_;
-  std::vector<ensemble::MeanAccumulator> means_;  ///< running (never reset)
-  std::int64_t interval_members_ = 0;
-  std::vector<double> tracked_;
+  // This interval's partial ensemble, per stage and evaluation set.
+  std::vector<std::vector<ensemble::VoteAccumulator::Votes>> votes_;
+  std::vector<std::vector<ensemble::MeanAccumulator>> means_;  ///< running (never reset)
+  std::vector<std::int64_t> interval_members_;                 ///< per stage
+  std::vector<std::vector<double>> tracked_;                   ///< per stage
   // Rows owed to the archive.
   ChainRows rows_;
   std::int64_t trace_count_ = 0;
@@ -251,9 +262,11 @@ class BasicChain final : public Chain {
   double last_energy_ = std::numeric_limits<double>::quiet_NaN();
   double last_check_temperature_ = std::numeric_limits<double>::quiet_NaN();
   double last_check_kinetic_ = std::numeric_limits<double>::quiet_NaN();
-  // Drift diagnostics, the start point's loss, curvature.
-  ensemble::TrajectoryDiagnostics diag_;
-  double start_loss_ = std::numeric_limits<double>::quiet_NaN();
+  // Drift diagnostics per stage (with the summaries of the stages that ended), each stage's start
+  // loss, curvature.
+  std::vector<ensemble::TrajectoryDiagnostics> diag_;
+  std::vector<ensemble::TrajectorySummary> ended_;
+  std::vector<double> start_loss_;
   train::SpectrumEstimate curvature_start_, curvature_end_;
   double step_seconds_ = 0.0, eval_seconds_ = 0.0;
 };
@@ -261,8 +274,11 @@ class BasicChain final : public Chain {
 using Chain64 = BasicChain<double>;
 using Chain32 = BasicChain<float>;
 
-/// The drift diagnostics' setup for `problem` (shared by every trajectory and the pooled merge).
-ensemble::DiagnosticsSetup diagnostics_setup(const Problem& problem);
+/// The drift diagnostics' setup of stage `stage` of `problem` (shared by every trajectory and the
+/// pooled merge).
+ensemble::DiagnosticsSetup diagnostics_setup(const Problem& problem, std::int64_t stage = 0);
+/// The scored sets of `problem` (train, test[, validation]) as the scores see them.
+std::vector<ensemble::ScoredSet> scored_sets(const Problem& problem);
 /// The partial ensembles' shapes for `problem`.
 ensemble::EnsembleShape ensemble_shape(const Problem& problem);
 

@@ -13,6 +13,7 @@
 #include "simmer/data/dataset.hpp"
 #include "simmer/data/scaler.hpp"
 #include "simmer/ensemble/sampling.hpp"
+#include "simmer/ensemble/selection.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/loss.hpp"
 #include "simmer/train/adam.hpp"
@@ -25,7 +26,7 @@ namespace simmer::run {
 
 /// A set of inputs every ensemble member is evaluated on.
 struct EvalSet {
-  std::string name;                  ///< "train", "test", "points"
+  std::string name;                  ///< "train", "test", "validation", "points"
   Matrix x_raw;                      ///< raw units
   Matrix x;                          ///< scaled to the network's input range
   Matrix y;                          ///< raw targets (one-hot, or 0/1 for BCE); empty for points
@@ -111,9 +112,19 @@ struct Problem {
   std::string config_ini;  ///< the effective configuration as INI text (/config, checkpoints)
   data::Dataset train;     ///< raw units
   data::Dataset test;
+  /// Held out of the training split (data.validation_fraction; empty without one): never in a
+  /// gradient, Adam or the thermostat, only scored.
+  data::Dataset validation;
   data::MinMaxScaler x_scaler;
   data::MinMaxScaler y_scaler;  ///< regression only
-  std::vector<EvalSet> sets;    ///< train, test, then optional points
+  /// train, test, then the optional validation set and points: the sets with targets (the
+  /// scored sets) always come first.
+  std::vector<EvalSet> sets;
+  /// The sets with targets, scored for every ensemble and baseline: train, test[, validation].
+  [[nodiscard]] std::size_t scored_sets() const { return validation.rows() > 0 ? 3 : 2; }
+  [[nodiscard]] bool has_validation() const { return validation.rows() > 0; }
+  /// The index in `sets` of the validation set (requires has_validation()).
+  static constexpr std::size_t kValidation = 2;
   bool classification = false;
   Index outputs = 0;  ///< network outputs (classes, 1 for BCE, or targets)
   Index classes = 0;  ///< classification: classes that vote (2 for BCE's one logit)
@@ -125,6 +136,9 @@ struct Problem {
   /// What a user should know about the data that is no error (constant features, a class
   /// spelled like a missing value): printed by rank 0 before the run.
   std::vector<std::string> data_warnings;
+  /// What the configuration does that a user may not expect (a ladder replacing the ramp):
+  /// printed once by rank 0 before the run.
+  std::vector<std::string> notes;
 
   model::ArchitectureSpec architecture;
   model::LossKind loss = model::LossKind::sse;
@@ -132,7 +146,16 @@ struct Problem {
   train::StartMode mode = train::StartMode::retrofit;
   train::AdamOptions adam;
   train::NhcOptions nhc;  ///< masses resolved (martyna), prior precisions filled
-  train::StepRamp ramp;   ///< in loss units (temperature_unit = posterior already applied)
+  /// In loss units (temperature_unit = posterior already applied). With a ladder, constant at its
+  /// first (coldest) rung: the start velocity, Martyna masses and the curvature report use it.
+  train::StepRamp ramp;
+  /// simmer.ladder in loss units (ascending, every T > 0): each trajectory simmers one stage of
+  /// run.steps at each rung in turn, coldest first. Empty: one stage, the ramp.
+  std::vector<double> ladder;
+  /// simmer.mode = adam: Adam alone, no simmering stage; the run's ensemble is the deep ensemble.
+  bool adam_only = false;
+  ensemble::SelectBy select_by = ensemble::SelectBy::nll;         ///< ensemble.select_by
+  ensemble::SelectRule select_rule = ensemble::SelectRule::best;  ///< ensemble.select_rule
   train::StartVelocity start_velocity = train::StartVelocity::adam;
   double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   ensemble::SamplingOptions sampling;
@@ -151,6 +174,32 @@ struct Problem {
   /// Output un-scaling for the objective (empty for classification).
   Eigen::RowVectorXd output_scale;
   Eigen::RowVectorXd output_offset;
+
+  /// Simmering stages of every trajectory, each run.steps long with its own window, members,
+  /// ensemble and diagnostics: one (the ramp), one per ladder rung, or none (adam_only).
+  [[nodiscard]] std::int64_t stages() const {
+    return adam_only ? 0 : (ladder.empty() ? 1 : static_cast<std::int64_t>(ladder.size()));
+  }
+  /// Members of every trajectory in each stage, and the draws of them stored (every
+  /// store.every-th member of a stage, counted from the stage's first).
+  [[nodiscard]] std::int64_t members_per_stage() const { return ensemble::member_count(run.steps, sampling); }
+  [[nodiscard]] std::int64_t draws_per_stage() const { return (members_per_stage() + store.every - 1) / store.every; }
+  /// Simmering steps of every trajectory, all stages together.
+  [[nodiscard]] std::int64_t total_steps() const { return stages() * run.steps; }
+  /// The stage a simmering step (0-based, all stages counted) belongs to.
+  [[nodiscard]] std::int64_t stage_of(std::int64_t step) const { return run.steps > 0 ? step / run.steps : 0; }
+  /// Stage k's (final) temperature in loss units: the ramp's target, or rung k.
+  [[nodiscard]] double stage_temperature(std::int64_t k) const {
+    return ladder.empty() ? ramp.target : ladder.at(static_cast<std::size_t>(k));
+  }
+  /// "rung_<k>" with a ladder, else "simmering": the stage's candidate name (/ladder/<name>).
+  [[nodiscard]] std::string stage_name(std::int64_t k) const {
+    return ladder.empty() ? std::string("simmering") : "rung_" + std::to_string(k);
+  }
+  /// T of every simmering step, all stages: the ramp, or rung stage_of(step).
+  [[nodiscard]] train::Schedule schedule() const;
+  /// Whether the run reports the deep ensemble of its trajectories' Adam end points.
+  [[nodiscard]] bool has_deep_ensemble() const { return mode == train::StartMode::retrofit; }
 };
 
 }  // namespace simmer::run

@@ -1,0 +1,75 @@
+#pragma once
+/// \file
+/// The ensembles a run reports and chooses among (issue 17): a simmering stage's pooled members
+/// (one stage without a ladder, one per rung of simmer.ladder) and the deep ensemble of the
+/// trajectories' Adam end points (Lakshminarayanan, Pritzel & Blundell 2017): what a
+/// practitioner does anyway, and what a retrofit job has already trained. A `Candidate` holds
+/// everything /ensemble/<set> keeps and every score needs, whatever it came from; the scores and
+/// the per-row losses behind a validation score's standard error are computed from it alike.
+/// No MPI: rank 0 builds the candidates from what the driver gathered, in trajectory order.
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "simmer/core/types.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+
+namespace simmer::ensemble {
+
+struct Candidate {
+  std::string name;  ///< "deep_ensemble", or the simmering stage's "rung_<k>" ("simmering" without a ladder)
+  /// The stage's (final) temperature in loss units; 0 for the deep ensemble (no heat at all).
+  double temperature = std::numeric_limits<double>::quiet_NaN();
+  bool classification = false;
+  std::int64_t members = 0;               ///< networks that voted or entered the means (on the training set)
+  std::vector<VoteAccumulator> votes;     ///< classification, per evaluation set
+  std::vector<Matrix> probability;        ///< classification, per scored set: the members' mean softmax
+  std::vector<MeanAccumulator> means;     ///< regression, per evaluation set
+  std::vector<CoverageCounter> coverage;  ///< regression, per scored set
+};
+
+/// One candidate's scores on each scored set: classification: the vote's accuracy and the
+/// NLL, Brier score and ECE of the mean probabilities; regression: MSE and R² of the mean, and
+/// the Gaussian NLL of mean ± sd with sd² = the members' variance + the mean's training MSE
+/// (scored set 0 is the training set), and the coverage of the members' central intervals.
+struct CandidateScores {
+  std::vector<SetScores> sets;                                       ///< per scored set
+  std::vector<std::array<double, kCoverageLevels.size()>> coverage;  ///< regression, per scored set
+};
+CandidateScores score(const Candidate& c, const std::vector<ScoredSet>& scored);
+
+/// Per-row losses of a candidate on scored set `set`, whose means are its scores: `nll` is
+/// −log p_y (classification, floored as in score_probabilities) or the row's Gaussian NLL
+/// averaged over its outputs; `metric` is 1 − [vote = y] (classification: the mean is the error
+/// rate) or the row's squared error averaged over its outputs (the mean is the MSE). Lower is
+/// better for both.
+struct RowLosses {
+  std::vector<double> nll, metric;
+};
+RowLosses row_losses(const Candidate& c, const std::vector<ScoredSet>& scored, std::size_t set);
+
+/// The deep ensemble built one network at a time, in trajectory order: each network's outputs
+/// (logits, or target units) on every evaluation set.
+class DeepEnsembleBuilder {
+ public:
+  /// `rows`: rows of every evaluation set (scored sets first); `scored`: their truth.
+  DeepEnsembleBuilder(bool classification, Index classes, Index outputs, const std::vector<Index>& rows,
+                      std::vector<ScoredSet> scored);
+  /// One network's outputs on evaluation set `set`; call for every set, then `done`.
+  void add(std::size_t set, ConstBatchView prediction);
+  void done() { candidate_.members += 1; }
+  [[nodiscard]] const Candidate& candidate() const { return candidate_; }
+
+ private:
+  Candidate candidate_;
+  std::vector<ScoredSet> scored_;
+  std::vector<MeanAccumulator> probability_sums_;
+  Matrix scratch_;
+};
+
+}  // namespace simmer::ensemble

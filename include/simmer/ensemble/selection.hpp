@@ -1,0 +1,45 @@
+#pragma once
+/// \file
+/// Choosing the run's ensemble among its candidates (ensemble/candidate.hpp) on data the
+/// gradients never saw (issue 17): the validation set's NLL or metric, with the standard error
+/// that says how much of a difference is chance. With ~100 validation rows the best candidate is
+/// often best by chance, so besides the plain minimum a one-standard-error rule is offered: the
+/// first candidate, in the order given (the deep ensemble, then the rungs coldest first: the
+/// least heat first), whose loss is within one standard error of the best's, the error being
+/// that of the paired per-row differences (the candidates are scored on the same rows, so their
+/// differences are far less noisy than either score).
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "simmer/ensemble/candidate.hpp"
+
+namespace simmer::ensemble {
+
+/// ensemble.select_by: the validation score the choice minimises (none: no choice).
+enum class SelectBy { nll, metric, none };
+/// ensemble.select_rule.
+enum class SelectRule { best, one_se };
+std::string to_string(SelectBy by);
+std::string to_string(SelectRule rule);
+/// Parses the names to_string gives; throws simmer::Error naming the text otherwise.
+SelectBy parse_select_by(const std::string& text);
+SelectRule parse_select_rule(const std::string& text);
+
+struct Selection {
+  std::vector<double> loss;         ///< per candidate: mean validation loss (lower is better)
+  std::vector<double> stderr_loss;  ///< its standard error, sd / sqrt(rows)
+  /// the standard error of the paired per-row difference to the best candidate (0 for the best)
+  std::vector<double> stderr_difference;
+  std::size_t best = 0;    ///< the lowest loss (the first of equals)
+  std::size_t one_se = 0;  ///< the first candidate within one standard error of the best
+  std::size_t selected = 0;
+};
+
+/// Chooses among candidates by their per-row validation losses (one RowLosses::nll or ::metric
+/// vector each, all of the same rows; a candidate without members has NaN losses and is never
+/// chosen unless none has members). Throws simmer::Error for no candidates.
+Selection select(const std::vector<std::vector<double>>& row_losses, SelectRule rule);
+
+}  // namespace simmer::ensemble

@@ -1,0 +1,135 @@
+// Candidate ensembles (the deep ensemble, a stage's members) and the choice among them on the
+// validation set (issue 17): scores against hand-computed values, per-row losses whose means
+// are the scores, and the selection rules.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/candidate.hpp"
+#include "simmer/ensemble/selection.hpp"
+
+using namespace simmer;
+using namespace simmer::ensemble;
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0.0;
+  for (const double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+TEST_CASE("the deep ensemble of two classifiers: votes, mean softmax and scores by hand", "[selection][deep]") {
+  // Three rows, three classes; truth 0, 1, 2.
+  const std::vector<std::int64_t> labels{0, 1, 2};
+  Matrix a(3, 3), b(3, 3);
+  a << 2, 0, 0,  //
+      0, 1, 0,   //
+      1, 0, 0;   // votes 0 (wrong)
+  b << 0, 0, 3,  // votes 2 (wrong)
+      0, 2, 0,   //
+      0, 0, 1;
+  std::vector<ScoredSet> scored{{nullptr, &labels}};
+  DeepEnsembleBuilder deep(true, 3, 3, {3}, scored);
+  deep.add(0, view(a));
+  deep.done();
+  deep.add(0, view(b));
+  deep.done();
+  const Candidate& c = deep.candidate();
+  CHECK(c.name == "deep_ensemble");
+  CHECK(c.members == 2);
+  CHECK(c.votes[0].votes()(0, 0) == 1);
+  CHECK(c.votes[0].votes()(0, 2) == 1);
+  // Row 0 ties between classes 0 and 2: the lowest class wins (SIMMERING.md §5).
+  CHECK(c.votes[0].majority() == std::vector<std::int64_t>{0, 1, 0});
+  // The mean of the two softmaxes, by hand.
+  const auto softmax = [](double x0, double x1, double x2) {
+    const double z = std::exp(x0) + std::exp(x1) + std::exp(x2);
+    return std::vector<double>{std::exp(x0) / z, std::exp(x1) / z, std::exp(x2) / z};
+  };
+  const auto pa = softmax(1, 0, 0), pb = softmax(0, 0, 1);  // row 2
+  for (int k = 0; k < 3; ++k) CHECK(c.probability[0](2, k) == Approx(0.5 * (pa[k] + pb[k])));
+  const CandidateScores s = score(c, scored);
+  CHECK(s.sets[0].metric == Approx(2.0 / 3.0));  // the vote's accuracy: rows 0 and 1
+  double nll = 0.0;
+  for (int i = 0; i < 3; ++i) nll -= std::log(c.probability[0](i, labels[static_cast<std::size_t>(i)]));
+  CHECK(s.sets[0].nll == Approx(nll / 3.0));
+  // Per-row losses average to the scores.
+  const RowLosses rows = row_losses(c, scored, 0);
+  CHECK(mean(rows.nll) == Approx(s.sets[0].nll));
+  CHECK(mean(rows.metric) == Approx(1.0 - s.sets[0].metric));
+  CHECK(rows.metric == std::vector<double>{0.0, 0.0, 1.0});
+}
+
+TEST_CASE("a regression candidate's per-row losses average to its Gaussian NLL and MSE", "[selection]") {
+  Matrix train_y(4, 1), valid_y(3, 1);
+  train_y << 0.0, 1.0, 2.0, 3.0;
+  valid_y << 0.5, 1.5, 4.0;
+  std::vector<ScoredSet> scored{{&train_y, nullptr}, {&valid_y, nullptr}};
+  DeepEnsembleBuilder deep(false, 0, 1, {4, 3}, scored);
+  Matrix n1(4, 1), n2(4, 1), v1(3, 1), v2(3, 1);
+  n1 << 0.1, 1.2, 1.9, 2.7;
+  n2 << -0.1, 0.9, 2.2, 3.1;
+  v1 << 0.4, 1.0, 3.0;
+  v2 << 0.8, 1.6, 3.5;
+  deep.add(0, view(n1));
+  deep.add(1, view(v1));
+  deep.done();
+  deep.add(0, view(n2));
+  deep.add(1, view(v2));
+  deep.done();
+  const Candidate& c = deep.candidate();
+  const CandidateScores s = score(c, scored);
+  const RowLosses rows = row_losses(c, scored, 1);
+  CHECK(mean(rows.nll) == Approx(s.sets[1].nll));
+  CHECK(mean(rows.metric) == Approx(s.sets[1].metric));  // MSE of the mean
+  // The mean of the validation row 2: (3.0 + 3.5) / 2; its squared error by hand.
+  CHECK(rows.metric[2] == Approx((4.0 - 3.25) * (4.0 - 3.25)));
+  // Two networks: coverage of their central 50 % interval, counted per value.
+  CHECK(c.coverage[1].members() == 2);
+}
+
+TEST_CASE("select: the lowest loss, or the first within one standard error of the paired differences", "[selection]") {
+  // Candidate 0 (the deep ensemble, say) is slightly worse than 2 on the same rows; 1 is much worse.
+  const std::vector<double> best{0.10, 0.20, 0.30, 0.40, 0.50, 0.60};
+  std::vector<double> close(best), far(best);
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    close[i] += i % 2 == 0 ? 0.02 : -0.01;  // mean +0.005, paired sd ~0.016
+    far[i] += 0.3;
+  }
+  const Selection plain = select({close, far, best}, SelectRule::best);
+  CHECK(plain.best == 2);
+  CHECK(plain.selected == 2);
+  CHECK(plain.loss[1] == Approx(0.65));
+  CHECK(plain.stderr_difference[2] == 0.0);
+  CHECK(plain.stderr_difference[1] == Approx(0.0).margin(1e-12));  // a constant shift has no spread
+  const Selection one_se = select({close, far, best}, SelectRule::one_se);
+  CHECK(one_se.best == 2);
+  CHECK(one_se.one_se == 0);  // 0.005 above the best, within its paired standard error
+  CHECK(one_se.selected == 0);
+  // A constant +0.3 is never within one standard error (which is 0 for it).
+  const Selection two = select({far, best}, SelectRule::one_se);
+  CHECK(two.selected == 1);
+}
+
+TEST_CASE("select: a candidate without members (NaN losses) is never chosen", "[selection]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> none{nan, nan, nan}, some{1.0, 2.0, 3.0};
+  CHECK(select({none, some}, SelectRule::best).selected == 1);
+  CHECK(select({none, some}, SelectRule::one_se).selected == 1);
+  CHECK(std::isnan(select({none, some}, SelectRule::best).loss[0]));
+  CHECK_THROWS_AS(select({}, SelectRule::best), Error);
+  CHECK_THROWS_AS(select({some, {1.0}}, SelectRule::best), Error);  // different rows
+}
+
+TEST_CASE("select_by and select_rule names round-trip and unknown names are refused", "[selection]") {
+  for (const auto by : {SelectBy::nll, SelectBy::metric, SelectBy::none}) CHECK(parse_select_by(to_string(by)) == by);
+  for (const auto rule : {SelectRule::best, SelectRule::one_se}) CHECK(parse_select_rule(to_string(rule)) == rule);
+  CHECK_THROWS_WITH(parse_select_by("accuracy"), Catch::Contains("ensemble.select_by"));
+  CHECK_THROWS_WITH(parse_select_rule("two_se"), Catch::Contains("ensemble.select_rule"));
+}
