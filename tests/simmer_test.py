@@ -63,6 +63,10 @@ def compare_archives(a_path, b_path):
             fail(f"{a_path} and {b_path} hold different objects")
         for name, obj in oa.items():
             other = ob[name]
+            ignored = {"DIMENSION_LIST", "REFERENCE_LIST", "run_id"}
+            if set(obj.attrs) - ignored != set(other.attrs) - ignored:
+                fail(f"/{name} has attributes {sorted(set(obj.attrs) ^ set(other.attrs))} in only one of "
+                     f"{a_path} and {b_path}")
             for k, v in obj.attrs.items():
                 if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id") and not same(v, other.attrs[k]):
                     fail(f"attribute {name}@{k} differs")
@@ -75,6 +79,8 @@ def compare_archives(a_path, b_path):
                 continue
             if hasattr(obj, "shape") and obj[()].tobytes() != other[()].tobytes():
                 fail(f"dataset /{name} differs between {a_path} and {b_path}")
+        if set(a.attrs) - PROVENANCE != set(b.attrs) - PROVENANCE:
+            fail(f"root attributes {sorted((set(a.attrs) ^ set(b.attrs)) - PROVENANCE)} are in only one archive")
         for k, v in a.attrs.items():
             if k not in PROVENANCE and not same(v, b.attrs[k]):
                 fail(f"root attribute {k} differs")
@@ -169,6 +175,25 @@ def kill_session(proc):
             fail("processes of the killed job are still alive after 30 s")
         subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
         time.sleep(0.05)
+
+
+def stopped_and_resumed(simmer, args, out, stop_extra, resume_extra, what, at_step=250):
+    """`args` with checkpoints every 250 steps and stop polls every 50: run straight on 1 rank;
+    run on 2 ranks with `stop_extra` into `out`, SIGUSR1 once its checkpoint reaches `at_step`
+    (exit 3 expected), resume on 1 rank with `resume_extra`; the two archives must agree."""
+    args = opts(args, "--run.checkpoint_interval", "250", "--run.sync_every", "50")
+    longer = out[:-3] + "_straight.h5"
+    run(simmer, 1, args + ["--output", longer])
+    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", simmer] + args + stop_extra + ["--output", out],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    wait_for(proc, lambda: checkpoint_step(out + ".ckpt") >= at_step, 300, f"{what}'s checkpoint at step {at_step}")
+    subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+    text = proc.communicate(timeout=300)[0]
+    if proc.returncode != 3:
+        fail(f"{what}, stopped, exited {proc.returncode}, expected 3:\n{text[-2000:]}")
+    run(simmer, 1, ["--resume", out] + resume_extra)
+    compare_archives(longer, out)
 
 
 def wait_for(proc, ready, seconds, what):

@@ -20,9 +20,11 @@
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/mpi/archive_writer.hpp"
+#include "simmer/mpi/report.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
@@ -283,6 +285,54 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
   }
 }
 
+/// The deep ensemble of every input's Adam end points again (issue 17), from their outputs on
+/// each evaluation set (/baseline/<set>/prediction, merged in input order): /deep_ensemble and
+/// the /metrics deep_ensemble_* scores. Inputs without one (ab initio runs, older archives)
+/// leave it out.
+void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0) {
+  if (!all_have(inputs, "/deep_ensemble")) return;
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  mpi::EnsembleLayout layout;
+  layout.classification = run0.classification;
+  layout.classes = run0.classes;
+  layout.outputs = run0.outputs;
+  std::vector<std::vector<std::int64_t>> labels;
+  std::vector<Matrix> truth;
+  for (const auto& set : run0.sets) {
+    if (!all_have(inputs, "/baseline/" + set + "/prediction")) return;
+    layout.sets.push_back(set);
+    layout.rows.push_back(r0.dims("/baseline/" + set + "/prediction")[1]);
+  }
+  layout.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
+  labels.resize(layout.scored);
+  truth.resize(layout.scored);
+  std::vector<ensemble::ScoredSet> scored;
+  for (std::size_t s = 0; s < layout.scored; ++s) {
+    const std::string y = "/data/" + layout.sets[s] + "/y";
+    if (run0.classification) {
+      labels[s] = r0.read_ints(y);
+      scored.push_back({nullptr, &labels[s]});
+    } else {
+      truth[s] = as_matrix(r0.read_doubles(y), layout.rows[s], run0.outputs);
+      scored.push_back({&truth[s], nullptr});
+    }
+  }
+  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, layout.rows, scored);
+  for (const auto& in : inputs) {
+    for (std::int64_t c = 0; c < in.run.chains; ++c) {
+      for (std::size_t s = 0; s < layout.sets.size(); ++s) {
+        const auto values = in.reader->read_slab("/baseline/" + layout.sets[s] + "/prediction", c);
+        deep.add(s, view(as_matrix(values, layout.rows[s], run0.outputs)));
+      }
+      deep.done();
+    }
+  }
+  mpi::write_candidate(f, MPI_COMM_SELF, layout, "/deep_ensemble", &deep.candidate());
+  const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
+  mpi::write_scores(f, "/metrics", "deep_ensemble_", run0.classification, layout.sets, scores.sets, scores.coverage);
+  f.attribute("/metrics", "deep_ensemble_members", deep.candidate().members);
+}
+
 /// /diagnostics concatenated in input order (each trajectory's numbers are its own), with the
 /// verdict counts. The pooled per-block metrics need the runs' block ensembles, which archives
 /// do not keep: a merged archive has none.
@@ -538,6 +588,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   }
   merge_uncertainty(inputs, f, run0, vote_sets, mean_sets);
   merge_diagnostics(inputs, f, C);
+  merge_deep_ensemble(inputs, f, run0);
   std::int64_t members = 0;
   for (const auto& in : inputs) members += in.reader->attribute_integer("/metrics", "members");
   f.attribute("/metrics", "members", members);
@@ -584,6 +635,12 @@ void merge(const MergeOptions& o, std::ostream& out) {
     if (status.rfind("complete", 0) != 0) {
       throw Error("merge: '" + o.archives[i] + "' has status '" + status +
                   "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
+    }
+    if (!inputs[i].run.config.simmer.ladder.empty()) {
+      throw Error("merge: '" + o.archives[i] +
+                  "' is a temperature-ladder run (simmer.ladder): each run chose its ensemble among its rungs on "
+                  "its own validation set, so their ensembles do not add up; compare them with simmer_analyze "
+                  "summary instead");
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
   }

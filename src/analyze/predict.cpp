@@ -48,8 +48,53 @@ struct Setup {
   std::optional<io::ArchiveReader> reader;
   RunArchive run;
   Matrix x;  ///< points, scaled to the network's input range
+  /// The networks: (chain, draw) rows of `source` (draw ignored for /baseline/params).
   std::vector<std::pair<std::int64_t, std::int64_t>> draws;
+  std::string source = "/posterior/params";
+  std::string candidate;  ///< what they are, for the closing line
 };
+
+/// The networks of `candidate` ("" = the run's ensemble): a simmering stage's stored draws, a
+/// ladder rung's block of them, every stored draw, or the deep ensemble's Adam end points.
+void choose_networks(Setup& s, const std::string& requested) {
+  const io::ArchiveReader& r = *s.reader;
+  std::string name = requested;
+  if (name.empty()) {
+    name = r.has_attribute("/metrics", "ensemble") ? r.attribute_text("/metrics", "ensemble") : std::string("all");
+    if (name == "simmering") name = "all";
+  }
+  s.candidate = name;
+  if (name == "deep_ensemble") {
+    if (!r.exists("/deep_ensemble") || !r.exists("/baseline/params")) {
+      throw Error("'" + s.run.path +
+                  "': --candidate deep_ensemble: this run has no deep ensemble (it is not a retrofit)");
+    }
+    s.source = "/baseline/params";
+    s.draws.clear();
+    for (std::int64_t c = 0; c < s.run.chains; ++c) s.draws.emplace_back(c, 0);
+    return;
+  }
+  const auto all = written_draws(r, s.run);
+  if (name == "all") {
+    s.draws = all;
+    return;
+  }
+  const std::vector<double> ladder = s.run.config.simmer.ladder;
+  const std::string prefix = "rung_";
+  std::int64_t rung = -1;
+  if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+      name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+    rung = std::stoll(name.substr(prefix.size()));
+  }
+  if (rung < 0 || rung >= static_cast<std::int64_t>(ladder.size())) {
+    throw Error("'" + s.run.path + "': --candidate '" + name + "': not one of deep_ensemble, all" +
+                (ladder.empty() ? std::string() : ", rung_0 .. rung_" + std::to_string(ladder.size() - 1)));
+  }
+  const std::int64_t per_stage = s.run.draws / static_cast<std::int64_t>(ladder.size());
+  for (const auto& d : all) {
+    if (d.second / per_stage == rung) s.draws.push_back(d);
+  }
+}
 
 Setup prepare(const PredictOptions& o) {
   Setup s;
@@ -72,8 +117,10 @@ Setup prepare(const PredictOptions& o) {
     throw Error("'" + o.points + "': " + data::describe_drops(report) + "; predict needs every feature of every point");
   }
   s.x = s.run.x_scaler.transform(points.x);
-  s.draws = written_draws(*s.reader, s.run);
-  if (s.draws.empty()) throw Error("'" + o.archive + "': no stored networks in /posterior/params");
+  choose_networks(s, o.candidate);
+  if (s.draws.empty()) {
+    throw Error("'" + o.archive + "': no stored networks of '" + s.candidate + "' in /posterior/params");
+  }
   return s;
 }
 
@@ -122,11 +169,12 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       Matrix wide;
       for (std::int64_t i = begin; i < end; ++i) {
         const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
-        const std::vector<double> params = s.reader->read_slab("/posterior/params", chain, draw);
+        const std::vector<double> params = s.source == "/posterior/params" ? s.reader->read_slab(s.source, chain, draw)
+                                                                           : s.reader->read_slab(s.source, chain);
         net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size())).cast<S>();
         if (!net.parameters().allFinite()) {
-          throw Error("'" + o.archive + "': /posterior/params[" + std::to_string(chain) + ", " + std::to_string(draw) +
-                      "] is not finite although its step was written");
+          throw Error("'" + o.archive + "': " + s.source + "[" + std::to_string(chain) + ", " + std::to_string(draw) +
+                      "] is not finite although it was written");
         }
         // One batched forward pass over all points.
         wide = objective.predict(view(x)).template cast<double>();
@@ -208,8 +256,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
         }
       }
       file.close();
-      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " stored network(s) of "
-                << run.chains << " trajectories, on " << size << " rank(s)"
+      std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " network(s) of " << run.chains
+                << " trajectories (" << s.candidate << "), on " << size << " rank(s)"
                 << (o.output.empty() ? std::string() : "; wrote " + o.output) << "\n";
     } catch (const std::exception& e) {
       std::cerr << "simmer_analyze: error: " << e.what() << std::endl;

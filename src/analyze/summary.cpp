@@ -77,7 +77,7 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 }
 
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  const bool retrofit = run.config.simmer.mode == "retrofit";
+  const bool retrofit = run.config.simmer.mode != "abinitio";  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
   const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
   // The scored sets this archive has (a validation set since data.validation_fraction).
@@ -85,7 +85,7 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   if (r.exists("/data/validation/y")) splits.emplace_back("validation");
   using Cell = std::function<std::string(const std::string&)>;
   const auto row = [&](const std::string& label, const Cell& cell) {
-    out << "  " << pad(label, 34, false);
+    out << "  " << pad(label, 44, false);
     for (const auto& split : splits) out << " " << pad(cell(split), 20, true);
     out << "\n";
   };
@@ -106,42 +106,114 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
       << (retrofit ? "each trajectory's Adam end point" : "each trajectory's first member") << ", mean ± sd over "
       << run.chains << ")\n";
   row("", [](const std::string& split) { return split; });
-  const std::string ensemble_members = " (" + std::to_string(members) + " members)";
+  // The run's ensemble (a ladder names the candidate it chose) and, for a retrofit, the deep
+  // ensemble of its Adam end points (issue 17; archives before it have none).
+  const std::string chosen = r.has_attribute("/metrics", "ensemble") ? r.attribute_text("/metrics", "ensemble") : "";
+  const bool deep = r.has_attribute("/metrics", "deep_ensemble_test_nll") && chosen != "deep_ensemble";
+  const std::string label = chosen == "deep_ensemble"                 ? "deep ensemble"
+                            : chosen.empty() || chosen == "simmering" ? "ensemble"
+                                                                      : "ensemble (" + chosen + ")";
+  const std::string ensemble_members =
+      " (" + std::to_string(members) + (chosen == "deep_ensemble" ? " Adam nets)" : " members)");
+  const std::string deep_members =
+      r.has_attribute("/metrics", "deep_ensemble_members")
+          ? " (" + std::to_string(r.attribute_integer("/metrics", "deep_ensemble_members")) + " Adam nets)"
+          : "";
   if (run.classification) {
     row(base + " accuracy", mean_sd("accuracy", "%.4f"));
-    row("ensemble accuracy" + ensemble_members, ens("ensemble_", "accuracy", "%.4f"));
+    if (deep) row("deep ensemble accuracy" + deep_members, ens("deep_ensemble_", "accuracy", "%.4f"));
+    row(label + " accuracy" + ensemble_members, ens("ensemble_", "accuracy", "%.4f"));
   } else {
     row(base + " MSE", mean_sd("mse", "%.4g"));
     row(base + " R²", mean_sd("r2", "%.4f"));
-    row("ensemble MSE" + ensemble_members, ens("ensemble_", "mse", "%.4g"));
-    row("ensemble R²", ens("ensemble_", "r2", "%.4f"));
+    if (deep) {
+      row("deep ensemble MSE" + deep_members, ens("deep_ensemble_", "mse", "%.4g"));
+      row("deep ensemble R²", ens("deep_ensemble_", "r2", "%.4f"));
+    }
+    row(label + " MSE" + ensemble_members, ens("ensemble_", "mse", "%.4g"));
+    row(label + " R²", ens("ensemble_", "r2", "%.4f"));
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
   if (!r.has_attribute("/metrics", "ensemble_test_nll")) return;
-  if (run.classification) {
-    row(base + " NLL", mean_sd("nll", "%.4g"));
-    row("ensemble NLL (mean probabilities)", ens("ensemble_", "nll", "%.4g"));
-    row(base + " Brier", mean_sd("brier", "%.4g"));
-    row("ensemble Brier", ens("ensemble_", "brier", "%.4g"));
-    row(base + " ECE (10 bins)", mean_sd("ece", "%.4g"));
-    row("ensemble ECE (10 bins)", ens("ensemble_", "ece", "%.4g"));
-  } else {
-    row(base + " Gaussian NLL", mean_sd("nll", "%.4g"));
-    row("ensemble Gaussian NLL", ens("ensemble_", "nll", "%.4g"));
-    row("member 50/90/95% interval coverage", [&](const std::string& split) {
+  const auto coverage = [&](const std::string& prefix) {
+    return [&, prefix](const std::string& split) {
       std::string cells;
       for (const char* level : {"50", "90", "95"}) {
         if (!cells.empty()) cells += '/';
-        cells += ens("ensemble_", std::string("coverage_") + level, "%.2f")(split);
+        cells += ens(prefix, std::string("coverage_") + level, "%.2f")(split);
       }
       return cells;
-    });
+    };
+  };
+  if (run.classification) {
+    row(base + " NLL", mean_sd("nll", "%.4g"));
+    if (deep) row("deep ensemble NLL", ens("deep_ensemble_", "nll", "%.4g"));
+    row(label + " NLL (mean probabilities)", ens("ensemble_", "nll", "%.4g"));
+    row(base + " Brier", mean_sd("brier", "%.4g"));
+    if (deep) row("deep ensemble Brier", ens("deep_ensemble_", "brier", "%.4g"));
+    row(label + " Brier", ens("ensemble_", "brier", "%.4g"));
+    row(base + " ECE (10 bins)", mean_sd("ece", "%.4g"));
+    if (deep) row("deep ensemble ECE", ens("deep_ensemble_", "ece", "%.4g"));
+    row(label + " ECE (10 bins)", ens("ensemble_", "ece", "%.4g"));
+  } else {
+    row(base + " Gaussian NLL", mean_sd("nll", "%.4g"));
+    if (deep) row("deep ensemble Gaussian NLL", ens("deep_ensemble_", "nll", "%.4g"));
+    row(label + " Gaussian NLL", ens("ensemble_", "nll", "%.4g"));
+    if (deep) row("deep ensemble 50/90/95% coverage", coverage("deep_ensemble_"));
+    row("member 50/90/95% interval coverage", coverage("ensemble_"));
   }
   const double share = real_attr(r, "/metrics", "ensemble_test_worst_point_share");
   if (!std::isnan(share)) {
     out << "  largest single test point's share of the ensemble's "
         << (run.classification ? "Brier score" : "squared error") << ": " << printf_string("%.1f", 100 * share)
         << "% (row " << r.attribute_integer("/metrics", "ensemble_test_worst_point") << ")\n";
+  }
+}
+
+/// /selection: a ladder's candidates (the deep ensemble and every rung) and the run's choice.
+void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
+  if (!r.exists("/selection/candidate")) return;
+  const auto names = r.read_strings("/selection/candidate");
+  const auto read = [&](const std::string& name) {
+    const std::string path = "/selection/" + name;
+    return r.exists(path) ? r.read_doubles(path) : std::vector<double>(names.size(), std::nan(""));
+  };
+  const std::string metric = run.classification ? "accuracy" : "mse";
+  const auto t = read("temperature"), over = read("temperature_over_bayes"), members = read("members"),
+             val = read("validation_" + metric), val_nll = read("validation_nll"), loss = read("validation_loss"),
+             se = read("validation_loss_stderr"), diff_se = read("validation_loss_stderr_difference"),
+             test = read("test_" + metric), test_nll = read("test_nll"), drifting = read("trajectories_drifting");
+  const std::int64_t selected =
+      r.has_attribute("/selection", "selected") ? r.attribute_integer("/selection", "selected") : -1;
+  const std::int64_t best = r.has_attribute("/selection", "best") ? r.attribute_integer("/selection", "best") : -1;
+  const std::int64_t one_se =
+      r.has_attribute("/selection", "one_se") ? r.attribute_integer("/selection", "one_se") : -1;
+  out << "\ncandidates (/selection; chosen by " << text_attr(r, "/selection", "select_by") << ", rule "
+      << text_attr(r, "/selection", "select_rule");
+  if (r.has_attribute("/selection", "validation_rows")) {
+    out << ", " << r.attribute_integer("/selection", "validation_rows") << " validation rows";
+  }
+  out << ")\n";
+  char buf[300];
+  const std::string m = run.classification ? "acc" : "MSE";
+  std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8s %9s %9s %24s %9s %9s %8s\n", "candidate", "T", "T/T_Bayes",
+                "members", ("val " + m).c_str(), "val NLL", "val loss ± se (diff se)", ("test " + m).c_str(),
+                "test NLL", "drifting");
+  out << buf;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    const std::string loss_text = std::isfinite(loss[c])
+                                      ? printf_string("%.4g", loss[c]) + " ± " + printf_string("%.2g", se[c]) + " (" +
+                                            printf_string("%.2g", diff_se[c]) + ")"
+                                      : "-";
+    std::string mark;
+    const auto i = static_cast<std::int64_t>(c);
+    if (i == selected) mark += "  <- the run's ensemble";
+    if (i == best && i != selected) mark += "  (lowest validation loss)";
+    if (i == one_se && i != selected) mark += "  (one_se's choice)";
+    std::snprintf(buf, sizeof buf, "  %-14s %10.4g %9.3g %8.0f %9.4g %9.4g %24s %9.4g %9.4g %8s%s\n", names[c].c_str(),
+                  t[c], over[c], members[c], val[c], val_nll[c], loss_text.c_str(), test[c], test_nll[c],
+                  std::isfinite(drifting[c]) ? printf_string("%.0f", drifting[c]).c_str() : "-", mark.c_str());
+    out << buf;
   }
 }
 
@@ -213,8 +285,9 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     }
     if (n > 0) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
-          << " Hessian eigenvalues above T at the start give "
-          << printf_string("%.4g", real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes"));
+          << " Hessian eigenvalues above T at the start";
+      const double stiff = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
+      if (std::isfinite(stiff)) out << " give " << printf_string("%.4g", stiff);
     }
     out << "\n";
   }
@@ -391,6 +464,7 @@ void summary(const std::string& archive, std::ostream& out) {
   out << " -> " << join(run.target_names, ",");
   if (run.classification) out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
   out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
+  if (r.exists("/data/validation/x")) out << " / " << rows_of(r, "/data/validation/x") << " validation rows";
   if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
   out << "\n";
   // What loading dropped (/data attributes; archives before the reasons have only the counts).
@@ -404,21 +478,34 @@ void summary(const std::string& archive, std::ostream& out) {
   }
   out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
       << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
-  out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × " << c.simmer.steps
-      << " steps, h = " << c.simmer.time_step;
-  const double limit = real_attr(r, "/", "time_step_limit");
-  if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
-  if (c.simmer.mode == "retrofit") out << ", after " << c.adam.epochs << " Adam epochs";
+  if (c.simmer.mode == "adam") {
+    out << "sampling  Adam alone (simmer.mode = adam: the deep ensemble), " << run.chains << " trajectories × "
+        << c.adam.epochs << " Adam epochs";
+  } else {
+    out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × ";
+    if (!c.simmer.ladder.empty()) out << c.simmer.ladder.size() << " rungs × ";
+    out << c.simmer.steps << " steps, h = " << c.simmer.time_step;
+    const double limit = real_attr(r, "/", "time_step_limit");
+    if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
+    if (c.simmer.mode == "retrofit") out << ", after " << c.adam.epochs << " Adam epochs";
+  }
   out << ", seed " << c.run.seed;
   if (r.exists("/config") && r.has_attribute("/config", "run_seeds"))
     out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
   out << "\n";
-  out << "T         ";
-  if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
-    out << "constant " << c.simmer.T_target << "\n";
+  const std::string unit = c.simmer.temperature_unit == "posterior" ? " x T_Bayes" : "";
+  if (c.simmer.mode == "adam") {
+    // no temperature
+  } else if (!c.simmer.ladder.empty()) {
+    std::string rungs;
+    for (const double t : c.simmer.ladder) rungs += (rungs.empty() ? "" : ", ") + printf_string("%g", t);
+    out << "T         ladder " << rungs << unit << " (one stage of " << c.simmer.steps
+        << " steps each, coldest first)\n";
+  } else if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
+    out << "T         constant " << c.simmer.T_target << unit << "\n";
   } else {
-    out << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << " every " << c.simmer.every
-        << " steps\n";
+    out << "T         " << c.simmer.T_initial << " -> " << c.simmer.T_target << " by " << c.simmer.dT << unit
+        << " every " << c.simmer.every << " steps\n";
   }
   // /metrics is written at the end of a run; /ensemble/<set> at every gather.
   std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
@@ -457,6 +544,8 @@ void summary(const std::string& archive, std::ostream& out) {
     return;
   }
   metrics_table(r, run, out);
+  candidates(r, run, out);
+  if (c.simmer.mode == "adam") return;  // no simmering: no draws, no drift
   health(r, run, out);
   stationarity(r, run, out);
 }

@@ -40,8 +40,11 @@ const Command kCommands[] = {
      "temperature stage against the target T, the relative drift of H_ext over the last stage, and\n"
      "the split-R-hat and effective sample size of /sample_stats/loss across trajectories (n/a\n"
      "with fewer than 2 trajectories of 4 stored draws)."},
-    {"predict", "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST]",
-     "Evaluates every stored network (/posterior/params) on the rows of FILE.csv, whose header\n"
+    {"predict", "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST] [--candidate NAME]",
+     "Evaluates the networks of the run's ensemble on the rows of FILE.csv: every stored network\n"
+     "(/posterior/params) of its simmering stage, or of the candidate a ladder chose (a rung's\n"
+     "draws, or the deep ensemble's /baseline/params); --candidate picks another (deep_ensemble,\n"
+     "rung_<k>, or all: every stored network). FILE.csv's header\n"
      "names the archive's feature columns (/data/feature_names; other columns are ignored), in\n"
      "raw units. Inputs are scaled with the archive's /data/scaling and regression outputs\n"
      "un-scaled, as in the run. Output CSV, one row per point:\n"
@@ -105,7 +108,10 @@ po::options_description options_of(const std::string& command) {
         ("points", po::value<std::string>()->value_name("FILE.csv"), "inputs to evaluate (raw units)")  //
         ("out", po::value<std::string>()->value_name("OUT.csv"), "write here instead of stdout")        //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.5,0.975"),
-         "regression: member quantiles per output (comma-separated; '' for none)");
+         "regression: member quantiles per output (comma-separated; '' for none)")  //
+        ("candidate", po::value<std::string>()->value_name("NAME"),
+         "the networks to evaluate: the run's ensemble (default: /metrics 'ensemble'), deep_ensemble (the "
+         "Adam end points), rung_<k> (a ladder's rung) or all (every stored network)");
   } else if (command == "merge") {
     desc.add_options()                                                                      //
         ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
@@ -183,6 +189,7 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     inv.points = text("points");
     if (inv.points.empty()) throw Error("predict: --points FILE.csv is missing");
     inv.quantiles = parse_quantiles(text("quantiles"));
+    inv.candidate = text("candidate");
   } else if (first == "export") {
     inv.what = text("what");
     inv.params = vm.count("params") != 0;

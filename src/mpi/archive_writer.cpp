@@ -389,16 +389,31 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
                                                                    : "first ensemble member of each trajectory"));
 }
 
-void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidate* c) {
-  const run::Problem& p = *p_;
-  if ((rank_ == 0) != (c != nullptr)) throw Error("internal: a candidate is written from rank 0's");
-  auto& f = file_;
-  create_ensemble_group(f, p, group);
-  for (std::size_t s = 0; s < p.sets.size(); ++s) {
-    const std::string g = group + "/" + p.sets[s].name;
-    const Index rows = p.sets[s].rows();
-    const bool scored = s < p.scored_sets();
-    if (p.classification) {
+EnsembleLayout EnsembleLayout::of(const run::Problem& p) {
+  EnsembleLayout l;
+  for (const auto& s : p.sets) {
+    l.sets.push_back(s.name);
+    l.rows.push_back(s.rows());
+  }
+  l.scored = p.scored_sets();
+  l.classification = p.classification;
+  l.classes = p.classes;
+  l.outputs = p.outputs;
+  return l;
+}
+
+void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l, const std::string& group,
+                     const ensemble::Candidate* c) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if ((rank == 0) != (c != nullptr)) throw Error("internal: a candidate is written from rank 0's");
+  f.create_group(group);
+  for (std::size_t s = 0; s < l.sets.size(); ++s) {
+    const std::string g = group + "/" + l.sets[s];
+    f.create_group(g);
+    const Index rows = l.rows[s];
+    const bool scored = s < l.scored;
+    if (l.classification) {
       ensemble::VoteAccumulator::Votes votes;
       std::vector<std::int64_t> majority;
       Matrix fraction;
@@ -407,11 +422,14 @@ void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidat
         majority = c->votes[s].majority();
         fraction = c->votes[s].fractions();
       }
+      ensure_dataset(f, g + "/votes", io::Type::i64, {rows, l.classes});
+      ensure_dataset(f, g + "/prediction", io::Type::i64, {rows});
+      ensure_dataset(f, g + "/fraction", io::Type::f64, {rows, l.classes});
       f.write_from_root(g + "/votes", votes.data(), io::Type::i64);
       f.write_from_root(g + "/prediction", majority.data(), io::Type::i64);
       f.write_from_root(g + "/fraction", fraction.data(), io::Type::f64);
       if (scored) {
-        ensure_dataset(f, g + "/probability", io::Type::f64, {rows, p.classes});
+        ensure_dataset(f, g + "/probability", io::Type::f64, {rows, l.classes});
         f.write_from_root(g + "/probability", c != nullptr ? c->probability.at(s).data() : nullptr, io::Type::f64);
       }
     } else {
@@ -420,11 +438,13 @@ void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidat
         mean = c->means.at(s).mean();
         var = c->means[s].variance();
       }
+      ensure_dataset(f, g + "/mean", io::Type::f64, {rows, l.outputs});
+      ensure_dataset(f, g + "/variance", io::Type::f64, {rows, l.outputs});
       f.write_from_root(g + "/mean", mean.data(), io::Type::f64);
       f.write_from_root(g + "/variance", var.data(), io::Type::f64);
       if (scored) {
-        ensure_dataset(f, g + "/coverage_below", io::Type::i64, {rows, p.outputs});
-        ensure_dataset(f, g + "/coverage_equal", io::Type::i64, {rows, p.outputs});
+        ensure_dataset(f, g + "/coverage_below", io::Type::i64, {rows, l.outputs});
+        ensure_dataset(f, g + "/coverage_equal", io::Type::i64, {rows, l.outputs});
         f.write_from_root(g + "/coverage_below", c != nullptr ? c->coverage.at(s).below().data() : nullptr,
                           io::Type::i64);
         f.write_from_root(g + "/coverage_equal", c != nullptr ? c->coverage.at(s).equal().data() : nullptr,
@@ -433,17 +453,20 @@ void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidat
                     std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
       }
     }
-    std::int64_t m = c != nullptr ? (p.classification ? c->votes[s].members() : c->means[s].members()) : 0;
-    MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
+    std::int64_t m = c != nullptr ? (l.classification ? c->votes[s].members() : c->means[s].members()) : 0;
+    MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm);
     f.attribute(g, "members", m);
   }
   std::string name = c != nullptr ? c->name : std::string();
-  std::vector<char> bytes(name.begin(), name.end());
-  std::int64_t size = static_cast<std::int64_t>(bytes.size());
-  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm_);
-  bytes.resize(static_cast<std::size_t>(size));
-  MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_CHAR, 0, comm_);
-  f.attribute(group, "candidate", std::string(bytes.begin(), bytes.end()));
+  std::int64_t size = static_cast<std::int64_t>(name.size());
+  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm);
+  name.resize(static_cast<std::size_t>(size));
+  MPI_Bcast(name.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
+  f.attribute(group, "candidate", name);
+}
+
+void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidate* c) {
+  write_candidate(file_, comm_, EnsembleLayout::of(*p_), group, c);
 }
 
 }  // namespace simmer::mpi

@@ -132,24 +132,12 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-/// `<prefix><split>_<score>` attributes on `object` for every scored set, with the worst point
-/// and (regression) the coverage of the members' intervals.
+/// write_scores of a candidate's report, its sets named as the problem names them.
 void write_scores(io::ParallelFile& f, const run::Problem& p, const std::string& object, const std::string& prefix,
                   const EnsembleReport& e) {
-  const auto fields = score_fields(p.classification);
-  for (std::size_t split = 0; split < e.scores.size(); ++split) {
-    const std::string sn = prefix + p.sets[split].name;
-    const auto& es = e.scores[split];
-    for (const auto& [name, field] : fields) f.attribute(object, sn + "_" + name, es.*field);
-    f.attribute(object, sn + "_worst_point", static_cast<std::int64_t>(es.worst_row));
-    f.attribute(object, sn + "_worst_point_share", es.worst_share);
-    if (!p.classification) {
-      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
-        const auto pct = static_cast<int>(std::lround(100 * kCoverageLevels[l]));
-        f.attribute(object, sn + "_coverage_" + std::to_string(pct), e.coverage.at(split)[l]);
-      }
-    }
-  }
+  std::vector<std::string> sets;
+  for (std::size_t s = 0; s < e.scores.size(); ++s) sets.push_back(p.sets[s].name);
+  ::simmer::mpi::write_scores(f, object, prefix, p.classification, sets, e.scores, e.coverage);
 }
 
 /// Stage `stage`'s verdict counts and loss rises as attributes of `object`.
@@ -293,6 +281,25 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
 }
 
 }  // namespace
+
+void write_scores(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
+                  const std::vector<std::string>& sets, const std::vector<ensemble::SetScores>& scores,
+                  const std::vector<std::array<double, kCoverageLevels.size()>>& coverage) {
+  const auto fields = score_fields(classification);
+  for (std::size_t split = 0; split < scores.size(); ++split) {
+    const std::string sn = prefix + sets.at(split);
+    const auto& es = scores[split];
+    for (const auto& [name, field] : fields) f.attribute(object, sn + "_" + name, es.*field);
+    f.attribute(object, sn + "_worst_point", static_cast<std::int64_t>(es.worst_row));
+    f.attribute(object, sn + "_worst_point_share", es.worst_share);
+    if (!classification) {
+      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
+        const auto pct = static_cast<int>(std::lround(100 * kCoverageLevels[l]));
+        f.attribute(object, sn + "_coverage_" + std::to_string(pct), coverage.at(split)[l]);
+      }
+    }
+  }
+}
 
 void EnsembleReport::save(ByteWriter& w) const {
   w.str(name);

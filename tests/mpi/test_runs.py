@@ -51,22 +51,10 @@ def run(ranks, args, expect_ok=True):
 
 
 def stopped_and_resumed(base, out, stop_extra, resume_extra, what):
-    """`base` at 1500 steps (checkpoints every 250, stop polls every 50): run straight on 1 rank;
-    run on 2 ranks with `stop_extra` into `out`, SIGUSR1 once its checkpoint reaches step 250
-    (exit 3 expected), resume on 1 rank with `resume_extra`; the two archives must agree."""
-    args = st.opts(base, "--simmer.steps", "1500", "--run.checkpoint_interval", "250", "--run.sync_every", "50")
-    longer = out[:-3] + "_straight.h5"
-    run(1, args + ["--output", longer])
-    proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args + stop_extra + ["--output", out],
-                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 250, 300, f"{what}'s checkpoint at step 250")
-    subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
-    text = proc.communicate(timeout=300)[0]
-    if proc.returncode != 3:
-        fail(f"{what}, stopped, exited {proc.returncode}, expected 3:\n{text[-2000:]}")
-    run(1, ["--resume", out] + resume_extra)
-    compare(longer, out)
+    """`base` at 1500 steps, stopped at a checkpoint at step 250 or later and resumed
+    (simmer_test.stopped_and_resumed)."""
+    args = st.opts(base, "--simmer.steps", "1500")
+    st.stopped_and_resumed(SIMMER, args, out, stop_extra, resume_extra, what, at_step=250)
 
 
 with tempfile.TemporaryDirectory() as tmp:

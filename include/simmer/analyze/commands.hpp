@@ -35,6 +35,9 @@ struct PredictOptions {
   std::string points;             ///< CSV with the archive's feature columns (raw units)
   std::string output;             ///< CSV to write ("" = standard output)
   std::vector<double> quantiles;  ///< regression: member quantiles per output
+  /// Which networks: "" = the run's ensemble (/metrics 'ensemble'), "deep_ensemble" (the
+  /// /baseline/params rows), "rung_<k>" (a ladder's rung: its block of draws), "all".
+  std::string candidate;
 };
 
 /// Every stored network on the points. Collective over `comm`: the draws are split over the

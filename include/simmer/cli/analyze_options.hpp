@@ -14,6 +14,7 @@ struct AnalyzeInvocation {
   std::string points;                 ///< predict --points
   std::string output;                 ///< predict/export --out, merge -o
   std::vector<double> quantiles;      ///< predict --quantiles
+  std::string candidate;              ///< predict --candidate ("": the run's ensemble)
   std::string what;                   ///< export --what
   bool params = false;                ///< export --params
   bool overwrite = false;             ///< merge --overwrite

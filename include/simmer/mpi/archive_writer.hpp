@@ -35,6 +35,24 @@ struct ArchiveShape {
 /// The io element type of a layout dtype.
 io::Type io_type(run::layout::Dtype t);
 
+/// What an ensemble group (/ensemble, /deep_ensemble, /ladder/rung_<k>) holds per set.
+struct EnsembleLayout {
+  std::vector<std::string> sets;  ///< evaluation sets, the scored ones first
+  std::vector<Index> rows;
+  std::size_t scored = 2;  ///< train, test[, validation]
+  bool classification = false;
+  Index classes = 0, outputs = 1;
+  static EnsembleLayout of(const run::Problem& p);
+};
+
+/// Collective. <group>/<set> of a candidate ensemble (rank 0's `c`; nullptr elsewhere): votes,
+/// majority and fractions, or mean and variance, and for the scored sets the members' mean
+/// probabilities or where each truth fell among the members (coverage counts), so simmer_analyze
+/// merge can pool them again; every dataset created unless it exists, and the group's attribute
+/// `candidate` naming it. The run's end and simmer_analyze merge both write with it.
+void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& layout, const std::string& group,
+                     const ensemble::Candidate* c);
+
 class ArchiveWriter {
  public:
   /// Creates the archive, exclusively (it must not exist: --overwrite removed an old one):
