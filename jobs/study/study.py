@@ -18,6 +18,18 @@ Variants (fixed before any run, the same rule for every case; no per-case tuning
              Noise sd rule (regression): s² = the paper run's (same case and seed) training MSE of
              its baseline (Adam; ab initio: of its ensemble mean).
   langevin   posterior with simmer.thermostat = langevin (friction 1): the cheap cases only.
+Against the deep ensemble (issue 17; fixed before the runs, the same for every case): each job
+runs N trajectories (8; 12 for Iris ab initio, as its paper variant; 4 for the shortened
+Fashion-MNIST and HIGGS cases) in float32 with a 20 % validation split (data.validation_fraction
+= 0.2, so every variant below trains on the same rows), a Gaussian prior N(0, 1/fan_in) and
+thermal start velocities (noise sd rule as above), and stores every 100th member:
+  cold       T = 0.01 T_Bayes fixed, no choice.
+  ladder     simmer.ladder = 0.01, 0.03, 0.1, 0.3, 1 T_Bayes (each rung the case's simmer.steps),
+             the run's ensemble chosen by validation NLL (ensemble.select_rule = best) among the
+             rungs and, in retrofit mode, the deep ensemble of the job's own Adam end points.
+  deep       ab initio cases: simmer.mode = adam, the deep ensemble alone (N Adam networks with
+             the Adam settings of the case's retrofit sibling: Iris 200 epochs; Auto-MPG 3500).
+A retrofit job's deep ensemble is its own Adam end points (/metrics deep_ensemble_*).
 Chaos check (cheap cases, paper variant): two reruns with the start velocity changed by a
 relative 1e-9 (simmer.start_jitter = +1e-9 and -1e-9).
 
@@ -25,7 +37,7 @@ Writes runs/study/runs.csv (one row per run), runs/study/summary.csv (one row pe
 variant, for analysis/bars.py), docs/REPRODUCTION.md and docs/reproduction_bars.png.
 
 usage: jobs/study/study.py [--seeds 8] [--jobs 2] [--cases sine,iris_retrofit,...]
-                           [--variants paper,posterior,langevin] [--no-chaos]
+                           [--variants paper,posterior,langevin,cold,ladder,deep] [--no-chaos]
                            [--simmer build/src/simmer_mpi] [--report-only]
 """
 import argparse
@@ -67,7 +79,26 @@ CASES = [
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
      "last 400", False),
 ]
-VARIANTS = ["paper", "posterior", "langevin"]
+VARIANTS = ["paper", "posterior", "langevin", "cold", "ladder", "deep"]
+# The variants against the deep ensemble (issue 17), and per case what their jobs change: the
+# trajectories, ranks, shortening (the expensive cases) and, for ab initio cases, the Adam of the
+# deep ensemble they are compared with.
+ISSUE17 = ("cold", "ladder", "deep")
+SHARED17 = ["--run.precision", "float32", "--data.validation_fraction", "0.2", "--ensemble.store_every", "100",
+            "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1", "--simmer.prior_scaling", "fan_in",
+            "--simmer.start_velocity", "thermal", "--simmer.temperature_unit", "posterior"]
+COLD = ["--simmer.T_initial", "0.01", "--simmer.T_target", "0.01", "--simmer.dT", "0"]
+LADDER = ["--simmer.ladder", "0.01,0.03,0.1,0.3,1", "--ensemble.select_by", "nll", "--ensemble.select_rule", "best"]
+SETUP17 = {
+    "sine": dict(trajectories=8),
+    "autompg_s": dict(trajectories=8),
+    "autompg_m": dict(trajectories=8),
+    "iris_retrofit": dict(trajectories=8),
+    "autompg_abinitio": dict(trajectories=8, deep=["--adam.epochs", "3500"]),
+    "iris_abinitio": dict(trajectories=12, deep=["--adam.epochs", "200"]),
+    "mnist": dict(trajectories=4),
+    "higgs": dict(trajectories=4),
+}
 POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1", "--simmer.T_target", "1",
              "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
              "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
@@ -106,12 +137,30 @@ def variant_args(case, variant, seed, out_dir):
     name, metric = case[0], case[2]
     if variant == "paper":
         return []
-    args = list(POSTERIOR)
-    if metric == "r2":
-        args += ["--simmer.noise_sd", repr(noise_sd(case, archive_path(out_dir, name, "paper", seed)))]
+    noise = (["--simmer.noise_sd", repr(noise_sd(case, archive_path(out_dir, name, "paper", seed)))]
+             if metric == "r2" else [])
+    if variant in ISSUE17:
+        setup = SETUP17[name]
+        args = ["--run.trajectories", str(setup["trajectories"])] + SHARED17 + noise
+        if variant == "cold":
+            return args + COLD
+        if variant == "ladder":
+            return args + LADDER
+        return args + ["--simmer.mode", "adam"] + setup.get("deep", [])
+    args = list(POSTERIOR) + noise
     if variant == "langevin":
         args += ["--simmer.thermostat", "langevin", "--simmer.friction", "1"]
     return args
+
+
+def applies(case, variant):
+    """Langevin on the cheap cases only; Adam alone (deep) for the ab initio cases (a retrofit
+    job's deep ensemble is its own Adam end points)."""
+    if variant == "langevin":
+        return case[6]
+    if variant == "deep":
+        return "abinitio" in case[0]
+    return True
 
 
 def run_one(simmer, out_dir, case, variant, seed, extra=(), tag=None):
@@ -120,10 +169,15 @@ def run_one(simmer, out_dir, case, variant, seed, extra=(), tag=None):
     log = path[:-3] + ".log"
     if finished(path):
         return "reused"
+    # The case's own trajectory count gives way to the variant's (issue 17's run N per job).
+    extra_args = variant_args(case, variant, seed, out_dir)
+    if "--run.trajectories" in extra_args and "--run.trajectories" in case_extra:
+        i = case_extra.index("--run.trajectories")
+        case_extra = case_extra[:i] + case_extra[i + 2:]
     cmd = (["mpirun", "--oversubscribe", "-n", str(ranks), simmer, "--config", os.path.join(ROOT, ini),
             "--run.seed", str(seed), "--data.split_seed", str(seed), "--output", path, "--overwrite",
             "--run.progress", "lines", "--run.progress_seconds", "60"] + case_extra
-           + variant_args(case, variant, seed, out_dir) + list(extra))
+           + extra_args + list(extra))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     t0 = time.time()
     with open(log, "w") as f:
@@ -138,7 +192,7 @@ def run_seed(simmer, out_dir, case, seed, variants, chaos):
     """One (case, seed): the paper run first (the posterior variant's noise rule reads it)."""
     done = []
     for variant in variants:
-        if variant == "langevin" and not case[6]:
+        if not applies(case, variant):
             continue
         if variant != "paper" and "paper" not in variants and not finished(archive_path(out_dir, case[0], "paper", seed)):
             run_one(simmer, out_dir, case, "paper", seed)
@@ -192,7 +246,7 @@ def collect(out_dir, seeds, cases, variants):
     for case in cases:
         name, _, metric, ranks, _, note, cheap = case
         for variant in variants:
-            if variant == "langevin" and not cheap:
+            if not applies(case, variant) or variant in ISSUE17:
                 continue
             base, ens, base_nll, ens_nll, walls, statuses = [], [], [], [], [], set()
             verdicts = {v: 0 for v in VERDICTS}
@@ -250,6 +304,140 @@ def collect(out_dir, seeds, cases, variants):
     return summary, table
 
 
+def collect17(out_dir, seeds, cases):
+    """Issue 17's variants against the deep ensemble and the mean single Adam network, per case:
+    the test metric and NLL of the variant's ensemble, of the deep ensemble (a retrofit job's own
+    Adam end points; for ab initio cases the `deep` job's) and Adam's mean, seed by seed."""
+    rows, summary = [], []
+    for case in cases:
+        name, _, metric, ranks, _, note, _ = case
+        abinitio = "abinitio" in name
+        for variant in ("cold", "ladder"):
+            per_seed = []
+            for seed in seeds:
+                path = archive_path(out_dir, name, variant, seed)
+                deep_path = archive_path(out_dir, name, "deep", seed) if abinitio else path
+                if not (os.path.exists(path) and os.path.exists(deep_path)):
+                    continue
+                try:
+                    m, d = attrs(path), attrs(deep_path)
+                    chosen = "-"
+                    if variant == "ladder":
+                        import h5py
+                        with h5py.File(path, "r") as f:
+                            chosen = f["selection"].attrs["selected_name"]
+                            chosen = chosen.decode() if isinstance(chosen, bytes) else chosen
+                except (OSError, KeyError) as e:
+                    rows.append([name, variant, seed, metric] + [""] * 8 + [f"unreadable: {e}"])
+                    continue
+                pre = "ensemble_" if abinitio else "deep_ensemble_"
+                r = dict(seed=seed, ens=float(m.get(f"ensemble_test_{metric}", math.nan)),
+                         ens_nll=float(m.get("ensemble_test_nll", math.nan)),
+                         deep=float(d.get(f"{pre}test_{metric}", math.nan)),
+                         deep_nll=float(d.get(f"{pre}test_nll", math.nan)),
+                         adam=float(d.get(f"baseline_test_{metric}_mean", math.nan)),
+                         adam_nll=float(d.get("baseline_test_nll_mean", math.nan)),
+                         chosen=chosen, wall=float(m.get("@wall_seconds", math.nan)),
+                         status=str(m.get("@status", "?")),
+                         drifting=int(m.get("trajectories_drifting", 0)),
+                         trajectories=sum(int(m.get(f"trajectories_{v}", 0)) for v in VERDICTS))
+                per_seed.append(r)
+                rows.append([name, variant, seed, metric, r["ens"], r["deep"], r["adam"], r["ens_nll"], r["deep_nll"],
+                             r["adam_nll"], chosen, r["drifting"], r["status"]])
+            if not per_seed:
+                continue
+            col = lambda k: [r[k] for r in per_seed]
+            s = dict(case=name, variant=variant, metric=metric, n=len(per_seed), ranks=ranks,
+                     trajectories=per_seed[0]["trajectories"],
+                     vs_deep=compare(col("ens"), col("deep")), vs_adam=compare(col("ens"), col("adam")),
+                     nll_vs_deep=compare(col("ens_nll"), col("deep_nll"), higher_better=False),
+                     nll_vs_adam=compare(col("ens_nll"), col("adam_nll"), higher_better=False),
+                     ens_median=median(col("ens")), deep_median=median(col("deep")), adam_median=median(col("adam")),
+                     nll_ens_median=median(col("ens_nll")), nll_deep_median=median(col("deep_nll")),
+                     nll_adam_median=median(col("adam_nll")), chosen=col("chosen"),
+                     drifting=sum(col("drifting")), wall=mean_sd(col("wall"))[0],
+                     statuses=sorted(set(col("status"))))
+            summary.append(s)
+    with open(os.path.join(out_dir, "runs17.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["case", "variant", "seed", "metric", "ensemble_test", "deep_test", "adam_test_mean",
+                    "ensemble_test_nll", "deep_test_nll", "adam_test_nll_mean", "chosen", "drifting", "status"])
+        w.writerows(rows)
+    return summary
+
+
+def markdown17(summary, seeds):
+    """The section of REPRODUCTION.md on issue 17's variants."""
+    if not summary:
+        return []
+    wtl = lambda t: f"{t[0]}/{t[1]}/{t[2]}"
+    p = lambda t: f"{sign_test(t[0], t[2]):.3g}"
+    lines = ["", MARK17[0], "## Against the deep ensemble: a cold posterior and a temperature ladder chosen on validation data", "",
+             "Issue 17's variants (jobs/study/study.py's docstring has them in full; fixed before the runs): every "
+             "job runs N trajectories in float32 with a 20 % validation split held out of the training rows, a "
+             "Gaussian prior N(0, 1/fan_in) and thermal starts. **cold**: T = 0.01 T_Bayes fixed. **ladder**: rungs "
+             "0.01, 0.03, 0.1, 0.3 and 1 T_Bayes (each the case's simmer.steps), the run's ensemble chosen by "
+             "validation NLL among the rungs and, in retrofit mode, the deep ensemble. **deep ensemble**: the job's "
+             "own N Adam end points (retrofit), or a separate Adam-alone job (simmer.mode = adam) on the same "
+             "training rows (ab initio). **Adam**: the mean single Adam network of the same N. W/T/L: seeds where "
+             "the variant's ensemble is better / equal / worse on the test set (metric: higher is better; NLL: "
+             "lower); p: one-sided sign test of \"the variant is better\" (ties dropped). Per-run numbers: "
+             "runs/study/runs17.csv.", "",
+             "| case | variant | seeds × N | test metric median: ensemble / deep / Adam | vs deep W/T/L (p) | "
+             "vs Adam W/T/L (p) | test NLL median: ensemble / deep / Adam | NLL vs deep W/T/L (p) | NLL vs Adam W/T/L (p) | "
+             "chosen per seed | drifting | wall per seed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        chosen = ", ".join(c.replace("deep_ensemble", "deep").replace("rung_", "r") for c in s["chosen"]) \
+            if s["variant"] == "ladder" else "-"
+        lines.append(
+            f"| {s['case']} | {s['variant']} | {s['n']} × {s['trajectories']} | "
+            f"{fmt(s['ens_median'])} / {fmt(s['deep_median'])} / {fmt(s['adam_median'])} | "
+            f"{wtl(s['vs_deep'])} ({p(s['vs_deep'])}) | {wtl(s['vs_adam'])} ({p(s['vs_adam'])}) | "
+            f"{fmt(s['nll_ens_median'], digits=3)} / {fmt(s['nll_deep_median'], digits=3)} / "
+            f"{fmt(s['nll_adam_median'], digits=3)} | {wtl(s['nll_vs_deep'])} ({p(s['nll_vs_deep'])}) | "
+            f"{wtl(s['nll_vs_adam'])} ({p(s['nll_vs_adam'])}) | {chosen} | {s['drifting']} | "
+            + (f"{s['wall']:.0f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
+    lines += ["", "Rungs: r0 = 0.01, r1 = 0.03, r2 = 0.1, r3 = 0.3, r4 = 1 T_Bayes; deep = the deep ensemble was chosen.",
+              "", "The issue's target, checked from these numbers (classification cases; ladder variant): better "
+              "test NLL than the deep ensemble on at least 6 of 8 seeds, and the median test accuracy within 0.5 "
+              "point of the deep ensemble's or better.", ""]
+    for s in summary:
+        if s["variant"] != "ladder" or s["metric"] != "accuracy":
+            continue
+        wins = s["nll_vs_deep"][0]
+        gap = 100 * (s["ens_median"] - s["deep_median"])
+        nll_ok = wins >= math.ceil(0.75 * s["n"])
+        acc_ok = gap >= -0.5
+        lines.append(f"- {s['case']}: NLL better than the deep ensemble on {wins} of {s['n']} seeds "
+                     f"({'met' if nll_ok else 'not met'}); median test accuracy {gap:+.2f} points against the deep "
+                     f"ensemble's ({'met' if acc_ok else 'not met'}).")
+    return lines + [MARK17[1]]
+
+
+MARK17 = ("<!-- issue 17: generated by jobs/study/study.py; replaced when the study reruns these variants -->",
+          "<!-- end of issue 17's section -->")
+
+
+def update_section17(lines):
+    """Only issue 17's variants were collected: their section of REPRODUCTION.md is replaced (or
+    inserted before the chaos check), the rest of the file kept as it was."""
+    path = os.path.join(ROOT, "docs", "REPRODUCTION.md")
+    old = open(path).read() if os.path.exists(path) else ""
+    section = "\n".join(lines).strip("\n") + "\n"
+    if MARK17[0] in old and MARK17[1] in old:
+        head, rest = old.split(MARK17[0], 1)
+        new = head + MARK17[0] + section.split(MARK17[0], 1)[1].rstrip("\n") + rest.split(MARK17[1], 1)[1]
+    elif "## Chaos" in old:
+        head, rest = old.split("## Chaos", 1)
+        new = head + section + "\n## Chaos" + rest
+    else:
+        new = old + "\n" + section
+    with open(path, "w") as f:
+        f.write(new)
+    print(f"updated issue 17's section of {path}")
+
+
 def chaos_report(out_dir, seeds, cases):
     """Per cheap case: the test metric of the paper run and its two jittered reruns, per seed."""
     out = []
@@ -295,7 +483,7 @@ def drift_figures(cases, docs, seed=1):
     return out
 
 
-def write_markdown(summary, chaos, seeds, table, cases):
+def write_markdown(summary, chaos, seeds, table, cases, summary17=()):
     docs = os.path.join(ROOT, "docs")
     os.makedirs(docs, exist_ok=True)
     bars = os.path.join(docs, "reproduction_bars")
@@ -339,6 +527,7 @@ def write_markdown(summary, chaos, seeds, table, cases):
             f"{fmt(s['nll_base_median'], digits=3)} / {fmt(s['nll_ens_median'], digits=3)} | "
             f"{'/'.join(str(v[k]) for k in VERDICTS)} | "
             + (f"{s['wall']:.1f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
+    lines += markdown17(list(summary17), seeds)
     lines += ["", "## Chaos: the same run with the start velocity changed by a relative 1e-9", "",
               "Paper variant, cheap cases: the ensemble's test metric of the run and of two reruns with "
               "simmer.start_jitter = ±1e-9 (v_i (1 ± 1e-9 ξ_i)). Largest spread first.", "",
@@ -405,8 +594,12 @@ def main():
             work = pool.map(lambda cs: run_seed(a.simmer, a.out, cs[0], cs[1], variants, not a.no_chaos), todo)
             for i, (name, seed, what) in enumerate(work):
                 print(f"[{time.time() - t0:7.0f}s] {i + 1}/{len(todo)} {name} seed {seed}: {what}", flush=True)
+    summary17 = collect17(a.out, seeds, cases)
+    if not any(v not in ISSUE17 for v in variants):
+        update_section17(markdown17(summary17, seeds))
+        return
     summary, table = collect(a.out, seeds, cases, variants)
-    write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases)
+    write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases, summary17)
 
 
 if __name__ == "__main__":
