@@ -20,7 +20,7 @@ Variants (fixed before any run, the same rule for every case; no per-case tuning
   langevin   posterior with simmer.thermostat = langevin (friction 1): the cheap cases only.
 Against the deep ensemble (issue 17; fixed before the runs, the same for every case): each job
 runs N trajectories (8; 12 for Iris ab initio, as its paper variant; 4 for the shortened
-Fashion-MNIST and HIGGS cases) in float32 with a 20 % validation split (data.validation_fraction
+Fashion-MNIST and HIGGS cases, whose members are every 4th step of the window) in float32 with a 20 % validation split (data.validation_fraction
 = 0.2, so every variant below trains on the same rows), a Gaussian prior N(0, 1/fan_in) and
 thermal start velocities (noise sd rule as above), and stores every 100th member:
   cold       T = 0.01 T_Bayes fixed, no choice.
@@ -96,8 +96,10 @@ SETUP17 = {
     "iris_retrofit": dict(trajectories=8),
     "autompg_abinitio": dict(trajectories=8, deep=["--adam.epochs", "3500"]),
     "iris_abinitio": dict(trajectories=12, deep=["--adam.epochs", "200"]),
-    "mnist": dict(trajectories=4),
-    "higgs": dict(trajectories=4),
+    # The expensive cases (shortened as CASES says) with four trajectories and every 4th step of
+    # the window a member.
+    "mnist": dict(trajectories=4, extra=["--ensemble.stride", "4"]),
+    "higgs": dict(trajectories=4, extra=["--ensemble.stride", "4"]),
 }
 POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1", "--simmer.T_target", "1",
              "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
@@ -141,7 +143,7 @@ def variant_args(case, variant, seed, out_dir):
              if metric == "r2" else [])
     if variant in ISSUE17:
         setup = SETUP17[name]
-        args = ["--run.trajectories", str(setup["trajectories"])] + SHARED17 + noise
+        args = ["--run.trajectories", str(setup["trajectories"])] + SHARED17 + noise + setup.get("extra", [])
         if variant == "cold":
             return args + COLD
         if variant == "ladder":
@@ -304,6 +306,35 @@ def collect(out_dir, seeds, cases, variants):
     return summary, table
 
 
+def selection_of(path, metric):
+    """A ladder run's choice; what the one-standard-error rule would have chosen from the same
+    candidates (its name and test scores, from /selection); and how many validation rows would
+    tell its best candidate from the runner-up (and from the deep ensemble) at two standard
+    errors of their per-row differences: n = (2 sd / difference)^2, with sd = the archive's
+    stderr_difference x sqrt(rows)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        g = f["selection"]
+        chosen = g.attrs["selected_name"]
+        chosen = chosen.decode() if isinstance(chosen, bytes) else chosen
+        names = [n.decode() if isinstance(n, bytes) else n for n in g["candidate"][()]]
+        if "validation_loss" not in g:
+            return chosen, {}
+        loss, se = g["validation_loss"][()], g["validation_loss_stderr_difference"][()]
+        n, best = int(g.attrs["validation_rows"]), int(g.attrs["best"])
+        one_se = int(g.attrs["one_se"])
+        one_se_scores = dict(one_se=names[one_se], one_se_ens=float(g[f"test_{metric}"][one_se]),
+                             one_se_ens_nll=float(g["test_nll"][one_se]))
+    needed = lambda c: (2 * se[c] * math.sqrt(n) / (loss[c] - loss[best])) ** 2 if loss[c] > loss[best] else math.nan
+    others = [c for c in range(len(names)) if c != best and math.isfinite(loss[c])]
+    out = dict(n_valid=n, **one_se_scores)
+    if others:
+        out["rows_runner_up"] = needed(min(others, key=lambda c: loss[c]))
+    if "deep_ensemble" in names and names.index("deep_ensemble") != best:
+        out["rows_deep"] = needed(names.index("deep_ensemble"))
+    return chosen, out
+
+
 def collect17(out_dir, seeds, cases):
     """Issue 17's variants against the deep ensemble and the mean single Adam network, per case:
     the test metric and NLL of the variant's ensemble, of the deep ensemble (a retrofit job's own
@@ -321,12 +352,9 @@ def collect17(out_dir, seeds, cases):
                     continue
                 try:
                     m, d = attrs(path), attrs(deep_path)
-                    chosen = "-"
+                    chosen, resolve = "-", {}
                     if variant == "ladder":
-                        import h5py
-                        with h5py.File(path, "r") as f:
-                            chosen = f["selection"].attrs["selected_name"]
-                            chosen = chosen.decode() if isinstance(chosen, bytes) else chosen
+                        chosen, resolve = selection_of(path, metric)
                 except (OSError, KeyError) as e:
                     rows.append([name, variant, seed, metric] + [""] * 8 + [f"unreadable: {e}"])
                     continue
@@ -339,7 +367,7 @@ def collect17(out_dir, seeds, cases):
                          adam_nll=float(d.get("baseline_test_nll_mean", math.nan)),
                          chosen=chosen, wall=float(m.get("@wall_seconds", math.nan)),
                          status=str(m.get("@status", "?")),
-                         drifting=int(m.get("trajectories_drifting", 0)),
+                         drifting=int(m.get("trajectories_drifting", 0)), **resolve,
                          trajectories=sum(int(m.get(f"trajectories_{v}", 0)) for v in VERDICTS))
                 per_seed.append(r)
                 rows.append([name, variant, seed, metric, r["ens"], r["deep"], r["adam"], r["ens_nll"], r["deep_nll"],
@@ -356,6 +384,18 @@ def collect17(out_dir, seeds, cases):
                      nll_ens_median=median(col("ens_nll")), nll_deep_median=median(col("deep_nll")),
                      nll_adam_median=median(col("adam_nll")), chosen=col("chosen"),
                      drifting=sum(col("drifting")), wall=mean_sd(col("wall"))[0],
+                     one_se=dict(vs_deep=compare(col("one_se_ens"), col("deep")) if variant == "ladder" else None,
+                                 vs_adam=compare(col("one_se_ens"), col("adam")) if variant == "ladder" else None,
+                                 nll_vs_deep=compare(col("one_se_ens_nll"), col("deep_nll"), higher_better=False)
+                                 if variant == "ladder" else None,
+                                 nll_vs_adam=compare(col("one_se_ens_nll"), col("adam_nll"), higher_better=False)
+                                 if variant == "ladder" else None,
+                                 ens_median=median(col("one_se_ens")) if variant == "ladder" else math.nan,
+                                 nll_median=median(col("one_se_ens_nll")) if variant == "ladder" else math.nan,
+                                 chosen=col("one_se") if variant == "ladder" else []),
+                     n_valid=median([r.get("n_valid", math.nan) for r in per_seed]),
+                     rows_runner_up=median([r.get("rows_runner_up", math.nan) for r in per_seed]),
+                     rows_deep=median([r.get("rows_deep", math.nan) for r in per_seed]),
                      statuses=sorted(set(col("status"))))
             summary.append(s)
     with open(os.path.join(out_dir, "runs17.csv"), "w", newline="") as f:
@@ -364,6 +404,19 @@ def collect17(out_dir, seeds, cases):
                     "ensemble_test_nll", "deep_test_nll", "adam_test_nll_mean", "chosen", "drifting", "status"])
         w.writerows(rows)
     return summary
+
+
+def one_se_row(s, wtl, p):
+    """The same ladder runs read with the one-standard-error rule (no new runs: /selection holds
+    every candidate's test scores and the rule's choice)."""
+    o = s["one_se"]
+    chosen = ", ".join(c.replace("deep_ensemble", "deep").replace("rung_", "r") for c in o["chosen"])
+    return (f"| {s['case']} | ladder, one_se | {s['n']} × {s['trajectories']} | "
+            f"{fmt(o['ens_median'])} / {fmt(s['deep_median'])} / {fmt(s['adam_median'])} | "
+            f"{wtl(o['vs_deep'])} ({p(o['vs_deep'])}) | {wtl(o['vs_adam'])} ({p(o['vs_adam'])}) | "
+            f"{fmt(o['nll_median'], digits=3)} / {fmt(s['nll_deep_median'], digits=3)} / "
+            f"{fmt(s['nll_adam_median'], digits=3)} | {wtl(o['nll_vs_deep'])} ({p(o['nll_vs_deep'])}) | "
+            f"{wtl(o['nll_vs_adam'])} ({p(o['nll_vs_adam'])}) | {chosen} | - | - |")
 
 
 def markdown17(summary, seeds):
@@ -398,7 +451,25 @@ def markdown17(summary, seeds):
             f"{fmt(s['nll_adam_median'], digits=3)} | {wtl(s['nll_vs_deep'])} ({p(s['nll_vs_deep'])}) | "
             f"{wtl(s['nll_vs_adam'])} ({p(s['nll_vs_adam'])}) | {chosen} | {s['drifting']} | "
             + (f"{s['wall']:.0f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
-    lines += ["", "Rungs: r0 = 0.01, r1 = 0.03, r2 = 0.1, r3 = 0.3, r4 = 1 T_Bayes; deep = the deep ensemble was chosen.",
+        if s["variant"] == "ladder" and s["one_se"]["chosen"]:
+            lines.append(one_se_row(s, wtl, p))
+    lines += ["", "Rungs: r0 = 0.01, r1 = 0.03, r2 = 0.1, r3 = 0.3, r4 = 1 T_Bayes; deep = the deep ensemble was chosen. "
+              "\"ladder, one_se\": the same ladder runs read with ensemble.select_rule = one_se (the first candidate, "
+              "the deep ensemble then the rungs coldest first, within one standard error of the paired validation-NLL "
+              "differences to the best), taken from /selection: not a separate run, and not the rule fixed before the "
+              "runs.",
+              "", "How many validation rows the choice needs (ladder variant, medians over seeds): the rows that "
+              "would tell the best candidate from the runner-up, and from the deep ensemble (retrofit; when it "
+              "was not the best), at two standard errors of their per-row validation-NLL differences, "
+              "n = (2 sd / difference)², against the rows the runs had.", "",
+              "| case | validation rows | rows to tell best from runner-up | rows to tell best from the deep ensemble |",
+              "|---|---|---|---|"]
+    for s in summary:
+        if s["variant"] != "ladder":
+            continue
+        n = lambda v: f"{v:.0f}" if math.isfinite(v) else "n/a"
+        lines.append(f"| {s['case']} | {n(s['n_valid'])} | {n(s['rows_runner_up'])} | {n(s['rows_deep'])} |")
+    lines += ["",
               "", "The issue's target, checked from these numbers (classification cases; ladder variant): better "
               "test NLL than the deep ensemble on at least 6 of 8 seeds, and the median test accuracy within 0.5 "
               "point of the deep ensemble's or better.", ""]

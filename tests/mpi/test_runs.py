@@ -219,6 +219,11 @@ with tempfile.TemporaryDirectory() as tmp:
               "--data.target", "b"], "/nonexistent/x.csv"),
             (["--run.output", "/nonexistent-dir/out.h5"], "run.output"),
             (["--simmer.nosuchkey", "1"], "simmer.nosuchkey"),
+            # A temperature ladder chooses on validation data; its rungs are temperatures > 0, ascending.
+            (["--simmer.ladder", "0.01,0.1"], "data.validation_fraction"),
+            (["--simmer.ladder", "0,0.1", "--data.validation_fraction", "0.2"], "simmer.ladder"),
+            (["--simmer.ladder", "0.1,0.01", "--data.validation_fraction", "0.2"], "ascending"),
+            (["--data.validation_fraction", "0.99"], "data.validation_fraction"),
         ]
         for extra, needle in cases:
             out = os.path.join(tmp, "bad.h5")
