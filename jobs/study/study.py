@@ -336,17 +336,30 @@ def selection_of(path, metric):
     return chosen, out
 
 
-def collect17(out_dir, seeds, cases):
+def seeds_on_disk(out_dir, name, variant):
+    """The seeds of `name`'s `variant` whose archives are in `out_dir` (a study may have run some
+    cases with fewer seeds than others)."""
+    prefix, found = f"{name}-{variant}-seed", []
+    for f in os.listdir(out_dir) if os.path.isdir(out_dir) else []:
+        if f.startswith(prefix) and f.endswith(".h5") and f[len(prefix):-3].isdigit():
+            found.append(int(f[len(prefix):-3]))
+    return sorted(found)
+
+
+def collect17(out_dir, cases):
     """Issue 17's variants against the deep ensemble and the mean single Adam network, per case:
     the test metric and NLL of the variant's ensemble, of the deep ensemble (a retrofit job's own
-    Adam end points; for ab initio cases the `deep` job's) and Adam's mean, seed by seed."""
+    Adam end points; for ab initio cases the `deep` job's) and Adam's mean, seed by seed, over
+    every seed whose finished archive is on disk."""
     rows, summary = [], []
     for case in cases:
         name, _, metric, ranks, _, note, _ = case
         abinitio = "abinitio" in name
         for variant in ("cold", "ladder"):
             per_seed = []
-            for seed in seeds:
+            for seed in seeds_on_disk(out_dir, name, variant):
+                if not finished(archive_path(out_dir, name, variant, seed)):
+                    continue
                 path = archive_path(out_dir, name, variant, seed)
                 deep_path = archive_path(out_dir, name, "deep", seed) if abinitio else path
                 if not (os.path.exists(path) and os.path.exists(deep_path)):
@@ -420,7 +433,7 @@ def one_se_row(s, wtl, p):
             f"{wtl(o['nll_vs_adam'])} ({p(o['nll_vs_adam'])}) | {chosen} | - | - |")
 
 
-def markdown17(summary, seeds):
+def markdown17(summary):
     """The section of REPRODUCTION.md on issue 17's variants."""
     if not summary:
         return []
@@ -602,7 +615,7 @@ def write_markdown(summary, chaos, seeds, table, cases, summary17=()):
             f"{fmt(s['nll_base_median'], digits=3)} / {fmt(s['nll_ens_median'], digits=3)} | "
             f"{'/'.join(str(v[k]) for k in VERDICTS)} | "
             + (f"{s['wall']:.1f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
-    lines += markdown17(list(summary17), seeds)
+    lines += markdown17(list(summary17))
     lines += ["", "## Chaos: the same run with the start velocity changed by a relative 1e-9", "",
               "Paper variant, cheap cases: the ensemble's test metric of the run and of two reruns with "
               "simmer.start_jitter = ±1e-9 (v_i (1 ± 1e-9 ξ_i)). Largest spread first.", "",
@@ -669,9 +682,9 @@ def main():
             work = pool.map(lambda cs: run_seed(a.simmer, a.out, cs[0], cs[1], variants, not a.no_chaos), todo)
             for i, (name, seed, what) in enumerate(work):
                 print(f"[{time.time() - t0:7.0f}s] {i + 1}/{len(todo)} {name} seed {seed}: {what}", flush=True)
-    summary17 = collect17(a.out, seeds, cases)
+    summary17 = collect17(a.out, CASES)  # every case's finished runs, whichever this call ran
     if not any(v not in ISSUE17 for v in variants):
-        update_section17(markdown17(summary17, seeds))
+        update_section17(markdown17(summary17))
         return
     summary, table = collect(a.out, seeds, cases, variants)
     write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases, summary17)
