@@ -49,7 +49,9 @@ EnsemblePartial EnsemblePartial::load(ByteReader& r, const EnsembleShape& shape)
   p.members = r.i64();
   p.diverged_step = r.i64();
   const auto n_votes = static_cast<std::size_t>(r.i64());
-  if (n_votes != (shape.classification ? shape.rows.size() : 0)) throw Error("ensemble partial: vote tables");
+  // No vote tables: an interval without members (nothing to add).
+  const bool none = n_votes == 0 && p.members == 0;
+  if (n_votes != (shape.classification ? shape.rows.size() : 0) && !none) throw Error("ensemble partial: vote tables");
   for (std::size_t s = 0; s < n_votes; ++s) {
     const auto flat = r.ints();
     if (static_cast<Index>(flat.size()) != shape.rows[s] * shape.classes) throw Error("ensemble partial: vote shape");

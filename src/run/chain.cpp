@@ -490,8 +490,11 @@ std::vector<ensemble::EnsemblePartial> BasicChain<S>::take_partials() {
     out.last_loss = last_loss_;
     out.members = interval_members_[k];
     out.diverged_step = diverged_step_;
+    // A stage without members in this interval (a ladder's rungs but one) has no votes to send:
+    // zero tables would be most of a gather's bytes. Regression sends its running totals always
+    // (small, and rank 0 rebuilds its means from them after a resume).
     for (auto& v : votes_[k]) {
-      out.votes.push_back(v);
+      if (out.members > 0) out.votes.push_back(v);
       v.setZero();
     }
     out.means = means_[k];  // the trajectory's running totals (never reset)

@@ -32,9 +32,10 @@ struct EnsemblePartial {
   double last_loss = std::numeric_limits<double>::quiet_NaN();  ///< training loss at its last step
   std::int64_t members = 0;                                     ///< members taken since the last gather
   std::int64_t diverged_step = -1;                              ///< -1: never
-  std::vector<VoteAccumulator::Votes> votes;                    ///< classification: this interval's votes per set
-  std::vector<MeanAccumulator> means;                           ///< regression: the trajectory's running totals per set
-  std::vector<double> tracked;  ///< regression: members × tracked values, this interval
+  /// classification: this interval's votes per set (none when it had no members)
+  std::vector<VoteAccumulator::Votes> votes;
+  std::vector<MeanAccumulator> means;  ///< regression: the trajectory's running totals per set
+  std::vector<double> tracked;         ///< regression: members × tracked values, this interval
 
   void save(ByteWriter& w) const;
   /// Reads what save wrote, checking the shapes.
