@@ -513,6 +513,15 @@ void summary(const std::string& archive, std::ostream& out) {
   if (incomplete && !gathered.empty() && r.has_attribute(gathered, "members")) {
     members = r.attribute_integer(gathered, "members");
   }
+  if (incomplete && !c.simmer.ladder.empty() && !run.sets.empty()) {
+    // A ladder run writes /ensemble at its end; during the run each rung's members are in
+    // /ladder/rung_<k>.
+    members = 0;
+    for (std::size_t k = 0; k < c.simmer.ladder.size(); ++k) {
+      const std::string g = "/ladder/rung_" + std::to_string(k) + "/" + run.sets.front();
+      if (r.exists(g) && r.has_attribute(g, "members")) members += r.attribute_integer(g, "members");
+    }
+  }
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
