@@ -12,9 +12,10 @@ import numpy as np
 
 # OpenMPI refuses root unless told; TERM=dumb keeps progress in plain lines.
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
-# Root attributes that say how a run was carried out, not what it computed.
+# Root attributes that say how a run was carried out, not what it computed (a stopped and
+# resumed run has written more checkpoints, so its checkpoint_generation is higher).
 PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
-              "io_collective_transfers", "run_id"}
+              "io_collective_transfers", "run_id", "checkpoint_generation"}
 
 
 def fail(msg):

@@ -25,6 +25,7 @@
 #include "simmer/io/output_lock.hpp"
 #include "simmer/mpi/collectives.hpp"
 #include "simmer/mpi/driver.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 #include "simmer/run/problem.hpp"
 
@@ -74,13 +75,18 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
   const std::string ckpt = archive + ".ckpt";
   // The archive first, read-only: a file that is not a simmer archive is refused untouched.
-  std::string archive_run_id, archive_config;
+  std::string archive_run_id, archive_config, archive_status;
+  std::int64_t archive_generation = 0;
   try {
     io::silence_hdf5_errors();
     const io::ArchiveReader reader(archive);
     if (!reader.exists("/config") || !reader.exists("/posterior/params"))
       throw Error("it has no /config or /posterior");
     if (reader.has_attribute("/", "run_id")) archive_run_id = reader.attribute_text("/", "run_id");
+    if (reader.has_attribute("/", "status")) archive_status = reader.attribute_text("/", "status");
+    if (reader.has_attribute("/", run::layout::kCheckpointGeneration)) {
+      archive_generation = reader.attribute_integer("/", run::layout::kCheckpointGeneration);
+    }
     archive_config = reader.read_strings("/config").at(0);
   } catch (const std::exception& e) {
     throw Error("--resume: '" + archive + "' is not a simmer archive that can be resumed (" + e.what() + ")");
@@ -100,6 +106,27 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     throw Error("--resume: '" + ckpt + "' belongs to run " + checkpoint.run_id + " but '" + archive + "' is run " +
                 (archive_run_id.empty() ? std::string("(none recorded)") : archive_run_id) +
                 ": the checkpoint is another run's; refusing to mix them");
+  }
+  // The checkpoint must be the one the archive on disk was last made durable for (the same
+  // generation), or the one before when the run was killed between the two writes: an archive
+  // older than its checkpoint (a copy put back, lost writes) would be called complete with rows
+  // never written; a checkpoint older than its archive is stale.
+  if (archive_status.rfind("complete", 0) == 0) {
+    throw Error("--resume: '" + archive + "' is a finished run (status '" + archive_status + "'); '" + ckpt +
+                "' beside it is stale (a finished run removes its checkpoint): nothing to resume");
+  }
+  const std::string pair = " (generation " + std::to_string(checkpoint.generation) + ", step " +
+                           std::to_string(checkpoint.step) + ") and '" + archive + "' (generation " +
+                           std::to_string(archive_generation) + ")";
+  if (checkpoint.generation > archive_generation) {
+    throw Error("--resume: '" + archive + "' is older than its checkpoint '" + ckpt + "'" + pair +
+                ": the archive was replaced by an earlier copy or lost writes, and resuming would leave rows "
+                "the checkpoint counts as written unwritten; resume the archive that belongs to this checkpoint, or "
+                "run again");
+  }
+  if (checkpoint.generation + 1 < archive_generation) {
+    throw Error("--resume: '" + ckpt + "' is stale: an earlier checkpoint of this run than the archive has seen" +
+                pair + "; resume with the run's last checkpoint, or run again");
   }
   const auto config_hash = [](const std::string& ini) {
     std::string kept;

@@ -17,6 +17,7 @@ std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c) {
   w.i64(c.step);
   w.i64(c.adam_epoch);
   w.i64(c.trajectories);
+  w.i64(c.generation);
   w.block(c.pooled);
   for (const auto& chain : c.chains) w.block(chain);
   return w.bytes();
@@ -33,6 +34,8 @@ RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const
   if (c.adam_epoch >= 0 && c.step != 0) throw Error(origin + ": an Adam-phase checkpoint at a simmering step");
   c.trajectories = r.i64();
   if (c.trajectories < 0) throw Error(origin + ": negative trajectory count");
+  c.generation = r.i64();
+  if (c.generation < 1) throw Error(origin + ": generation " + std::to_string(c.generation) + " out of range");
   c.pooled = r.block();
   for (std::int64_t t = 0; t < c.trajectories; ++t) c.chains.push_back(r.block());
   if (!r.done()) throw Error(origin + ": unexpected bytes after the last trajectory");

@@ -155,6 +155,7 @@ class Run {
   train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step
   std::optional<ArchiveWriter> archive_;
   std::int64_t step_ = 0;         ///< simmering steps completed
+  std::int64_t generation_ = 0;   ///< the last checkpoint's number (io::RunCheckpoint::generation)
   std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
   double cpu_start_ = run::cpu_seconds();
   double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
@@ -473,8 +474,13 @@ void Run::gather() {
 
 void Run::checkpoint() {
   // Called right after a gather (no rows owed): every trajectory's state to rank 0, which writes
-  // one file with its pooled ensemble.
+  // one file with its pooled ensemble. The archive first records the checkpoint's number and is
+  // flushed (H5Fflush on the MPI-IO driver syncs the file to disk), so a checkpoint never names
+  // rows the archive on disk does not hold.
   const double t0 = run::cpu_seconds();
+  const std::int64_t generation = generation_ + 1;
+  archive_->file().attribute("/", run::layout::kCheckpointGeneration, generation);
+  archive_->file().flush();
   std::vector<Record> mine;
   for (const run::Chain* ch : chains()) {
     ByteWriter w;
@@ -492,6 +498,7 @@ void Run::checkpoint() {
       c.step = step_;
       c.adam_epoch = adam_epoch_;
       c.trajectories = p_.run.trajectories;
+      c.generation = generation;
       ByteWriter pooled;
       for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();
@@ -507,6 +514,7 @@ void Run::checkpoint() {
     if (rank_ == 0) throw Error(error);
     throw PeerError("checkpoint failed on rank 0");
   }
+  generation_ = generation;
   comm_io_seconds_ += run::cpu_seconds() - t0;
 }
 
@@ -515,6 +523,7 @@ void Run::restore(const io::RunCheckpoint& c) {
     throw Error("checkpoint '" + checkpoint_path_ + "': trajectory count differs");
   }
   step_ = c.step;
+  generation_ = c.generation;
   if (rank_ == 0) {
     ByteReader r(c.pooled.data(), c.pooled.size(), "checkpoint '" + checkpoint_path_ + "'");
     for (auto& stage : pooled_) stage.load(r);
@@ -630,6 +639,8 @@ void Run::finish() {
   f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
   const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute("/", "status", std::string(any ? "complete, with diverged trajectories" : "complete"));
+  // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
+  f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
 
   // Where the CPU time went, summed over ranks.
   double steps = 0.0, evals = 0.0;

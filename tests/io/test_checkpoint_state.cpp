@@ -17,6 +17,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   c.config_ini = "[run]\nseed = 7\n";
   c.step = 1234;
   c.trajectories = 3;
+  c.generation = 5;
   c.pooled = {1, 2, 3};
   c.chains = {{9}, {}, {4, 5, 6, 7}};
   const auto payload = io::encode_checkpoint(c);
@@ -28,6 +29,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   CHECK(d.adam_epoch == -1);
   CHECK_FALSE(d.in_adam());
   CHECK(d.trajectories == c.trajectories);
+  CHECK(d.generation == 5);
   CHECK(d.pooled == c.pooled);
   CHECK(d.chains == c.chains);
   CHECK(io::encode_checkpoint(d) == payload);
@@ -40,6 +42,11 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
     CHECK(b.adam_epoch == 150);
     a.step = 7;  // Adam's epochs and simmering steps cannot both have run
     CHECK_THROWS_WITH(io::decode_checkpoint(io::encode_checkpoint(a), "test"), Catch::Contains("Adam-phase"));
+  }
+  {  // every checkpoint of a run has a generation >= 1 (the archive's binds to it)
+    io::RunCheckpoint a = c;
+    a.generation = 0;
+    CHECK_THROWS_WITH(io::decode_checkpoint(io::encode_checkpoint(a), "test"), Catch::Contains("generation"));
   }
 
   test::TempDir dir("checkpoint");

@@ -14,6 +14,10 @@ cases: kill        SIGKILL the whole job mid-run, resume with another rank count
                    random rank count (1-4): all 10 final archives identical to an uninterrupted run
        refuse      --resume with a changed key is refused naming it; another run's checkpoint, an
                    output in use by another run, a foreign HDF5 file and a damaged checkpoint too
+       generation  the archive and its checkpoint are bound by a generation number: an archive
+                   older than its checkpoint (a copy put back), a stale checkpoint beside a newer
+                   archive and any checkpoint beside a finished archive are refused naming both,
+                   nothing touched; the right pair resumes
        unstable    a huge time step is refused before simmering (exit 4), naming the limit
        diverge     with stability_check = warn, a huge time step is caught as divergence: the
                    trajectories stop, keep their samples, and the run reports step, h and T
@@ -289,6 +293,56 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("resuming a missing archive did not name it")
         print("refuse: changed config, another run's checkpoint, a locked output, a foreign file, a damaged "
               "checkpoint and a missing archive are refused; --overwrite and a finished run leave no checkpoint")
+    elif CASE == "generation":
+        out = os.path.join(tmp, "run.h5")
+
+        def stop_at(args, step):
+            """Runs `args` on 2 ranks, SIGUSR1 once the checkpoint reaches `step`: exit 3."""
+            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + args, env=ENV, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            st.wait_for(proc, lambda: checkpoint_step(out + ".ckpt") >= step, 120, f"the checkpoint at step {step}")
+            subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+            text = proc.communicate(timeout=120)[0]
+            if proc.returncode != 3:
+                fail(f"stopped run exited {proc.returncode}, expected 3:\n{text[-2000:]}")
+
+        def refused(needles, what):
+            """--resume must exit 2 naming `needles`, with the archive and checkpoint unchanged."""
+            before = (open(out, "rb").read(), open(out + ".ckpt", "rb").read())
+            p = run(2, ["--resume", out], check=False)
+            text = p.stdout + p.stderr
+            if p.returncode != 2 or not all(n in text for n in needles):
+                fail(f"{what}: not refused (exit {p.returncode}) naming {needles}:\n{text}")
+            if (open(out, "rb").read(), open(out + ".ckpt", "rb").read()) != before:
+                fail(f"{what}: the refusal changed the archive or the checkpoint")
+
+        stop_at(LONG + ["--output", out], 1000)
+        shutil.copy(out, out + ".old")
+        shutil.copy(out + ".ckpt", out + ".ckpt.old")
+        stop_at(["--resume", out], checkpoint_step(out + ".ckpt") + 2000)
+        shutil.copy(out, out + ".new")
+        shutil.copy(out + ".ckpt", out + ".ckpt.new")
+        with h5py.File(out, "r") as f:
+            generation = int(f.attrs["checkpoint_generation"])
+        # The issue's reproduction: the archive of the first stop put back beside the second
+        # checkpoint (resuming it used to end "complete" with NaN draws).
+        shutil.copy(out + ".old", out)
+        refused(["older than its checkpoint", f"generation {generation}"], "an old archive")
+        # A stale checkpoint beside the newer archive.
+        shutil.copy(out + ".new", out)
+        shutil.copy(out + ".ckpt.old", out + ".ckpt")
+        refused(["is stale", f"(generation {generation})"], "a stale checkpoint")
+        # The right pair resumes and finishes; a checkpoint copied back beside the finished archive
+        # is refused (it used to reopen and rewrite it).
+        shutil.copy(out + ".ckpt.new", out + ".ckpt")
+        run(1, ["--resume", out])
+        with h5py.File(out, "r") as f:
+            if not np.isfinite(f["posterior/params"][()]).all():
+                fail("the resumed run's archive has unwritten draws")
+        shutil.copy(out + ".ckpt.new", out + ".ckpt")
+        refused(["finished run", "stale"], "a checkpoint beside a finished archive")
+        print(f"generation: an older archive, a stale checkpoint (generation {generation}) and a checkpoint beside "
+              "a finished archive are refused untouched; the right pair resumes")
     elif CASE == "unstable":
         out = os.path.join(tmp, "unstable.h5")
         p = run(2, LONG + ["--simmer.time_step", "2.0", "--output", out], check=False)

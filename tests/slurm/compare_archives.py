@@ -8,7 +8,8 @@ Equal means:
   - /config: the same lines, except the `output = ...` line (the archive's own path);
   - the same attributes on every group and dataset (object references compared by the names they
     point to), except the root's provenance attributes: created_at, command_line, mpi_ranks,
-    wall_seconds, status, run_id and io_* (run_id also on /config: every run has its own).
+    wall_seconds, status, run_id, checkpoint_generation and io_* (run_id also on /config: every run
+    has its own; a resumed run has written more checkpoints).
 Prints what differs (up to 20 items) and exits 1; prints a summary and exits 0 when equal; exits 2
 on usage errors or when h5py is missing. Needs h5py: run it with /usr/bin/python3 here.
 """
@@ -22,7 +23,8 @@ except ImportError as e:  # pragma: no cover
     print(f"compare_archives: {e} (run with /usr/bin/python3, which has h5py)", file=sys.stderr)
     sys.exit(2)
 
-ROOT_PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "status", "run_id"}
+ROOT_PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "status", "run_id",
+                   "checkpoint_generation"}
 
 
 def provenance(name):

@@ -22,7 +22,12 @@ struct RunCheckpoint {
   std::int64_t adam_epoch = -1;
   [[nodiscard]] bool in_adam() const { return adam_epoch >= 0; }
   std::int64_t trajectories = 0;
-  std::vector<unsigned char> pooled;               ///< rank 0's pooled ensemble
+  /// The archive and the checkpoint share it: each checkpoint of a run has the next number, and
+  /// the archive's root attribute `checkpoint_generation` is set to it (and the archive flushed,
+  /// which syncs it to disk) before the checkpoint is written; --resume accepts only the pair
+  /// whose numbers match (or an archive one ahead: written, then killed before its checkpoint).
+  std::int64_t generation = 0;
+  std::vector<unsigned char> pooled;               ///< rank 0's pooled ensembles
   std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order
 };
 

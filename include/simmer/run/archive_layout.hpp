@@ -17,6 +17,11 @@ namespace simmer::run::layout {
 /// calls it incomplete.
 inline constexpr const char* kStatusRunning = "running";
 
+/// The root attribute binding the archive to its checkpoint (io::RunCheckpoint::generation): the
+/// number of the last checkpoint the archive was made durable for; at the run's end one more, so
+/// no checkpoint matches a finished archive.
+inline constexpr const char* kCheckpointGeneration = "checkpoint_generation";
+
 /// /trace/<field> [chain, record], in the order a record is packed. phase 0 = Adam epoch, 1 =
 /// simmering step; distance and path_length are measured from the simmering start point (NaN
 /// during Adam); param_rms = |x|/sqrt(N), param_max_abs = max |x_i|.
