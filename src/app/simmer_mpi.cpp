@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <new>
 #include <optional>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "simmer/cli/problem.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/core/runtime.hpp"
+#include "simmer/core/sha256.hpp"
 #include "simmer/io/archive_reader.hpp"
 #include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/checkpoint_state.hpp"
@@ -62,9 +65,69 @@ void check_output(const cli::Invocation& inv) {
 }
 
 /// Keys a resume may change: where the run is, how it reports, how many ranks share a
-/// trajectory's gradient — none changes its bits.
+/// trajectory's gradient — none changes its bits; and where its input files are (data.path,
+/// ensemble.points), whose contents the fingerprints check.
 bool placement_key(const std::string& key) {
-  return key == "output" || key == "progress_seconds" || key == "ranks_per_trajectory";
+  return key == "output" || key == "progress_seconds" || key == "ranks_per_trajectory" || key == "path" ||
+         key == "points";
+}
+
+/// Every input file's fingerprint, "key\tpath\tsize\tsha256" per line (cli::input_files), and
+/// the INI file's ("--config") when one was given.
+std::string fingerprint_inputs(const cli::Invocation& inv) {
+  auto files = cli::input_files(inv.config);
+  if (!inv.config_path.empty()) files.emplace_back("--config", inv.config_path);
+  std::string text;
+  for (const auto& [key, path] : files) {
+    const FileFingerprint f = fingerprint_file(path);
+    text += key + "\t" + path + "\t" + std::to_string(f.size) + "\t" + f.sha256 + "\n";
+  }
+  return text;
+}
+
+/// --resume: every data file must hold what it held when the run began (the archive's /data and
+/// the checkpoint's state came from it); a moved file (data.path given again) is fine when its
+/// contents are the same. The INI is not read again on a resume (the configuration comes from
+/// the checkpoint), so only its record is kept.
+void check_inputs(const std::string& recorded, const std::string& now, const std::string& ckpt) {
+  struct Entry {
+    std::string path, size, sha;
+  };
+  const auto parse = [](const std::string& text) {
+    std::map<std::string, Entry> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string key;
+      Entry e;
+      std::getline(fields, key, '\t');
+      std::getline(fields, e.path, '\t');
+      std::getline(fields, e.size, '\t');
+      std::getline(fields, e.sha, '\t');
+      if (key != "--config") out[key] = e;
+    }
+    return out;
+  };
+  const auto before = parse(recorded), after = parse(now);
+  for (const auto& [key, was] : before) {
+    const auto it = after.find(key);
+    if (it == after.end()) {
+      throw Error("--resume: the run read '" + was.path + "' (" + key + ") when it began, and reads no such file now");
+    }
+    const Entry& is = it->second;
+    if (was.size != is.size || was.sha != is.sha) {
+      throw Error("--resume: the input file '" + is.path + "' (" + key + ") is not the one the run began with ('" +
+                  was.path + "', recorded in '" + ckpt + "'): size " + was.size + " -> " + is.size +
+                  " bytes, sha256 " + was.sha.substr(0, 16) + "... -> " + is.sha.substr(0, 16) +
+                  "...; the archive's /data and the checkpoint came from the old contents: resume with the original "
+                  "file (--data.path may name where it is now), or run again");
+    }
+  }
+  for (const auto& [key, is] : after) {
+    if (before.count(key) == 0) {
+      throw Error("--resume: the run now reads '" + is.path + "' (" + key + "), which it did not read when it began");
+    }
+  }
 }
 
 /// --resume: the configuration comes from the checkpoint; a command line may repeat it but not
@@ -155,7 +218,12 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   again.config.run.output = stored.run.output;  // --output is not a change of the run
   std::string differs;
   for (const auto& d : cli::config_differences(stored, again.config)) {
-    if (d.rfind("run.progress_seconds", 0) == 0 || d.rfind("run.ranks_per_trajectory", 0) == 0) continue;
+    // Placement: how the run reports, how many ranks share a gradient, where the input files
+    // are now (their contents are checked against the fingerprints).
+    if (d.rfind("run.progress_seconds", 0) == 0 || d.rfind("run.ranks_per_trajectory", 0) == 0 ||
+        d.rfind("data.path", 0) == 0 || d.rfind("ensemble.points", 0) == 0) {
+      continue;
+    }
     differs += "\n  " + d;
   }
   if (!differs.empty()) {
@@ -253,6 +321,12 @@ int main(int argc, char** argv) {
     // One run per output: a second one (or a second --resume) is refused at once.
     if (rank == 0 && !inv.estimate_only) lock = io::OutputLock::acquire(inv.config.run.output);
     problem = cli::build_problem(inv.config);
+    // The input files' fingerprints (rank 0 reads them; broadcast below); a resume refuses data
+    // that changed since the run began.
+    if (rank == 0 && !inv.estimate_only) {
+      problem.input_fingerprints = fingerprint_inputs(inv);
+      if (!inv.resume_path.empty()) check_inputs(resume.inputs, problem.input_fingerprints, inv.resume_path + ".ckpt");
+    }
     // What loading the data dropped or noticed, once, before the estimate.
     if (rank == 0) {
       if (!problem.rows_dropped_reasons.empty()) std::cout << "data: " << problem.rows_dropped_reasons << "\n";
@@ -298,6 +372,10 @@ int main(int argc, char** argv) {
   } else if (inv.estimate_only) {
     // Printed above; nothing runs.
   } else {
+    // Every rank writes the fingerprints into the archive (collective attributes): rank 0's.
+    std::vector<unsigned char> bytes(problem.input_fingerprints.begin(), problem.input_fingerprints.end());
+    mpi::broadcast_bytes(bytes, MPI_COMM_WORLD);
+    problem.input_fingerprints.assign(bytes.begin(), bytes.end());
     // --overwrite: the old archive and whatever checkpoint it left are removed now, so the new
     // archive is created exclusively and no old checkpoint can be resumed into it.
     if (rank == 0 && inv.resume_path.empty()) {

@@ -356,6 +356,21 @@ run::Problem build_problem(const Config& c) {
   return with_keys([&] { return build(c); });
 }
 
+std::vector<std::pair<std::string, std::string>> input_files(const Config& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (c.data.source == "csv" || c.data.source == "higgs") out.emplace_back("data.path", c.data.path);
+  if (c.data.source == "idx") {
+    for (const char* part : {"train", "t10k"}) {
+      for (const char* kind : {"images-idx3", "labels-idx1"}) {
+        const std::string file = idx_file(c.data.path, part, kind);
+        out.emplace_back("data.path/" + std::filesystem::path(file).filename().string(), file);
+      }
+    }
+  }
+  if (!c.ensemble.points.empty()) out.emplace_back("ensemble.points", c.ensemble.points);
+  return out;
+}
+
 namespace {
 
 run::Problem build(const Config& c) {

@@ -18,6 +18,7 @@ std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c) {
   w.i64(c.adam_epoch);
   w.i64(c.trajectories);
   w.i64(c.generation);
+  w.str(c.inputs);
   w.block(c.pooled);
   for (const auto& chain : c.chains) w.block(chain);
   return w.bytes();
@@ -36,6 +37,7 @@ RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const
   if (c.trajectories < 0) throw Error(origin + ": negative trajectory count");
   c.generation = r.i64();
   if (c.generation < 1) throw Error(origin + ": generation " + std::to_string(c.generation) + " out of range");
+  c.inputs = r.str();
   c.pooled = r.block();
   for (std::int64_t t = 0; t < c.trajectories; ++t) c.chains.push_back(r.block());
   if (!r.done()) throw Error(origin + ": unexpected bytes after the last trajectory");

@@ -78,6 +78,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   f.attribute("/", "status", std::string(run::layout::kStatusRunning));  // until the run ends
   f.put_strings("/config", {p.config_ini});
   f.attribute("/config", "run_id", run_id);
+  f.attribute("/config", "input_files", p.input_fingerprints);
   // The thermostat as it was resolved (Martyna masses follow from N_f, T and tau).
   std::string masses;
   for (int k = 0; k < p.nhc.chain_length; ++k) {

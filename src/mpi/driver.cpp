@@ -499,6 +499,7 @@ void Run::checkpoint() {
       c.adam_epoch = adam_epoch_;
       c.trajectories = p_.run.trajectories;
       c.generation = generation;
+      c.inputs = p_.input_fingerprints;
       ByteWriter pooled;
       for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();

@@ -18,6 +18,9 @@ cases: kill        SIGKILL the whole job mid-run, resume with another rank count
                    older than its checkpoint (a copy put back), a stale checkpoint beside a newer
                    archive and any checkpoint beside a finished archive are refused naming both,
                    nothing touched; the right pair resumes
+       inputs      the data file's fingerprint (size, SHA-256) is in the archive and checkpoint: a
+                   resume after one row of the CSV changed is refused naming the file, nothing
+                   touched; the same file moved and named with --data.path resumes
        unstable    a huge time step is refused before simmering (exit 4), naming the limit
        diverge     with stability_check = warn, a huge time step is caught as divergence: the
                    trajectories stop, keep their samples, and the run reports step, h and T
@@ -343,6 +346,45 @@ with tempfile.TemporaryDirectory() as tmp:
         refused(["finished run", "stale"], "a checkpoint beside a finished archive")
         print(f"generation: an older archive, a stale checkpoint (generation {generation}) and a checkpoint beside "
               "a finished archive are refused untouched; the right pair resumes")
+    elif CASE == "inputs":
+        import hashlib
+        out = os.path.join(tmp, "run.h5")
+        data = os.path.join(tmp, "iris.csv")
+        shutil.copy(os.path.join(ROOT, "data/iris.csv"), data)
+        args = with_keys(LONG, {"--data.path": data})
+        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + args + ["--output", out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        st.wait_for(proc, lambda: checkpoint_step(out + ".ckpt") >= 1000, 120, "the checkpoint at step 1000")
+        subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
+        if proc.wait(timeout=120) != 3:
+            fail(f"the stopped run exited {proc.returncode}")
+        original = open(data, "rb").read()
+        with h5py.File(out, "r") as f:
+            recorded = f["config"].attrs["input_files"]
+            recorded = recorded.decode() if isinstance(recorded, bytes) else recorded
+        if hashlib.sha256(original).hexdigest() not in recorded or str(len(original)) not in recorded:
+            fail(f"/config@input_files does not hold the data file's size and SHA-256:\n{recorded}")
+        # The reproduction: one row edited between the stop and the resume.
+        lines = original.decode().splitlines(keepends=True)
+        lines[5] = lines[5].replace("3.", "2.", 1)
+        open(data, "w").write("".join(lines))
+        before = (open(out, "rb").read(), open(out + ".ckpt", "rb").read())
+        p = run(2, ["--resume", out], check=False)
+        text = p.stdout + p.stderr
+        if p.returncode != 2 or data not in text or "not the one the run began with" not in text:
+            fail(f"a changed data file was not refused naming it:\n{text}")
+        if (open(out, "rb").read(), open(out + ".ckpt", "rb").read()) != before:
+            fail("the refusal touched the archive or the checkpoint")
+        # The original contents, moved: named with --data.path, the run resumes and finishes.
+        moved = os.path.join(tmp, "moved.csv")
+        open(moved, "wb").write(original)
+        os.remove(data)
+        run(2, ["--resume", out, "--data.path", moved])
+        with h5py.File(out, "r") as f:
+            if not str(f.attrs["status"]).count("complete"):
+                fail(f"the resumed run's status is {f.attrs['status']}")
+        print("inputs: a data file changed between a stop and its resume is refused naming it; the same file "
+              "moved resumes with --data.path")
     elif CASE == "unstable":
         out = os.path.join(tmp, "unstable.h5")
         p = run(2, LONG + ["--simmer.time_step", "2.0", "--output", out], check=False)

@@ -13,4 +13,9 @@ namespace simmer::cli {
 /// tracked indices, extra points' columns). Throws simmer::Error naming the key and value.
 run::Problem build_problem(const Config& validated_config);
 
+/// The files a run with this configuration reads, as (what names it, path): "data.path" for a
+/// CSV or HIGGS file, "data.path/<file>" for each IDX file, "ensemble.points"; none for generated
+/// data. What their fingerprints bind (a resume refuses changed data).
+std::vector<std::pair<std::string, std::string>> input_files(const Config& validated_config);
+
 }  // namespace simmer::cli

@@ -27,6 +27,9 @@ struct RunCheckpoint {
   /// which syncs it to disk) before the checkpoint is written; --resume accepts only the pair
   /// whose numbers match (or an archive one ahead: written, then killed before its checkpoint).
   std::int64_t generation = 0;
+  /// The input files' fingerprints when the run began ("key\tpath\tsize\tsha256" lines): a resume
+  /// refuses data that changed since (run::Problem::input_fingerprints).
+  std::string inputs;
   std::vector<unsigned char> pooled;               ///< rank 0's pooled ensembles
   std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order
 };
