@@ -386,7 +386,8 @@ int main(int argc, char** argv) {
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
     // the last checkpoint can be resumed).
     try {
-      code = mpi::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume);
+      code = mpi::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume,
+                      lock ? &*lock : nullptr);
     } catch (const std::exception& e) {
       // Every ParallelFile handle was abandoned, not closed, on the way here (io::Handle): no
       // collective call stands between this rank and the abort of the whole job.

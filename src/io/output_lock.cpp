@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -85,6 +86,35 @@ OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
     path_ = std::move(other.path_);
   }
   return *this;
+}
+
+std::string OutputLock::lost() const {
+  if (fd_ < 0) return "";
+  struct stat held {}, named {};
+  if (::fstat(fd_, &held) != 0) return "its lock could not be checked (" + std::string(std::strerror(errno)) + ")";
+  if (::stat(path_.c_str(), &named) != 0) {
+    return "its lock file '" + path_ + "' was deleted, so another run could take the output";
+  }
+  if (held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
+    return "its lock file '" + path_ + "' was replaced, so another run could take the output";
+  }
+  return "";
+}
+
+OutputWatch::OutputWatch(std::string archive) : path_(std::move(archive)) {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) throw Error("'" + path_ + "' cannot be watched: " + std::strerror(errno));
+  device_ = static_cast<unsigned long long>(st.st_dev);
+  inode_ = static_cast<unsigned long long>(st.st_ino);
+}
+
+std::string OutputWatch::changed() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return "the archive '" + path_ + "' was deleted while the run wrote it";
+  if (static_cast<unsigned long long>(st.st_dev) != device_ || static_cast<unsigned long long>(st.st_ino) != inode_) {
+    return "the archive '" + path_ + "' was replaced by another file while the run wrote it";
+  }
+  return "";
 }
 
 void OutputLock::release() {

@@ -60,10 +60,11 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
 /// 0's pooled ensemble, the archive, progress and the CPU-time account.
 class Run {
  public:
-  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm)
+  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, const io::OutputLock* lock)
       : p_(p),
         command_line_(command_line),
         comm_(comm),
+        lock_(lock),
         progress_(p.run, rank_of(comm)),
         checkpoint_path_(p.run.output + ".ckpt") {
     rank_ = rank_of(comm);
@@ -135,6 +136,9 @@ class Run {
   void checkpoint();
   void restore(const io::RunCheckpoint& c);
   void finish();
+  /// Collective: stops the run (an error on rank 0, PeerError elsewhere) when rank 0 lost its
+  /// lock or the archive at run.output is no longer the file it writes.
+  void watch_output();
   [[nodiscard]] std::string ensemble_metric() const;
   /// The chains this rank speaks for: its own, or none on a group's non-leading ranks.
   [[nodiscard]] std::vector<run::Chain*> chains() const;
@@ -142,6 +146,8 @@ class Run {
   const run::Problem& p_;
   std::string command_line_;
   MPI_Comm comm_;
+  const io::OutputLock* lock_;           ///< rank 0's lock on the output (nullptr elsewhere)
+  std::optional<io::OutputWatch> watch_;  ///< rank 0: the archive file the run created
   int rank_ = 0;
   int size_ = 1;
   Progress progress_;
@@ -192,6 +198,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
     run_id_ = resume->run_id;
     restore(*resume);
     archive_.emplace(ArchiveWriter::reopen(p_, comm_));
+    if (rank_ == 0) watch_.emplace(p_.run.output);
     adam_epoch_ = resume->adam_epoch;
     if (rank_ == 0) {
       if (adam_epoch_ >= 0) {
@@ -205,6 +212,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
   } else {
     run_id_ = new_run_id(comm_);
     archive_.emplace(ArchiveWriter::create(p_, command_line_, run_id_, comm_));
+    if (rank_ == 0) watch_.emplace(p_.run.output);
     adam_epoch_ = retrofit ? 0 : -1;
   }
   const auto stopped = [&](int code) {
@@ -444,6 +452,7 @@ void Run::gather() {
   // Every trajectory's partial to rank 0, merged there in trajectory order; every rank writes
   // its own chains' rows; rank 0's pooled ensemble rewritten; the file flushed.
   mpi::quiet_barrier(comm_);  // ranks that arrive first wait without spinning (not counted as I/O)
+  watch_output();
   const double t0 = run::cpu_seconds();
   std::vector<Record> mine;
   for (auto& ch : chains_) {
@@ -477,6 +486,7 @@ void Run::checkpoint() {
   // one file with its pooled ensemble. The archive first records the checkpoint's number and is
   // flushed (H5Fflush on the MPI-IO driver syncs the file to disk), so a checkpoint never names
   // rows the archive on disk does not hold.
+  watch_output();
   const double t0 = run::cpu_seconds();
   const std::int64_t generation = generation_ + 1;
   archive_->file().attribute("/", run::layout::kCheckpointGeneration, generation);
@@ -517,6 +527,23 @@ void Run::checkpoint() {
   }
   generation_ = generation;
   comm_io_seconds_ += run::cpu_seconds() - t0;
+}
+
+void Run::watch_output() {
+  std::string problem;
+  if (rank_ == 0) {
+    if (lock_ != nullptr) problem = lock_->lost();
+    if (problem.empty() && watch_) problem = watch_->changed();
+  }
+  int bad = problem.empty() ? 0 : 1;
+  MPI_Bcast(&bad, 1, MPI_INT, 0, comm_);
+  if (bad == 0) return;
+  if (rank_ == 0) {
+    throw Error("the output changed under the run: " + problem +
+                "; the run stops here and keeps its last checkpoint '" + checkpoint_path_ +
+                "' (it can be resumed only into the archive it belongs to)");
+  }
+  throw PeerError("rank 0 found the output changed");
 }
 
 void Run::restore(const io::RunCheckpoint& c) {
@@ -663,6 +690,7 @@ void Run::finish() {
   const std::int64_t io_counts[2] = {f.transfers(), f.collective_transfers()};
   f.attribute("/", "io_transfers", io_counts[0]);
   f.attribute("/", "io_collective_transfers", io_counts[1]);
+  watch_output();  // the run's end: its checkpoint is removed next, so the archive must be the one written
   f.close();
   if (rank_ == 0) {
     // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
@@ -686,8 +714,9 @@ void Run::finish() {
 
 const char* simmer_version() { return SIMMER_VERSION; }
 
-int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume) {
-  Run r(problem, command_line, comm);
+int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
+        const io::OutputLock* lock) {
+  Run r(problem, command_line, comm, lock);
   return r.execute(resume);
 }
 

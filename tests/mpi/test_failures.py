@@ -16,6 +16,9 @@ cases: abort      an HDF5 write fails on one rank alone (rank 0, then rank 1; in
                   (exit 2) naming the output; the archive is whole
        early_kill SIGKILL of the whole job right after its first checkpoint appears: the
                   resumed archive still holds lambda_max and time_step_limit
+       watch      the archive deleted, the archive replaced by another file, and the lock file
+                  deleted while a run writes: the run stops within seconds (exit 1) naming what
+                  happened, and keeps its checkpoint (it used to exit 0 and delete it)
 """
 import os
 import shutil
@@ -164,5 +167,34 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"root attributes lost by the early kill: {missing}")
         print("early_kill: killed right after the first checkpoint; the resumed archive keeps lambda_max, "
               "time_step_limit and run_id")
+    elif CASE == "watch":
+        slow = st.opts(RUN, "--simmer.steps", "200000", "--ensemble.window", "1000", "--run.gather_interval", "200")
+        for what, needle in (("archive deleted", "was deleted while the run wrote it"),
+                             ("archive replaced", "was replaced by another file"),
+                             ("lock deleted", "lock file")):
+            out = os.path.join(tmp, what.replace(" ", "_") + ".h5")
+            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + slow + ["--output", out], env=ENV,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    start_new_session=True)
+            st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 200, 60, "the first simmering checkpoint")
+            if what == "archive deleted":
+                os.remove(out)
+            elif what == "archive replaced":
+                os.rename(out, out + ".moved")
+                shutil.copy(out + ".moved", out)  # the same bytes, another file
+            else:
+                os.remove(out + ".lock")
+            start = time.time()
+            try:
+                text = proc.communicate(timeout=60)[0]
+            except subprocess.TimeoutExpired:
+                st.kill_session(proc)
+                fail(f"{what}: the run did not stop within 60 s")
+            if proc.returncode != 1 or needle not in text:
+                fail(f"{what}: exit {proc.returncode} (expected 1), message without '{needle}':\n{text[-3000:]}")
+            if not os.path.exists(out + ".ckpt"):
+                fail(f"{what}: the run removed its checkpoint")
+            print(f"watch: {what}: stopped after {time.time() - start:.1f} s, exit 1, checkpoint kept")
+        print("watch: a deleted or replaced archive and a deleted lock file stop the run, which keeps its checkpoint")
     else:
         fail(f"unknown case {CASE}")

@@ -37,10 +37,27 @@ class OutputLock {
   OutputLock& operator=(const OutputLock&) = delete;
   /// Releases the lock and removes the lock file (what a finished run does).
   void release();
+  /// "" while this lock still guards its output; else why not: its lock file was deleted or
+  /// replaced (then a second run could take a lock of the same name and run beside this one).
+  [[nodiscard]] std::string lost() const;
 
  private:
   int fd_ = -1;
   std::string path_;
+};
+
+/// The output file a run created (rank 0), watched so the run notices when the archive at its
+/// path is deleted or replaced while it writes (its writes would go to a file nobody can see).
+class OutputWatch {
+ public:
+  /// Remembers the device and inode of `archive` (which must exist).
+  explicit OutputWatch(std::string archive);
+  /// "" while `archive` is still the file the run created; else what happened to it.
+  [[nodiscard]] std::string changed() const;
+
+ private:
+  std::string path_;
+  unsigned long long device_ = 0, inode_ = 0;
 };
 
 }  // namespace simmer::io

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "simmer/io/checkpoint_state.hpp"
+#include "simmer/io/output_lock.hpp"
 #include "simmer/run/problem.hpp"
 
 namespace simmer::mpi {
@@ -17,8 +18,11 @@ namespace simmer::mpi {
 /// process exit code (0 done, 3 stopped by SIGTERM/SIGUSR1 after a checkpoint, 4 time step above
 /// the stability limit). With `resume`, continues that checkpoint's run in the existing archive.
 /// Prints progress and the final table on rank 0.
+/// `lock` (rank 0's, or nullptr) guards the output: before every gather, checkpoint and the end
+/// the run checks that it still holds it and that the archive at run.output is still the file it
+/// writes, and otherwise stops with an error (exit 1), keeping its checkpoint.
 int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm,
-        const io::RunCheckpoint* resume = nullptr);
+        const io::RunCheckpoint* resume = nullptr, const io::OutputLock* lock = nullptr);
 
 /// This build's version (what archives and checkpoints record).
 const char* simmer_version();
