@@ -410,6 +410,17 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   for (const char* name : {"harmonic_loss_rise", "bayes_temperature", "temperature_over_bayes"}) {
     if (r0.has_attribute("/metrics", name)) f.attribute("/metrics", name, r0.attribute_real("/metrics", name));
   }
+  // The stiff modes' rise is T/2 x the mean eigenvalue count over trajectories: the inputs'
+  // values weighted by their trajectories.
+  const std::string stiff = "harmonic_loss_rise_stiff_modes";
+  if (std::all_of(inputs.begin(), inputs.end(),
+                  [&](const Input& in) { return in.reader->has_attribute("/metrics", stiff); })) {
+    double sum = 0.0;
+    for (const auto& in : inputs) {
+      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real("/metrics", stiff);
+    }
+    f.attribute("/metrics", stiff, sum / static_cast<double>(chains));
+  }
 }
 
 void write_archive(const std::vector<Input>& inputs, const std::string& path, const MergeOptions& o) {
@@ -643,6 +654,16 @@ void merge(const MergeOptions& o, std::ostream& out) {
                   "summary instead");
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
+    // The same run twice (or a copy of it) would count its trajectories twice.
+    const auto run_id = [](const Input& in) {
+      return in.reader->has_attribute("/", "run_id") ? in.reader->attribute_text("/", "run_id") : std::string();
+    };
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!run_id(inputs[i]).empty() && run_id(inputs[i]) == run_id(inputs[j])) {
+        throw Error("merge: '" + o.archives[j] + "' and '" + o.archives[i] + "' are the same run (run id " +
+                    run_id(inputs[i]) + "): its trajectories would be counted twice");
+      }
+    }
   }
 
   // Written next to the output and renamed at the end: no half-written archive under its name.

@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "simmer/cli/config.hpp"
@@ -61,6 +61,22 @@ void check_output(const cli::Invocation& inv) {
   }
   if (fs::exists(status) && !inv.overwrite) {
     throw option_error("run.output", out.string(), "exists; pass --overwrite to replace it");
+  }
+}
+
+/// The output must not be one of the run's own inputs (with --overwrite it would be replaced):
+/// the data files, the extra points, the INI file.
+void check_not_an_input(const cli::Invocation& inv) {
+  namespace fs = std::filesystem;
+  const std::string& out = inv.config.run.output;
+  auto inputs = cli::input_files(inv.config);
+  if (!inv.config_path.empty()) inputs.emplace_back("--config", inv.config_path);
+  std::error_code ec;
+  for (const auto& [key, path] : inputs) {
+    if (fs::exists(out, ec) && fs::exists(path, ec) && fs::equivalent(out, path, ec)) {
+      throw option_error("run.output", out,
+                         "is the run's own input (" + key + " '" + path + "'); choose another output");
+    }
   }
 }
 
@@ -117,8 +133,8 @@ void check_inputs(const std::string& recorded, const std::string& now, const std
     const Entry& is = it->second;
     if (was.size != is.size || was.sha != is.sha) {
       throw Error("--resume: the input file '" + is.path + "' (" + key + ") is not the one the run began with ('" +
-                  was.path + "', recorded in '" + ckpt + "'): size " + was.size + " -> " + is.size +
-                  " bytes, sha256 " + was.sha.substr(0, 16) + "... -> " + is.sha.substr(0, 16) +
+                  was.path + "', recorded in '" + ckpt + "'): size " + was.size + " -> " + is.size + " bytes, sha256 " +
+                  was.sha.substr(0, 16) + "... -> " + is.sha.substr(0, 16) +
                   "...; the archive's /data and the checkpoint came from the old contents: resume with the original "
                   "file (--data.path may name where it is now), or run again");
     }
@@ -205,17 +221,30 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     return io::fnv1a(reinterpret_cast<const unsigned char*>(kept.data()), kept.size());
   };
   if (config_hash(checkpoint.config_ini) != config_hash(archive_config)) {
-    char both[96];
-    std::snprintf(both, sizeof both, "%016llx vs %016llx",
-                  static_cast<unsigned long long>(config_hash(checkpoint.config_ini)),
-                  static_cast<unsigned long long>(config_hash(archive_config)));
-    throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive + "' (hash " +
-                both + "): the checkpoint is not this archive's");
+    // Name the keys (checkpoint vs archive), not only that they differ.
+    std::string keys;
+    try {
+      cli::Config in_checkpoint, in_archive;
+      cli::apply_ini(checkpoint.config_ini, ckpt, in_checkpoint);
+      cli::apply_ini(archive_config, archive + ":/config", in_archive);
+      for (const auto& d : cli::config_differences(in_checkpoint, in_archive)) {
+        if (!placement_key(d.substr(d.find('.') + 1, d.find(':') - d.find('.') - 1))) keys += "\n  " + d;
+      }
+    } catch (const std::exception&) {
+      keys = "\n  (one of them cannot be read back)";
+    }
+    throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive +
+                "' (checkpoint vs archive):" + keys + "\nthe checkpoint is not this archive's");
   }
   cli::Config stored;
   cli::apply_ini(checkpoint.config_ini, ckpt, stored);
   cli::Invocation again = cli::parse_command_line(argc, argv, &stored);
-  again.config.run.output = stored.run.output;  // --output is not a change of the run
+  if (again.config.run.output != stored.run.output && again.config.run.output != archive) {
+    throw Error("--resume: --output (or --run.output) '" + again.config.run.output +
+                "' cannot be given with --resume: a run continues in the archive it was resumed from ('" + archive +
+                "'); copy the archive and its checkpoint to the new place and resume the copy");
+  }
+  again.config.run.output = stored.run.output;  // (the archive's own path: set below)
   std::string differs;
   for (const auto& d : cli::config_differences(stored, again.config)) {
     // Placement: how the run reports, how many ranks share a gradient, where the input files
@@ -296,13 +325,15 @@ bool check_node_memory(const cli::Invocation& inv, const run::Problem& problem, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // From here a SIGTERM/SIGUSR1 only sets a flag: the run checks it at its first sync point (and
+  // a run refused before it starts exits as refused). First of all, so a signal sent right after
+  // launch (SLURM's preemption of a job that just started) cannot kill a rank.
+  mpi::install_signal_handlers();
   tune_allocator();
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  // From here a SIGTERM/SIGUSR1 only sets a flag: the run checks it at its first sync point.
-  mpi::install_signal_handlers();
   // HDF5's own error stacks are not printed: a failure becomes one simmer::Error that names the
   // call, the object and HDF5's innermost cause (io/h5.cpp).
   io::silence_hdf5_errors();
@@ -316,6 +347,7 @@ int main(int argc, char** argv) {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
     if (!inv.resume_path.empty()) resume = resume_invocation(argc, argv, inv);
+    if (rank == 0 && !inv.estimate_only) check_not_an_input(inv);
     inv.config = cli::validated(inv.config, size);
     if (rank == 0 && inv.resume_path.empty() && !inv.estimate_only) check_output(inv);
     // One run per output: a second one (or a second --resume) is refused at once.

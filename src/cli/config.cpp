@@ -874,7 +874,10 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require_finite(d.validation_fraction, "data.validation_fraction");
   require(d.validation_fraction >= 0.0 && d.validation_fraction <= 0.9, "data.validation_fraction",
           str(d.validation_fraction), "must be in [0, 0.9] (0: no validation set)");
-  require(d.sine_points >= 2, "data.sine_points", str(d.sine_points), "must be >= 2");
+  require(d.sine_points >= 2 && d.sine_points <= 100000000, "data.sine_points", str(d.sine_points),
+          "must be in [2, 1e8]");
+  require(d.source != "synthetic_higgs" || d.rows <= 100000000, "data.rows", str(d.rows),
+          "must be <= 1e8 generated rows (23 GB of features)");
   require_finite(d.sine_noise, "data.sine_noise");
   require(d.sine_noise >= 0.0, "data.sine_noise", str(d.sine_noise), "must be >= 0");
 
@@ -969,6 +972,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
   }
   require_finite(s.time_step, "simmer.time_step");
   require(s.time_step > 0.0, "simmer.time_step", str(s.time_step), "must be > 0");
+  // A step this small would take over 1e12 steps to move a parameter by one unit (and below
+  // ~1e-308 it is not even a normal double): a typo, not a choice.
+  require(s.time_step >= 1e-12, "simmer.time_step", str(s.time_step), "must be >= 1e-12");
   require(s.steps > 0, "simmer.steps", str(s.steps), "must be > 0");
   if (!ladder) {  // a ladder replaces the ramp: its keys are not used
     require_finite(s.T_initial, "simmer.T_initial");
@@ -986,6 +992,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
   // The highest temperature the run reaches (> 0 where one is needed).
   const double hottest = ladder ? s.ladder.back() : s.T_target;
   require(s.chain_length >= 1, "simmer.chain_length", std::to_string(s.chain_length), "must be >= 1");
+  // Chains of 3-10 links are what the literature uses; the archive records one mass per link in
+  // an attribute, which HDF5 limits to 64 kB.
+  require(s.chain_length <= 1000, "simmer.chain_length", std::to_string(s.chain_length), "must be <= 1000");
   const MassSpec masses = parse_masses(s.masses);
   if (!masses.values.empty()) {
     require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses", s.masses,
@@ -1030,8 +1039,10 @@ static Config validated_unmapped(const Config& config, int world_size) {
                 " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
   }
   require_one_of(s.curvature_report, "simmer.curvature_report", {"start", "start_end", "off"});
-  require(s.lanczos_steps >= 2, "simmer.lanczos_steps", std::to_string(s.lanczos_steps), "must be >= 2");
-  require(s.lanczos_probes >= 1, "simmer.lanczos_probes", std::to_string(s.lanczos_probes), "must be >= 1");
+  require(s.lanczos_steps >= 2 && s.lanczos_steps <= 1000, "simmer.lanczos_steps", std::to_string(s.lanczos_steps),
+          "must be in [2, 1000] (each step keeps a vector of every parameter)");
+  require(s.lanczos_probes >= 1 && s.lanczos_probes <= 1000, "simmer.lanczos_probes", std::to_string(s.lanczos_probes),
+          "must be in [1, 1000]");
   require_finite(s.dof_offset, "simmer.dof_offset");
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);

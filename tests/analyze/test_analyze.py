@@ -381,14 +381,19 @@ with tempfile.TemporaryDirectory() as tmp:
         # The merged archive is itself an archive: summary and predict read it.
         analyze(["summary", ab])
 
-        # A merged with itself twice: votes x2, chains x2.
+        # A merged with itself (or a copy of itself) would count its trajectories twice: refused.
         aa = os.path.join(tmp, "aa.h5")
-        analyze(["merge", a, a, "-o", aa])
-        with h5py.File(a, "r") as fa, h5py.File(aa, "r") as fm:
-            if not np.array_equal(fm["ensemble/test/votes"][()], 2 * fa["ensemble/test/votes"][()]):
-                fail("A+A votes are not 2x A's")
-            if fm["posterior/params"].shape[0] != 2 * fa["posterior/params"].shape[0]:
-                fail("A+A chains are not 2x A's")
+        a_copy = os.path.join(tmp, "a_copy.h5")
+        shutil.copy(a, a_copy)
+        for second in (a, a_copy):
+            p = analyze(["merge", a, second, "-o", aa], expect=None)
+            if p.returncode == 0 or "same run" not in p.stdout + p.stderr or os.path.exists(aa):
+                fail(f"merging an archive with {second} was not refused as the same run:\n{p.stdout}{p.stderr}")
+        with h5py.File(ab, "r") as fm, h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+            stiff = "harmonic_loss_rise_stiff_modes"
+            want = (2 * fa["metrics"].attrs[stiff] + 3 * fb["metrics"].attrs[stiff]) / 5
+            if stiff not in fm["metrics"].attrs or not np.isclose(fm["metrics"].attrs[stiff], want, rtol=1e-12):
+                fail(f"the merged archive lost or miscounted /metrics@{stiff}")
 
         # Regression: means and variances combine by Chan's formula.
         sa, sb = os.path.join(tmp, "sa.h5"), os.path.join(tmp, "sb.h5")

@@ -491,6 +491,15 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[ensemble]\nselect_by = accuracy", "ensemble.select_by", "'accuracy'"},
       {"[ensemble]\nselect_rule = two_se", "ensemble.select_rule", "'two_se'"},
       {"[simmer]\nmode = adam\n[adam]\nepochs = 0", "adam.epochs", "'0'"},
+      // Sizes and steps no run needs (issue 18): refused before they reach the archive or memory.
+      {"[simmer]\nchain_length = 1001", "simmer.chain_length", "'1001'"},
+      {"[simmer]\ntime_step = 1e-320", "simmer.time_step", "'1e-320'"},
+      {"[simmer]\nlanczos_steps = 5000", "simmer.lanczos_steps", "'5000'"},
+      {"[simmer]\nlanczos_probes = 1001", "simmer.lanczos_probes", "'1001'"},
+      {"[data]\nsine_points = 1000000000", "data.sine_points", "'1000000000'"},
+      {"[data]\nsource = synthetic_higgs\ntask = classification\nrows = 1000000000\n[model]\nloss = bce\n"
+       "architecture = 28-8-1",
+       "data.rows", "'1000000000'"},
   };
   for (const Case& c : cases) {
     INFO("config:\n" << c.ini);

@@ -47,6 +47,8 @@ cases:
   output_dir_not_writable  /proc (not writable even for root, whom permission bits do not stop)
                         and, where this process may mount, a read-only tmpfs
   output_exists         an existing output without --overwrite is refused and kept
+  output_is_input       --output naming the run's own data file or INI is refused, with --overwrite
+                        too, and the input is left as it was
   output_not_a_file     run.output a directory or a device (/dev/null), also with --overwrite
   absurd_sizes          a trajectory count, step count or ensemble no machine could hold is
                         refused naming the key (no overflowing estimate, no allocation)
@@ -567,6 +569,18 @@ def case_body(w, case):
         with open(out, "rb") as fh:
             check(fh.read() == before, f"the existing archive was modified\n{ctx}")
         print(f"ok: output exists: {errors[0].strip()}")
+    elif case == "output_is_input":
+        for what, target in (("the data file", w.data), ("the INI file", w.ini)):
+            with open(target, "rb") as fh:
+                before = fh.read()
+            p, cmd = run(2, ["--config", w.ini, "--output", target, "--overwrite"], w.tmp)
+            text = p.stdout + p.stderr
+            ctx = f"{cmd}\n--- output ---\n{text}"
+            check(p.returncode == 2, f"{what}: exit code {p.returncode}, expected 2\n{ctx}")
+            check("'run.output'" in text and "own input" in text, f"{what}: the message does not say so\n{ctx}")
+            with open(target, "rb") as fh:
+                check(fh.read() == before, f"{what} was modified\n{ctx}")
+            print(f"ok: output is {what}: refused, the input kept")
     elif case == "output_not_a_file":
         directory = w.path("a_directory")
         os.makedirs(directory)

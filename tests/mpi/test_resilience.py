@@ -224,6 +224,11 @@ with tempfile.TemporaryDirectory() as tmp:
         text = p.stdout + p.stderr
         if p.returncode == 0 or "simmer.time_step" not in text or "0.002" not in text:
             fail(f"a changed key was not refused with its name and values:\n{text}")
+        # --output with --resume is refused (it used to be ignored silently).
+        p = run(2, ["--resume", out, "--output", os.path.join(tmp, "elsewhere.h5")], check=False)
+        text = p.stdout + p.stderr
+        if p.returncode != 2 or "cannot be given with --resume" not in text:
+            fail(f"--output with --resume was not refused:\n{text}")
         # Another run's checkpoint (same configuration, other seed) is not this archive's.
         other = os.path.join(tmp, "other.h5")
         stopped_run(other, ["--run.seed", "2"])
