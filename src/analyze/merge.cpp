@@ -615,6 +615,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.put("/sample_stats/diverged_at_step", diverged, {C});
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute("/", "status", std::string(any_diverged ? "complete, with diverged trajectories" : "complete"));
+  f.mirror_attributes("/metrics");  // the scores under a checksum (attributes have none)
   f.attribute("/", "io_transfers", f.transfers());
   f.attribute("/", "io_collective_transfers", f.collective_transfers());
   f.close();

@@ -552,6 +552,10 @@ void summary(const std::string& archive, std::ostream& out) {
     health(r, run, out);
     return;
   }
+  for (const auto& line : r.attribute_mismatches("/metrics")) {
+    out << "WARNING   " << line << ": the attribute was damaged on disk (simmer_analyze verify); the "
+        << "checksummed copy is the run's\n";
+  }
   metrics_table(r, run, out);
   candidates(r, run, out);
   if (c.simmer.mode == "adam") return;  // no simmering: no draws, no drift

@@ -41,6 +41,15 @@ int verify(const std::string& archive, std::ostream& out) {
       out << "no checksum " << c.path << " (read back whole; nothing to verify it against)\n";
     }
   });
+  // Attributes have no checksum of their own: /metrics is compared with its checksummed copy.
+  std::vector<std::string> attributes;
+  try {
+    attributes = reader->attribute_mismatches("/metrics");
+  } catch (const std::exception& e) {
+    attributes.push_back(std::string("/metrics: its attributes cannot be read: ") + e.what());
+  }
+  for (const auto& line : attributes) out << "DAMAGED     " << line << "\n";
+  if (!attributes.empty()) damaged.push_back("/metrics attributes");
   out << datasets << " datasets, " << run::human_bytes(bytes);
   if (!damaged.empty()) {
     out << ": " << damaged.size() << " DAMAGED (";

@@ -7,7 +7,9 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "simmer/core/error.hpp"
@@ -334,6 +336,49 @@ std::int64_t ArchiveReader::attribute_integer(const std::string& object, const s
     fail("cannot read attribute '" + name + "' of " + object + " as an integer");
   }
   return v;
+}
+
+std::string render_attribute(double value) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  return buf;
+}
+
+std::string render_attribute(std::int64_t value) { return std::to_string(value); }
+
+std::string render_attribute(const AttributeValue& value) {
+  switch (value.kind) {
+    case AttributeValue::Kind::integer:
+      return render_attribute(value.integer);
+    case AttributeValue::Kind::real:
+      return render_attribute(value.real);
+    case AttributeValue::Kind::text:
+      break;
+  }
+  return value.text;
+}
+
+std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& group) const {
+  std::vector<std::string> out;
+  const std::string names_path = group + "/attribute_names", values_path = group + "/attribute_values";
+  if (!exists(names_path) || !exists(values_path)) return out;
+  const auto names = read_strings(names_path);
+  const auto values = read_strings(values_path);
+  if (names.size() != values.size()) {
+    out.push_back(group + ": attribute_names and attribute_values differ in length");
+    return out;
+  }
+  std::map<std::string, std::string> now;
+  for (const auto& a : attributes(group)) now[a.name] = render_attribute(a);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto it = now.find(names[i]);
+    if (it == now.end()) {
+      out.push_back(group + "@" + names[i] + " is missing (its checksummed copy: " + values[i] + ")");
+    } else if (it->second != values[i]) {
+      out.push_back(group + "@" + names[i] + " = " + it->second + " differs from its checksummed copy " + values[i]);
+    }
+  }
+  return out;
 }
 
 std::vector<AttributeValue> ArchiveReader::attributes(const std::string& object) const {

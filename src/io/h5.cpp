@@ -3,6 +3,7 @@
 #include <hdf5_hl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <numeric>
 
 #include "simmer/core/error.hpp"
+#include "simmer/io/archive_reader.hpp"
 
 namespace simmer::io {
 namespace {
@@ -427,7 +429,22 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
 
 }  // namespace
 
+void ParallelFile::mirror_attributes(const std::string& group) {
+  std::vector<std::string> names, values;
+  for (const auto& [name, value] : written_attributes_[group]) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  if (names.empty()) return;
+  put_strings(group + "/attribute_names", names);
+  put_strings(group + "/attribute_values", values);
+  attribute(group + "/attribute_values", "meaning",
+            std::string("the group's attributes (attribute_names) as text: a checksummed copy, which simmer_analyze "
+                        "verify compares with them"));
+}
+
 void ParallelFile::attribute(const std::string& object, const std::string& name, const std::string& value) {
+  written_attributes_[object][name] = value;
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
   check(H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
   check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
@@ -437,10 +454,12 @@ void ParallelFile::attribute(const std::string& object, const std::string& name,
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, std::int64_t value) {
+  written_attributes_[object][name] = render_attribute(value);
   write_attribute(file_.id(), object, name, H5T_NATIVE_INT64, &value);
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, double value) {
+  written_attributes_[object][name] = render_attribute(value);
   write_attribute(file_.id(), object, name, H5T_NATIVE_DOUBLE, &value);
 }
 

@@ -146,7 +146,7 @@ class Run {
   const run::Problem& p_;
   std::string command_line_;
   MPI_Comm comm_;
-  const io::OutputLock* lock_;           ///< rank 0's lock on the output (nullptr elsewhere)
+  const io::OutputLock* lock_;            ///< rank 0's lock on the output (nullptr elsewhere)
   std::optional<io::OutputWatch> watch_;  ///< rank 0: the archive file the run created
   int rank_ = 0;
   int size_ = 1;
@@ -662,6 +662,7 @@ void Run::finish() {
     }
   }
   write_report(f, p_, reports, report);
+  f.mirror_attributes("/metrics");  // the scores under a checksum (attributes have none)
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});

@@ -580,8 +580,9 @@ with tempfile.TemporaryDirectory() as tmp:
     elif CASE == "verify":
         simmer(2, opts(IRIS_SMALL, "--output", iris))
         simmer(2, opts(SINE_SMALL, "--ensemble.track", "0,1", "--output", sine))
-        merged = os.path.join(tmp, "merged.h5")
-        analyze(["merge", iris, iris, "-o", merged])
+        iris2, merged = os.path.join(tmp, "iris2.h5"), os.path.join(tmp, "merged.h5")
+        simmer(2, opts(IRIS_SMALL, "--run.seed", "2", "--output", iris2))
+        analyze(["merge", iris, iris2, "-o", merged])
         for path in (iris, sine, merged):
             # Every write path (creation, rows, report, merge) stores every dataset with a checksum.
             with h5py.File(path, "r") as f:
@@ -633,10 +634,35 @@ with tempfile.TemporaryDirectory() as tmp:
         if "/posterior/params" not in p.stderr or "Fletcher32" not in p.stderr or "verify" not in p.stderr:
             fail(f"export of a damaged dataset does not name it, the checksum and verify:\n{p.stderr}")
 
+        # A byte flipped inside a /metrics attribute (attributes have no checksum): found by
+        # comparing them with their checksummed copy; summary warns.
+        flipped = os.path.join(tmp, "flipped.h5")
+        shutil.copy(iris, flipped)
+        with h5py.File(flipped, "r") as f:
+            value = float(f["metrics"].attrs["ensemble_test_nll"])
+        raw = open(flipped, "rb").read()
+        pattern = struct.pack("<d", value)
+        if raw.count(pattern) != 1:
+            fail(f"the test expected the value of /metrics@ensemble_test_nll once in the file, found {raw.count(pattern)}")
+        at = raw.index(pattern)
+        with open(flipped, "r+b") as fh:
+            fh.seek(at + 5)
+            fh.write(bytes([raw[at + 5] ^ 0x10]))
+        p = analyze(["verify", flipped], expect=1)
+        if "DAMAGED     /metrics@ensemble_test_nll" not in p.stdout or "checksummed copy" not in p.stdout:
+            fail(f"verify did not find the flipped /metrics attribute:\n{p.stdout}")
+        p = analyze(["summary", flipped])
+        if "WARNING" not in p.stdout or "ensemble_test_nll" not in p.stdout:
+            fail(f"summary did not warn of the flipped /metrics attribute:\n{p.stdout}")
+
         # An archive written without checksums (as before them): 'no checksum', not damage.
         plain = os.path.join(tmp, "plain.h5")
         with h5py.File(iris, "r") as f, h5py.File(plain, "w") as g:
-            f.visititems(lambda n, o: g.create_dataset(n, data=o[()]) if isinstance(o, h5py.Dataset) else None)
+            # (before checksums there was no checksummed copy of /metrics either)
+            def copy(n, o):  # (returns None: visititems stops at the first value returned)
+                if isinstance(o, h5py.Dataset) and not n.startswith("metrics/attribute_"):
+                    g.create_dataset(n, data=o[()])
+            f.visititems(copy)
             names = []
             g.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
         p = analyze(["verify", plain])

@@ -26,6 +26,12 @@ struct AttributeValue {
   double real = 0.0;
 };
 
+/// The text an attribute's value is mirrored as (ParallelFile::mirror_attributes): reals with 17
+/// significant digits, integers in decimal, text as it is.
+std::string render_attribute(double value);
+std::string render_attribute(std::int64_t value);
+std::string render_attribute(const AttributeValue& value);
+
 /// An HDF5 file (its signature is there) that HDF5 cannot open: truncated or damaged.
 class DamagedFile : public Error {
  public:
@@ -101,6 +107,10 @@ class ArchiveReader {
   [[nodiscard]] std::int64_t attribute_integer(const std::string& object, const std::string& name) const;
   /// Every scalar text/integer/real attribute of an object, in creation order.
   [[nodiscard]] std::vector<AttributeValue> attributes(const std::string& object) const;
+  /// `group`'s attributes against their checksummed copy (<group>/attribute_names and
+  /// attribute_values, ParallelFile::mirror_attributes): one line per attribute that differs or
+  /// is missing; empty when they agree or the group has no copy (archives before it).
+  [[nodiscard]] std::vector<std::string> attribute_mismatches(const std::string& group) const;
 
  private:
   [[noreturn]] void fail(const std::string& what) const;

@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,6 +121,11 @@ class ParallelFile {
   void attribute(const std::string& object, const std::string& name, const std::string& value);
   void attribute(const std::string& object, const std::string& name, std::int64_t value);
   void attribute(const std::string& object, const std::string& name, double value);
+  /// Collective. HDF5 gives attributes no checksum: `group`'s attributes written through this
+  /// file are copied into the checksummed string datasets <group>/attribute_names and
+  /// <group>/attribute_values (render_attribute's text), which simmer_analyze verify compares
+  /// with the attributes (a flipped byte in /metrics is then found, not printed as a score).
+  void mirror_attributes(const std::string& group);
 
   /// Collective. Makes `scale_path` (1-D) a dimension scale named `dim_name` and attaches it to
   /// axis `axis` of each dataset in `datasets`.
@@ -148,6 +154,8 @@ class ParallelFile {
   std::string path_;
   std::int64_t transfers_ = 0;
   std::int64_t collective_ = 0;
+  /// Every attribute written, as render_attribute's text: object -> name -> value.
+  std::map<std::string, std::map<std::string, std::string>> written_attributes_;
 };
 
 /// Collective. The ArviZ-style coordinates of an archive: /posterior/{chain,draw,param} and
