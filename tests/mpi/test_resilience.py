@@ -224,6 +224,21 @@ with tempfile.TemporaryDirectory() as tmp:
         text = p.stdout + p.stderr
         if p.returncode == 0 or "simmer.time_step" not in text or "0.002" not in text:
             fail(f"a changed key was not refused with its name and values:\n{text}")
+        # An archive whose /config no longer matches its checkpoint's: refused naming the key and
+        # both values (it used to name two hashes).
+        shutil.copy(out, out + ".keep")
+        with h5py.File(out, "r+") as f:
+            config = f["config"][0].decode()
+            edited = config.replace("time_step = 0.002", "time_step = 0.0015")
+            if edited == config:
+                fail("the test could not find time_step = 0.002 in /config")
+            del f["config"]
+            f["config"] = np.array([edited.encode()])
+        p = run(2, ["--resume", out], check=False)
+        text = p.stdout + p.stderr
+        if p.returncode != 2 or "simmer.time_step: '0.002' vs '0.0015'" not in text:
+            fail(f"a checkpoint/archive configuration mismatch does not name the key and values:\n{text}")
+        shutil.copy(out + ".keep", out)
         # --output with --resume is refused (it used to be ignored silently).
         p = run(2, ["--resume", out, "--output", os.path.join(tmp, "elsewhere.h5")], check=False)
         text = p.stdout + p.stderr
