@@ -151,6 +151,20 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
   setup.sets = {{nullptr, &train_labels}, {nullptr, &test_labels}};
   Rng rng(9);
   std::vector<TrajectoryDiagnostics> chains(3, TrajectoryDiagnostics(setup));
+  // By hand: every member's softmax summed per set, and the votes of each block of the window.
+  Matrix softmax_sum[2] = {Matrix::Zero(4, 3), Matrix::Zero(2, 3)};
+  Eigen::MatrixXi block_votes[2][2] = {{Eigen::MatrixXi::Zero(4, 3), Eigen::MatrixXi::Zero(4, 3)},
+                                       {Eigen::MatrixXi::Zero(2, 3), Eigen::MatrixXi::Zero(2, 3)}};
+  const auto by_hand = [&](int set, std::int64_t step, const Matrix& logits) {
+    for (Index i = 0; i < logits.rows(); ++i) {
+      const double top = logits.row(i).maxCoeff();
+      const Eigen::RowVectorXd e = (logits.row(i).array() - top).exp().matrix();
+      softmax_sum[set].row(i) += e / e.sum();
+      Index best = 0;
+      logits.row(i).maxCoeff(&best);
+      block_votes[set][setup.block_of(step)](i, best) += 1;
+    }
+  };
   for (auto& d : chains) {
     d.start(Vector(Vector::Zero(4)));
     for (std::int64_t s = 0; s < 10; ++s) {
@@ -161,23 +175,44 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
       for (Index i = 0; i < b.size(); ++i) b.data()[i] = rng.normal();
       d.member_predictions(0, view(a));
       d.member_predictions(1, view(b));
+      by_hand(0, s, a);
+      by_hand(1, s, b);
       d.member_done(Vector(Vector::Zero(4)), 1.0);
     }
   }
-  const auto pooled = [&] {
+  const auto pooled = [&](const std::vector<std::size_t>& order) {
     PooledDiagnostics p(setup);
-    for (const auto& d : chains) {
+    for (const std::size_t c : order) {
       ByteWriter w;
-      d.save_partials(w);
+      chains[c].save_partials(w);
       ByteReader r(w.bytes().data(), w.bytes().size(), "partials");
       p.merge(r);
     }
     return p;
   };
-  const PooledDiagnostics p1 = pooled(), p2 = pooled();
-  CHECK(p1.probabilities(1) == p2.probabilities(1));
-  CHECK((p1.probabilities(0).rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-12);
-  const auto blocks = p1.block_metric(1);
-  REQUIRE(blocks.size() == 2);
-  for (const double acc : blocks) CHECK((acc >= 0.0 && acc <= 1.0));
+  const PooledDiagnostics p1 = pooled({0, 1, 2}), p2 = pooled({0, 1, 2}), reversed = pooled({2, 1, 0});
+  for (int set = 0; set < 2; ++set) {
+    INFO("set " << set);
+    CHECK(p1.probabilities(set) == p2.probabilities(set));  // the same order, the same bits
+    // The mean softmax of all 30 members, as summed by hand (Welford's merge rounds differently).
+    CHECK((p1.probabilities(set) - softmax_sum[set] / 30.0).cwiseAbs().maxCoeff() < 1e-14);
+    // Another order rounds differently: why the run merges in trajectory order, whatever the ranks.
+    CHECK((reversed.probabilities(set) - softmax_sum[set] / 30.0).cwiseAbs().maxCoeff() < 1e-14);
+  }
+  CHECK((p1.probabilities(0) != reversed.probabilities(0) || p1.probabilities(1) != reversed.probabilities(1)));
+  // Each block's ensemble metric: the accuracy of that block's pooled vote, counted by hand.
+  for (int set = 0; set < 2; ++set) {
+    const auto& labels = set == 0 ? train_labels : test_labels;
+    const auto blocks = p1.block_metric(set);
+    REQUIRE(blocks.size() == 2);
+    for (std::size_t b = 0; b < 2; ++b) {
+      double correct = 0.0;
+      for (Index i = 0; i < block_votes[set][b].rows(); ++i) {
+        Index winner = 0;
+        block_votes[set][b].row(i).maxCoeff(&winner);  // the first maximum: the lowest class on a tie
+        correct += winner == labels[static_cast<std::size_t>(i)] ? 1.0 : 0.0;
+      }
+      CHECK(blocks[b] == Approx(correct / static_cast<double>(labels.size())));
+    }
+  }
 }
