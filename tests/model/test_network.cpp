@@ -77,6 +77,30 @@ TEST_CASE("initialisers have the documented statistics", "[init]") {
     CHECK(std::abs(mean) < 0.01 * sigma);
     CHECK(sd == Approx(sigma).epsilon(0.01));
     (void)amax;
+    // The segment structure (SIMMERING.md §6), which plain Glorot normal does not have: weight i
+    // belongs to segment i mod fan_in of [-2 sigma, 2 sigma] and is drawn around that segment's
+    // midpoint (contracted so the layer's sd is Glorot's) with sd sigma / fan_in.
+    const double segments = static_cast<double>(fan_in);
+    const double seg_width = 4.0 * sigma / segments, width = sigma / segments;
+    const double contraction =
+        std::sqrt((sigma * sigma - width * width) / (seg_width * seg_width * (segments * segments - 1.0) / 12.0));
+    double previous = -1e300;
+    for (Index j = 0; j < fan_in; ++j) {
+      double sum = 0.0, sum2 = 0.0;
+      for (Index k = 0; k < fan_out; ++k) sum += w[static_cast<std::size_t>(k * fan_in + j)];
+      const double group_mean = sum / static_cast<double>(fan_out);
+      for (Index k = 0; k < fan_out; ++k) {
+        const double d = w[static_cast<std::size_t>(k * fan_in + j)] - group_mean;
+        sum2 += d * d;
+      }
+      const double group_sd = std::sqrt(sum2 / static_cast<double>(fan_out - 1));
+      const double midpoint = contraction * (-2.0 * sigma + (static_cast<double>(j) + 0.5) * seg_width);
+      INFO("segment " << j);
+      CHECK(std::abs(group_mean - midpoint) < 5.0 * width / std::sqrt(static_cast<double>(fan_out)));
+      CHECK(group_sd == Approx(width).epsilon(0.25));
+      CHECK(group_mean > previous);  // the segments' centres rise with j
+      previous = group_mean;
+    }
   }
 }
 
