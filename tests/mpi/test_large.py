@@ -75,6 +75,11 @@ def case_lenet(tmp):
         m = f["metrics"].attrs
         print(f"  lenet: posterior {params.shape} {params.dtype}, votes ok; test accuracy Adam "
               f"{m.get('baseline_test_accuracy_mean')}, ensemble {m.get('ensemble_test_accuracy')}")
+        # The images are separable (a bright square whose place is the class): something must be
+        # learnt (chance is 0.1; 1.0 measured).
+        if not (m["baseline_test_accuracy_mean"] >= 0.8 and m["ensemble_test_accuracy"] >= 0.8):
+            fail(f"lenet: test accuracy Adam {m['baseline_test_accuracy_mean']}, ensemble "
+                 f"{m['ensemble_test_accuracy']}: below 0.8 on separable images")
 
 
 def write_higgs_csv(path, n, rng):
@@ -117,6 +122,11 @@ def case_higgs(tmp):
                 fail(f"{name}: train loss trace is empty or not finite")
             print(f"  higgs {name}: posterior {p.shape} {p.dtype}, votes ok, "
                   f"{f['metrics'].attrs.get('ensemble_test_accuracy')} ensemble test accuracy")
+            # The CSV's labels follow a noisy logistic rule of three features: it must be learnt
+            # (0.76 measured; about half the rows are each class). The synthetic set's 300 rows
+            # are too few for this network to beat its 53 % majority reliably: not checked here.
+            if name == "csv" and not f["metrics"].attrs["ensemble_test_accuracy"] >= 0.65:
+                fail(f"higgs csv: ensemble test accuracy {f['metrics'].attrs['ensemble_test_accuracy']} < 0.65")
 
 
 def case_budget(tmp):
