@@ -161,10 +161,16 @@ with tempfile.TemporaryDirectory() as tmp:
             time.sleep(0.01)
         st.kill_session(proc)
         ok(2, ["--resume", out])
-        with h5py.File(out, "r") as f:
+        straight = os.path.join(tmp, "straight.h5")
+        ok(2, RUN + ["--output", straight])
+        with h5py.File(out, "r") as f, h5py.File(straight, "r") as g:
             missing = [k for k in ("lambda_max", "time_step_limit", "run_id") if k not in f.attrs]
             if missing:
                 fail(f"root attributes lost by the early kill: {missing}")
+            # Not only there: the values of the uninterrupted run (they used to be checked for presence only).
+            for k in ("lambda_max", "time_step_limit"):
+                if f.attrs[k] != g.attrs[k]:
+                    fail(f"the resumed run's {k} {f.attrs[k]} differs from the uninterrupted run's {g.attrs[k]}")
         print("early_kill: killed right after the first checkpoint; the resumed archive keeps lambda_max, "
               "time_step_limit and run_id")
     elif CASE == "watch":
