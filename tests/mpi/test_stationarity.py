@@ -17,11 +17,9 @@ cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
                     warned about and keeps sampling: no divergence, all members
 """
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import h5py
 import numpy as np
