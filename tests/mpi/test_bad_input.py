@@ -68,13 +68,11 @@ lands; once it passes the entry must be removed.
 """
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import h5py
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)

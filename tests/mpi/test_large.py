@@ -12,10 +12,8 @@ cases: lenet     LeNet-5 on small IDX files the test writes (gzip images, plain 
                  the file system lacks the room; float32 halves /posterior/params
        badidx    a truncated IDX file and a missing one stop the run with a message naming it
 """
-import gzip
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile

@@ -28,7 +28,6 @@ cases: kill        SIGKILL the whole job mid-run, resume with another rank count
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
