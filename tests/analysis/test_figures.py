@@ -66,6 +66,21 @@ def check_outputs(prefix, what):
             fail(f"{what}: {path} has {size} bytes (expected > {least})")
         else:
             print(f"ok   {what}: {os.path.basename(path)} {size} bytes")
+    if os.path.exists(png):
+        # Not only a file: a figure with something drawn in it (issue 19: the sizes alone passed an
+        # empty figure). Measured: two empty axes with titles and labels ink 1.4 % of the pixels,
+        # none in colour; the figures here ink 7-61 %, 1.7-57 % in colour.
+        import matplotlib.image
+        import numpy as np
+        img = matplotlib.image.imread(png)[..., :3]
+        inked = float(np.mean(np.any(img < 0.95, axis=-1)))
+        colours = len(np.unique((img * 255).astype(np.uint8).reshape(-1, 3), axis=0))
+        coloured = float(np.mean(np.ptp(img, axis=-1) > 0.1))  # not grey: the data, not the axes
+        print(f"     {os.path.basename(png)}: {img.shape[1]}x{img.shape[0]} px, {100 * inked:.1f} % inked, "
+              f"{100 * coloured:.1f} % coloured, {colours} colours")
+        if min(img.shape[:2]) < 300 or inked < 0.04 or coloured < 0.005:
+            fail(f"{what}: {png} looks empty ({img.shape[1]}x{img.shape[0]} px, {100 * inked:.1f} % inked, "
+                 f"{100 * coloured:.2f} % coloured, {colours} colours)")
 
 
 def expect_figure(script, args, prefix, cwd):
