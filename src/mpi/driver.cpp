@@ -667,9 +667,6 @@ void Run::finish() {
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
   const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
-  f.attribute("/", "status", std::string(any ? "complete, with diverged trajectories" : "complete"));
-  // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
-  f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
 
   // Where the CPU time went, summed over ranks.
   double steps = 0.0, evals = 0.0;
@@ -691,7 +688,13 @@ void Run::finish() {
   const std::int64_t io_counts[2] = {f.transfers(), f.collective_transfers()};
   f.attribute("/", "io_transfers", io_counts[0]);
   f.attribute("/", "io_collective_transfers", io_counts[1]);
-  watch_output();  // the run's end: its checkpoint is removed next, so the archive must be the one written
+  // The run's end: its checkpoint is removed next, so the archive must be the one it wrote and
+  // the lock still its own before the archive is called complete (else it stays "running" and
+  // the checkpoint resumable).
+  watch_output();
+  f.attribute("/", "status", std::string(any ? "complete, with diverged trajectories" : "complete"));
+  // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
+  f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
   f.close();
   if (rank_ == 0) {
     // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
