@@ -79,8 +79,6 @@ import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archiv
 
 SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 ENV = st.ENV
-PROVENANCE = st.PROVENANCE
-same = st.same
 SKIP = 77
 SANITIZED = os.environ.get("SIMMER_TEST_SANITIZED") == "1"
 
@@ -230,32 +228,9 @@ class Workspace:
         return out, p.stdout, p.stderr
 
 
-def all_objects(f):
-    out = {}
-    f.visititems(lambda name, obj: out.__setitem__(name, obj))
-    return out
-
-
-
 def same_archive(a_path, b_path):
-    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        oa, ob = all_objects(a), all_objects(b)
-        check(sorted(oa) == sorted(ob), f"{a_path} and {b_path} hold different objects")
-        for name, obj in oa.items():
-            other = ob[name]
-            for k, v in obj.attrs.items():
-                if k in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id"):
-                    continue
-                check(same(v, other.attrs[k]), f"attribute {name}@{k} differs")
-            if name == "config":  # differs only in run.output, the file's own name
-                strip = lambda t: [l for l in t.decode().splitlines() if not l.startswith("output")]
-                check(strip(obj[0]) == strip(other[0]), "/config differs beyond run.output")
-                continue
-            if isinstance(obj, h5py.Dataset):
-                check(obj[()].tobytes() == other[()].tobytes(), f"dataset /{name} differs")
-        for k, v in a.attrs.items():
-            if k not in PROVENANCE:
-                check(same(v, b.attrs[k]), f"root attribute {k} differs")
+    """The one archive comparison of the tests (both directions: objects, attributes, bytes)."""
+    st.compare_archives(a_path, b_path)
 
 
 def try_mount_readonly(where):
