@@ -286,8 +286,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     if (n > 0) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
           << " Hessian eigenvalues above T at the start";
-      const double stiff = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
-      if (std::isfinite(stiff)) out << " give " << printf_string("%.4g", stiff);
+      const double rise = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
+      if (std::isfinite(rise)) out << " give " << printf_string("%.4g", rise);
     }
     out << "\n";
   }

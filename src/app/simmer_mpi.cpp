@@ -281,6 +281,10 @@ std::string after_failure(const cli::Invocation& inv) {
     text += "the last checkpoint '" + out + ".ckpt' is intact: resume with\n  simmer_mpi --resume " + out +
             "\nor, to continue on another file system, copy both files there first:\n  cp " + out + " " + out +
             ".ckpt NEWDIR/ && simmer_mpi --resume NEWDIR/" + fs::path(out).filename().string() + "\n";
+  } else if (!fs::exists(out, ec)) {
+    text +=
+        "no checkpoint was written before the failure, and the partly created archive was removed: the run "
+        "must start again\n";
   } else {
     text += "no checkpoint was written before the failure: the run must start again\n";
   }
@@ -435,6 +439,11 @@ int main(int argc, char** argv) {
       } else {
         std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0 reports and aborts first
       }
+      // Nothing left to resume or to guard (a failed creation removed its archive): the lock
+      // file goes too, so the output directory is as it was before the run.
+      std::error_code ec;
+      const std::string& out = inv.config.run.output;
+      if (lock && !std::filesystem::exists(out, ec) && !std::filesystem::exists(out + ".ckpt", ec)) lock->release();
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }

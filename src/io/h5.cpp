@@ -141,8 +141,8 @@ Handle group_plist() {
 }
 
 /// Fault injection for the error-path tests: SIMMER_TEST_FAIL_WRITE="DATASET:N:RANK" makes the
-/// N-th (1-based) row write to DATASET throw on RANK alone, with the dataset open, while the
-/// other ranks go on into the collective transfer: the situation that used to hang the job.
+/// N-th (1-based) row write (or whole-dataset write from rank 0) to DATASET throw on RANK alone, with the dataset open,
+/// while the other ranks go on into the collective transfer: the situation that used to hang the job.
 void injected_failure(const std::string& path, int rank) {
   static const char* spec = std::getenv("SIMMER_TEST_FAIL_WRITE");
   static int seen = 0;
@@ -290,6 +290,7 @@ void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_
 
 void ParallelFile::write_from_root(const std::string& path, const void* data, Type type) {
   Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
+  injected_failure(path, rank_);
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(fspace.id());
   if (n == 0) return;  // nothing to write; no rank writes

@@ -90,7 +90,8 @@ OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
 
 std::string OutputLock::lost() const {
   if (fd_ < 0) return "";
-  struct stat held {}, named {};
+  struct stat held {
+  }, named{};
   if (::fstat(fd_, &held) != 0) return "its lock could not be checked (" + std::string(std::strerror(errno)) + ")";
   if (::stat(path_.c_str(), &named) != 0) {
     return "its lock file '" + path_ + "' was deleted, so another run could take the output";

@@ -1,9 +1,11 @@
 #include "simmer/mpi/archive_writer.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 
+#include "simmer/io/output_lock.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/run/archive_layout.hpp"
 
@@ -55,8 +57,24 @@ ArchiveWriter ArchiveWriter::reopen(const run::Problem& p, MPI_Comm comm) {
 ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
                                     MPI_Comm comm) {
   ArchiveWriter w(io::ParallelFile::create(p.run.output, comm, true), p, comm);
-  auto& f = w.file_;
-  const ArchiveShape& shape = w.shape_;
+  // This run made the file (exclusively), so a failure before it is a whole archive removes it
+  // (an HDF5 error, a full disk): the path is checked to be still that file. Unlinking needs no
+  // collective call, so the failing rank does it alone and the error goes on to MPI_Abort.
+  const io::OutputWatch made(p.run.output);
+  try {
+    w.write_schema(command_line, run_id);
+  } catch (...) {
+    if (made.changed().empty()) ::unlink(p.run.output.c_str());
+    throw;
+  }
+  return w;
+}
+
+void ArchiveWriter::write_schema(const std::string& command_line, const std::string& run_id) {
+  const run::Problem& p = *p_;
+  const MPI_Comm comm = comm_;
+  auto& f = file_;
+  const ArchiveShape& shape = shape_;
   const std::int64_t C = shape.chains, D = shape.draws, P = shape.parameters;
   int size = 1;
   MPI_Comm_size(comm, &size);
@@ -208,7 +226,6 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   }
   f.create_group("/metrics");
   f.flush();
-  return w;
 }
 
 void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -34,6 +35,17 @@ constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stabi
 volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
+
+/// Test hook: SIMMER_TEST_SIGNAL_AT=N raises SIGUSR1 on rank 0 at the first stop poll at or after
+/// simmering step N (once), so a test stops a run at a known step however fast the machine is.
+/// The handler and the collective stop that follow are the real ones.
+void injected_signal(std::int64_t step, int rank) {
+  static const char* at = std::getenv("SIMMER_TEST_SIGNAL_AT");
+  static bool raised = false;
+  if (at == nullptr || raised || rank != 0 || step < std::atoll(at)) return;
+  raised = true;
+  std::raise(SIGUSR1);
+}
 
 /// A fresh run's identity: 128 random bits from rank 0, as 32 hex digits, on every rank.
 std::string new_run_id(MPI_Comm comm) {
@@ -101,8 +113,8 @@ class Run {
     }
     if (rank_ == 0) {
       // One pooled ensemble per simmering stage; a stage's tracked members follow the earlier ones'.
-      for (std::int64_t k = 0; k < p.stages(); ++k) {
-        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, k * p.members_per_stage());
+      for (std::int64_t stage = 0; stage < p.stages(); ++stage) {
+        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, stage * p.members_per_stage());
       }
     }
   }
@@ -411,7 +423,9 @@ int Run::simmer_phase() {
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync});
     for (auto& ch : chains_) ch->advance_to(end);
     step_ = end;
-    const int signal = stop_signal(end == next_sync || end == steps);
+    const bool poll = end == next_sync || end == steps;
+    if (poll) injected_signal(end, rank_);
+    const int signal = stop_signal(poll);
     if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
     // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
     const auto stage = static_cast<std::size_t>(p_.stage_of(end - 1));

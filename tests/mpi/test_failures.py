@@ -16,6 +16,9 @@ cases: abort      an HDF5 write fails on one rank alone (rank 0, then rank 1; in
                   (exit 2) naming the output; the archive is whole
        early_kill SIGKILL of the whole job right after its first checkpoint appears: the
                   resumed archive still holds lambda_max and time_step_limit
+       create     an HDF5 write failing on rank 0, then rank 1, while the archive is created:
+                  exit 1 naming the dataset, the partial file removed (and rank 0's lock when it
+                  failed itself), and the next run on the same output completes
        watch      the archive deleted, the archive replaced by another file, and the lock file
                   deleted while a run writes: the run stops within seconds (exit 1) naming what
                   happened, and keeps its checkpoint (it used to exit 0 and delete it)
@@ -202,5 +205,32 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"{what}: the run removed its checkpoint")
             print(f"watch: {what}: stopped after {time.time() - start:.1f} s, exit 1, checkpoint kept")
         print("watch: a deleted or replaced archive and a deleted lock file stop the run, which keeps its checkpoint")
+    elif CASE == "create":
+        # The archive is created collectively; a write failing on one rank in the middle of it
+        # used to leave a file at the output that was no archive (nothing to resume, and in the
+        # way of the next run without --overwrite).
+        for rank in (0, 1):
+            out = os.path.join(tmp, f"create{rank}.h5")
+            p, text, seconds = mpirun(2, RUN + ["--output", out], {"SIMMER_TEST_FAIL_WRITE": f"/data/train/x:1:{rank}"})
+            if p.returncode != 1 or f"error on rank {rank}" not in text or "/data/train/x" not in text:
+                fail(f"a write failing on rank {rank} while the archive was created did not end the job with exit 1 "
+                     f"naming the dataset (exit {p.returncode}):\n{text[-3000:]}")
+            left = sorted(n for n in os.listdir(tmp) if n.startswith(f"create{rank}.h5"))
+            # Rank 0 holds the lock; it removes it when it is the rank that failed (a rank
+            # failing elsewhere aborts rank 0 inside a collective call: the lock file, no
+            # longer locked, stays and takes no part in the next run).
+            allowed = [] if rank == 0 else [f"create{rank}.h5.lock"]
+            if [n for n in left if n not in allowed]:
+                fail(f"a failed creation on rank {rank} left {left} at the output")
+            if rank == 0 and "the partly created archive was removed" not in text:
+                fail(f"rank 0's report does not say the partial archive was removed:\n{text[-2000:]}")
+            # The same output, without --overwrite, now runs.
+            ok(2, st.opts(RUN, "--simmer.steps", "600", "--ensemble.window", "300", "--ensemble.count", "20",
+                          "--output", out))
+            with h5py.File(out, "r") as f:
+                if f.attrs["status"] not in ("complete", b"complete"):
+                    fail(f"the run after the failed creation says status {f.attrs['status']}")
+            print(f"create: a write failing on rank {rank} during creation: exit 1 after {seconds:.1f} s, "
+                  f"left {left or 'nothing'}; the next run on the output completed")
     else:
         fail(f"unknown case {CASE}")

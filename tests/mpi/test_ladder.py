@@ -184,9 +184,9 @@ with tempfile.TemporaryDirectory() as tmp:
                     fail(f"draws of rung {k} are not at its temperature {temperature}")
             if not np.all(np.diff(f["sample_stats/step"][0]) > 0):
                 fail("the draws are not in step order")
-        # Stopped mid-ladder (a checkpoint in the second rung) on 2 ranks, resumed on 1.
+        # Stopped mid-ladder (step 550, in the second rung, between checkpoints) on 2 ranks, resumed on 1.
         st.stopped_and_resumed(SIMMER, LADDER, os.path.join(tmp, "resumed.h5"), [], [], "the ladder run",
-                               at_step=500)
+                               at_step=550)
         print("identical: a ladder run is bit-identical at -n 1, 2, 4 and stopped mid-ladder and resumed")
     elif CASE == "select":
         for rule in ("best", "one_se"):

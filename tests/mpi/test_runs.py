@@ -51,10 +51,10 @@ def run(ranks, args, expect_ok=True):
 
 
 def stopped_and_resumed(base, out, stop_extra, resume_extra, what):
-    """`base` at 1500 steps, stopped at a checkpoint at step 250 or later and resumed
+    """`base` at 1500 steps, stopped by SIGUSR1 at step 300 (between checkpoints) and resumed
     (simmer_test.stopped_and_resumed)."""
     args = st.opts(base, "--simmer.steps", "1500")
-    st.stopped_and_resumed(SIMMER, args, out, stop_extra, resume_extra, what, at_step=250)
+    st.stopped_and_resumed(SIMMER, args, out, stop_extra, resume_extra, what)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +112,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail("ensemble.store_dtype = float64 did not store float64")
             if not np.array_equal(f["posterior/params"][()].astype(np.float32), g["posterior/params"][()]):
                 fail("the float64 copy of a float32 run's members differs from the float32 one")
-        # Stopped by SIGUSR1 at a checkpoint on 2 ranks, resumed on 1: the same bits.
+        # Stopped by SIGUSR1 between checkpoints on 2 ranks, resumed on 1: the same bits.
         stopped_and_resumed(f32, os.path.join(tmp, "f32_resumed.h5"), [], [], "the float32 run")
         # float32 against float64 on a short Iris ab initio run (8 trajectories, 3000 steps).
         short = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),

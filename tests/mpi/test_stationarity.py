@@ -163,10 +163,10 @@ with tempfile.TemporaryDirectory() as tmp:
             run(SIMMER, ranks, args + ["--output", paths[-1]])
         compare_archives(paths[0], paths[1])
         compare_archives(paths[0], paths[2])
-        # Stopped by SIGUSR1 at a simmering checkpoint (exit 3 required: a run that ended before the
-        # signal used to pass quietly), resumed on 1 rank: the same bits.
+        # Stopped by SIGUSR1 at step 550, between checkpoints (exit 3 and a checkpoint at 550
+        # required), resumed on 1 rank: the same bits.
         st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
-                               at_step=500)
+                               at_step=550)
         print("identical: prior + Langevin + thermal start bit-identical on 1, 2, 3 ranks and across a stop and resume")
 
     elif CASE == "uncertainty":

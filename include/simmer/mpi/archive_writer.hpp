@@ -58,7 +58,9 @@ class ArchiveWriter {
   /// Creates the archive, exclusively (it must not exist: --overwrite removed an old one):
   /// provenance (`command_line`, the rank count, `run_id`, status "running"), /config, /data,
   /// /model, and every per-chain dataset (NaN until written). Every dataset carries a
-  /// Fletcher-32 checksum per chunk (io::ParallelFile::create_dataset).
+  /// Fletcher-32 checksum per chunk (io::ParallelFile::create_dataset). If anything after the
+  /// file's creation fails (on any rank), that rank removes the partly written file before the
+  /// error goes on: no file that is not a whole archive is left at the output.
   static ArchiveWriter create(const run::Problem& p, const std::string& command_line, const std::string& run_id,
                               MPI_Comm comm);
   /// Reopens an archive to continue a run (resume); its status says "running" again.
@@ -85,6 +87,8 @@ class ArchiveWriter {
 
  private:
   ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_Comm comm);
+  /// create's work once the file exists: provenance, /config, /data, /model, every dataset.
+  void write_schema(const std::string& command_line, const std::string& run_id);
   /// <group>/<set>/{votes,prediction,fraction} or {mean,variance} for every evaluation set.
   static void create_ensemble_group(io::ParallelFile& f, const run::Problem& p, const std::string& group);
   io::ParallelFile file_;

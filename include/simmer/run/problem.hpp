@@ -113,7 +113,7 @@ struct Problem {
   /// The input files' fingerprints, "key\tpath\tsize\tsha256" per line (/config attribute
   /// `input_files`, every checkpoint): set by simmer_mpi (rank 0 reads them, every rank has them).
   std::string input_fingerprints;
-  data::Dataset train;     ///< raw units
+  data::Dataset train;  ///< raw units
   data::Dataset test;
   /// Held out of the training split (data.validation_fraction; empty without one): never in a
   /// gradient, Adam or the thermostat, only scored.
