@@ -13,9 +13,13 @@ import numpy as np
 # OpenMPI refuses root unless told; TERM=dumb keeps progress in plain lines.
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TERM="dumb")
 # Root attributes that say how a run was carried out, not what it computed (a stopped and
-# resumed run has written more checkpoints, so its checkpoint_generation is higher).
-PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "io_transfers",
-              "io_collective_transfers", "run_id", "checkpoint_generation"}
+# resumed run has written more checkpoints, so its checkpoint_generation is higher; io_* count
+# the transfers of the ranks that wrote it).
+PROVENANCE = {"created_at", "command_line", "mpi_ranks", "wall_seconds", "run_id", "checkpoint_generation"}
+
+
+def provenance(name):
+    return name in PROVENANCE or name.startswith("io_")
 
 
 def fail(msg):
@@ -23,13 +27,35 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(simmer, ranks, args, expect=0, timeout=600):
-    """simmer_mpi on `ranks` ranks; fails unless it exits with `expect` (None: any code)."""
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), simmer] + list(args)
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=timeout)
+def run(program, ranks, args, expect=0, timeout=600, env=None, cwd=None):
+    """`program` (simmer_mpi or simmer_analyze) under `mpirun --oversubscribe -n ranks`, or alone
+    when `ranks` is None, with ENV plus `env` (also passed on with -x); fails naming the command
+    when it does not exit with `expect` (None: any code) or does not end within `timeout` seconds
+    (a hang). The command line is kept as the result's `command`. The one launcher of the tests."""
+    extra = env or {}
+    cmd = [] if ranks is None else ["mpirun", "--oversubscribe", "-n", str(ranks)]
+    if ranks is not None:
+        cmd += [x for k, v in extra.items() for x in ("-x", f"{k}={v}")]
+    cmd += [program] + list(args)
+    try:
+        p = subprocess.run(cmd, env=dict(ENV, **extra), cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"{' '.join(cmd)} did not end within {timeout} s (a hang)")
+    p.command = " ".join(cmd)
     if expect is not None and p.returncode != expect:
-        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {expect})\n{p.stdout}\n{p.stderr}")
+        fail(f"{p.command} exited {p.returncode} (expected {expect})\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
     return p
+
+
+def start(program, ranks, args, env=None, output=True):
+    """`program` under mpirun in the background, in a session of its own (so that a test can
+    signal or kill exactly its ranks: kill_session, pkill -s), with ENV plus `env`; its output
+    merged into `proc.stdout` (text), or discarded when `output` is False."""
+    extra = env or {}
+    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)] + [x for k, v in extra.items() for x in ("-x", f"{k}={v}")]
+    return subprocess.Popen(cmd + [program] + list(args), env=dict(ENV, **extra),
+                            stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
 
 
 def opts(base, *pairs):
@@ -43,48 +69,105 @@ def opts(base, *pairs):
     return out
 
 
-def same(u, v):
-    """Equal values, NaN equal to NaN (a score that does not apply is NaN in both)."""
-    u, v = np.asarray(u), np.asarray(v)
-    try:
-        return np.array_equal(u, v, equal_nan=True)
-    except TypeError:  # text
-        return np.array_equal(u, v)
+def _comparable(f, value):
+    """An attribute or small dataset value in a comparable form: object references become the
+    names they point to, arrays their dtype, shape and bytes (NaN payloads compared bitwise)."""
+    import h5py
+    if isinstance(value, h5py.Reference):
+        return ("ref", f[value].name if value else None)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O" or value.dtype.names is not None:
+            return ("array", value.shape, [_comparable(f, x) for x in value.reshape(-1).tolist()])
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (tuple, list)):
+        return tuple(_comparable(f, x) for x in value)
+    if isinstance(value, np.void):
+        return tuple(_comparable(f, x) for x in value.tolist())
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.tobytes())
+    return value
+
+
+def _config_lines(ds):
+    """/config's INI lines without the placement ones: where the archive is (run.output) and how
+    many ranks share a gradient (run.ranks_per_trajectory) say nothing about what was computed."""
+    v = ds[()]
+    if isinstance(v, np.ndarray):
+        v = b"".join(x if isinstance(x, bytes) else str(x).encode() for x in v.reshape(-1))
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    lines = [ln.rstrip() for ln in str(v).rstrip("\x00").splitlines()]
+    return [ln for ln in lines if not ln.lstrip().startswith(("output", "ranks_per_trajectory"))]
+
+
+def archive_differences(a_path, b_path):
+    """Every difference between two archives, in both directions: objects present in one only,
+    a dataset against a group, attributes (on every object; the root's provenance ones and each
+    run's run_id aside) present in one only or with other values, datasets with another dtype,
+    shape or bytes; /config compared line by line without its placement lines. [] when equal."""
+    import h5py
+    diffs = []
+    with h5py.File(a_path, "r") as ref, h5py.File(b_path, "r") as cand:
+        def objects(f):
+            out = {"/": f}
+            f.visititems(lambda name, obj: out.__setitem__("/" + name, obj))
+            return out
+
+        a, b = objects(ref), objects(cand)
+        diffs += [f"{name}: only in {a_path}" for name in sorted(set(a) - set(b))]
+        diffs += [f"{name}: only in {b_path}" for name in sorted(set(b) - set(a))]
+        for name in sorted(set(a) & set(b)):
+            x, y = a[name], b[name]
+            if isinstance(x, h5py.Dataset) != isinstance(y, h5py.Dataset):
+                diffs.append(f"{name}: a dataset in one archive, a group in the other")
+                continue
+            for key in sorted(set(x.attrs) | set(y.attrs)):
+                if (name == "/" and provenance(key)) or key == "run_id":
+                    continue
+                if key not in x.attrs or key not in y.attrs:
+                    diffs.append(f"{name} attribute {key}: only in {a_path if key in x.attrs else b_path}")
+                    continue
+                try:
+                    equal = _comparable(ref, x.attrs[key]) == _comparable(cand, y.attrs[key])
+                except Exception as e:  # an attribute h5py cannot read
+                    diffs.append(f"{name} attribute {key}: cannot compare ({e})")
+                    continue
+                if not equal:
+                    diffs.append(f"{name} attribute {key}: {x.attrs[key]!r} != {y.attrs[key]!r}")
+            if not isinstance(x, h5py.Dataset):
+                continue
+            if name == "/config":
+                lx, ly = _config_lines(x), _config_lines(y)
+                if lx != ly:
+                    extra = [ln for ln in lx if ln not in ly][:3] + [ln for ln in ly if ln not in lx][:3]
+                    diffs.append(f"/config: lines other than the placement ones differ: {extra}")
+                continue
+            if x.dtype != y.dtype or x.shape != y.shape:
+                diffs.append(f"{name}: dtype/shape {x.dtype} {x.shape} != {y.dtype} {y.shape}")
+                continue
+            vx, vy = x[()], y[()]
+            if isinstance(vx, np.ndarray) and vx.dtype.kind != "O":
+                if vx.tobytes() == vy.tobytes():
+                    continue
+                if vx.dtype.kind == "f":
+                    differ = vx.view(f"u{vx.dtype.itemsize}") != vy.view(f"u{vy.dtype.itemsize}")
+                    where = tuple(int(i) for i in np.argwhere(differ)[0])
+                    diffs.append(f"{name}: {int(differ.sum())} of {vx.size} values differ (first at {where}: "
+                                 f"{vx[where]!r} vs {vy[where]!r})")
+                else:
+                    diffs.append(f"{name}: contents differ")
+            elif _comparable(ref, vx) != _comparable(cand, vy):
+                diffs.append(f"{name}: contents differ")
+    return diffs
 
 
 def compare_archives(a_path, b_path):
-    """Fails unless the two archives hold the same objects, attributes and bytes (provenance
-    and /config's own output line aside)."""
-    import h5py
-    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        oa, ob = {}, {}
-        a.visititems(lambda n, o: oa.__setitem__(n, o))
-        b.visititems(lambda n, o: ob.__setitem__(n, o))
-        if sorted(oa) != sorted(ob):
-            fail(f"{a_path} and {b_path} hold different objects")
-        for name, obj in oa.items():
-            other = ob[name]
-            ignored = {"DIMENSION_LIST", "REFERENCE_LIST", "run_id"}
-            if set(obj.attrs) - ignored != set(other.attrs) - ignored:
-                fail(f"/{name} has attributes {sorted(set(obj.attrs) ^ set(other.attrs))} in only one of "
-                     f"{a_path} and {b_path}")
-            for k, v in obj.attrs.items():
-                if k not in ("DIMENSION_LIST", "REFERENCE_LIST", "run_id") and not same(v, other.attrs[k]):
-                    fail(f"attribute {name}@{k} differs")
-            if name == "config":
-                # Placement, not science: where the archive is and how many ranks share a gradient.
-                strip = lambda t: [l for l in t.decode().splitlines()
-                                   if not l.startswith(("output", "ranks_per_trajectory"))]
-                if strip(obj[0]) != strip(other[0]):
-                    fail("/config differs beyond run.output and run.ranks_per_trajectory")
-                continue
-            if hasattr(obj, "shape") and obj[()].tobytes() != other[()].tobytes():
-                fail(f"dataset /{name} differs between {a_path} and {b_path}")
-        if set(a.attrs) - PROVENANCE != set(b.attrs) - PROVENANCE:
-            fail(f"root attributes {sorted((set(a.attrs) ^ set(b.attrs)) - PROVENANCE)} are in only one archive")
-        for k, v in a.attrs.items():
-            if k not in PROVENANCE and not same(v, b.attrs[k]):
-                fail(f"root attribute {k} differs")
+    """Fails, listing up to 20 differences, unless the two archives are equal as
+    archive_differences defines it."""
+    diffs = archive_differences(a_path, b_path)
+    if diffs:
+        more = f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else ""
+        fail(f"{b_path} differs from {a_path} ({len(diffs)} differences):\n  " + "\n  ".join(diffs[:20]) + more)
 
 
 def read_layout(f):
@@ -188,11 +271,7 @@ def stopped_and_resumed(simmer, args, out, stop_extra, resume_extra, what, at_st
     args = opts(args, "--run.checkpoint_interval", "250", "--run.sync_every", "50")
     longer = out[:-3] + "_straight.h5"
     run(simmer, 1, args + ["--output", longer])
-    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", simmer] + args + stop_extra + ["--output", out],
-                          env=dict(ENV, SIMMER_TEST_SIGNAL_AT=str(at_step)), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600)
-    if proc.returncode != 3:
-        fail(f"{what}, stopped, exited {proc.returncode}, expected 3:\n{proc.stdout[-2000:]}")
+    run(simmer, 2, args + stop_extra + ["--output", out], expect=3, env={"SIMMER_TEST_SIGNAL_AT": str(at_step)})
     if checkpoint_step(out + ".ckpt") != at_step:
         fail(f"{what} was stopped at step {at_step} but its checkpoint is at step {checkpoint_step(out + '.ckpt')}")
     run(simmer, 1, ["--resume", out] + resume_extra)
@@ -208,3 +287,13 @@ def wait_for(proc, ready, seconds, what):
             out = proc.stdout.read() if proc.stdout else ""
             fail(f"the job ended or stalled before {what}:\n{out}")
         time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    # For the shell tests (tests/slurm): simmer_test.py compare REFERENCE CANDIDATE, exit 0 when
+    # equal, 1 (with the differences) when not.
+    if len(sys.argv) != 4 or sys.argv[1] != "compare":
+        print("usage: simmer_test.py compare REFERENCE CANDIDATE", file=sys.stderr)
+        sys.exit(2)
+    compare_archives(sys.argv[2], sys.argv[3])
+    print(f"compare_archives: {sys.argv[3]} equals {sys.argv[2]} (provenance and placement aside)")

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// A fresh directory under the system temp dir for one test, removed with everything in it at
-/// scope exit, so parallel test runs never see each other's files. Shared by the data tests, with
-/// error_of (the message of the simmer::Error a call throws).
+/// scope exit, so parallel test runs never see each other's files; TempFile is one file in one.
+/// Shared by the C++ tests, with error_of (the message of the simmer::Error a call throws).
 
 #include <zlib.h>
 
@@ -68,6 +68,17 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+/// One file, `name` holding `content` (TempDir::write), in a TempDir of its own.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& content) : dir_(name), path_(dir_.write(name, content)) {}
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  TempDir dir_;
+  std::string path_;
 };
 
 }  // namespace simmer::test

@@ -40,10 +40,7 @@ def fail(msg):
 
 
 def simmer(args, cwd):
-    cmd = ["mpirun", "--oversubscribe", "-n", "2", SIMMER] + args
-    p = subprocess.run(cmd, env=ENV, cwd=cwd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    st.run(SIMMER, 2, args, timeout=300, cwd=cwd)
 
 
 def figure(script, args, cwd):

@@ -35,7 +35,6 @@ import re
 import shutil
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -68,18 +67,11 @@ SINE_SMALL = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.
 
 
 def simmer(ranks, args):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    st.run(SIMMER, ranks, args)
 
 
 def analyze(args, ranks=None, expect=0):
-    cmd = ([ANALYZE] if ranks is None else ["mpirun", "--oversubscribe", "-n", str(ranks), ANALYZE]) + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
-    if expect is not None and p.returncode != expect:
-        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {expect})\n{p.stdout}\n{p.stderr}")
-    return p
+    return st.run(ANALYZE, ranks, args, expect=expect)
 
 
 def read_csv(text):
@@ -253,7 +245,7 @@ with tempfile.TemporaryDirectory() as tmp:
             x = f["data/test/x"][()]
             lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
             ylo, yhi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
-            offsets, shapes = f["model/tensor_offset"][()], f["model/tensor_shape"][()]
+            layout = st.read_layout(f)
         outs = {}
         for n in (1, 3):
             out = os.path.join(tmp, f"sine_pred_{n}.csv")
@@ -272,16 +264,8 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("sine: predicted sd² differs from /ensemble/test/variance")
         # Quantiles against numpy's on the members' predictions (forward pass in numpy).
         xs = 2 * (x - lo) / (hi - lo) - 1
-        preds = []
-        for c in range(params.shape[0]):
-            for d in range(params.shape[1]):
-                h = xs
-                for i in range(0, len(offsets), 2):
-                    (ko, ks), (bo, bs) = (offsets[i], shapes[i]), (offsets[i + 1], shapes[i + 1])
-                    h = h @ params[c, d, ko:ko + ks[0] * ks[1]].reshape(ks[0], ks[1]) + params[c, d, bo:bo + bs[0]]
-                    if i + 2 < len(offsets):
-                        h = np.tanh(h)
-                preds.append(h[:, 0] * (yhi - ylo) / 2 + (yhi + ylo) / 2)
+        preds = [st.forward(params[c, d], layout, xs)[:, 0] * (yhi - ylo) / 2 + (yhi + ylo) / 2
+                 for c in range(params.shape[0]) for d in range(params.shape[1])]
         q = np.quantile(np.array(preds), [0.1, 0.5, 0.9], axis=0).T
         if not np.allclose(table[:, 3:6], q, rtol=1e-9, atol=1e-12):
             fail("sine: quantiles differ from numpy's")
@@ -697,8 +681,7 @@ with tempfile.TemporaryDirectory() as tmp:
                "--data.path", os.path.join(ROOT, "data/iris.csv"), "--run.trajectories", "4",
                "--simmer.steps", "6000", "--ensemble.window", "5000", "--ensemble.count", "200",
                "--run.checkpoint_interval", "500", "--output", killed]
-        proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", "2", SIMMER] + run, env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        proc = st.start(SIMMER, 2, run)
         # A few simmering checkpoints and gathers in (an event, not a sleep: a slow machine waits longer).
         st.wait_for(proc, lambda: st.checkpoint_step(killed + ".ckpt") >= 1500, 120, "the checkpoint at step 1500")
         st.kill_session(proc)  # mpirun and the ranks, as a scheduler would
@@ -743,8 +726,7 @@ with tempfile.TemporaryDirectory() as tmp:
             fail(f"an archive without status (and no checkpoint next to it) is not reported so:\n{text}")
 
         # The resume starts where the summary said, and the archive is then complete.
-        out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", SIMMER, "--resume", killed], env=ENV,
-                             capture_output=True, text=True, timeout=300)
+        out = st.run(SIMMER, 2, ["--resume", killed], expect=None, timeout=300)
         if out.returncode != 0 or f"resuming at step {step} of 6000" not in out.stdout:
             fail(f"the resume did not start at step {step} (exit {out.returncode}):\n{out.stdout[-2000:]}{out.stderr}")
         text = analyze(["summary", killed]).stdout

@@ -1,13 +1,12 @@
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
+#include "temp_dir.hpp"
 
 using namespace simmer::cli;
 using Catch::Contains;
@@ -99,24 +98,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.gradient_chunks",
                                            "run.precision"};
 
-/// A file under the temp directory, removed when the test ends.
-class TempFile {
- public:
-  TempFile(const std::string& name, const std::string& text)
-      : path_(std::filesystem::temp_directory_path() / ("simmer_test_config_" + name)) {
-    std::ofstream(path_) << text;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using simmer::test::TempFile;
 
 Invocation parse(std::initializer_list<const char*> args) {
   std::vector<const char*> argv{"simmer_mpi"};

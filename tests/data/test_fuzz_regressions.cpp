@@ -15,6 +15,7 @@
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -37,24 +38,7 @@ Config from_ini(const std::string& text) {
   return c;
 }
 
-/// A scratch CSV file removed at scope exit.
-class ScratchCsv {
- public:
-  ScratchCsv(const std::string& name, const std::string& content)
-      : path_(fs::temp_directory_path() / ("simmer_fuzz_regression_" + name)) {
-    std::ofstream(path_, std::ios::binary) << content;
-  }
-  ~ScratchCsv() {
-    std::error_code ignored;
-    fs::remove(path_, ignored);
-  }
-  ScratchCsv(const ScratchCsv&) = delete;
-  ScratchCsv& operator=(const ScratchCsv&) = delete;
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using ScratchCsv = simmer::test::TempFile;
 
 simmer::data::CsvSpec regression_spec(std::string path, std::string feature, std::string target) {
   simmer::data::CsvSpec spec;

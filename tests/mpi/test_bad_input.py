@@ -96,9 +96,9 @@ def check(ok, msg):
 
 
 def run(ranks, args, cwd):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
-    p = subprocess.run(cmd, env=ENV, cwd=cwd, capture_output=True, text=True, timeout=300)
-    return p, " ".join(cmd)
+    """simmer_mpi in `cwd`, any exit code: (result, command line)."""
+    p = st.run(SIMMER, ranks, args, expect=None, timeout=300, cwd=cwd)
+    return p, p.command
 
 
 # A small two-class data set: 40 rows, features x1, x2, label A/B, plus an unused column.
@@ -613,11 +613,10 @@ def case_body(w, case):
             print(f"skipped: this node's {available / 1e9:.3g} GB cannot be exceeded within 1e9 parameters")
             sys.exit(SKIP)
         # (the file system check would refuse the huge archive first: pretend there is room)
-        cmd = ["mpirun", "--oversubscribe", "-n", "2", "-x", "SIMMER_TEST_FREE_BYTES=1000000000000000000", SIMMER,
-               "--config", w.ini, "--model.architecture", f"2-{hidden}-2", "--estimate", "--output", w.path("huge.h5")]
-        p = subprocess.run(cmd, env=dict(ENV, SIMMER_TEST_FREE_BYTES="1000000000000000000"), cwd=w.tmp,
-                           capture_output=True, text=True, timeout=300)
-        cmd = " ".join(cmd)
+        p = st.run(SIMMER, 2, ["--config", w.ini, "--model.architecture", f"2-{hidden}-2", "--estimate",
+                               "--output", w.path("huge.h5")],
+                   expect=None, timeout=300, env={"SIMMER_TEST_FREE_BYTES": "1000000000000000000"}, cwd=w.tmp)
+        cmd = p.command
         text = p.stdout + p.stderr
         check(p.returncode == 2, f"a network needing over {64 * (5 * hidden + 2) / 1e9:.3g} GB of "
                                  f"{available / 1e9:.3g} GB available was not refused (exit {p.returncode})\n{cmd}\n{text}")

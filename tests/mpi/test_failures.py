@@ -45,15 +45,10 @@ RUN = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"), "--data.path", 
 
 
 def mpirun(ranks, args, env=None, timeout=60):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks)]
-    for k, v in (env or {}).items():
-        cmd += ["-x", f"{k}={v}"]
-    cmd += [SIMMER] + args
+    """simmer_mpi with `env` added, any exit code, a hang failing after `timeout` s:
+    (result, its whole output, seconds taken)."""
     start = time.time()
-    try:
-        p = subprocess.run(cmd, env=dict(ENV, **(env or {})), capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        fail(f"{' '.join(cmd)} did not end within {timeout} s (a hang)")
+    p = st.run(SIMMER, ranks, args, expect=None, timeout=timeout, env=env)
     return p, p.stdout + p.stderr, time.time() - start
 
 
@@ -132,9 +127,7 @@ with tempfile.TemporaryDirectory() as tmp:
             subprocess.run(["umount", "-l", small])
     elif CASE == "race":
         out = os.path.join(tmp, "cc.h5")
-        cmd = ["mpirun", "--oversubscribe", "-n", "2", SIMMER] + RUN + ["--output", out]
-        procs = [subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                 for _ in range(2)]
+        procs = [st.start(SIMMER, 2, RUN + ["--output", out]) for _ in range(2)]
         results = []
         for proc in procs:
             try:
@@ -155,8 +148,7 @@ with tempfile.TemporaryDirectory() as tmp:
         print("race: two runs on one output: one finished, the other was refused (exit 2); archive whole")
     elif CASE == "early_kill":
         out = os.path.join(tmp, "early.h5")
-        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + RUN + ["--output", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        proc = st.start(SIMMER, 2, RUN + ["--output", out])
         deadline = time.time() + 60
         while not os.path.exists(out + ".ckpt"):
             if proc.poll() is not None or time.time() > deadline:
@@ -182,9 +174,7 @@ with tempfile.TemporaryDirectory() as tmp:
                              ("archive replaced", "was replaced by another file"),
                              ("lock deleted", "lock file")):
             out = os.path.join(tmp, what.replace(" ", "_") + ".h5")
-            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + slow + ["--output", out], env=ENV,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True)
+            proc = st.start(SIMMER, 2, slow + ["--output", out])
             st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 200, 60, "the first simmering checkpoint")
             if what == "archive deleted":
                 os.remove(out)

@@ -14,7 +14,6 @@ cases: lenet     LeNet-5 on small IDX files the test writes (gzip images, plain 
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -30,11 +29,7 @@ fail, write_idx = st.fail, st.write_idx
 
 
 def run(ranks, args, expect_ok=True, env=None):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
-    p = subprocess.run(cmd, env=env or ENV, capture_output=True, text=True, timeout=900)
-    if expect_ok and p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
+    return st.run(SIMMER, ranks, args, expect=0 if expect_ok else None, timeout=900, env=env)
 
 
 
@@ -154,8 +149,7 @@ def case_budget(tmp):
         fail(f"float32 storage {sizes['float32']} B is not half of float64's {sizes['float64']} B")
     # The estimate of /posterior/params is exact: 2 x 300 x 481 x 8 bytes = 2.31 MB.
     out = os.path.join(tmp, "refused.h5")
-    env = dict(ENV, SIMMER_TEST_FREE_BYTES="100000")
-    p = run(2, base + ["--output", out], expect_ok=False, env=env)
+    p = run(2, base + ["--output", out], expect_ok=False, env={"SIMMER_TEST_FREE_BYTES": "100000"})
     if p.returncode != 2:
         fail(f"a run without room exited {p.returncode}, expected 2\n{p.stdout}\n{p.stderr}")
     if "run.output" not in p.stderr or "free" not in p.stderr or "store_every" not in p.stderr:

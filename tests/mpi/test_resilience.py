@@ -10,8 +10,9 @@ cases: kill        SIGKILL the whole job mid-run, resume with another rank count
                    during Adam again (exit 3 within run.sync_every epochs), resume on 1 rank:
                    identical to an uninterrupted run
        soak        10 retrofit runs, each SIGKILLed (whole job) once during Adam and once while
-                   simmering, at seeded random checkpoints plus a random delay, each resume on a
-                   random rank count (1-4): all 10 final archives identical to an uninterrupted run
+                   simmering, at seeded random checkpoints plus a random fraction of one checkpoint
+                   interval (timed on the machine as it runs), each resume on a random rank count
+                   (1-4): all 10 final archives identical to an uninterrupted run
        refuse      --resume with a changed key is refused naming it; another run's checkpoint, an
                    output in use by another run, a foreign HDF5 file and a damaged checkpoint too
        generation  the archive and its checkpoint are bound by a generation number: an archive
@@ -53,11 +54,7 @@ LONG = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
 
 
 def run(ranks, args, check=True):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
-    if check and p.returncode != 0:
-        fail(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-    return p
+    return st.run(SIMMER, ranks, args, expect=0 if check else None, timeout=900)
 
 
 checkpoint_head, checkpoint_step, checkpoint_adam_epoch = st.checkpoint_head, st.checkpoint_step, st.checkpoint_adam_epoch
@@ -77,9 +74,7 @@ with tempfile.TemporaryDirectory() as tmp:
     if CASE in ("kill", "signal"):
         run(2, LONG + ["--output", ref])
         out = os.path.join(tmp, "interrupted.h5")
-        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + LONG + ["--output", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        proc = st.start(SIMMER, 2, LONG + ["--output", out])
         deadline = time.time() + 120
         while checkpoint_step(out + ".ckpt") < 3000:
             if proc.poll() is not None or time.time() > deadline:
@@ -115,9 +110,7 @@ with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "adam.h5")
 
         def start(ranks, args):
-            return subprocess.Popen(["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args, env=ENV,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True)
+            return st.start(SIMMER, ranks, args)
 
         def wait_for_epoch(proc, epoch):
             deadline = time.time() + 120
@@ -171,21 +164,27 @@ with tempfile.TemporaryDirectory() as tmp:
             args = soak + ["--output", out]
             for phase in ("adam", "simmering"):
                 ranks = rng.randint(1, 4)
-                target = rng.randrange(100, 2000, 100) if phase == "adam" else rng.randrange(250, 3000, 250)
-                delay = rng.uniform(0.0, 0.3)
-                proc = subprocess.Popen(["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args, env=ENV,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+                # The kill lands a random fraction of one checkpoint interval after the checkpoint
+                # at `target`, the interval measured on this machine now (the time between the
+                # checkpoints before and at `target`): at least 1 400 epochs or 1 000 steps, five
+                # intervals or more, are left in the phase however fast or loaded the machine is.
+                every = 100 if phase == "adam" else 250
+                target = rng.randrange(200, 1600, 100) if phase == "adam" else rng.randrange(500, 3000, 250)
+                fraction = rng.uniform(0.0, 1.0)
+                proc = st.start(SIMMER, ranks, args, output=False)
                 deadline = time.time() + 180
-                while True:
+                reached = {}
+                while len(reached) < 2:
                     done = checkpoint_adam_epoch(out + ".ckpt") if phase == "adam" else checkpoint_step(out + ".ckpt")
-                    if done >= target:
-                        break
+                    for level in (target - every, target):
+                        if done >= level and level not in reached:
+                            reached[level] = time.time()
                     if phase == "adam" and checkpoint_step(out + ".ckpt") > 0:
                         fail(f"soak {i}: Adam ended before its epoch-{target} checkpoint")
                     if proc.poll() is not None or time.time() > deadline:
                         fail(f"soak {i}: the {phase} run (exit {proc.returncode}) ended or stalled before {target}")
-                    time.sleep(0.01)
-                time.sleep(delay)
+                    time.sleep(0.002)
+                time.sleep(fraction * (reached[target] - reached[target - every]))
                 kill_session(proc)
                 in_adam = checkpoint_adam_epoch(out + ".ckpt") >= 0
                 if in_adam != (phase == "adam"):
@@ -203,8 +202,7 @@ with tempfile.TemporaryDirectory() as tmp:
             """A run stopped by SIGUSR1 once its first simmering checkpoint exists: exit 3. An
             older run's checkpoint at the same path (--overwrite) does not count."""
             old_id = checkpoint_head(path + ".ckpt")[0]
-            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + LONG + list(extra) + ["--output", path], env=ENV,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            proc = st.start(SIMMER, 2, LONG + list(extra) + ["--output", path])
             deadline = time.time() + 120
             while True:
                 run_id, step = checkpoint_head(path + ".ckpt")
@@ -254,15 +252,18 @@ with tempfile.TemporaryDirectory() as tmp:
             fail(f"a foreign checkpoint was not refused naming both runs:\n{text}")
         open(out + ".ckpt", "wb").write(mine)
         # A second run on an output in use is refused at once, naming the holder; the file is left alone.
-        holder = subprocess.Popen(["mpirun", "-n", "1", SIMMER, "--resume", out], env=ENV, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        deadline = time.time() + 60
-        while not os.path.exists(out + ".lock") and time.time() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.5)
+        # The holder has the lock once it says where it resumes (it locks the output before
+        # reading the checkpoint); the 11 000 steps it has left outlast the refusal by far.
+        holder = st.start(SIMMER, 1, ["--resume", out])
+        holder_text = ""
+        while "resuming at step" not in holder_text:
+            line = holder.stdout.readline()
+            if not line:
+                fail(f"the resumed run ended before it said where it resumes:\n{holder_text}")
+            holder_text += line
         p = run(1, ["--resume", out], check=False)
         text = p.stdout + p.stderr
-        holder_text = holder.communicate(timeout=300)[0]
+        holder_text += holder.communicate(timeout=300)[0]
         if holder.returncode != 0:
             fail(f"the resumed run failed:\n{holder_text[-2000:]}")
         if p.returncode != 2 or "in use by another run" not in text or "pid" not in text:
@@ -273,8 +274,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # A new run killed during Adam cannot then be resumed from the old run's checkpoint.
         stopped_run(other, ["--run.seed", "2", "--overwrite"])
         adam_long = with_keys(LONG, {"--adam.epochs": "1000000"}) + ["--adam.checkpoint_every", "0"]
-        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + adam_long + ["--output", other, "--overwrite"], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        proc = st.start(SIMMER, 2, adam_long + ["--output", other, "--overwrite"])
         seen = ""
         for line in proc.stdout:  # wait until Adam runs (the archive exists by then)
             seen += line
@@ -320,8 +320,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
         def stop_at(args, step):
             """Runs `args` on 2 ranks, SIGUSR1 once the checkpoint reaches `step`: exit 3."""
-            proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + args, env=ENV, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            proc = st.start(SIMMER, 2, args)
             st.wait_for(proc, lambda: checkpoint_step(out + ".ckpt") >= step, 120, f"the checkpoint at step {step}")
             subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
             text = proc.communicate(timeout=120)[0]
@@ -371,8 +370,7 @@ with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "iris.csv")
         shutil.copy(os.path.join(ROOT, "data/iris.csv"), data)
         args = with_keys(LONG, {"--data.path": data})
-        proc = subprocess.Popen(["mpirun", "-n", "2", SIMMER] + args + ["--output", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        proc = st.start(SIMMER, 2, args + ["--output", out])
         st.wait_for(proc, lambda: checkpoint_step(out + ".ckpt") >= 1000, 120, "the checkpoint at step 1000")
         subprocess.run(["pkill", "-USR1", "-s", str(proc.pid), "-x", "simmer_mpi"])
         if proc.wait(timeout=120) != 3:

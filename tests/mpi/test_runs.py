@@ -5,7 +5,10 @@ which has h5py, numpy and xarray).
 usage: test_runs.py SIMMER_MPI PROJECT_ROOT CASE
 cases: identical   -n 1, 2 and 4 give bit-identical archives and ensembles (4 trajectories)
        votes       rank 0's votes equal a recomputation from the stored networks; sine means too
-       collective  every raw transfer of the archive was collective
+       collective  every raw transfer of the archive was collective: as the program counts them
+                   (HDF5's actual I/O mode, in io_transfers / io_collective_transfers) and as a
+                   PMPI shim (tests/mpi/mpiio_log.c, LD_PRELOAD) sees them: no independent
+                   MPI-IO write touches a byte of any dataset's raw data in the file
        xarray      posterior and sample_stats open in xarray with named dims; h5py reads all
        badconfig   each invalid value stops all ranks with one message; no archive is left
        sharded     run.ranks_per_trajectory (sharded gradients, run.gradient_chunks 4): -n 1 k 1,
@@ -17,7 +20,6 @@ cases: identical   -n 1, 2 and 4 give bit-identical archives and ensembles (4 tr
                    train loss agree with the float64 run's (within one test point and 2 %)
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -43,11 +45,7 @@ compare = st.compare_archives
 
 
 def run(ranks, args, expect_ok=True):
-    cmd = ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
-    if expect_ok and p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
+    return st.run(SIMMER, ranks, args, expect=0 if expect_ok else None)
 
 
 def stopped_and_resumed(base, out, stop_extra, resume_extra, what):
@@ -172,12 +170,59 @@ with tempfile.TemporaryDirectory() as tmp:
         print("votes: rank 0's votes and means equal a recomputation from the stored networks")
     elif CASE == "collective":
         out = os.path.join(tmp, "iris.h5")
-        run(4, IRIS_SMALL + ["--output", out])
+        log = os.path.join(tmp, "mpiio")
+        env = {"LD_PRELOAD": os.environ["SIMMER_MPIIO_SHIM"], "SIMMER_MPIIO_LOG": log}
+        if os.environ.get("SIMMER_TEST_SANITIZED") == "1":  # the shim is preloaded ahead of ASan's runtime
+            env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
+        st.run(SIMMER, 4, IRIS_SMALL + ["--output", out], env=env)
         with h5py.File(out, "r") as f:
             total, coll = int(f.attrs["io_transfers"]), int(f.attrs["io_collective_transfers"])
+            # Where the raw data lies: every allocated chunk, every contiguous dataset's storage.
+            raw = []
+
+            def extents(name, obj):
+                if not isinstance(obj, h5py.Dataset) or obj.id.get_storage_size() == 0:
+                    return
+                if obj.chunks is None:
+                    offset = obj.id.get_offset()
+                    if offset is not None:  # (compact datasets live in the object header)
+                        raw.append((offset, offset + obj.id.get_storage_size(), name))
+                    return
+                for i in range(obj.id.get_num_chunks()):
+                    info = obj.id.get_chunk_info(i)
+                    raw.append((info.byte_offset, info.byte_offset + info.size, name))
+            f.visititems(extents)
         if total == 0 or coll != total:
-            fail(f"only {coll} of {total} raw transfers were collective")
-        print(f"collective: {coll} of {total} transfers collective")
+            fail(f"only {coll} of {total} raw transfers were collective (the program's count)")
+        # The shim's log: every write of every rank, with its byte range and kind.
+        writes = []
+        for rank in range(4):
+            try:
+                lines = open(f"{log}.{rank}").read().splitlines()
+            except FileNotFoundError:
+                fail(f"rank {rank} left no MPI-IO log: the shim {env['LD_PRELOAD']} was not loaded")
+            if not lines[0].startswith("# begin end collective") or " 0 writes not logged" not in lines[0]:
+                fail(f"rank {rank}'s MPI-IO log is incomplete: {lines[0]}")
+            writes += [(int(b), int(e), c == "1", rank) for b, e, c in (ln.split() for ln in lines[1:])]
+        starts, ends = np.array([r[0] for r in raw]), np.array([r[1] for r in raw])
+
+        def touches(begin, end):
+            """The raw extents that the bytes [begin, end) overlap."""
+            return [raw[i] for i in np.flatnonzero((starts < end) & (ends > begin))]
+
+        independent = [(w, touches(w[0], w[1])) for w in writes if not w[2]]
+        bad = [(w, t) for w, t in independent if t]
+        if bad:
+            (b, e, _, rank), t = bad[0]
+            fail(f"{len(bad)} independent MPI-IO writes touch raw data, e.g. rank {rank}'s bytes [{b}, {e}) "
+                 f"overlap /{t[0][2]}'s [{t[0][0]}, {t[0][1]})")
+        collective_raw = sum(1 for w in writes if w[2] and touches(w[0], w[1]))
+        if collective_raw == 0:
+            fail(f"the shim saw no collective write of raw data ({len(writes)} writes logged, {len(raw)} raw "
+                 "extents): it cannot have seen the archive's transfers")
+        print(f"collective: {coll} of {total} transfers collective by the program's count; the MPI-IO log of "
+              f"4 ranks: {len(writes)} writes, {collective_raw} collective ones carrying raw data, "
+              f"{len(independent)} independent ones, none touching any of the {len(raw)} raw-data extents")
     elif CASE == "xarray":
         import xarray as xr
         out = os.path.join(tmp, "iris.h5")

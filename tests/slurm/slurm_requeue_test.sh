@@ -19,9 +19,10 @@
 #     "resuming at step" in its log) and completed with exit code 0. A requeued job waits for
 #     its BeginTime (about now + 120 s on this SLURM); the test moves it to now with
 #     `scontrol update JobId=... StartTime=now` (or `scontrol release` if it is held).
-#  4. Compares each archive with the reference bit for bit (compare_archives.py, with
-#     /usr/bin/python3 and h5py): every dataset; /config except its `output = ...` line;
-#     attributes except the root's provenance ones.
+#  4. Compares each archive with the reference bit for bit (tests/simmer_test.py compare, the
+#     comparator of every bit-identity test, with /usr/bin/python3 and h5py): every object,
+#     dataset dtype, shape and bytes, and attribute in both directions; /config except its
+#     placement lines; the root's provenance attributes aside.
 #  5. Cancels its jobs if any are left, stops the daemons it started, removes its files.
 #
 # Exit codes: 0 pass, 1 fail, 77 skip (SLURM cannot start here, or /usr/bin/python3 has no h5py).
@@ -76,7 +77,7 @@ root=$(realpath -e "$2" 2>/dev/null) || fail "project root '$2' does not exist"
 for f in jobs/slurm/simmer.sbatch jobs/slurm/simmer_array.sbatch jobs/iris_retrofit.ini; do
   [ -f "$root/$f" ] || fail "$root/$f is missing"
 done
-[ -f "$here/compare_archives.py" ] || fail "$here/compare_archives.py is missing"
+[ -f "$here/../simmer_test.py" ] || fail "$here/../simmer_test.py is missing"
 "$PY" -c 'import h5py' 2>/dev/null || skip "$PY cannot import h5py (needed to compare the archives)"
 command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed"
 
@@ -243,7 +244,7 @@ run_case() {  # name script scancel-opts sbatch-options...
 
   # (d) Bit for bit against the reference.
   [ -s "$archive" ] || fail "$name: archive $archive is missing"
-  "$PY" "$here/compare_archives.py" "$reference" "$archive" || fail "$name: the resumed archive differs from the uninterrupted run"
+  "$PY" "$here/../simmer_test.py" compare "$reference" "$archive" || fail "$name: the resumed archive differs from the uninterrupted run"
 }
 
 run_case single jobs/slurm/simmer.sbatch "$SIGNAL_SINGLE" --output="$tmp/single-%j.out"

@@ -116,7 +116,7 @@ with h5py.File(path, "r") as f:
     if not np.all(np.isfinite(p[()])):
         sys.exit(f"{path}: /posterior/params has non-finite values")
     members = f["metrics"].attrs.get("members") if "metrics" in f else None
-    if members is not None and members != 200:
+    if members != 200:  # (a missing /metrics fails too)
         sys.exit(f"{path}: /metrics members = {members}, expected 200 (2 trajectories x 100)")
     if seed:
         c = f["config"][()] if "config" in f else f.attrs.get("config")
@@ -140,7 +140,7 @@ with h5py.File(path, "r") as f:
             if found.get(key) != seed:
                 sys.exit(f"{path}: {key} = {found.get(key)} in /config, expected {seed}")
     print(f"  {path}: posterior/params {p.shape}, ensemble {sorted(f['ensemble'].keys())}"
-          + (f", members {members}" if members is not None else "")
+          + f", members {members}"
           + (f", run.seed = data.split_seed = {seed}" if seed else ""))
 PY
   else
