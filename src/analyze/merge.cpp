@@ -481,14 +481,14 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   for (const auto& d : chain_sets) {
     f.create_group(d.group);
     copy_attributes(r0, f, d.group);
-    f.create_dataset(d.path, mpi::io_type(d.dtype), d.dims, d.chunk, d.nan_fill);
+    f.create_dataset(d.path, d.dtype, d.dims, d.chunk, d.nan_fill);
     copy_attributes(r0, f, d.path);
   }
   const std::vector<std::string>& stats = run::layout::sample_stat_fields();
   io::write_posterior_scales(f, C, D, P, stats);
 
   for (const auto& d : chain_sets) {
-    if (d.group != "/trace" || R > 0) copy_chain_rows(inputs, f, d.path, mpi::io_type(d.dtype));
+    if (d.group != "/trace" || R > 0) copy_chain_rows(inputs, f, d.path, d.dtype);
   }
   // The baseline networks' outputs on each evaluation set: /baseline/<set>/prediction [chain, row, output].
   for (const auto& name : r0.members("/baseline")) {

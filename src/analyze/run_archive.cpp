@@ -45,10 +45,7 @@ void check_chain_datasets(const io::ArchiveReader& r, const RunArchive& run) {
                   " for " + std::to_string(run.chains) + " chains of " + std::to_string(run.draws) + " draws and " +
                   std::to_string(run.parameters) + " parameters");
     }
-    const io::Type want = d.dtype == run::layout::Dtype::f32   ? io::Type::f32
-                          : d.dtype == run::layout::Dtype::i64 ? io::Type::i64
-                                                               : io::Type::f64;
-    if (r.type(d.path) != want) throw Error("'" + r.path() + "': " + d.path + " has the wrong element type");
+    if (r.type(d.path) != d.dtype) throw Error("'" + r.path() + "': " + d.path + " has the wrong element type");
   }
 }
 

@@ -286,8 +286,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     if (n > 0) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
           << " Hessian eigenvalues above T at the start";
-      const double rise = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
-      if (std::isfinite(rise)) out << " give " << printf_string("%.4g", rise);
+      const double stiff_rise = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
+      if (std::isfinite(stiff_rise)) out << " give " << printf_string("%.4g", stiff_rise);
     }
     out << "\n";
   }

@@ -26,10 +26,19 @@
 #include <utility>
 
 #include "simmer/core/error.hpp"
+#include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
+#include "simmer/data/dataset.hpp"
 #include "simmer/ensemble/sampling.hpp"
+#include "simmer/ensemble/selection.hpp"
+#include "simmer/model/activation.hpp"
 #include "simmer/model/architecture.hpp"
+#include "simmer/model/initializer.hpp"
+#include "simmer/model/loss.hpp"
+#include "simmer/model/pool.hpp"
+#include "simmer/run/problem.hpp"
 #include "simmer/train/nhc.hpp"
+#include "simmer/train/posterior.hpp"
 #include "simmer/train/schedule.hpp"
 
 namespace simmer::cli {
@@ -657,6 +666,12 @@ void require_finite(double v, const std::string& key) {
   require(std::isfinite(v), key, str(v), "must be a finite number");
 }
 
+/// An enum-backed key: one of the enum's names (core/names.hpp).
+template <class E, std::size_t N>
+void require_one_of(const std::string& value, const std::string& key, const Names<E, N>& names) {
+  if (!names.contains(value)) throw option_error(key, value, "must be one of " + names.choices(" | "));
+}
+
 void require_one_of(const std::string& value, const std::string& key, std::initializer_list<const char*> allowed) {
   std::string list;
   for (const char* a : allowed) {
@@ -863,7 +878,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
     require(d.source != "idx", "data.stratify", "true",
             "does not apply to data.source = idx (training and test images come from their own files)");
   }
-  require_one_of(d.task, "data.task", {"classification", "regression"});
+  require_one_of(d.task, "data.task", data::kTaskNames);
   require(d.train >= 0, "data.train", str(d.train), "must be >= 0 (0: use data.train_fraction)");
   require(d.test >= 0, "data.test", str(d.test), "must be >= 0");
   require_finite(d.train_fraction, "data.train_fraction");
@@ -884,7 +899,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
   // [model]
   // lenet5's input and output sizes follow from the data (checked when it is loaded).
   const bool convnet = m.architecture == "lenet5";
-  require_one_of(m.pooling, "model.pooling", {"average", "max"});
+  require_one_of(m.pooling, "model.pooling", model::kPoolNames);
   if (convnet) {
     require(d.source == "idx", "model.architecture", m.architecture,
             "needs image data (data.source = idx), not data.source = " + d.source);
@@ -900,11 +915,10 @@ static Config validated_unmapped(const Config& config, int world_size) {
       if (why.rfind(quoted, 0) == 0) why.erase(0, quoted.size());
       throw option_error("model.architecture", m.architecture, why);
     }
-  const std::initializer_list<const char*> activations = {"tanh", "relu", "elu", "sigmoid", "linear"};
-  require_one_of(m.activation, "model.activation", activations);
-  require_one_of(m.output, "model.output", activations);
-  require_one_of(m.loss, "model.loss", {"sse", "mse", "cce", "bce"});
-  require_one_of(m.init, "model.init", {"glorot_normal", "glorot_uniform", "modified_glorot_normal"});
+  require_one_of(m.activation, "model.activation", model::kActivationNames);
+  require_one_of(m.output, "model.output", model::kActivationNames);
+  require_one_of(m.loss, "model.loss", model::kLossNames);
+  require_one_of(m.init, "model.init", model::kInitNames);
   if (d.task == "classification") {
     require(m.loss == "cce" || m.loss == "bce", "model.loss", m.loss, "classification needs cce or bce");
   } else {
@@ -962,8 +976,8 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(s.ladder.size() <= 1000, "simmer.ladder", format_as(s.ladder, false), "has more than 1000 rungs");
   require(!ladder || s.mode != "adam", "simmer.ladder", format_as(s.ladder, false),
           "has no use with simmer.mode = adam (no simmering)");
-  require_one_of(e.select_by, "ensemble.select_by", {"nll", "metric", "none"});
-  require_one_of(e.select_rule, "ensemble.select_rule", {"best", "one_se"});
+  require_one_of(e.select_by, "ensemble.select_by", ensemble::kSelectByNames);
+  require_one_of(e.select_rule, "ensemble.select_rule", ensemble::kSelectRuleNames);
   if (ladder && e.select_by != "none") {
     require(d.validation_fraction > 0.0, "data.validation_fraction", str(d.validation_fraction),
             "is 0, but simmer.ladder chooses its ensemble on the validation set (ensemble.select_by = " + e.select_by +
@@ -1003,7 +1017,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
       require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses, "every mass must be a finite number > 0");
     }
   }
-  require_one_of(s.thermostat, "simmer.thermostat", {"nose_hoover", "langevin"});
+  require_one_of(s.thermostat, "simmer.thermostat", train::kThermostatNames);
   require_finite(s.friction, "simmer.friction");
   require(s.friction > 0.0, "simmer.friction", str(s.friction), "must be > 0");
   require_finite(s.tau, "simmer.tau");
@@ -1028,7 +1042,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require_one_of(s.prior, "simmer.prior", {"none", "gaussian"});
   require_finite(s.prior_sigma, "simmer.prior_sigma");
   require(s.prior_sigma > 0.0, "simmer.prior_sigma", str(s.prior_sigma), "must be > 0");
-  require_one_of(s.prior_scaling, "simmer.prior_scaling", {"none", "fan_in"});
+  require_one_of(s.prior_scaling, "simmer.prior_scaling", train::kPriorScalingNames);
   require_one_of(s.temperature_unit, "simmer.temperature_unit", {"loss", "posterior"});
   require_finite(s.noise_sd, "simmer.noise_sd");
   require(s.noise_sd >= 0.0, "simmer.noise_sd", str(s.noise_sd), "must be >= 0 (0: unknown)");
@@ -1038,7 +1052,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
                 " (T_Bayes = " + (m.loss == "sse" ? "2 s^2" : "2 s^2 / n") +
                 " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
   }
-  require_one_of(s.curvature_report, "simmer.curvature_report", {"start", "start_end", "off"});
+  require_one_of(s.curvature_report, "simmer.curvature_report", run::kCurvatureReportNames);
   require(s.lanczos_steps >= 2 && s.lanczos_steps <= 1000, "simmer.lanczos_steps", std::to_string(s.lanczos_steps),
           "must be in [2, 1000] (each step keeps a vector of every parameter)");
   require(s.lanczos_probes >= 1 && s.lanczos_probes <= 1000, "simmer.lanczos_probes", std::to_string(s.lanczos_probes),
@@ -1064,7 +1078,7 @@ static Config validated_unmapped(const Config& config, int world_size) {
           "must be in [1, ensemble.window = " + str(e.window) + "]");
   require(e.store_every >= 1, "ensemble.store_every", str(e.store_every), "must be >= 1");
   require_one_of(e.store_dtype, "ensemble.store_dtype", {"auto", "float64", "float32"});
-  require_one_of(r.precision, "run.precision", {"float64", "float32"});
+  require_one_of(r.precision, "run.precision", kPrecisionNames);
   if (e.store_dtype == "auto") e.store_dtype = r.precision;
   for (const std::int64_t row : e.track) {
     require(row >= 0, "ensemble.track", format_as(e.track, false), "test-row index " + str(row) + " is negative");
@@ -1088,9 +1102,9 @@ static Config validated_unmapped(const Config& config, int world_size) {
   require(r.checkpoint_interval >= 0, "run.checkpoint_interval", str(r.checkpoint_interval),
           "must be >= 0 (0: checkpoint only after the Adam phase)");
   require(r.sync_every > 0, "run.sync_every", str(r.sync_every), "must be > 0");
-  require_one_of(r.progress, "run.progress", {"auto", "bar", "lines"});
-  require_one_of(s.on_divergence, "simmer.on_divergence", {"stop", "warn"});
-  require_one_of(s.stability_check, "simmer.stability_check", {"refuse", "warn", "off"});
+  require_one_of(r.progress, "run.progress", run::kProgressNames);
+  require_one_of(s.on_divergence, "simmer.on_divergence", run::kOnDivergenceNames);
+  require_one_of(s.stability_check, "simmer.stability_check", run::kStabilityCheckNames);
   require(s.health_every > 0, "simmer.health_every", str(s.health_every), "must be > 0");
   require(r.trace_every > 0, "run.trace_every", str(r.trace_every), "must be > 0");
   require(!r.output.empty(), "run.output", r.output, "must name the output archive");

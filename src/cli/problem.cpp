@@ -31,7 +31,7 @@ data::CsvSpec csv_spec(const Config& c) {
   spec.features = c.data.features;
   spec.exclude = c.data.exclude;
   spec.target = c.data.target;
-  spec.task = c.data.task == "classification" ? data::Task::classification : data::Task::regression;
+  spec.task = data::kTaskNames.parse(c.data.task);
   spec.delimiter = parse_delimiter(c.data.delimiter);
   spec.missing = csv_missing_tokens(c.data.missing);
   spec.missing_in_target = c.data.missing_in_target;
@@ -286,7 +286,9 @@ void check_scaling(const data::MinMaxScaler& scaler, const std::vector<const dat
   for (Index col = 0; col < scaler.columns(); ++col) {
     const double lo = scaler.min()[col];
     const double hi = scaler.max()[col];
-    const std::string range = "[" + shortest(lo) + ", " + shortest(hi) + "]";
+    // (appended, not "[" + ...: GCC 12 warns falsely about the latter, PR 105651)
+    std::string range("[");
+    range.append(shortest(lo)).append(", ").append(shortest(hi)).append("]");
     std::string what = "the scaling to [-1, 1]", why;
     if (!scaler.finite_bounds(col)) {
       why = "its training range " + range + " spans more than a double holds";
@@ -434,7 +436,7 @@ run::Problem build(const Config& c) {
   p.architecture.layers = c.model.architecture;
   p.architecture.activation = model::parse_activation(c.model.activation);
   p.architecture.output = model::parse_activation(c.model.output);
-  p.architecture.pooling = c.model.pooling == "max" ? model::PoolKind::max : model::PoolKind::average;
+  p.architecture.pooling = model::parse_pool_kind(c.model.pooling);
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
   if (c.model.architecture == "lenet5") {
@@ -443,7 +445,7 @@ run::Problem build(const Config& c) {
                          "needs images of at least 12x12 pixels (data.source = idx)");
     }
     // The parameter count depends on the image size: check the degrees of freedom again.
-    const auto n = static_cast<double>(model::build_network(p.architecture).parameter_count());
+    const auto n = static_cast<double>(model::parameter_count(model::network_layout(p.architecture)));
     if (n - c.simmer.dof_offset <= 0.0) {
       throw option_error("simmer.dof_offset", std::to_string(c.simmer.dof_offset),
                          "leaves no degrees of freedom for the " + std::to_string(static_cast<long long>(n)) +
@@ -475,11 +477,10 @@ run::Problem build(const Config& c) {
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.adam.batch_size = c.adam.batch;
   p.start_velocity = train::parse_start_velocity(c.simmer.start_velocity, p.mode);
-  const auto probe_layout = [&] {
-    model::Network probe = model::build_network(p.architecture);
-    p.parameters = probe.parameter_count();
-    return probe.layout();
-  }();
+  // The layout alone: a network too large for the node is refused by the memory check before
+  // anything of its size is allocated.
+  const auto probe_layout = model::network_layout(p.architecture);
+  p.parameters = model::parameter_count(probe_layout);
   p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
   p.ladder = c.simmer.ladder;
@@ -532,26 +533,16 @@ run::Problem build(const Config& c) {
   p.run.gradient_chunks = c.run.gradient_chunks;
   p.run.precision = parse_precision(c.run.precision);
   p.run.output = c.run.output;
-  using Progress = run::RunOptions::Progress;
-  p.run.progress = c.run.progress == "bar"     ? Progress::bar
-                   : c.run.progress == "lines" ? Progress::lines
-                                               : Progress::automatic;
+  p.run.progress = run::kProgressNames.parse(c.run.progress);
   p.run.progress_seconds = c.run.progress_seconds;
   p.health.every = c.simmer.health_every;
-  p.health.on_divergence = c.simmer.on_divergence == "warn" ? run::HealthOptions::OnDivergence::warn
-                                                            : run::HealthOptions::OnDivergence::stop;
-  using Stability = run::HealthOptions::StabilityCheck;
-  p.health.stability_check = c.simmer.stability_check == "off"    ? Stability::off
-                             : c.simmer.stability_check == "warn" ? Stability::warn
-                                                                  : Stability::refuse;
+  p.health.on_divergence = run::kOnDivergenceNames.parse(c.simmer.on_divergence);
+  p.health.stability_check = run::kStabilityCheckNames.parse(c.simmer.stability_check);
   p.store.every = c.ensemble.store_every;
   p.store.float32 = c.ensemble.store_dtype == "float32";
   p.store.track = c.ensemble.track;
   p.diagnostics.blocks = c.ensemble.blocks;
-  using Report = run::DiagnosticsOptions::CurvatureReport;
-  p.diagnostics.curvature_report = c.simmer.curvature_report == "off"     ? Report::off
-                                   : c.simmer.curvature_report == "start" ? Report::start
-                                                                          : Report::start_end;
+  p.diagnostics.curvature_report = run::kCurvatureReportNames.parse(c.simmer.curvature_report);
   p.diagnostics.lanczos_steps = c.simmer.lanczos_steps;
   p.diagnostics.lanczos_probes = c.simmer.lanczos_probes;
   p.sampling.window = c.ensemble.window;

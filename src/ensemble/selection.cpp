@@ -27,34 +27,6 @@ std::pair<double, double> mean_stderr(const std::vector<double>& v) {
 
 }  // namespace
 
-std::string to_string(SelectBy by) {
-  switch (by) {
-    case SelectBy::nll:
-      return "nll";
-    case SelectBy::metric:
-      return "metric";
-    case SelectBy::none:
-      return "none";
-  }
-  return "?";
-}
-
-std::string to_string(SelectRule rule) { return rule == SelectRule::best ? "best" : "one_se"; }
-
-SelectBy parse_select_by(const std::string& text) {
-  for (const auto by : {SelectBy::nll, SelectBy::metric, SelectBy::none}) {
-    if (text == to_string(by)) return by;
-  }
-  throw option_error("ensemble.select_by", text, "must be one of nll | metric | none");
-}
-
-SelectRule parse_select_rule(const std::string& text) {
-  for (const auto rule : {SelectRule::best, SelectRule::one_se}) {
-    if (text == to_string(rule)) return rule;
-  }
-  throw option_error("ensemble.select_rule", text, "must be one of best | one_se");
-}
-
 Selection select(const std::vector<std::vector<double>>& row_losses, SelectRule rule) {
   if (row_losses.empty()) throw Error("internal: nothing to select from");
   Selection s;

@@ -98,22 +98,6 @@ std::int64_t DiagnosticsSetup::block_of(std::int64_t step) const {
   return std::min(blocks - 1, offset * blocks / window_steps);
 }
 
-std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::stationary:
-      return "stationary";
-    case Verdict::not_mixed:
-      return "not mixed";
-    case Verdict::drifting:
-      return "drifting";
-    case Verdict::diverged:
-      return "diverged";
-    case Verdict::no_members:
-      return "no members";
-  }
-  return "?";
-}
-
 double TrajectorySummary::ballistic_ratio() const { return path_length > 0.0 ? distance / path_length : kNaN; }
 
 double TrajectorySummary::window_ballistic_ratio() const {

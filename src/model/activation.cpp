@@ -8,31 +8,6 @@
 
 namespace simmer::model {
 
-Activation parse_activation(const std::string& name) {
-  if (name == "linear") return Activation::linear;
-  if (name == "tanh") return Activation::tanh;
-  if (name == "relu") return Activation::relu;
-  if (name == "elu") return Activation::elu;
-  if (name == "sigmoid") return Activation::sigmoid;
-  throw Error("unknown activation '" + name + "' (choices: tanh, relu, elu, sigmoid, linear)");
-}
-
-std::string to_string(Activation a) {
-  switch (a) {
-    case Activation::linear:
-      return "linear";
-    case Activation::tanh:
-      return "tanh";
-    case Activation::relu:
-      return "relu";
-    case Activation::elu:
-      return "elu";
-    case Activation::sigmoid:
-      return "sigmoid";
-  }
-  return "?";
-}
-
 template <class S>
 void fast_tanh(const S* in, S* out, Index n) {
   using Array = Eigen::Array<S, Eigen::Dynamic, 1>;

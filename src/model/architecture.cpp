@@ -73,7 +73,7 @@ BasicNetwork<S> build_lenet5(Index height, Index width, Index channels, Index cl
 }
 
 template <class S>
-BasicNetwork<S> build_network(const ArchitectureSpec& spec) {
+std::vector<LayerPtrOf<S>> build_layers(const ArchitectureSpec& spec) {
   if (is_image_architecture(spec.layers)) {
     if (spec.input_shape.size() != 3) {
       throw Error("architecture 'lenet5': needs the input shape {height, width, channels} (got " +
@@ -84,7 +84,7 @@ BasicNetwork<S> build_network(const ArchitectureSpec& spec) {
     if (spec.output != Activation::linear) {
       layers.push_back(std::make_unique<BasicActivationLayer<S>>(spec.output, spec.outputs));
     }
-    return BasicNetwork<S>(std::move(layers));
+    return layers;
   }
   const auto widths = parse_widths(spec.layers);
   std::vector<LayerPtrOf<S>> layers;
@@ -96,11 +96,20 @@ BasicNetwork<S> build_network(const ArchitectureSpec& spec) {
       layers.push_back(std::make_unique<BasicActivationLayer<S>>(act, widths[i + 1]));
     }
   }
-  return BasicNetwork<S>(std::move(layers));
+  return layers;
 }
+
+template <class S>
+BasicNetwork<S> build_network(const ArchitectureSpec& spec) {
+  return BasicNetwork<S>(build_layers<S>(spec));
+}
+
+std::vector<TensorLayout> network_layout(const ArchitectureSpec& spec) { return layout_of(build_layers<double>(spec)); }
 
 template Network build_lenet5<double>(Index, Index, Index, Index, Activation, PoolKind);
 template BasicNetwork<float> build_lenet5<float>(Index, Index, Index, Index, Activation, PoolKind);
+template std::vector<LayerPtrOf<double>> build_layers<double>(const ArchitectureSpec&);
+template std::vector<LayerPtrOf<float>> build_layers<float>(const ArchitectureSpec&);
 template Network build_network<double>(const ArchitectureSpec&);
 template BasicNetwork<float> build_network<float>(const ArchitectureSpec&);
 

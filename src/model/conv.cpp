@@ -30,18 +30,6 @@ void add_span(S* __restrict dst, const S* __restrict src, Index n) {
 
 }  // namespace
 
-std::string to_string(ConvAlgorithm a) {
-  switch (a) {
-    case ConvAlgorithm::automatic:
-      return "automatic";
-    case ConvAlgorithm::im2col:
-      return "im2col";
-    case ConvAlgorithm::direct:
-      return "direct";
-  }
-  return "?";
-}
-
 template <class S>
 ConvAlgorithm BasicConv2D<S>::choose_algorithm(Index out_width, Index /*in_channels*/, Index filters, Index kernel) {
   if (kernel > direct::kMaxKernel) return ConvAlgorithm::im2col;

@@ -6,25 +6,6 @@
 
 namespace simmer::model {
 
-Init parse_init(const std::string& name) {
-  if (name == "glorot_normal") return Init::glorot_normal;
-  if (name == "glorot_uniform") return Init::glorot_uniform;
-  if (name == "modified_glorot_normal") return Init::modified_glorot_normal;
-  throw Error("unknown initializer '" + name + "' (choices: glorot_normal, glorot_uniform, modified_glorot_normal)");
-}
-
-std::string to_string(Init init) {
-  switch (init) {
-    case Init::glorot_normal:
-      return "glorot_normal";
-    case Init::glorot_uniform:
-      return "glorot_uniform";
-    case Init::modified_glorot_normal:
-      return "modified_glorot_normal";
-  }
-  return "?";
-}
-
 double glorot_stddev(Index fan_in, Index fan_out) { return std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)); }
 
 template <class S>

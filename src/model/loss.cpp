@@ -6,28 +6,6 @@
 
 namespace simmer::model {
 
-LossKind parse_loss(const std::string& name) {
-  if (name == "sse") return LossKind::sse;
-  if (name == "mse") return LossKind::mse;
-  if (name == "cce" || name == "categorical_crossentropy") return LossKind::cce;
-  if (name == "bce" || name == "binary_crossentropy") return LossKind::bce;
-  throw Error("unknown loss '" + name + "' (choices: sse, mse, cce, bce)");
-}
-
-std::string to_string(LossKind k) {
-  switch (k) {
-    case LossKind::sse:
-      return "sse";
-    case LossKind::mse:
-      return "mse";
-    case LossKind::cce:
-      return "cce";
-    case LossKind::bce:
-      return "bce";
-  }
-  return "?";
-}
-
 namespace {
 
 /// Shared body: value always, gradient when `grad` is non-null.

@@ -7,17 +7,37 @@
 namespace simmer::model {
 
 template <class S>
-BasicNetwork<S>::BasicNetwork(std::vector<LayerPtrOf<S>> layers) : layers_(std::move(layers)) {
-  if (layers_.empty()) throw Error("network: no layers");
-  Index total = 0;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (i > 0 && layers_[i]->input_size() != layers_[i - 1]->output_size()) {
-      throw Error("network: layer " + std::to_string(i) + " (" + layers_[i]->kind() + ") takes " +
-                  std::to_string(layers_[i]->input_size()) + " inputs but the layer before gives " +
-                  std::to_string(layers_[i - 1]->output_size()));
+std::vector<TensorLayout> layout_of(const std::vector<LayerPtrOf<S>>& layers) {
+  if (layers.empty()) throw Error("network: no layers");
+  std::vector<TensorLayout> out;
+  Index offset = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (i > 0 && layers[i]->input_size() != layers[i - 1]->output_size()) {
+      throw Error("network: layer " + std::to_string(i) + " (" + layers[i]->kind() + ") takes " +
+                  std::to_string(layers[i]->input_size()) + " inputs but the layer before gives " +
+                  std::to_string(layers[i - 1]->output_size()));
     }
-    total += layers_[i]->parameter_count();
+    for (const auto& t : layers[i]->tensors()) {
+      out.push_back({"layer" + std::to_string(i) + "_" + layers[i]->kind() + "/" + t.name, offset, t.shape});
+      offset += t.size();
+    }
   }
+  return out;
+}
+
+Index parameter_count(const std::vector<TensorLayout>& layout) {
+  Index n = 0;
+  for (const auto& t : layout) {
+    Index size = 1;
+    for (const Index d : t.shape) size *= d;
+    n += size;
+  }
+  return n;
+}
+
+template <class S>
+BasicNetwork<S>::BasicNetwork(std::vector<LayerPtrOf<S>> layers) : layers_(std::move(layers)) {
+  const Index total = model::parameter_count(layout_of(layers_));
   params_ = Vector::Zero(total);
   grads_ = Vector::Zero(total);
   bind_layers();
@@ -51,15 +71,7 @@ Index BasicNetwork<S>::output_size() const {
 
 template <class S>
 std::vector<TensorLayout> BasicNetwork<S>::layout() const {
-  std::vector<TensorLayout> out;
-  Index offset = 0;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    for (const auto& t : layers_[i]->tensors()) {
-      out.push_back({"layer" + std::to_string(i) + "_" + layers_[i]->kind() + "/" + t.name, offset, t.shape});
-      offset += t.size();
-    }
-  }
-  return out;
+  return layout_of(layers_);
 }
 
 template <class S>
@@ -122,5 +134,7 @@ void BasicNetwork<S>::backward(ConstBatchView x, BatchView grad_output) {
 
 template class BasicNetwork<double>;
 template class BasicNetwork<float>;
+template std::vector<TensorLayout> layout_of<double>(const std::vector<LayerPtrOf<double>>&);
+template std::vector<TensorLayout> layout_of<float>(const std::vector<LayerPtrOf<float>>&);
 
 }  // namespace simmer::model

@@ -7,22 +7,6 @@
 
 namespace simmer::model {
 
-PoolKind parse_pool_kind(const std::string& name) {
-  if (name == "average" || name == "avg") return PoolKind::average;
-  if (name == "max") return PoolKind::max;
-  throw Error("unknown pooling '" + name + "' (choices: average, max)");
-}
-
-std::string to_string(PoolKind k) {
-  switch (k) {
-    case PoolKind::average:
-      return "average";
-    case PoolKind::max:
-      return "max";
-  }
-  return "?";
-}
-
 template <class S>
 BasicPool2D<S>::BasicPool2D(Index height, Index width, Index channels, PoolKind pool, Index size)
     : height_(height),

@@ -15,18 +15,6 @@
 
 namespace simmer::mpi {
 
-io::Type io_type(run::layout::Dtype t) {
-  switch (t) {
-    case run::layout::Dtype::f32:
-      return io::Type::f32;
-    case run::layout::Dtype::i64:
-      return io::Type::i64;
-    case run::layout::Dtype::f64:
-      break;
-  }
-  return io::Type::f64;
-}
-
 ArchiveShape ArchiveShape::of(const run::Problem& p) {
   ArchiveShape s;
   s.chains = p.run.trajectories;
@@ -90,7 +78,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   f.attribute("/", "mpi_ranks", static_cast<std::int64_t>(size));
   f.attribute("/", "trajectories", C);
   f.attribute("/", "mode", train::to_string(p.mode));
-  f.attribute("/", "task", std::string(p.classification ? "classification" : "regression"));
+  f.attribute("/", "task", to_string(p.classification ? data::Task::classification : data::Task::regression));
   f.attribute("/", "precision", to_string(p.run.precision));  // the compute scalar (run.precision)
   f.attribute("/", "run_id", run_id);
   f.attribute("/", "status", std::string(run::layout::kStatusRunning));  // until the run ends
@@ -140,7 +128,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   if (!p.rows_dropped_reasons.empty()) f.attribute("/data", "rows_dropped_reasons", p.rows_dropped_reasons);
 
   // /model: architecture and the flat parameter layout.
-  const std::vector<model::TensorLayout> layout = model::build_network(p.architecture).layout();
+  const std::vector<model::TensorLayout> layout = model::network_layout(p.architecture);
   f.create_group("/model");
   f.attribute("/model", "architecture", p.model_text.architecture);
   f.attribute("/model", "activation", p.model_text.activation);
@@ -183,7 +171,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   // shared by two ranks.
   for (const auto& d : run::layout::chain_datasets(shape.counts())) {
     f.create_group(d.group);
-    f.create_dataset(d.path, io_type(d.dtype), d.dims, d.chunk, d.nan_fill);
+    f.create_dataset(d.path, d.dtype, d.dims, d.chunk, d.nan_fill);
   }
   f.attribute("/posterior/params", "store_every", p.store.every);
   f.attribute("/posterior/params", "draws_per_stage", p.draws_per_stage());
@@ -205,7 +193,8 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
     for (std::int64_t k = 0; k < p.stages(); ++k) {
       char t[32];
       std::snprintf(t, sizeof t, "%.17g", p.stage_temperature(k));
-      temperatures += (k > 0 ? "," : "") + std::string(t);
+      if (k > 0) temperatures += ',';
+      temperatures += t;
       create_ensemble_group(f, p, "/ladder/" + p.stage_name(k));
       f.attribute("/ladder/" + p.stage_name(k), "temperature", p.stage_temperature(k));
       f.attribute("/ladder/" + p.stage_name(k), "temperature_over_bayes", p.stage_temperature(k) / p.bayes_temperature);

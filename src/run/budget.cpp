@@ -25,17 +25,18 @@ std::int64_t matrix_bytes(const Matrix& m) { return static_cast<std::int64_t>(m.
 
 ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   ResourceEstimate e;
-  // The network's sizes, built once in the run's precision (layer scratch is counted in values
+  // The network's sizes, its layers built once in the run's precision (layer scratch is counted in values
   // of that scalar): parameters, inputs, every layer's output width and scratch for the rows a
   // trajectory's network holds (activation_rows: one block of rows with gradient chunks).
   const std::int64_t held = activation_rows(p);
   std::int64_t P = 0, inputs = 0, layer_values = 0, scratch_values = 0;
   with_scalar(p.run.precision, [&](auto zero) {
     using S = decltype(zero);
-    const model::BasicNetwork<S> net = model::build_network<S>(p.architecture);
-    P = net.parameter_count();
-    inputs = net.input_size();
-    for (const auto& layer : net.layers()) {
+    // The layers alone: estimating a network too large for the node must not allocate it.
+    const auto layers = model::build_layers<S>(p.architecture);
+    P = model::parameter_count(model::layout_of(layers));
+    inputs = layers.front()->input_size();
+    for (const auto& layer : layers) {
       layer_values += layer->output_size();
       scratch_values += layer->scratch_values(held);
     }

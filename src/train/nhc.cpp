@@ -7,14 +7,6 @@
 
 namespace simmer::train {
 
-Thermostat parse_thermostat(const std::string& name) {
-  if (name == "nose_hoover" || name == "nhc") return Thermostat::nose_hoover_chain;
-  if (name == "langevin") return Thermostat::langevin;
-  throw FieldError("Thermostat", name, "choices: nose_hoover, langevin");
-}
-
-std::string to_string(Thermostat t) { return t == Thermostat::langevin ? "langevin" : "nose_hoover"; }
-
 void NhcOptions::validate() const {
   if (!(time_step > 0.0) || !std::isfinite(time_step)) {
     throw FieldError("NhcOptions.time_step", std::to_string(time_step), "must be > 0");

@@ -31,12 +31,6 @@ double noise_sd_at(model::LossKind loss, Index rows, Index outputs, double tempe
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-PriorScaling parse_prior_scaling(const std::string& name) {
-  if (name == "none") return PriorScaling::none;
-  if (name == "fan_in") return PriorScaling::fan_in;
-  throw FieldError("PriorScaling", name, "choices: none, fan_in");
-}
-
 Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,
                                 PriorScaling scaling) {
   if (!(sigma > 0.0) || !std::isfinite(sigma)) {

@@ -4,37 +4,13 @@
 
 namespace simmer::train {
 
-StartMode parse_start_mode(const std::string& name) {
-  if (name == "retrofit") return StartMode::retrofit;
-  if (name == "abinitio" || name == "ab_initio") return StartMode::abinitio;
-  throw Error("unknown mode '" + name + "' (choices: retrofit, abinitio)");
-}
-
-std::string to_string(StartMode m) { return m == StartMode::retrofit ? "retrofit" : "abinitio"; }
-
 StartVelocity parse_start_velocity(const std::string& name, StartMode mode) {
   if (name == "auto") return mode == StartMode::retrofit ? StartVelocity::adam : StartVelocity::zero;
-  if (name == "adam") {
-    if (mode != StartMode::retrofit) {
-      throw FieldError("StartVelocity", name, "needs retrofit mode (Adam's last step)");
-    }
-    return StartVelocity::adam;
+  const StartVelocity v = kStartVelocityNames.parse(name);
+  if (v == StartVelocity::adam && mode != StartMode::retrofit) {
+    throw FieldError("StartVelocity", name, "needs retrofit mode (Adam's last step)");
   }
-  if (name == "zero") return StartVelocity::zero;
-  if (name == "thermal") return StartVelocity::thermal;
-  throw FieldError("StartVelocity", name, "choices: auto, adam, zero, thermal");
-}
-
-std::string to_string(StartVelocity v) {
-  switch (v) {
-    case StartVelocity::adam:
-      return "adam";
-    case StartVelocity::zero:
-      return "zero";
-    case StartVelocity::thermal:
-      return "thermal";
-  }
-  return "?";
+  return v;
 }
 
 template <class S>

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "simmer/core/names.hpp"
+
 namespace simmer {
 
 using Index = Eigen::Index;
@@ -67,10 +69,16 @@ constexpr Index values_for_bytes(Index bytes) {
   return (bytes + static_cast<Index>(sizeof(S)) - 1) / static_cast<Index>(sizeof(S));
 }
 
+/// The element type of an archive dataset: what the archive's schema (run/archive_layout.hpp)
+/// declares and the HDF5 layer (io::Type) writes, one enum for both.
+enum class Element { f64, f32, i64 };
+
 /// The compute precision of a run (run.precision).
 enum class Precision { float64, float32 };
-Precision parse_precision(const std::string& name);
-std::string to_string(Precision p);
+inline constexpr Names<Precision, 2> kPrecisionNames{
+    "precision", {{{Precision::float64, "float64"}, {Precision::float32, "float32"}}}};
+inline Precision parse_precision(const std::string& name) { return kPrecisionNames.parse(name); }
+inline std::string to_string(Precision p) { return std::string(kPrecisionNames.name(p)); }
 /// Machine epsilon of the precision's scalar.
 double epsilon(Precision p);
 

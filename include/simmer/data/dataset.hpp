@@ -7,12 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "simmer/core/names.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/core/types.hpp"
 
 namespace simmer::data {
 
 enum class Task { regression, classification };
+inline constexpr Names<Task, 2> kTaskNames{
+    "data.task", {{{Task::classification, "classification"}, {Task::regression, "regression"}}}};
+inline std::string to_string(Task t) { return std::string(kTaskNames.name(t)); }
 
 /// Where a data set's rows and columns came from in a text file, so a check made after the
 /// split can name the cell ("data.csv:17: column 'x' (3)"). Empty for generated or image data.

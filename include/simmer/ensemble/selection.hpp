@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "simmer/core/names.hpp"
 #include "simmer/ensemble/candidate.hpp"
 
 namespace simmer::ensemble {
@@ -21,11 +22,15 @@ namespace simmer::ensemble {
 enum class SelectBy { nll, metric, none };
 /// ensemble.select_rule.
 enum class SelectRule { best, one_se };
-std::string to_string(SelectBy by);
-std::string to_string(SelectRule rule);
+inline constexpr Names<SelectBy, 3> kSelectByNames{
+    "ensemble.select_by", {{{SelectBy::nll, "nll"}, {SelectBy::metric, "metric"}, {SelectBy::none, "none"}}}};
+inline constexpr Names<SelectRule, 2> kSelectRuleNames{"ensemble.select_rule",
+                                                       {{{SelectRule::best, "best"}, {SelectRule::one_se, "one_se"}}}};
+inline std::string to_string(SelectBy by) { return std::string(kSelectByNames.name(by)); }
+inline std::string to_string(SelectRule rule) { return std::string(kSelectRuleNames.name(rule)); }
 /// Parses the names to_string gives; throws simmer::Error naming the text otherwise.
-SelectBy parse_select_by(const std::string& text);
-SelectRule parse_select_rule(const std::string& text);
+inline SelectBy parse_select_by(const std::string& text) { return kSelectByNames.parse(text); }
+inline SelectRule parse_select_rule(const std::string& text) { return kSelectRuleNames.parse(text); }
 
 struct Selection {
   std::vector<double> loss;         ///< per candidate: mean validation loss (lower is better)

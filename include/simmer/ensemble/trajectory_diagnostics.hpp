@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "simmer/core/bytes.hpp"
+#include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
@@ -53,7 +54,13 @@ struct VerdictThresholds {
 };
 
 enum class Verdict { stationary, not_mixed, drifting, diverged, no_members };
-std::string to_string(Verdict v);
+inline constexpr Names<Verdict, 5> kVerdictNames{"verdict",
+                                                 {{{Verdict::stationary, "stationary"},
+                                                   {Verdict::not_mixed, "not mixed"},
+                                                   {Verdict::drifting, "drifting"},
+                                                   {Verdict::diverged, "diverged"},
+                                                   {Verdict::no_members, "no members"}}}};
+inline std::string to_string(Verdict v) { return std::string(kVerdictNames.name(v)); }
 
 /// Where the parameters x are, relative to the simmering start x₀.
 struct Position {

@@ -1,9 +1,12 @@
 #pragma once
 /// \file
-/// Element types of archive datasets, without HDF5's headers (what readers and writers share).
+/// Element types of archive datasets, without HDF5's headers (what readers and writers share):
+/// core's Element, under the name the io layer has always used.
+
+#include "simmer/core/types.hpp"
 
 namespace simmer::io {
 
-enum class Type { f64, f32, i64 };
+using Type = Element;
 
 }  // namespace simmer::io

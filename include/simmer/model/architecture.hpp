@@ -44,4 +44,13 @@ BasicNetwork<S> build_lenet5(Index height, Index width, Index channels, Index cl
 template <class S = double>
 BasicNetwork<S> build_network(const ArchitectureSpec& spec);
 
+/// The layers build_network binds to one parameter vector, unbound: their sizes and scratch
+/// without the parameters' memory.
+template <class S = double>
+std::vector<LayerPtrOf<S>> build_layers(const ArchitectureSpec& spec);
+
+/// build_network(spec).layout() without the network: no parameter is allocated, so a run can
+/// learn its size (and refuse one too large for the node) before it needs the memory.
+std::vector<TensorLayout> network_layout(const ArchitectureSpec& spec);
+
 }  // namespace simmer::model

@@ -19,6 +19,7 @@
 /// [kh·kw·in_channels + 1][filters] matrix [K; b], and a column of ones in im2col makes the bias
 /// part of the same GEMM (forward) and its gradient part of the weight-gradient GEMM (backward).
 
+#include "simmer/core/names.hpp"
 #include "simmer/model/gemm.hpp"
 #include "simmer/model/layer.hpp"
 
@@ -36,7 +37,10 @@ enum class Padding { valid, same };
 /// Both give the same results up to rounding (the sums run in different orders).
 enum class ConvAlgorithm { automatic, im2col, direct };
 
-std::string to_string(ConvAlgorithm a);
+inline constexpr Names<ConvAlgorithm, 3> kConvAlgorithmNames{
+    "convolution algorithm",
+    {{{ConvAlgorithm::automatic, "automatic"}, {ConvAlgorithm::im2col, "im2col"}, {ConvAlgorithm::direct, "direct"}}}};
+inline std::string to_string(ConvAlgorithm a) { return std::string(kConvAlgorithmNames.name(a)); }
 
 template <class S>
 class BasicConv2D final : public BasicLayer<S> {

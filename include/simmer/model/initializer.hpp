@@ -5,12 +5,17 @@
 
 #include <string>
 
+#include "simmer/core/names.hpp"
 #include "simmer/model/layer.hpp"
 
 namespace simmer::model {
 
-Init parse_init(const std::string& name);
-std::string to_string(Init init);
+inline constexpr Names<Init, 3> kInitNames{"initializer",
+                                           {{{Init::glorot_normal, "glorot_normal"},
+                                             {Init::glorot_uniform, "glorot_uniform"},
+                                             {Init::modified_glorot_normal, "modified_glorot_normal"}}}};
+inline Init parse_init(const std::string& name) { return kInitNames.parse(name); }
+inline std::string to_string(Init init) { return std::string(kInitNames.name(init)); }
 
 /// Glorot standard deviation sqrt(2 / (fan_in + fan_out)).
 double glorot_stddev(Index fan_in, Index fan_out);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
 
 namespace simmer::model {
@@ -16,8 +17,10 @@ enum class LossKind {
   bce   ///< binary cross-entropy from logits vs 0/1 targets, mean over rows and outputs
 };
 
-LossKind parse_loss(const std::string& name);
-std::string to_string(LossKind k);
+inline constexpr Names<LossKind, 4> kLossNames{
+    "loss", {{{LossKind::sse, "sse"}, {LossKind::mse, "mse"}, {LossKind::cce, "cce"}, {LossKind::bce, "bce"}}}};
+inline LossKind parse_loss(const std::string& name) { return kLossNames.parse(name); }
+inline std::string to_string(LossKind k) { return std::string(kLossNames.name(k)); }
 
 /// Loss value, and its gradient with respect to the predictions written into `grad`
 /// (same shape as `pred`). Stable for large logits (log-sum-exp, softplus).

@@ -19,6 +19,14 @@ struct TensorLayout {
   std::vector<Index> shape;
 };
 
+/// The flat layout of `layers` (BasicNetwork::layout of a network made of them), checking that
+/// each layer takes what the one before gives (simmer::Error otherwise). Allocates no parameters.
+template <class S>
+std::vector<TensorLayout> layout_of(const std::vector<LayerPtrOf<S>>& layers);
+
+/// The number of parameters a layout holds.
+Index parameter_count(const std::vector<TensorLayout>& layout);
+
 template <class S>
 class BasicNetwork {
  public:

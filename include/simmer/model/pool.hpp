@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "simmer/core/names.hpp"
 #include "simmer/model/layer.hpp"
 
 namespace simmer::model {
 
 enum class PoolKind { average, max };
 
-/// "average" (or "avg") / "max" -> PoolKind; throws simmer::Error naming the text and the choices.
-PoolKind parse_pool_kind(const std::string& name);
-std::string to_string(PoolKind k);
+inline constexpr Names<PoolKind, 2> kPoolNames{"pooling", {{{PoolKind::average, "average"}, {PoolKind::max, "max"}}}};
+/// "average" / "max" -> PoolKind; throws simmer::Error naming the text and the choices.
+inline PoolKind parse_pool_kind(const std::string& name) { return kPoolNames.parse(name); }
+inline std::string to_string(PoolKind k) { return std::string(kPoolNames.name(k)); }
 
 /// Geometry of size × size pooling (stride size) of height × width × channels HWC images.
 struct PoolShape {

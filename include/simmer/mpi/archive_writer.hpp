@@ -32,9 +32,6 @@ struct ArchiveShape {
   [[nodiscard]] run::layout::ArchiveCounts counts() const;
 };
 
-/// The io element type of a layout dtype.
-io::Type io_type(run::layout::Dtype t);
-
 /// What an ensemble group (/ensemble, /deep_ensemble, /ladder/rung_<k>) holds per set.
 struct EnsembleLayout {
   std::vector<std::string> sets;  ///< evaluation sets, the scored ones first

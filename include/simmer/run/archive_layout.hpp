@@ -94,8 +94,8 @@ struct ArchiveCounts {
   bool float32 = false;            ///< /posterior/params in float32
 };
 
-/// Element type of a dataset (io::Type's values, without the io module).
-enum class Dtype { f64, f32, i64 };
+/// Element type of a dataset (the same enum as io::Type: core's Element).
+using Dtype = Element;
 
 /// One dataset whose first axis is the chain: each rank writes its own chains' rows.
 struct ChainDataset {

@@ -80,6 +80,10 @@ struct RunOptions {
   enum class Progress { automatic, bar, lines } progress = Progress::automatic;
   double progress_seconds = 10.0;  ///< seconds between progress lines off a terminal
 };
+inline constexpr Names<RunOptions::Progress, 3> kProgressNames{"run.progress",
+                                                               {{{RunOptions::Progress::automatic, "auto"},
+                                                                 {RunOptions::Progress::bar, "bar"},
+                                                                 {RunOptions::Progress::lines, "lines"}}}};
 
 /// The health check and the stability check (SIMMERING.md §3's integrator can blow up).
 struct HealthOptions {
@@ -87,6 +91,14 @@ struct HealthOptions {
   enum class OnDivergence { stop, warn } on_divergence = OnDivergence::stop;
   enum class StabilityCheck { refuse, warn, off } stability_check = StabilityCheck::refuse;
 };
+inline constexpr Names<HealthOptions::OnDivergence, 2> kOnDivergenceNames{
+    "simmer.on_divergence",
+    {{{HealthOptions::OnDivergence::stop, "stop"}, {HealthOptions::OnDivergence::warn, "warn"}}}};
+inline constexpr Names<HealthOptions::StabilityCheck, 3> kStabilityCheckNames{
+    "simmer.stability_check",
+    {{{HealthOptions::StabilityCheck::refuse, "refuse"},
+      {HealthOptions::StabilityCheck::warn, "warn"},
+      {HealthOptions::StabilityCheck::off, "off"}}}};
 
 /// Which members are written to /posterior and how.
 struct StoreOptions {
@@ -102,6 +114,11 @@ struct DiagnosticsOptions {
   int lanczos_steps = 40;
   int lanczos_probes = 3;
 };
+inline constexpr Names<DiagnosticsOptions::CurvatureReport, 3> kCurvatureReportNames{
+    "simmer.curvature_report",
+    {{{DiagnosticsOptions::CurvatureReport::start, "start"},
+      {DiagnosticsOptions::CurvatureReport::start_end, "start_end"},
+      {DiagnosticsOptions::CurvatureReport::off, "off"}}}};
 
 /// The model as the configuration named it, for /model's attributes.
 struct ModelText {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "simmer/core/names.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/train/objective.hpp"
@@ -18,8 +19,10 @@ enum class Thermostat {
   nose_hoover_chain,  ///< the paper: one chain on the total kinetic energy (deterministic)
   langevin            ///< friction γ and noise on every velocity (stochastic, ergodic)
 };
-Thermostat parse_thermostat(const std::string& name);
-std::string to_string(Thermostat t);
+inline constexpr Names<Thermostat, 2> kThermostatNames{
+    "thermostat", {{{Thermostat::nose_hoover_chain, "nose_hoover"}, {Thermostat::langevin, "langevin"}}}};
+inline Thermostat parse_thermostat(const std::string& name) { return kThermostatNames.parse(name); }
+inline std::string to_string(Thermostat t) { return std::string(kThermostatNames.name(t)); }
 
 struct NhcOptions {
   double time_step = 0.002;    ///< h (the paper's "learning rate")

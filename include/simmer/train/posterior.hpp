@@ -14,6 +14,7 @@
 #include <cmath>
 #include <vector>
 
+#include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/model/loss.hpp"
 #include "simmer/model/network.hpp"
@@ -32,7 +33,9 @@ enum class PriorScaling {
   none,   ///< σ_i = σ for every parameter
   fan_in  ///< kernels σ/√fan_in (fan_in = the product of a kernel's dimensions but the last), biases σ
 };
-PriorScaling parse_prior_scaling(const std::string& name);
+inline constexpr Names<PriorScaling, 2> kPriorScalingNames{
+    "prior scaling", {{{PriorScaling::none, "none"}, {PriorScaling::fan_in, "fan_in"}}}};
+inline PriorScaling parse_prior_scaling(const std::string& name) { return kPriorScalingNames.parse(name); }
 
 /// Per-parameter precisions 1/σ_i² of the Gaussian prior, in the network's flat layout.
 Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,

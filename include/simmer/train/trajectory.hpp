@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "simmer/core/names.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/objective.hpp"
 #include "simmer/train/schedule.hpp"
@@ -14,8 +15,10 @@ namespace simmer::train {
 
 enum class StartMode { retrofit, abinitio };
 
-StartMode parse_start_mode(const std::string& name);
-std::string to_string(StartMode m);
+inline constexpr Names<StartMode, 2> kStartModeNames{
+    "mode", {{{StartMode::retrofit, "retrofit"}, {StartMode::abinitio, "abinitio"}}}};
+inline StartMode parse_start_mode(const std::string& name) { return kStartModeNames.parse(name); }
+inline std::string to_string(StartMode m) { return std::string(kStartModeNames.name(m)); }
 
 /// The particles' velocity when simmering starts (NoseHooverChain::*_start).
 enum class StartVelocity {
@@ -23,9 +26,13 @@ enum class StartVelocity {
   zero,    ///< at rest: the paper's ab initio choice
   thermal  ///< Maxwell–Boltzmann at the schedule's first T > 0
 };
-/// "auto" is the paper's choice for the mode: adam for retrofit, zero for ab initio.
+inline constexpr Names<StartVelocity, 3> kStartVelocityNames{
+    "start velocity",
+    {{{StartVelocity::adam, "adam"}, {StartVelocity::zero, "zero"}, {StartVelocity::thermal, "thermal"}}}};
+/// One of kStartVelocityNames, or "auto": the paper's choice for the mode (adam for retrofit,
+/// zero for ab initio). adam needs retrofit mode.
 StartVelocity parse_start_velocity(const std::string& name, StartMode mode);
-std::string to_string(StartVelocity v);
+inline std::string to_string(StartVelocity v) { return std::string(kStartVelocityNames.name(v)); }
 
 /// What one step reports.
 struct StepRecord {
