@@ -38,13 +38,6 @@ struct Input {
   RunArchive run;
 };
 
-/// Keys whose values may differ between the runs of one seed study: the seed and how the run
-/// was carried out, none of which changes what a trajectory is.
-bool may_differ(const std::string& key) {
-  return key == "run.seed" || key == "run.output" || key == "run.trajectories" || key.rfind("run.progress", 0) == 0 ||
-         key == "run.checkpoint_interval" || key == "run.sync_every" || key == "run.gather_interval";
-}
-
 /// The data sets both archives must hold identically.
 std::vector<std::string> data_paths(const io::ArchiveReader& r) {
   std::vector<std::string> out;
@@ -78,9 +71,11 @@ void check_compatible(const Input& first, const Input& other) {
   const auto& b = *other.reader;
   const std::string pair = "'" + a.path() + "' and '" + b.path() + "'";
   bool split_seed_differs = false;
-  for (const auto& line : cli::config_differences(first.run.config, other.run.config)) {
+  // The runs of one study may differ in their seeds and in how they were carried out
+  // (cli::key_role: study and placement keys).
+  for (const auto& line :
+       cli::config_differences(first.run.config, other.run.config, {cli::KeyRole::study, cli::KeyRole::placement})) {
     const std::string key = line.substr(0, line.find(':'));
-    if (may_differ(key)) continue;
     if (key == "data.split_seed") {
       split_seed_differs = true;
       continue;
@@ -201,7 +196,7 @@ bool is_scored(const std::string& set) { return set == "train" || set == "test" 
 
 std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {
   if (r.has_attribute(group, "members")) return r.attribute_integer(group, "members");
-  return r.attribute_integer("/metrics", "members");
+  return r.attribute_integer(run::layout::kMetrics, "members");
 }
 
 Matrix as_matrix(const std::vector<double>& v, Index rows, Index cols) {
@@ -241,7 +236,7 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
             {rows, run0.classes});
       scores = ensemble::score_probabilities(view(probability), r0.read_ints("/data/" + set + "/y"));
       for (const auto& [name, value] : {std::pair{"nll", scores.nll}, {"brier", scores.brier}, {"ece", scores.ece}}) {
-        f.attribute("/metrics", "ensemble_" + set + "_" + name, value);
+        f.attribute(run::layout::kMetrics, "ensemble_" + set + "_" + name, value);
       }
     } else {
       const auto& acc = mean_sets[s];
@@ -249,7 +244,7 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
       if (set == "train") noise = ensemble::residual_variance(view(acc.mean()), view(truth));
       if (noise.size() == 0) continue;
       scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise, view(truth));
-      f.attribute("/metrics", "ensemble_" + set + "_nll", scores.nll);
+      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_nll", scores.nll);
       if (all_have(inputs, g + "/coverage_below") && all_have(inputs, g + "/coverage_equal")) {
         std::vector<std::int64_t> below, equal;
         std::int64_t members = 0;
@@ -274,14 +269,14 @@ void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, co
         ensemble::CoverageCounter counts;
         counts.restore(members, std::move(below), std::move(equal));
         for (const double level : ensemble::kCoverageLevels) {
-          f.attribute("/metrics",
+          f.attribute(run::layout::kMetrics,
                       "ensemble_" + set + "_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))),
                       counts.coverage(level));
         }
       }
     }
-    f.attribute("/metrics", "ensemble_" + set + "_worst_point", static_cast<std::int64_t>(scores.worst_row));
-    f.attribute("/metrics", "ensemble_" + set + "_worst_point_share", scores.worst_share);
+    f.attribute(run::layout::kMetrics, "ensemble_" + set + "_worst_point", static_cast<std::int64_t>(scores.worst_row));
+    f.attribute(run::layout::kMetrics, "ensemble_" + set + "_worst_point_share", scores.worst_share);
   }
 }
 
@@ -329,8 +324,9 @@ void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, 
   }
   mpi::write_candidate(f, MPI_COMM_SELF, layout, "/deep_ensemble", &deep.candidate());
   const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
-  mpi::write_scores(f, "/metrics", "deep_ensemble_", run0.classification, layout.sets, scores.sets, scores.coverage);
-  f.attribute("/metrics", "deep_ensemble_members", deep.candidate().members);
+  mpi::write_scores(f, run::layout::kMetrics, "deep_ensemble_", run0.classification, layout.sets, scores.sets,
+                    scores.coverage);
+  f.attribute(run::layout::kMetrics, "deep_ensemble_members", deep.candidate().members);
 }
 
 /// /diagnostics concatenated in input order (each trajectory's numbers are its own), with the
@@ -363,10 +359,9 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   }
   f.put_strings("/diagnostics/verdict", verdicts);
   if (reasons.size() == verdicts.size()) f.put_strings("/diagnostics/verdict_reason", reasons);
-  for (const char* v : {"stationary", "not mixed", "drifting", "diverged", "no members"}) {
-    std::string key = std::string("trajectories_") + v;
-    std::replace(key.begin(), key.end(), ' ', '_');
-    f.attribute("/metrics", key, counts[v]);
+  for (const auto& entry : ensemble::kVerdictNames.table) {
+    const std::string name(entry.name);
+    f.attribute(run::layout::kMetrics, run::layout::verdict_count_key(name), counts[name]);
   }
   std::vector<std::pair<std::string, unsigned>> by_block;
   std::int64_t blocks = -1;
@@ -405,21 +400,22 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
     const auto start = concatenated<double>(inputs, "/diagnostics/start_loss");
     std::vector<double> rise(member.size());
     for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
-    f.attribute("/metrics", "observed_loss_rise", mean_sd(rise).first);
+    f.attribute(run::layout::kMetrics, "observed_loss_rise", mean_sd(rise).first);
   }
   for (const char* name : {"harmonic_loss_rise", "bayes_temperature", "temperature_over_bayes"}) {
-    if (r0.has_attribute("/metrics", name)) f.attribute("/metrics", name, r0.attribute_real("/metrics", name));
+    if (r0.has_attribute(run::layout::kMetrics, name))
+      f.attribute(run::layout::kMetrics, name, r0.attribute_real(run::layout::kMetrics, name));
   }
   // The stiff modes' rise is T/2 x the mean eigenvalue count over trajectories: the inputs'
   // values weighted by their trajectories.
   const std::string stiff = "harmonic_loss_rise_stiff_modes";
   if (std::all_of(inputs.begin(), inputs.end(),
-                  [&](const Input& in) { return in.reader->has_attribute("/metrics", stiff); })) {
+                  [&](const Input& in) { return in.reader->has_attribute(run::layout::kMetrics, stiff); })) {
     double sum = 0.0;
     for (const auto& in : inputs) {
-      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real("/metrics", stiff);
+      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real(run::layout::kMetrics, stiff);
     }
-    f.attribute("/metrics", stiff, sum / static_cast<double>(chains));
+    f.attribute(run::layout::kMetrics, stiff, sum / static_cast<double>(chains));
   }
 }
 
@@ -485,7 +481,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     copy_attributes(r0, f, d.path);
   }
   const std::vector<std::string>& stats = run::layout::sample_stat_fields();
-  io::write_posterior_scales(f, C, D, P, stats);
+  mpi::write_posterior_scales(f, C, D, P, stats);
 
   for (const auto& d : chain_sets) {
     if (d.group != "/trace" || R > 0) copy_chain_rows(inputs, f, d.path, d.dtype);
@@ -568,15 +564,15 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
       if (r0.exists("/baseline/" + split + "_" + score)) baseline_columns.push_back(split + "_" + score);
     }
   }
-  f.create_group("/metrics");
+  f.create_group(run::layout::kMetrics);
   for (const auto& column : baseline_columns) {
     const std::string p = "/baseline/" + column;
     if (!r0.exists(p)) continue;
     const auto values = concatenated<double>(inputs, p);
     f.put(p, values, {C});
     const auto [m, sd] = mean_sd(values);
-    f.attribute("/metrics", "baseline_" + column + "_mean", m);
-    f.attribute("/metrics", "baseline_" + column + "_sd", sd);
+    f.attribute(run::layout::kMetrics, "baseline_" + column + "_mean", m);
+    f.attribute(run::layout::kMetrics, "baseline_" + column + "_sd", sd);
   }
   for (std::size_t s = 0; s < run0.sets.size(); ++s) {
     const std::string& set = run0.sets[s];
@@ -586,14 +582,14 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (run0.classification) {
       const auto& acc = vote_sets[s];
       const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
-      f.attribute("/metrics", "ensemble_" + set + "_accuracy", accuracy);
+      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_accuracy", accuracy);
     } else {
       const auto& acc = mean_sets[s];
       const Matrix truth = as_matrix(r0.read_doubles(y), acc.mean().rows(), acc.mean().cols());
       const bool any = acc.members() > 0;
-      f.attribute("/metrics", "ensemble_" + set + "_mse",
+      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_mse",
                   any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan(""));
-      f.attribute("/metrics", "ensemble_" + set + "_r2",
+      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_r2",
                   any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan(""));
     }
   }
@@ -601,8 +597,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   merge_diagnostics(inputs, f, C);
   merge_deep_ensemble(inputs, f, run0);
   std::int64_t members = 0;
-  for (const auto& in : inputs) members += in.reader->attribute_integer("/metrics", "members");
-  f.attribute("/metrics", "members", members);
+  for (const auto& in : inputs) members += in.reader->attribute_integer(run::layout::kMetrics, "members");
+  f.attribute(run::layout::kMetrics, "members", members);
   std::vector<std::int64_t> diverged;
   for (const auto& in : inputs) {
     if (in.reader->exists("/sample_stats/diverged_at_step")) {
@@ -614,8 +610,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   }
   f.put("/sample_stats/diverged_at_step", diverged, {C});
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
-  f.attribute("/", "status", std::string(any_diverged ? "complete, with diverged trajectories" : "complete"));
-  f.mirror_attributes("/metrics");  // the scores under a checksum (attributes have none)
+  f.attribute("/", "status", run::layout::final_status(any_diverged));
+  f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
   f.attribute("/", "io_transfers", f.transfers());
   f.attribute("/", "io_collective_transfers", f.collective_transfers());
   f.close();
@@ -644,7 +640,7 @@ void merge(const MergeOptions& o, std::ostream& out) {
     inputs[i].reader.emplace(o.archives[i]);
     inputs[i].run = load_run(*inputs[i].reader);
     const std::string status = status_of(*inputs[i].reader);
-    if (status.rfind("complete", 0) != 0) {
+    if (!run::layout::is_complete(status)) {
       throw Error("merge: '" + o.archives[i] + "' has status '" + status +
                   "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
     }

@@ -16,6 +16,7 @@
 #include "simmer/data/csv.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/mpi/collectives.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::analyze {
@@ -60,7 +61,8 @@ void choose_networks(Setup& s, const std::string& requested) {
   const io::ArchiveReader& r = *s.reader;
   std::string name = requested;
   if (name.empty()) {
-    name = r.has_attribute("/metrics", "ensemble") ? r.attribute_text("/metrics", "ensemble") : std::string("all");
+    name = r.has_attribute(run::layout::kMetrics, "ensemble") ? r.attribute_text(run::layout::kMetrics, "ensemble")
+                                                              : std::string("all");
     if (name == "simmering") name = "all";
   }
   s.candidate = name;

@@ -87,7 +87,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   r.require("/posterior/params", "the stored networks");
   r.require("/sample_stats/step", "the stored draws' steps");
   r.require("/ensemble", "the run's ensemble");
-  r.require("/metrics", "the run's metrics");
+  r.require(run::layout::kMetrics, "the run's metrics");
   if (!r.has_attribute("/model", "parameters")) {
     throw Error("'" + r.path() + "' is not a simmer archive: /model has no attribute 'parameters'");
   }

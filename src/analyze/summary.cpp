@@ -79,7 +79,8 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const bool retrofit = run.config.simmer.mode != "abinitio";  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
-  const std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  const std::int64_t members =
+      r.has_attribute(run::layout::kMetrics, "members") ? r.attribute_integer(run::layout::kMetrics, "members") : 0;
   // The scored sets this archive has (a validation set since data.validation_fraction).
   std::vector<std::string> splits{"train", "test"};
   if (r.exists("/data/validation/y")) splits.emplace_back("validation");
@@ -91,14 +92,14 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   };
   const auto mean_sd = [&](const std::string& metric, const char* fmt) -> Cell {
     return [&r, metric, fmt](const std::string& split) {
-      const double m = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_mean");
-      const double sd = real_attr(r, "/metrics", "baseline_" + split + "_" + metric + "_sd");
+      const double m = real_attr(r, run::layout::kMetrics, "baseline_" + split + "_" + metric + "_mean");
+      const double sd = real_attr(r, run::layout::kMetrics, "baseline_" + split + "_" + metric + "_sd");
       return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
     };
   };
   const auto ens = [&](const std::string& prefix, const std::string& metric, const char* fmt) -> Cell {
     return [&r, prefix, metric, fmt](const std::string& split) {
-      const double v = real_attr(r, "/metrics", prefix + split + "_" + metric);
+      const double v = real_attr(r, run::layout::kMetrics, prefix + split + "_" + metric);
       return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
     };
   };
@@ -108,16 +109,17 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   row("", [](const std::string& split) { return split; });
   // The run's ensemble (a ladder names the candidate it chose) and, for a retrofit, the deep
   // ensemble of its Adam end points (issue 17; archives before it have none).
-  const std::string chosen = r.has_attribute("/metrics", "ensemble") ? r.attribute_text("/metrics", "ensemble") : "";
-  const bool deep = r.has_attribute("/metrics", "deep_ensemble_test_nll") && chosen != "deep_ensemble";
+  const std::string chosen =
+      r.has_attribute(run::layout::kMetrics, "ensemble") ? r.attribute_text(run::layout::kMetrics, "ensemble") : "";
+  const bool deep = r.has_attribute(run::layout::kMetrics, "deep_ensemble_test_nll") && chosen != "deep_ensemble";
   const std::string label = chosen == "deep_ensemble"                 ? "deep ensemble"
                             : chosen.empty() || chosen == "simmering" ? "ensemble"
                                                                       : "ensemble (" + chosen + ")";
   const std::string ensemble_members =
       " (" + std::to_string(members) + (chosen == "deep_ensemble" ? " Adam nets)" : " members)");
   const std::string deep_members =
-      r.has_attribute("/metrics", "deep_ensemble_members")
-          ? " (" + std::to_string(r.attribute_integer("/metrics", "deep_ensemble_members")) + " Adam nets)"
+      r.has_attribute(run::layout::kMetrics, "deep_ensemble_members")
+          ? " (" + std::to_string(r.attribute_integer(run::layout::kMetrics, "deep_ensemble_members")) + " Adam nets)"
           : "";
   if (run.classification) {
     row(base + " accuracy", mean_sd("accuracy", "%.4f"));
@@ -134,7 +136,7 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     row(label + " R²", ens("ensemble_", "r2", "%.4f"));
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
-  if (!r.has_attribute("/metrics", "ensemble_test_nll")) return;
+  if (!r.has_attribute(run::layout::kMetrics, "ensemble_test_nll")) return;
   const auto coverage = [&](const std::string& prefix) {
     return [&, prefix](const std::string& split) {
       std::string cells;
@@ -162,11 +164,11 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     if (deep) row("deep ensemble 50/90/95% coverage", coverage("deep_ensemble_"));
     row("member 50/90/95% interval coverage", coverage("ensemble_"));
   }
-  const double share = real_attr(r, "/metrics", "ensemble_test_worst_point_share");
+  const double share = real_attr(r, run::layout::kMetrics, "ensemble_test_worst_point_share");
   if (!std::isnan(share)) {
     out << "  largest single test point's share of the ensemble's "
         << (run.classification ? "Brier score" : "squared error") << ": " << printf_string("%.1f", 100 * share)
-        << "% (row " << r.attribute_integer("/metrics", "ensemble_test_worst_point") << ")\n";
+        << "% (row " << r.attribute_integer(run::layout::kMetrics, "ensemble_test_worst_point") << ")\n";
   }
 }
 
@@ -270,10 +272,11 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
-  const double rise = real_attr(r, "/metrics", "observed_loss_rise");
+  const double rise = real_attr(r, run::layout::kMetrics, "observed_loss_rise");
   if (!std::isnan(rise)) {
     out << "  loss rise of the members over the start: " << printf_string("%.4g", rise)
-        << "; harmonic estimate N_f T/2 = " << printf_string("%.4g", real_attr(r, "/metrics", "harmonic_loss_rise"));
+        << "; harmonic estimate N_f T/2 = "
+        << printf_string("%.4g", real_attr(r, run::layout::kMetrics, "harmonic_loss_rise"));
     const auto stiff = read("eigenvalues_above_T_start");
     double mean = 0.0;
     std::size_t n = 0;
@@ -286,15 +289,15 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     if (n > 0) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
           << " Hessian eigenvalues above T at the start";
-      const double stiff_rise = real_attr(r, "/metrics", "harmonic_loss_rise_stiff_modes");
+      const double stiff_rise = real_attr(r, run::layout::kMetrics, "harmonic_loss_rise_stiff_modes");
       if (std::isfinite(stiff_rise)) out << " give " << printf_string("%.4g", stiff_rise);
     }
     out << "\n";
   }
-  const double over = real_attr(r, "/metrics", "temperature_over_bayes");
+  const double over = real_attr(r, run::layout::kMetrics, "temperature_over_bayes");
   if (std::isfinite(over)) {
     out << "  T = " << printf_string("%.3g", over) << " x the Bayesian temperature T_Bayes = "
-        << printf_string("%.4g", real_attr(r, "/metrics", "bayes_temperature")) << "\n";
+        << printf_string("%.4g", real_attr(r, run::layout::kMetrics, "bayes_temperature")) << "\n";
   }
 }
 
@@ -396,7 +399,7 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
                               std::int64_t steps) {
   std::string why;
   const io::LockHolder lock = io::OutputLock::holder(archive);
-  if (status.rfind("stopped", 0) == 0) {
+  if (run::layout::is_stopped(status)) {
     why = "the run was stopped by a signal";
   } else if (lock.state == io::LockHolder::State::running) {
     why = "the run is still going (" + lock.text() + " holds its lock)";
@@ -445,8 +448,7 @@ void summary(const std::string& archive, std::ostream& out) {
   // A run sets "running" at creation and its final status at the end; none at all is an archive
   // written before the run set one, by a run that never ended.
   const std::string status = r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string();
-  const bool incomplete =
-      status.empty() || status == run::layout::kStatusRunning || status.rfind("stopped by a signal", 0) == 0;
+  const bool incomplete = status.empty() || status == run::layout::kStatusRunning || run::layout::is_stopped(status);
   out << "archive   " << archive << " (" << (ec ? std::string("?") : run::human_bytes(static_cast<std::int64_t>(bytes)))
       << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
       << (incomplete ? ", status: INCOMPLETE" : ", status '" + status + "'") << "\n";
@@ -508,7 +510,8 @@ void summary(const std::string& archive, std::ostream& out) {
         << " every " << c.simmer.every << " steps\n";
   }
   // /metrics is written at the end of a run; /ensemble/<set> at every gather.
-  std::int64_t members = r.has_attribute("/metrics", "members") ? r.attribute_integer("/metrics", "members") : 0;
+  std::int64_t members =
+      r.has_attribute(run::layout::kMetrics, "members") ? r.attribute_integer(run::layout::kMetrics, "members") : 0;
   const std::string gathered = run.sets.empty() ? std::string() : "/ensemble/" + run.sets.front();
   if (incomplete && !gathered.empty() && r.has_attribute(gathered, "members")) {
     members = r.attribute_integer(gathered, "members");
@@ -552,7 +555,7 @@ void summary(const std::string& archive, std::ostream& out) {
     health(r, run, out);
     return;
   }
-  for (const auto& line : r.attribute_mismatches("/metrics")) {
+  for (const auto& line : r.attribute_mismatches(run::layout::kMetrics)) {
     out << "WARNING   " << line << ": the attribute was damaged on disk (simmer_analyze verify); the "
         << "checksummed copy is the run's\n";
   }

@@ -6,6 +6,7 @@
 
 #include "simmer/analyze/commands.hpp"
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 
 namespace simmer::analyze {
@@ -44,7 +45,7 @@ int verify(const std::string& archive, std::ostream& out) {
   // Attributes have no checksum of their own: /metrics is compared with its checksummed copy.
   std::vector<std::string> attributes;
   try {
-    attributes = reader->attribute_mismatches("/metrics");
+    attributes = reader->attribute_mismatches(run::layout::kMetrics);
   } catch (const std::exception& e) {
     attributes.push_back(std::string("/metrics: its attributes cannot be read: ") + e.what());
   }

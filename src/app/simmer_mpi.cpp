@@ -80,14 +80,6 @@ void check_not_an_input(const cli::Invocation& inv) {
   }
 }
 
-/// Keys a resume may change: where the run is, how it reports, how many ranks share a
-/// trajectory's gradient — none changes its bits; and where its input files are (data.path,
-/// ensemble.points), whose contents the fingerprints check.
-bool placement_key(const std::string& key) {
-  return key == "output" || key == "progress_seconds" || key == "ranks_per_trajectory" || key == "path" ||
-         key == "points";
-}
-
 /// Every input file's fingerprint, "key\tpath\tsize\tsha256" per line (cli::input_files), and
 /// the INI file's ("--config") when one was given.
 std::string fingerprint_inputs(const cli::Invocation& inv) {
@@ -190,7 +182,7 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   // generation), or the one before when the run was killed between the two writes: an archive
   // older than its checkpoint (a copy put back, lost writes) would be called complete with rows
   // never written; a checkpoint older than its archive is stale.
-  if (archive_status.rfind("complete", 0) == 0) {
+  if (run::layout::is_complete(archive_status)) {
     throw Error("--resume: '" + archive + "' is a finished run (status '" + archive_status + "'); '" + ckpt +
                 "' beside it is stale (a finished run removes its checkpoint): nothing to resume");
   }
@@ -207,34 +199,23 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     throw Error("--resume: '" + ckpt + "' is stale: an earlier checkpoint of this run than the archive has seen" +
                 pair + "; resume with the run's last checkpoint, or run again");
   }
-  const auto config_hash = [](const std::string& ini) {
-    std::string kept;
-    std::size_t start = 0;
-    while (start < ini.size()) {
-      const std::size_t end = ini.find('\n', start);
-      const std::string line = ini.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      const std::string key = line.substr(0, line.find_first_of(" =\t"));
-      if (!placement_key(key)) kept += line + "\n";
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    return io::fnv1a(reinterpret_cast<const unsigned char*>(kept.data()), kept.size());
-  };
-  if (config_hash(checkpoint.config_ini) != config_hash(archive_config)) {
-    // Name the keys (checkpoint vs archive), not only that they differ.
+  // The checkpoint's configuration must be the archive's, placement aside (cli::key_role).
+  {
     std::string keys;
     try {
       cli::Config in_checkpoint, in_archive;
       cli::apply_ini(checkpoint.config_ini, ckpt, in_checkpoint);
       cli::apply_ini(archive_config, archive + ":/config", in_archive);
-      for (const auto& d : cli::config_differences(in_checkpoint, in_archive)) {
-        if (!placement_key(d.substr(d.find('.') + 1, d.find(':') - d.find('.') - 1))) keys += "\n  " + d;
+      for (const auto& d : cli::config_differences(in_checkpoint, in_archive, {cli::KeyRole::placement})) {
+        keys += "\n  " + d;
       }
     } catch (const std::exception&) {
       keys = "\n  (one of them cannot be read back)";
     }
-    throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive +
-                "' (checkpoint vs archive):" + keys + "\nthe checkpoint is not this archive's");
+    if (!keys.empty()) {
+      throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive +
+                  "' (checkpoint vs archive):" + keys + "\nthe checkpoint is not this archive's");
+    }
   }
   cli::Config stored;
   cli::apply_ini(checkpoint.config_ini, ckpt, stored);
@@ -246,13 +227,9 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   }
   again.config.run.output = stored.run.output;  // (the archive's own path: set below)
   std::string differs;
-  for (const auto& d : cli::config_differences(stored, again.config)) {
-    // Placement: how the run reports, how many ranks share a gradient, where the input files
-    // are now (their contents are checked against the fingerprints).
-    if (d.rfind("run.progress_seconds", 0) == 0 || d.rfind("run.ranks_per_trajectory", 0) == 0 ||
-        d.rfind("data.path", 0) == 0 || d.rfind("ensemble.points", 0) == 0) {
-      continue;
-    }
+  // Placement may change: how the run reports, how many ranks share a gradient, where the
+  // input files are now (their contents are checked against the fingerprints).
+  for (const auto& d : cli::config_differences(stored, again.config, {cli::KeyRole::placement})) {
     differs += "\n  " + d;
   }
   if (!differs.empty()) {

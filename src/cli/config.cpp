@@ -1266,9 +1266,28 @@ std::vector<std::string> csv_missing_tokens(const std::vector<std::string>& item
   return tokens;
 }
 
-std::vector<std::string> config_differences(const Config& a, const Config& b) {
+KeyRole key_role(const std::string& key) {
+  static const std::map<std::string, KeyRole, std::less<>> roles = {
+      {"run.output", KeyRole::placement},
+      {"run.progress", KeyRole::placement},
+      {"run.progress_seconds", KeyRole::placement},
+      {"run.ranks_per_trajectory", KeyRole::placement},
+      {"data.path", KeyRole::placement},
+      {"ensemble.points", KeyRole::placement},
+      {"run.seed", KeyRole::study},
+      {"run.trajectories", KeyRole::study},
+      {"run.checkpoint_interval", KeyRole::study},
+      {"run.sync_every", KeyRole::study},
+      {"run.gather_interval", KeyRole::study},
+  };
+  const auto it = roles.find(key);
+  return it == roles.end() ? KeyRole::science : it->second;
+}
+
+std::vector<std::string> config_differences(const Config& a, const Config& b, std::initializer_list<KeyRole> ignored) {
   std::vector<std::string> out;
   for (const Key& k : keys()) {
+    if (std::find(ignored.begin(), ignored.end(), key_role(k.full())) != ignored.end()) continue;
     const std::string va = k.get(a, false);
     const std::string vb = k.get(b, false);
     if (va != vb) out.push_back(k.full() + ": '" + va + "' vs '" + vb + "'");

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <exception>
 #include <limits>
-#include <numeric>
 
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
@@ -288,11 +287,38 @@ void ParallelFile::transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_
   }
 }
 
-void ParallelFile::write_from_root(const std::string& path, const void* data, Type type) {
+template <class T>
+void ParallelFile::write_from_root(const std::string& path, std::span<const T> data) {
+  constexpr Type type = std::is_same_v<T, double> ? Type::f64 : std::is_same_v<T, float> ? Type::f32 : Type::i64;
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, std::int64_t>);
+  write_from_root_raw(path, data.data(), data.size(), type);
+}
+template void ParallelFile::write_from_root<double>(const std::string&, std::span<const double>);
+template void ParallelFile::write_from_root<float>(const std::string&, std::span<const float>);
+template void ParallelFile::write_from_root<std::int64_t>(const std::string&, std::span<const std::int64_t>);
+
+void ParallelFile::write_from_root_raw(const std::string& path, const void* data, std::size_t values, Type type) {
   Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
   injected_failure(path, rank_);
   Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(fspace.id());
+  // Rank 0's buffer against the dataset, the verdict shared: every rank refuses alike, before
+  // any transfer (a refusal on rank 0 alone would leave the others waiting in the transfer).
+  std::string why;
+  if (rank_ == 0) {
+    Handle stored(check(H5Dget_type(ds.id()), "type"), H5Tclose);
+    if (H5Tequal(stored.id(), native(type)) <= 0) {
+      why = "the buffer's element type is not the dataset's";
+    } else if (static_cast<hssize_t>(values) != n) {
+      why = "the buffer holds " + std::to_string(values) + " values, the dataset " + std::to_string(n);
+    }
+  }
+  int refused = why.empty() ? 0 : 1;
+  MPI_Bcast(&refused, 1, MPI_INT, 0, comm_);
+  if (refused != 0) {
+    ds = Handle();  // closed on every rank together (collective), not abandoned
+    throw Error("HDF5: write to '" + path + "': " + (rank_ == 0 ? why : "rank 0's buffer does not fit the dataset"));
+  }
   if (n == 0) return;  // nothing to write; no rank writes
   Handle mspace;
   if (rank_ == 0) {
@@ -311,13 +337,13 @@ void ParallelFile::write_from_root(const std::string& path, const void* data, Ty
 void ParallelFile::put(const std::string& path, const std::vector<double>& data,
                        const std::vector<std::int64_t>& dims) {
   create_filled(path, Type::f64, dims, {}, Fill::none);
-  write_from_root(path, data.data(), Type::f64);
+  write_from_root(path, std::span<const double>(data));
 }
 
 void ParallelFile::put(const std::string& path, const std::vector<std::int64_t>& data,
                        const std::vector<std::int64_t>& dims) {
   create_filled(path, Type::i64, dims, {}, Fill::none);
-  write_from_root(path, data.data(), Type::i64);
+  write_from_root(path, std::span<const std::int64_t>(data));
 }
 
 void ParallelFile::put_strings(const std::string& path, const std::vector<std::string>& values) {
@@ -472,30 +498,6 @@ void ParallelFile::attach_scale(const std::string& scale_path, const std::string
     Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
     check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
   }
-}
-
-void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
-                            const std::vector<std::string>& stats) {
-  const auto ids = [](std::int64_t n) {
-    std::vector<double> v(static_cast<std::size_t>(n));
-    std::iota(v.begin(), v.end(), 0.0);
-    return v;
-  };
-  f.put("/posterior/chain", ids(chains), {chains});
-  f.put("/posterior/draw", ids(draws), {draws});
-  f.put("/posterior/param", ids(params), {params});
-  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
-  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
-  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
-  f.put("/sample_stats/chain", ids(chains), {chains});
-  f.put("/sample_stats/draw", ids(draws), {draws});
-  std::vector<std::pair<std::string, unsigned>> axes0, axes1;
-  for (const auto& n : stats) {
-    axes0.emplace_back("/sample_stats/" + n, 0U);
-    axes1.emplace_back("/sample_stats/" + n, 1U);
-  }
-  f.attach_scale("/sample_stats/chain", "chain", axes0);
-  f.attach_scale("/sample_stats/draw", "draw", axes1);
 }
 
 }  // namespace simmer::io

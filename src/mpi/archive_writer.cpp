@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <numeric>
 
 #include "simmer/io/output_lock.hpp"
 #include "simmer/model/architecture.hpp"
@@ -182,7 +183,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
               std::string("distance = |x - x0| and path_length = integral of |v| dt from the simmering start x0 "
                           "(NaN during Adam); param_rms = |x|/sqrt(N); param_max_abs = max |x_i|"));
   // Dimension scales so xarray sees named dimensions.
-  io::write_posterior_scales(f, C, D, P, run::layout::sample_stat_fields());
+  write_posterior_scales(f, C, D, P, run::layout::sample_stat_fields());
 
   // /ensemble: the run's ensemble, rewritten by rank 0 at every gather (a ladder's rungs each in
   // /ladder/rung_<k>, and /ensemble written at the end with the candidate chosen).
@@ -213,7 +214,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
                      {1, std::max<std::int64_t>(shape.members, 1), k}, true);
     f.put("/ensemble/test/tracked_rows", p.store.track, {static_cast<std::int64_t>(p.store.track.size())});
   }
-  f.create_group("/metrics");
+  f.create_group(run::layout::kMetrics);
   f.flush();
 }
 
@@ -334,17 +335,17 @@ void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled, const std::
         majority = pooled.votes(s).majority();
         fraction = pooled.votes(s).fractions();
       }
-      file_.write_from_root(g + "/votes", votes.data(), io::Type::i64);
-      file_.write_from_root(g + "/prediction", majority.data(), io::Type::i64);
-      file_.write_from_root(g + "/fraction", fraction.data(), io::Type::f64);
+      file_.write_from_root(g + "/votes", votes);
+      file_.write_from_root(g + "/prediction", majority);
+      file_.write_from_root(g + "/fraction", fraction);
     } else {
       Matrix mean, var;
       if (rank_ == 0) {
         mean = pooled.means(s).mean();
         var = pooled.means(s).variance();
       }
-      file_.write_from_root(g + "/mean", mean.data(), io::Type::f64);
-      file_.write_from_root(g + "/variance", var.data(), io::Type::f64);
+      file_.write_from_root(g + "/mean", mean);
+      file_.write_from_root(g + "/variance", var);
     }
     std::int64_t m = rank_ == 0 ? pooled.members(s) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
@@ -432,12 +433,12 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
       ensure_dataset(f, g + "/votes", io::Type::i64, {rows, l.classes});
       ensure_dataset(f, g + "/prediction", io::Type::i64, {rows});
       ensure_dataset(f, g + "/fraction", io::Type::f64, {rows, l.classes});
-      f.write_from_root(g + "/votes", votes.data(), io::Type::i64);
-      f.write_from_root(g + "/prediction", majority.data(), io::Type::i64);
-      f.write_from_root(g + "/fraction", fraction.data(), io::Type::f64);
+      f.write_from_root(g + "/votes", votes);
+      f.write_from_root(g + "/prediction", majority);
+      f.write_from_root(g + "/fraction", fraction);
       if (scored) {
         ensure_dataset(f, g + "/probability", io::Type::f64, {rows, l.classes});
-        f.write_from_root(g + "/probability", c != nullptr ? c->probability.at(s).data() : nullptr, io::Type::f64);
+        f.write_from_root(g + "/probability", c != nullptr ? c->probability.at(s) : Matrix());
       }
     } else {
       Matrix mean, var;
@@ -447,15 +448,14 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
       }
       ensure_dataset(f, g + "/mean", io::Type::f64, {rows, l.outputs});
       ensure_dataset(f, g + "/variance", io::Type::f64, {rows, l.outputs});
-      f.write_from_root(g + "/mean", mean.data(), io::Type::f64);
-      f.write_from_root(g + "/variance", var.data(), io::Type::f64);
+      f.write_from_root(g + "/mean", mean);
+      f.write_from_root(g + "/variance", var);
       if (scored) {
         ensure_dataset(f, g + "/coverage_below", io::Type::i64, {rows, l.outputs});
         ensure_dataset(f, g + "/coverage_equal", io::Type::i64, {rows, l.outputs});
-        f.write_from_root(g + "/coverage_below", c != nullptr ? c->coverage.at(s).below().data() : nullptr,
-                          io::Type::i64);
-        f.write_from_root(g + "/coverage_equal", c != nullptr ? c->coverage.at(s).equal().data() : nullptr,
-                          io::Type::i64);
+        const std::vector<std::int64_t> none;
+        f.write_from_root(g + "/coverage_below", c != nullptr ? c->coverage.at(s).below() : none);
+        f.write_from_root(g + "/coverage_equal", c != nullptr ? c->coverage.at(s).equal() : none);
         f.attribute(g + "/coverage_below", "meaning",
                     std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
       }
@@ -474,6 +474,30 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
 
 void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidate* c) {
   write_candidate(file_, comm_, EnsembleLayout::of(*p_), group, c);
+}
+
+void write_posterior_scales(io::ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
+                            const std::vector<std::string>& stats) {
+  const auto ids = [](std::int64_t n) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    std::iota(v.begin(), v.end(), 0.0);
+    return v;
+  };
+  f.put("/posterior/chain", ids(chains), {chains});
+  f.put("/posterior/draw", ids(draws), {draws});
+  f.put("/posterior/param", ids(params), {params});
+  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
+  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
+  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
+  f.put("/sample_stats/chain", ids(chains), {chains});
+  f.put("/sample_stats/draw", ids(draws), {draws});
+  std::vector<std::pair<std::string, unsigned>> axes0, axes1;
+  for (const auto& n : stats) {
+    axes0.emplace_back("/sample_stats/" + n, 0U);
+    axes1.emplace_back("/sample_stats/" + n, 1U);
+  }
+  f.attach_scale("/sample_stats/chain", "chain", axes0);
+  f.attach_scale("/sample_stats/draw", "draw", axes1);
 }
 
 }  // namespace simmer::mpi

@@ -19,6 +19,7 @@
 #include "simmer/mpi/collectives.hpp"
 #include "simmer/mpi/progress.hpp"
 #include "simmer/mpi/report.hpp"
+#include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
 
 #ifndef SIMMER_VERSION
@@ -228,7 +229,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
     adam_epoch_ = retrofit ? 0 : -1;
   }
   const auto stopped = [&](int code) {
-    archive_->file().attribute("/", "status", std::string("stopped by a signal: resume with --resume"));
+    archive_->file().attribute("/", "status", std::string(run::layout::kStatusStopped));
     archive_->file().close();
     return code;
   };
@@ -345,37 +346,19 @@ bool Run::stability_check() {
     if (est.lambda_max > in.value) in = {est.lambda_max, static_cast<int>(ch->index())};
   }
   MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
-  const double limit = out.value > 0.0 ? 2.0 / std::sqrt(out.value) : std::numeric_limits<double>::infinity();
-  const double h = p_.nhc.time_step;
+  const run::StabilityVerdict v =
+      run::judge_stability(out.value, out.index, p_.nhc.time_step, p_.health.stability_check);
   auto& f = archive_->file();
-  f.attribute("/", "lambda_max", out.value);
-  f.attribute("/", "time_step_limit", limit);
+  f.attribute("/", "lambda_max", v.lambda_max);
+  f.attribute("/", "time_step_limit", v.limit);
   f.flush();  // on disk before the first checkpoint: a resume must find them
   if (rank_ == 0) {
-    std::printf(
-        "stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
-        "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
-        out.value, out.index, limit, h, h < limit ? " (stable)" : " (ABOVE the limit)");
+    std::fputs(v.report().c_str(), stdout);
     std::fflush(stdout);
+    std::fputs(v.problem().c_str(), stderr);
   }
-  if (h < limit) return true;
-  if (p_.health.stability_check == run::HealthOptions::StabilityCheck::warn) {
-    if (rank_ == 0) {
-      std::fprintf(stderr,
-                   "simmer_mpi: warning: simmer.time_step = %g is above the stability limit %.4g; "
-                   "continuing (simmer.stability_check = warn)\n",
-                   h, limit);
-    }
-    return true;
-  }
-  if (rank_ == 0) {
-    std::fprintf(stderr,
-                 "simmer_mpi: error: option 'simmer.time_step' = '%g': above the leapfrog stability "
-                 "limit 2/sqrt(lambda_max) = %.4g at the start point (lambda_max = %.4g, trajectory %d); "
-                 "use simmer.time_step < %.3g, or simmer.stability_check = warn to run anyway\n",
-                 h, limit, out.value, out.index, 0.9 * limit);
-  }
-  f.attribute("/", "status", std::string("refused: time step above the stability limit"));
+  if (v.proceed) return true;
+  f.attribute("/", "status", std::string(run::layout::kStatusRefusedUnstable));
   return false;
 }
 
@@ -676,7 +659,7 @@ void Run::finish() {
     }
   }
   write_report(f, p_, reports, report);
-  f.mirror_attributes("/metrics");  // the scores under a checksum (attributes have none)
+  f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
@@ -706,7 +689,7 @@ void Run::finish() {
   // the lock still its own before the archive is called complete (else it stays "running" and
   // the checkpoint resumable).
   watch_output();
-  f.attribute("/", "status", std::string(any ? "complete, with diverged trajectories" : "complete"));
+  f.attribute("/", "status", run::layout::final_status(any));
   // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
   f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
   f.close();

@@ -16,8 +16,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kSplits[2] = {"train", "test"};  ///< the sets with block metrics
 using Verdict = ensemble::Verdict;
-constexpr std::array<Verdict, 5> kVerdicts{Verdict::stationary, Verdict::not_mixed, Verdict::drifting,
-                                           Verdict::diverged, Verdict::no_members};
 
 void save_scores(ByteWriter& w, const ensemble::SetScores& s) { w.vec(s.to_vector()); }
 
@@ -144,10 +142,8 @@ void write_scores(io::ParallelFile& f, const run::Problem& p, const std::string&
 void write_stage_summary(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
                          std::size_t stage, const std::string& object) {
   const auto counts = verdict_counts(t, stage);
-  for (const auto v : kVerdicts) {
-    std::string key = "trajectories_" + ensemble::to_string(v);
-    std::replace(key.begin(), key.end(), ' ', '_');
-    f.attribute(object, key, counts[static_cast<std::size_t>(v)]);
+  for (const auto& [v, name] : ensemble::kVerdictNames.table) {
+    f.attribute(object, run::layout::verdict_count_key(name), counts[static_cast<std::size_t>(v)]);
   }
   const double temperature = p.stage_temperature(static_cast<std::int64_t>(stage));
   const auto [rise, stiff] = rise_and_stiff(t, stage);
@@ -446,18 +442,18 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
       const auto values = column(t, static_cast<int>(split), field);
       f.put("/baseline/" + sn + "_" + name, values, {chains});
       const auto [m, sd] = mean_sd(values);
-      f.attribute("/metrics", "baseline_" + sn + "_" + name + "_mean", m);
-      f.attribute("/metrics", "baseline_" + sn + "_" + name + "_sd", sd);
+      f.attribute(run::layout::kMetrics, "baseline_" + sn + "_" + name + "_mean", m);
+      f.attribute(run::layout::kMetrics, "baseline_" + sn + "_" + name + "_sd", sd);
     }
   }
   // The run's ensemble, and the deep ensemble beside it.
   const EnsembleReport& chosen = report.chosen();
-  write_scores(f, p, "/metrics", "ensemble_", chosen);
-  f.attribute("/metrics", "members", chosen.members);
-  f.attribute("/metrics", "ensemble", chosen.name);
+  write_scores(f, p, run::layout::kMetrics, "ensemble_", chosen);
+  f.attribute(run::layout::kMetrics, "members", chosen.members);
+  f.attribute(run::layout::kMetrics, "ensemble", chosen.name);
   if (const EnsembleReport* deep = report.deep()) {
-    write_scores(f, p, "/metrics", "deep_ensemble_", *deep);
-    f.attribute("/metrics", "deep_ensemble_members", deep->members);
+    write_scores(f, p, run::layout::kMetrics, "deep_ensemble_", *deep);
+    f.attribute(run::layout::kMetrics, "deep_ensemble_members", deep->members);
   }
   // Stationarity of the stage in /diagnostics: verdict counts, loss rise, T's reading.
   if (report.diagnostics_stage >= 0) {
@@ -466,11 +462,11 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
     for (const auto& c : report.candidates) {
       if (c.stage == report.diagnostics_stage) pooled = &c;
     }
-    write_stage_summary(f, p, t, stage, "/metrics");
+    write_stage_summary(f, p, t, stage, run::layout::kMetrics);
     write_diagnostics(f, p, t, stage, "/diagnostics", *pooled);
   }
-  f.attribute("/metrics", "bayes_temperature", p.bayes_temperature);
-  f.attribute("/metrics", "temperature_over_bayes", chosen.temperature / p.bayes_temperature);
+  f.attribute(run::layout::kMetrics, "bayes_temperature", p.bayes_temperature);
+  f.attribute(run::layout::kMetrics, "temperature_over_bayes", chosen.temperature / p.bayes_temperature);
   if (p.ladder.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {

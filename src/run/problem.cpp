@@ -1,8 +1,50 @@
 #include "simmer/run/problem.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "simmer/train/stability.hpp"
 
 namespace simmer::run {
+
+StabilityVerdict judge_stability(double lambda_max, int trajectory, double time_step,
+                                 HealthOptions::StabilityCheck check) {
+  StabilityVerdict v;
+  v.lambda_max = lambda_max;
+  v.trajectory = trajectory;
+  v.limit = train::CurvatureEstimate{lambda_max, 0}.time_step_limit();
+  v.time_step = time_step;
+  v.stable = time_step < v.limit;
+  v.proceed = v.stable || check != HealthOptions::StabilityCheck::refuse;
+  return v;
+}
+
+std::string StabilityVerdict::report() const {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
+                "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
+                lambda_max, trajectory, limit, time_step, stable ? " (stable)" : " (ABOVE the limit)");
+  return buf;
+}
+
+std::string StabilityVerdict::problem() const {
+  if (stable) return "";
+  char buf[512];
+  if (proceed) {
+    std::snprintf(buf, sizeof buf,
+                  "simmer_mpi: warning: simmer.time_step = %g is above the stability limit %.4g; "
+                  "continuing (simmer.stability_check = warn)\n",
+                  time_step, limit);
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "simmer_mpi: error: option 'simmer.time_step' = '%g': above the leapfrog stability "
+                  "limit 2/sqrt(lambda_max) = %.4g at the start point (lambda_max = %.4g, trajectory %d); "
+                  "use simmer.time_step < %.3g, or simmer.stability_check = warn to run anyway\n",
+                  time_step, limit, lambda_max, trajectory, 0.9 * limit);
+  }
+  return buf;
+}
 
 train::Schedule Problem::schedule() const {
   if (ladder.empty()) return train::ramp_schedule(ramp);

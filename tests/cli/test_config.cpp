@@ -703,3 +703,18 @@ TEST_CASE("a config file that sets no key is refused, naming the file", "[config
   const TempFile one("one_key.ini", "# a single key is a configuration\n[simmer]\nsteps = 500\n");
   CHECK(parse({"--config", one.path().c_str()}).config.simmer.steps == 500);
 }
+
+TEST_CASE("key roles: a resume may change placement keys, merged runs may differ in study keys too", "[config]") {
+  const Config a = from_ini("[run]\nseed = 1\n");
+  const Config b = from_ini("[run]\nseed = 2\noutput = elsewhere.h5\nprogress_seconds = 3\n[model]\nloss = mse\n");
+  CHECK(config_differences(a, b).size() == 4);
+  const auto resume = config_differences(a, b, {KeyRole::placement});
+  REQUIRE(resume.size() == 2);
+  CHECK_THAT(resume[0] + resume[1], Contains("run.seed") && Contains("model.loss"));
+  const auto merge = config_differences(a, b, {KeyRole::placement, KeyRole::study});
+  REQUIRE(merge.size() == 1);
+  CHECK_THAT(merge[0], Contains("model.loss: 'sse' vs 'mse'"));
+  CHECK(key_role("simmer.time_step") == KeyRole::science);
+  CHECK(key_role("data.path") == KeyRole::placement);
+  CHECK(key_role("run.gather_interval") == KeyRole::study);
+}

@@ -124,7 +124,11 @@ TEST_CASE("every dataset carries a Fletcher-32 checksum per chunk, and a flipped
       rows.insert(rows.end(), {1.0F, 2.0F, static_cast<float>(c)});
     }
     f.write_rows("/c/rows", blocks, rows);
-    f.write_from_root("/c/big", big.data(), io::Type::f64);
+    // Rank 0's buffer of the wrong length or element type: refused on every rank alike.
+    CHECK_THROWS_WITH(f.write_from_root("/c/big", std::vector<double>(big.begin(), big.end() - 1)),
+                      Catch::Contains("/c/big"));
+    CHECK_THROWS_WITH(f.write_from_root("/c/big", std::vector<std::int64_t>(big.size())), Catch::Contains("/c/big"));
+    f.write_from_root("/c/big", big);
     CHECK(f.collective_transfers() == f.transfers());
     f.close();
   }

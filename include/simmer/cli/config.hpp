@@ -4,11 +4,14 @@
 /// Boost.Program_options; everything below works with these structs.
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "simmer/core/error.hpp"
+#include "simmer/train/adam.hpp"
+#include "simmer/train/nhc.hpp"
 
 namespace simmer::cli {
 
@@ -47,19 +50,20 @@ struct ModelConfig {
   std::string init = "glorot_normal";  ///< glorot_normal | glorot_uniform | modified_glorot_normal
 };
 
+/// Where a key fills a library option, its default is the library's (declared once there).
 struct AdamConfig {
   std::int64_t epochs = 2000;
-  double lr = 0.002;
+  double lr = train::AdamOptions{}.learning_rate;
   std::int64_t batch = 0;  ///< 0: full batch
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double epsilon = 1e-7;
+  double beta1 = train::AdamOptions{}.beta1;
+  double beta2 = train::AdamOptions{}.beta2;
+  double epsilon = train::AdamOptions{}.epsilon;
   std::int64_t checkpoint_every = 100;  ///< epochs between checkpoints during Adam (0: none)
 };
 
 struct SimmerConfig {
   std::string mode = "retrofit";  ///< retrofit | abinitio | adam (Adam alone: the deep ensemble)
-  double time_step = 0.002;
+  double time_step = train::NhcOptions{}.time_step;
   std::int64_t steps = 10000;
   double T_initial = 0.0;
   double T_target = 0.05;
@@ -68,12 +72,12 @@ struct SimmerConfig {
   /// T_1,...,T_K (ascending, > 0, in temperature_unit): one stage of `steps` per rung, coldest
   /// first, instead of the ramp (empty: the ramp)
   std::vector<double> ladder;
-  int chain_length = 3;
-  std::string thermostat = "nose_hoover";  ///< nose_hoover | langevin
-  double friction = 1.0;                   ///< langevin: gamma (per time unit)
-  std::string masses;                      ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
-  double tau = 1.0;                        ///< masses = martyna: thermostat time scale (time units)
-  double dof_offset = 0.0;
+  int chain_length = train::NhcOptions{}.chain_length;
+  std::string thermostat = "nose_hoover";          ///< nose_hoover | langevin
+  double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)
+  std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
+  double tau = 1.0;                                ///< masses = martyna: thermostat time scale (time units)
+  double dof_offset = train::NhcOptions{}.dof_offset;
   std::string start_velocity = "auto";     ///< auto | adam | zero | thermal
   double start_jitter = 0.0;               ///< relative random change of the start velocity (chaos check)
   std::string prior = "none";              ///< none | gaussian
@@ -183,8 +187,22 @@ char parse_delimiter(const std::string& text);
 /// data.missing as the fields the CSV reader compares with ("empty" becomes "").
 std::vector<std::string> csv_missing_tokens(const std::vector<std::string>& items);
 
-/// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines.
-std::vector<std::string> config_differences(const Config& a, const Config& b);
+/// How a key's value may differ between configurations of the same computation. One list
+/// (config.cpp, key_role) serves the resume and the merge.
+enum class KeyRole {
+  science,    ///< what is computed: a resume may not change it, merged runs must agree on it
+  placement,  ///< where the run and its input files are, how it reports and splits its work (none
+              ///< changes a bit): a resume may change it, merged runs may differ in it
+  study,      ///< how one run of a seed study was carried out (seed, trajectories, checkpoint and
+              ///< gather intervals): merged runs may differ in it, a resume may not change it
+};
+/// The role of "section.key".
+KeyRole key_role(const std::string& key);
+
+/// Keys whose values differ between two configurations, as "key: 'a' vs 'b'" lines, leaving out
+/// the keys whose role is in `ignored`.
+std::vector<std::string> config_differences(const Config& a, const Config& b,
+                                            std::initializer_list<KeyRole> ignored = {});
 
 /// Parse INI text (sections `[name]`, `key = value`, `#` or `;` comments) into `config`, with
 /// `origin` (a file name) used in messages. Returns the number of keys set.

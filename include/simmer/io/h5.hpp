@@ -20,7 +20,9 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -99,9 +101,19 @@ class ParallelFile {
   void create_dataset(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
                       const std::vector<std::int64_t>& chunk = {}, bool nan_fill = false);
 
-  /// Collective. Writes the whole dataset from rank 0's buffer (other ranks pass anything;
-  /// their selection is empty). For small, replicated data: /data, /model, /ensemble.
-  void write_from_root(const std::string& path, const void* data, Type type);
+  /// Collective. Writes the whole dataset from rank 0's `data` (other ranks' is not read: their
+  /// selection is empty). For small, replicated data: /data, /model, /ensemble. On rank 0 the
+  /// element type must be the dataset's and `data` exactly as long as the dataset: else
+  /// simmer::Error naming the dataset before any transfer (the job then ends, as for any
+  /// failing write). T is double, float or std::int64_t.
+  template <class T>
+  void write_from_root(const std::string& path, std::span<const T> data);
+  /// The same from a contiguous container (std::vector, an Eigen matrix: its data() and size()).
+  template <class Container>
+  void write_from_root(const std::string& path, const Container& data) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(data.data())>>;
+    write_from_root(path, std::span<const T>(data.data(), static_cast<std::size_t>(data.size())));
+  }
 
   /// Collective. Creates and writes a dataset in one go (same data on all ranks; rank 0 writes).
   void put(const std::string& path, const std::vector<double>& data, const std::vector<std::int64_t>& dims);
@@ -145,6 +157,7 @@ class ParallelFile {
   void create_filled(const std::string& path, Type type, const std::vector<std::int64_t>& dims,
                      const std::vector<std::int64_t>& chunk, Fill fill);
   void transfer(hid_t dataset, hid_t mem_type, hid_t mem_space, hid_t file_space, const void* data);
+  void write_from_root_raw(const std::string& path, const void* data, std::size_t values, Type type);
   void write_rows_raw(const std::string& path, const std::vector<RowBlock>& blocks, const void* data,
                       std::size_t values, Type type);
   Handle file_;
@@ -157,12 +170,5 @@ class ParallelFile {
   /// Every attribute written, as render_attribute's text: object -> name -> value.
   std::map<std::string, std::map<std::string, std::string>> written_attributes_;
 };
-
-/// Collective. The ArviZ-style coordinates of an archive: /posterior/{chain,draw,param} and
-/// /sample_stats/{chain,draw} (0-based indices) attached as dimension scales to
-/// /posterior/params [chain, draw, param] and to /sample_stats/<stat> [chain, draw] for each of
-/// `stats` (netCDF/xarray then name the dimensions). The datasets must exist.
-void write_posterior_scales(ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
-                            const std::vector<std::string>& stats);
 
 }  // namespace simmer::io

@@ -95,4 +95,11 @@ class ArchiveWriter {
   ArchiveShape shape_;
 };
 
+/// Collective. The ArviZ-style coordinates of an archive: /posterior/{chain,draw,param} and
+/// /sample_stats/{chain,draw} (0-based indices) attached as dimension scales to
+/// /posterior/params [chain, draw, param] and to /sample_stats/<stat> [chain, draw] for each of
+/// `stats` (netCDF/xarray then name the dimensions). The datasets must exist.
+void write_posterior_scales(io::ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
+                            const std::vector<std::string>& stats);
+
 }  // namespace simmer::mpi

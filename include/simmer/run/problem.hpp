@@ -91,6 +91,23 @@ struct HealthOptions {
   enum class OnDivergence { stop, warn } on_divergence = OnDivergence::stop;
   enum class StabilityCheck { refuse, warn, off } stability_check = StabilityCheck::refuse;
 };
+/// The stability check's verdict (SIMMERING.md §3: leapfrog is stable for h < 2/sqrt(lambda_max))
+/// on the worst start-point curvature of all trajectories, and what the run does about it.
+struct StabilityVerdict {
+  double lambda_max = 0.0;
+  int trajectory = -1;  ///< whose start point has lambda_max
+  double limit = 0.0;   ///< 2/sqrt(lambda_max) (train::CurvatureEstimate::time_step_limit)
+  double time_step = 0.0;
+  bool stable = true;   ///< time_step < limit
+  bool proceed = true;  ///< stable, or stability_check = warn
+  /// "stability: largest loss-Hessian eigenvalue ...": the line every run prints.
+  [[nodiscard]] std::string report() const;
+  /// Why the run goes on although unstable (warn), or why it is refused: "" when stable.
+  [[nodiscard]] std::string problem() const;
+};
+StabilityVerdict judge_stability(double lambda_max, int trajectory, double time_step,
+                                 HealthOptions::StabilityCheck check);
+
 inline constexpr Names<HealthOptions::OnDivergence, 2> kOnDivergenceNames{
     "simmer.on_divergence",
     {{{HealthOptions::OnDivergence::stop, "stop"}, {HealthOptions::OnDivergence::warn, "warn"}}}};
