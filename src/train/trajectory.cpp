@@ -6,6 +6,9 @@ namespace simmer::train {
 
 StartVelocity parse_start_velocity(const std::string& name, StartMode mode) {
   if (name == "auto") return mode == StartMode::retrofit ? StartVelocity::adam : StartVelocity::zero;
+  if (!kStartVelocityNames.contains(name)) {
+    throw FieldError("StartVelocity", name, "choices: auto, " + kStartVelocityNames.choices());
+  }
   const StartVelocity v = kStartVelocityNames.parse(name);
   if (v == StartVelocity::adam && mode != StartMode::retrofit) {
     throw FieldError("StartVelocity", name, "needs retrofit mode (Adam's last step)");

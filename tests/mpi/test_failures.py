@@ -76,16 +76,25 @@ def check_resumable(archive, reference, where):
     st.compare_archives(reference, copy)
 
 
+def failing_write(out, spec, rank, what):
+    """RUN into `out` on 2 ranks with SIMMER_TEST_FAIL_WRITE=`spec` ("DATASET:N:RANK", failing on
+    `rank`): fails unless the job ends with exit 1 naming the rank and the dataset; returns
+    (its output, seconds taken)."""
+    p, text, seconds = mpirun(2, RUN + ["--output", out], {"SIMMER_TEST_FAIL_WRITE": spec})
+    dataset = spec.split(":")[0]
+    if p.returncode != 1 or f"error on rank {rank}" not in text or dataset not in text:
+        fail(f"a write failing on rank {rank}{what} did not end the job with exit 1 naming the dataset "
+             f"(exit {p.returncode}):\n{text[-3000:]}")
+    return text, seconds
+
+
 with tempfile.TemporaryDirectory() as tmp:
     reference = os.path.join(tmp, "reference.h5")
     if CASE == "abort":
         ok(2, RUN + ["--output", reference])
         for rank in (0, 1):
             out = os.path.join(tmp, f"fail{rank}.h5")
-            p, text, seconds = mpirun(2, RUN + ["--output", out], {"SIMMER_TEST_FAIL_WRITE": f"/posterior/params:3:{rank}"})
-            if p.returncode != 1 or f"error on rank {rank}" not in text or "/posterior/params" not in text:
-                fail(f"a write failing on rank {rank} did not end the job with exit 1 naming the dataset "
-                     f"(exit {p.returncode}):\n{text[-3000:]}")
+            text, seconds = failing_write(out, f"/posterior/params:3:{rank}", rank, "")
             if seconds > 30:
                 fail(f"the job took {seconds:.0f} s to end after the failure")
             if rank == 0 and "--resume" not in text:
@@ -201,10 +210,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # way of the next run without --overwrite).
         for rank in (0, 1):
             out = os.path.join(tmp, f"create{rank}.h5")
-            p, text, seconds = mpirun(2, RUN + ["--output", out], {"SIMMER_TEST_FAIL_WRITE": f"/data/train/x:1:{rank}"})
-            if p.returncode != 1 or f"error on rank {rank}" not in text or "/data/train/x" not in text:
-                fail(f"a write failing on rank {rank} while the archive was created did not end the job with exit 1 "
-                     f"naming the dataset (exit {p.returncode}):\n{text[-3000:]}")
+            text, seconds = failing_write(out, f"/data/train/x:1:{rank}", rank, " while the archive was created")
             left = sorted(n for n in os.listdir(tmp) if n.startswith(f"create{rank}.h5"))
             # Rank 0 holds the lock; it removes it when it is the rank that failed (a rank
             # failing elsewhere aborts rank 0 inside a collective call: the lock file, no
