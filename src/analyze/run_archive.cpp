@@ -99,7 +99,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   const cli::Config& c = run.config;
 
   run.classification = r.has_attribute("/", "task") ? r.attribute_text("/", "task") == "classification"
-                                                    : c.data.task == "classification";
+                                                    : c.data.task == data::Task::classification;
   run.feature_names = r.read_strings("/data/feature_names");
   if (r.exists("/data/target_names")) run.target_names = r.read_strings("/data/target_names");
   if (run.classification) {
@@ -119,14 +119,14 @@ RunArchive load_run(const io::ArchiveReader& r) {
   }
 
   // The architecture as run::build_problem makes it.
-  run.loss = model::parse_loss(c.model.loss);
+  run.loss = c.model.loss;
   const bool binary = run.classification && run.loss == model::LossKind::bce;
   run.classes = run.classification ? static_cast<Index>(run.class_names.size()) : 0;
   run.outputs = run.classification ? (binary ? 1 : run.classes) : run.y_scaler.columns();
   run.architecture.layers = c.model.architecture;
-  run.architecture.activation = model::parse_activation(c.model.activation);
-  run.architecture.output = model::parse_activation(c.model.output);
-  run.architecture.pooling = c.model.pooling == "max" ? model::PoolKind::max : model::PoolKind::average;
+  run.architecture.activation = c.model.activation;
+  run.architecture.output = c.model.output;
+  run.architecture.pooling = c.model.pooling;
   run.architecture.outputs = run.outputs;
   if (model::is_image_architecture(c.model.architecture)) {
     run.architecture.input_shape = parse_input_shape(r.attribute_text("/model", "input_shape"), r.path());

@@ -77,7 +77,7 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 }
 
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  const bool retrofit = run.config.simmer.mode != "abinitio";  // retrofit, or Adam alone
+  const bool retrofit = run.config.simmer.mode != cli::SimmerMode::abinitio;  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
   const std::int64_t members =
       r.has_attribute(run::layout::kMetrics, "members") ? r.attribute_integer(run::layout::kMetrics, "members") : 0;
@@ -455,7 +455,7 @@ void summary(const std::string& archive, std::ostream& out) {
   if (incomplete) out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps) << "\n";
   if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
 
-  std::string source = c.data.source;
+  std::string source(cli::kDataSourceNames.name(c.data.source));
   if (!c.data.path.empty()) source += " '" + c.data.path + "'";
   out << "data      " << source << ": " << (run.classification ? "classification" : "regression") << ", "
       << run.feature_names.size() << " feature(s) ";
@@ -478,25 +478,26 @@ void summary(const std::string& archive, std::ostream& out) {
                                                   : std::string("?"))
         << " rows dropped (missing values)\n";
   }
-  out << "model     " << c.model.architecture << ", " << c.model.activation << " -> " << c.model.output << ", loss "
-      << c.model.loss << ", init " << c.model.init << ", " << run.parameters << " parameters\n";
-  if (c.simmer.mode == "adam") {
+  out << "model     " << c.model.architecture << ", " << model::to_string(c.model.activation) << " -> "
+      << model::to_string(c.model.output) << ", loss " << model::to_string(c.model.loss) << ", init "
+      << model::to_string(c.model.init) << ", " << run.parameters << " parameters\n";
+  if (c.simmer.mode == cli::SimmerMode::adam) {
     out << "sampling  Adam alone (simmer.mode = adam: the deep ensemble), " << run.chains << " trajectories × "
         << c.adam.epochs << " Adam epochs";
   } else {
-    out << "sampling  " << c.simmer.mode << ", " << run.chains << " trajectories × ";
+    out << "sampling  " << cli::kSimmerModeNames.name(c.simmer.mode) << ", " << run.chains << " trajectories × ";
     if (!c.simmer.ladder.empty()) out << c.simmer.ladder.size() << " rungs × ";
     out << c.simmer.steps << " steps, h = " << c.simmer.time_step;
     const double limit = real_attr(r, "/", "time_step_limit");
     if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
-    if (c.simmer.mode == "retrofit") out << ", after " << c.adam.epochs << " Adam epochs";
+    if (c.simmer.mode == cli::SimmerMode::retrofit) out << ", after " << c.adam.epochs << " Adam epochs";
   }
   out << ", seed " << c.run.seed;
   if (r.exists("/config") && r.has_attribute("/config", "run_seeds"))
     out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
   out << "\n";
-  const std::string unit = c.simmer.temperature_unit == "posterior" ? " x T_Bayes" : "";
-  if (c.simmer.mode == "adam") {
+  const std::string unit = c.simmer.temperature_unit == cli::TemperatureUnit::posterior ? " x T_Bayes" : "";
+  if (c.simmer.mode == cli::SimmerMode::adam) {
     // no temperature
   } else if (!c.simmer.ladder.empty()) {
     std::string rungs;
@@ -561,7 +562,7 @@ void summary(const std::string& archive, std::ostream& out) {
   }
   metrics_table(r, run, out);
   candidates(r, run, out);
-  if (c.simmer.mode == "adam") return;  // no simmering: no draws, no drift
+  if (c.simmer.mode == cli::SimmerMode::adam) return;  // no simmering: no draws, no drift
   health(r, run, out);
   stationarity(r, run, out);
 }

@@ -19,6 +19,7 @@
 
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
+#include "simmer/cli/resume.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/core/runtime.hpp"
 #include "simmer/core/sha256.hpp"
@@ -138,9 +139,8 @@ void check_inputs(const std::string& recorded, const std::string& now, const std
   }
 }
 
-/// --resume: the configuration comes from the checkpoint; a command line may repeat it but not
-/// change it (only run.progress_seconds and run.ranks_per_trajectory may differ). Returns the
-/// checkpoint.
+/// --resume: reads the archive and its checkpoint; cli::resume_invocation decides whether they
+/// belong together and what configuration the run continues with. Returns the checkpoint.
 io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv) {
   const std::string archive = inv.resume_path;
   if (!std::filesystem::exists(archive)) throw Error("--resume: archive '" + archive + "' does not exist");
@@ -171,73 +171,10 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
     throw Error("--resume: '" + ckpt + "' was written by simmer " + checkpoint.version + ", this is simmer " +
                 mpi::simmer_version() + "; finish it with that version");
   }
-  // The checkpoint must be this archive's: the same run id, the same configuration (its
-  // placement keys aside: the archive may have been moved, an earlier resume may have changed k).
-  if (checkpoint.run_id != archive_run_id) {
-    throw Error("--resume: '" + ckpt + "' belongs to run " + checkpoint.run_id + " but '" + archive + "' is run " +
-                (archive_run_id.empty() ? std::string("(none recorded)") : archive_run_id) +
-                ": the checkpoint is another run's; refusing to mix them");
-  }
-  // The checkpoint must be the one the archive on disk was last made durable for (the same
-  // generation), or the one before when the run was killed between the two writes: an archive
-  // older than its checkpoint (a copy put back, lost writes) would be called complete with rows
-  // never written; a checkpoint older than its archive is stale.
-  if (run::layout::is_complete(archive_status)) {
-    throw Error("--resume: '" + archive + "' is a finished run (status '" + archive_status + "'); '" + ckpt +
-                "' beside it is stale (a finished run removes its checkpoint): nothing to resume");
-  }
-  const std::string pair = " (generation " + std::to_string(checkpoint.generation) + ", step " +
-                           std::to_string(checkpoint.step) + ") and '" + archive + "' (generation " +
-                           std::to_string(archive_generation) + ")";
-  if (checkpoint.generation > archive_generation) {
-    throw Error("--resume: '" + archive + "' is older than its checkpoint '" + ckpt + "'" + pair +
-                ": the archive was replaced by an earlier copy or lost writes, and resuming would leave rows "
-                "the checkpoint counts as written unwritten; resume the archive that belongs to this checkpoint, or "
-                "run again");
-  }
-  if (checkpoint.generation + 1 < archive_generation) {
-    throw Error("--resume: '" + ckpt + "' is stale: an earlier checkpoint of this run than the archive has seen" +
-                pair + "; resume with the run's last checkpoint, or run again");
-  }
-  // The checkpoint's configuration must be the archive's, placement aside (cli::key_role).
-  {
-    std::string keys;
-    try {
-      cli::Config in_checkpoint, in_archive;
-      cli::apply_ini(checkpoint.config_ini, ckpt, in_checkpoint);
-      cli::apply_ini(archive_config, archive + ":/config", in_archive);
-      for (const auto& d : cli::config_differences(in_checkpoint, in_archive, {cli::KeyRole::placement})) {
-        keys += "\n  " + d;
-      }
-    } catch (const std::exception&) {
-      keys = "\n  (one of them cannot be read back)";
-    }
-    if (!keys.empty()) {
-      throw Error("--resume: the configuration in '" + ckpt + "' differs from the one in '" + archive +
-                  "' (checkpoint vs archive):" + keys + "\nthe checkpoint is not this archive's");
-    }
-  }
-  cli::Config stored;
-  cli::apply_ini(checkpoint.config_ini, ckpt, stored);
-  cli::Invocation again = cli::parse_command_line(argc, argv, &stored);
-  if (again.config.run.output != stored.run.output && again.config.run.output != archive) {
-    throw Error("--resume: --output (or --run.output) '" + again.config.run.output +
-                "' cannot be given with --resume: a run continues in the archive it was resumed from ('" + archive +
-                "'); copy the archive and its checkpoint to the new place and resume the copy");
-  }
-  again.config.run.output = stored.run.output;  // (the archive's own path: set below)
-  std::string differs;
-  // Placement may change: how the run reports, how many ranks share a gradient, where the
-  // input files are now (their contents are checked against the fingerprints).
-  for (const auto& d : cli::config_differences(stored, again.config, {cli::KeyRole::placement})) {
-    differs += "\n  " + d;
-  }
-  if (!differs.empty()) {
-    throw Error("--resume: the configuration differs from the archived run's (archived vs now):" + differs +
-                "\nresume without --config/overrides to continue the run as it was");
-  }
-  inv = again;
-  inv.config.run.output = archive;  // the archive may have been moved since
+  cli::ArchiveSide archive_side{archive, archive_run_id, archive_status, archive_generation, archive_config};
+  cli::CheckpointSide checkpoint_side{ckpt, checkpoint.run_id, checkpoint.generation, checkpoint.step,
+                                      checkpoint.config_ini};
+  inv = cli::resume_invocation(archive_side, checkpoint_side, argc, argv);
   return checkpoint;
 }
 

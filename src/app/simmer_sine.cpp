@@ -81,7 +81,7 @@ int main(int argc, char** argv) try {
   config.simmer.steps = opt.steps;
   config.ensemble.window = opt.window;
   config.ensemble.blocks = std::min<std::int64_t>(5, opt.window);
-  config.simmer.curvature_report = "off";
+  config.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   const run::Problem problem = cli::build_problem(cli::validated(config, 1));
 
   run::Chain64 chain(problem, 0);

@@ -31,7 +31,7 @@ data::CsvSpec csv_spec(const Config& c) {
   spec.features = c.data.features;
   spec.exclude = c.data.exclude;
   spec.target = c.data.target;
-  spec.task = data::kTaskNames.parse(c.data.task);
+  spec.task = c.data.task;
   spec.delimiter = parse_delimiter(c.data.delimiter);
   spec.missing = csv_missing_tokens(c.data.missing);
   spec.missing_in_target = c.data.missing_in_target;
@@ -40,7 +40,7 @@ data::CsvSpec csv_spec(const Config& c) {
 }
 
 data::Dataset load_all(const Config& c, Problem& p) {
-  if (c.data.source == "sine") {
+  if (c.data.source == DataSource::sine) {
     Rng noise_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_noise);
     data::SineSpec spec;
     spec.points = c.data.sine_points;
@@ -49,7 +49,7 @@ data::Dataset load_all(const Config& c, Problem& p) {
     p.rows_read = d.rows();
     return d;
   }
-  if (c.data.source == "synthetic_higgs") {
+  if (c.data.source == DataSource::synthetic_higgs) {
     const std::int64_t rows = c.data.rows > 0 ? c.data.rows : c.data.train + c.data.test;
     if (rows < 2) {
       throw option_error("data.rows", std::to_string(c.data.rows),
@@ -59,7 +59,7 @@ data::Dataset load_all(const Config& c, Problem& p) {
     p.rows_read = d.rows();
     return d;
   }
-  if (c.data.source == "higgs") {
+  if (c.data.source == DataSource::higgs) {
     auto d = data::read_higgs_csv(c.data.path, c.data.rows);
     p.rows_read = d.rows();
     return d;
@@ -134,9 +134,9 @@ data::Dataset load_idx_part(const std::string& dir, const std::string& part, con
 
 /// "'data/iris.csv'" or "the sine data": where the data came from, for messages.
 std::string source_of(const Config& c) {
-  return c.data.source == "sine"              ? std::string("the sine data")
-         : c.data.source == "synthetic_higgs" ? std::string("the synthetic HIGGS data")
-                                              : "'" + c.data.path + "'";
+  return c.data.source == DataSource::sine              ? std::string("the sine data")
+         : c.data.source == DataSource::synthetic_higgs ? std::string("the synthetic HIGGS data")
+                                                        : "'" + c.data.path + "'";
 }
 
 /// "'data/iris.csv' (150 rows)": where the rows came from, for split-size messages.
@@ -204,7 +204,7 @@ void check_classes(const Config& c, const Problem& p, const std::vector<std::int
                       std::to_string(test[k]) + " in the test split";
     if (!in_data.empty()) why += ", " + std::to_string(in_data[k]) + " in the data";
     why += "): the network cannot learn it; ";
-    if (c.data.source == "idx") {
+    if (c.data.source == DataSource::idx) {
       why += "draw more training images (data.train)";
     } else if (!c.data.stratify) {
       why += "set data.stratify = true for a split that gives every class its share of both parts";
@@ -360,8 +360,9 @@ run::Problem build_problem(const Config& c) {
 
 std::vector<std::pair<std::string, std::string>> input_files(const Config& c) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (c.data.source == "csv" || c.data.source == "higgs") out.emplace_back("data.path", c.data.path);
-  if (c.data.source == "idx") {
+  if (c.data.source == DataSource::csv || c.data.source == DataSource::higgs)
+    out.emplace_back("data.path", c.data.path);
+  if (c.data.source == DataSource::idx) {
     for (const char* part : {"train", "t10k"}) {
       for (const char* kind : {"images-idx3", "labels-idx1"}) {
         const std::string file = idx_file(c.data.path, part, kind);
@@ -379,7 +380,7 @@ run::Problem build(const Config& c) {
   Problem p;
   p.config_ini = to_ini(c);
   Rng split_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_split);
-  if (c.data.source == "idx") {
+  if (c.data.source == DataSource::idx) {
     // Image sets come as a training and a test file: each split draws from its own file.
     if (c.data.train <= 0 || c.data.test <= 0) {
       throw option_error(c.data.train <= 0 ? "data.train" : "data.test",
@@ -418,25 +419,25 @@ run::Problem build(const Config& c) {
   }
   const data::Dataset& all = p.train;  // names, task, sizes and image shape
   p.classification = all.task == data::Task::classification;
-  if (c.data.source == "idx") check_classes(c, p, {});
+  if (c.data.source == DataSource::idx) check_classes(c, p, {});
   if (!p.classification) check_target(c, p);
   warn_constant_features(c, p);
-  p.loss = model::parse_loss(c.model.loss);
+  p.loss = c.model.loss;
   p.outputs = all.outputs();
   p.classes = p.classification ? all.outputs() : 0;
   // Binary cross-entropy: one logit per row for two classes; the target is the class index.
   const bool binary = p.classification && p.loss == model::LossKind::bce;
   if (binary && p.classes != 2) {
     throw option_error(
-        "model.loss", c.model.loss,
+        "model.loss", model::to_string(c.model.loss),
         "needs exactly two classes; '" + c.data.target + "' has " + std::to_string(p.classes) + " (use cce)");
   }
   if (binary) p.outputs = 1;
 
   p.architecture.layers = c.model.architecture;
-  p.architecture.activation = model::parse_activation(c.model.activation);
-  p.architecture.output = model::parse_activation(c.model.output);
-  p.architecture.pooling = model::parse_pool_kind(c.model.pooling);
+  p.architecture.activation = c.model.activation;
+  p.architecture.output = c.model.output;
+  p.architecture.pooling = c.model.pooling;
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
   if (c.model.architecture == "lenet5") {
@@ -465,10 +466,10 @@ run::Problem build(const Config& c) {
                            std::to_string(p.outputs) +
                            (p.classification ? " (one logit per class)" : " (one per target)"));
   }
-  p.init = model::parse_init(c.model.init);
+  p.init = c.model.init;
   // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
-  p.adam_only = c.simmer.mode == "adam";
-  p.mode = train::parse_start_mode(p.adam_only ? std::string("retrofit") : c.simmer.mode);
+  p.adam_only = c.simmer.mode == SimmerMode::adam;
+  p.mode = c.simmer.mode == SimmerMode::abinitio ? train::StartMode::abinitio : train::StartMode::retrofit;
 
   p.adam.learning_rate = c.adam.lr;
   p.adam.beta1 = c.adam.beta1;
@@ -476,7 +477,8 @@ run::Problem build(const Config& c) {
   p.adam.epsilon = c.adam.epsilon;
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.adam.batch_size = c.adam.batch;
-  p.start_velocity = train::parse_start_velocity(c.simmer.start_velocity, p.mode);
+  p.start_velocity = train::parse_start_velocity(
+      c.simmer.start_velocity ? train::to_string(*c.simmer.start_velocity) : std::string(kAutoName), p.mode);
   // The layout alone: a network too large for the node is refused by the memory check before
   // anything of its size is allocated.
   const auto probe_layout = model::network_layout(p.architecture);
@@ -494,16 +496,16 @@ run::Problem build(const Config& c) {
     }
     p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
   }
-  if (c.simmer.temperature_unit == "posterior") {
+  if (c.simmer.temperature_unit == TemperatureUnit::posterior) {
     p.ramp = p.ramp.scaled(p.bayes_temperature);
     for (auto& t : p.ladder) t *= p.bayes_temperature;
   }
-  p.select_by = ensemble::parse_select_by(c.ensemble.select_by);
-  p.select_rule = ensemble::parse_select_rule(c.ensemble.select_rule);
+  p.select_by = c.ensemble.select_by;
+  p.select_rule = c.ensemble.select_rule;
   p.nhc.time_step = c.simmer.time_step;
   p.nhc.chain_length = c.simmer.chain_length;
   p.nhc.dof_offset = c.simmer.dof_offset;
-  p.nhc.thermostat = train::parse_thermostat(c.simmer.thermostat);
+  p.nhc.thermostat = c.simmer.thermostat;
   p.nhc.friction = c.simmer.friction;
   const MassSpec masses = parse_masses(c.simmer.masses);
   p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.chain_length,
@@ -511,16 +513,17 @@ run::Problem build(const Config& c) {
                                                         p.ramp.target, c.simmer.tau)
                                 : masses.values;
   p.prior_rms = std::nan("");
-  if (c.simmer.prior == "gaussian") {
-    p.nhc.prior_precision = train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma,
-                                                            train::parse_prior_scaling(c.simmer.prior_scaling));
+  if (c.simmer.prior == Prior::gaussian) {
+    p.nhc.prior_precision =
+        train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
   p.start_jitter = c.simmer.start_jitter;
   p.noise_sd = c.simmer.noise_sd;
-  p.model_text = {c.model.architecture, c.model.activation, c.model.output,
-                  c.model.loss,         c.model.init,       c.model.pooling};
-  // How the run is carried out: every string option becomes an enum here, once.
+  p.model_text = {
+      c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),
+      model::to_string(c.model.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
+  // How the run is carried out.
   p.run.trajectories = c.run.trajectories;
   p.run.seed = c.run.seed;
   p.run.steps = c.simmer.steps;
@@ -531,18 +534,18 @@ run::Problem build(const Config& c) {
   p.run.adam_checkpoint_every = c.adam.checkpoint_every;
   p.run.ranks_per_trajectory = c.run.ranks_per_trajectory;
   p.run.gradient_chunks = c.run.gradient_chunks;
-  p.run.precision = parse_precision(c.run.precision);
+  p.run.precision = c.run.precision;
   p.run.output = c.run.output;
-  p.run.progress = run::kProgressNames.parse(c.run.progress);
+  p.run.progress = c.run.progress;
   p.run.progress_seconds = c.run.progress_seconds;
   p.health.every = c.simmer.health_every;
-  p.health.on_divergence = run::kOnDivergenceNames.parse(c.simmer.on_divergence);
-  p.health.stability_check = run::kStabilityCheckNames.parse(c.simmer.stability_check);
+  p.health.on_divergence = c.simmer.on_divergence;
+  p.health.stability_check = c.simmer.stability_check;
   p.store.every = c.ensemble.store_every;
-  p.store.float32 = c.ensemble.store_dtype == "float32";
+  p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
   p.store.track = c.ensemble.track;
   p.diagnostics.blocks = c.ensemble.blocks;
-  p.diagnostics.curvature_report = run::kCurvatureReportNames.parse(c.simmer.curvature_report);
+  p.diagnostics.curvature_report = c.simmer.curvature_report;
   p.diagnostics.lanczos_steps = c.simmer.lanczos_steps;
   p.diagnostics.lanczos_probes = c.simmer.lanczos_probes;
   p.sampling.window = c.ensemble.window;

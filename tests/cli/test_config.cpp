@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "simmer/core/error.hpp"
 #include "temp_dir.hpp"
 
+using namespace simmer;
 using namespace simmer::cli;
 using Catch::Contains;
 
@@ -254,18 +256,18 @@ TEST_CASE("a realistic INI file is read", "[config]") {
   const Invocation inv = parse({"--config", file.path().c_str()});
   const Config& c = inv.config;
   CHECK(inv.config_path == file.path());
-  CHECK(c.data.source == "csv");
+  CHECK(c.data.source == DataSource::csv);
   CHECK(c.data.path == "data/iris.csv");
   CHECK(c.data.features == std::vector<std::string>{"sepal_width", "petal_width"});
   CHECK(c.data.target == "species");
-  CHECK(c.data.task == "classification");
+  CHECK(c.data.task == data::Task::classification);
   CHECK(c.data.train == 112);
   CHECK(c.data.test == 38);
   CHECK(c.data.split_seed == 7);
   CHECK(c.model.architecture == "2-100-50-50-3");
-  CHECK(c.model.activation == "tanh");  // untouched keys keep their defaults
-  CHECK(c.model.loss == "cce");
-  CHECK(c.simmer.mode == "abinitio");
+  CHECK(c.model.activation == model::Activation::tanh);  // untouched keys keep their defaults
+  CHECK(c.model.loss == model::LossKind::cce);
+  CHECK(c.simmer.mode == SimmerMode::abinitio);
   CHECK(c.simmer.time_step == 0.001);
   CHECK(c.simmer.steps == 25000);
   CHECK(c.simmer.T_initial == 0.002);
@@ -405,18 +407,14 @@ TEST_CASE("validated names the key and the value", "[config]") {
   };
   // Each case edits the (valid) defaults; the message must name the key and the bad value.
   const std::vector<Case> cases = {
-      {"[data]\nsource = parquet", "data.source", "'parquet'"},
       {"[data]\nsource = idx\ntask = classification", "data.path", "''"},
       {"[data]\nsource = higgs\npath = h.csv\ntask = regression", "data.task", "'regression'"},
       {"[data]\nrows = -1", "data.rows", "'-1'"},
-      {"[model]\npooling = median", "model.pooling", "'median'"},
       {"[model]\narchitecture = lenet5", "model.architecture", "'lenet5'"},
-      {"[ensemble]\nstore_dtype = float16", "ensemble.store_dtype", "'float16'"},
       {"[data]\nsource = csv\nfeatures = a\ntarget = y", "data.path", "''"},
       {"[data]\nsource = csv\npath = f.csv\ntarget = y", "data.features", "''"},
       {"[data]\nsource = csv\npath = f.csv\nfeatures = a", "data.target", "''"},
       {"[data]\nsource = csv\npath = f.csv\nfeatures = a,b,a\ntarget = y", "data.features", "'a,b,a'"},
-      {"[data]\ntask = clustering", "data.task", "'clustering'"},
       {"[data]\ntrain = -1", "data.train", "'-1'"},
       {"[data]\ntest = -5", "data.test", "'-5'"},
       {"[data]\ntrain = 0\ntrain_fraction = 1", "data.train_fraction", "'1'"},
@@ -426,10 +424,6 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nsine_noise = nan", "data.sine_noise", "'nan'"},
       {"[model]\narchitecture = 2-x-3", "model.architecture", "'2-x-3'"},
       {"[model]\narchitecture = 5", "model.architecture", "'5'"},
-      {"[model]\nactivation = swish", "model.activation", "'swish'"},
-      {"[model]\noutput = softmax", "model.output", "'softmax'"},
-      {"[model]\nloss = mae", "model.loss", "'mae'"},
-      {"[model]\ninit = he", "model.init", "'he'"},
       {"[model]\nloss = cce", "model.loss", "'cce'"},  // regression task
       {"[data]\ntask = classification", "model.loss", "'sse'"},
       {"[data]\ntask = classification\n[model]\nloss = cce", "model.architecture", "'1-20-20-1'"},
@@ -440,7 +434,6 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[adam]\nbeta1 = 1", "adam.beta1", "'1'"},
       {"[adam]\nbeta2 = -0.5", "adam.beta2", "'-0.5'"},
       {"[adam]\nepsilon = 0", "adam.epsilon", "'0'"},
-      {"[simmer]\nmode = annealing", "simmer.mode", "'annealing'"},
       {"[adam]\nepochs = 1", "adam.epochs", "'1'"},  // retrofit needs two iterates
       {"[simmer]\ntime_step = 0", "simmer.time_step", "'0'"},
       {"[simmer]\ntime_step = -1e-3", "simmer.time_step", "'-0.001'"},
@@ -455,18 +448,12 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[simmer]\nmasses = 1,0,1", "simmer.masses", "'1,0,1'"},
       {"[simmer]\nmasses = martyna\nT_target = 0\ndT = 0", "simmer.masses", "'martyna'"},
       {"[simmer]\ntau = 0", "simmer.tau", "'0'"},
-      {"[simmer]\nthermostat = berendsen", "simmer.thermostat", "'berendsen'"},
       {"[simmer]\nfriction = 0", "simmer.friction", "'0'"},
-      {"[simmer]\nstart_velocity = fast", "simmer.start_velocity", "'fast'"},
       {"[simmer]\nstart_jitter = 2", "simmer.start_jitter", "'2'"},
       {"[simmer]\nmode = abinitio\nstart_velocity = adam", "simmer.start_velocity", "'adam'"},
-      {"[simmer]\nprior = laplace", "simmer.prior", "'laplace'"},
       {"[simmer]\nprior_sigma = 0", "simmer.prior_sigma", "'0'"},
-      {"[simmer]\nprior_scaling = fan_out", "simmer.prior_scaling", "'fan_out'"},
-      {"[simmer]\ntemperature_unit = kelvin", "simmer.temperature_unit", "'kelvin'"},
       {"[simmer]\ntemperature_unit = posterior", "simmer.noise_sd", "'0'"},
       {"[simmer]\nnoise_sd = -1", "simmer.noise_sd", "'-1'"},
-      {"[simmer]\ncurvature_report = always", "simmer.curvature_report", "'always'"},
       {"[simmer]\nlanczos_steps = 1", "simmer.lanczos_steps", "'1'"},
       {"[simmer]\nlanczos_probes = 0", "simmer.lanczos_probes", "'0'"},
       {"[ensemble]\nblocks = 0", "ensemble.blocks", "'0'"},
@@ -500,8 +487,6 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.1", "simmer.ladder", "'0.1,0.1'"},
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,inf", "simmer.ladder", "'0.1,inf'"},
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nmode = adam\nladder = 0.1", "simmer.ladder", "'0.1'"},
-      {"[ensemble]\nselect_by = accuracy", "ensemble.select_by", "'accuracy'"},
-      {"[ensemble]\nselect_rule = two_se", "ensemble.select_rule", "'two_se'"},
       {"[simmer]\nmode = adam\n[adam]\nepochs = 0", "adam.epochs", "'0'"},
       // Sizes and steps no run needs (issue 18): refused before they reach the archive or memory.
       {"[simmer]\nchain_length = 1001", "simmer.chain_length", "'1001'"},
@@ -538,6 +523,68 @@ TEST_CASE("a ladder replaces the ramp: its keys are not checked, select_by = non
   CHECK(c.data.validation_fraction == 0.25);
 }
 
+TEST_CASE("an unknown choice stops at parsing, naming the file, line, key, value and every choice", "[config]") {
+  struct Case {
+    const char* section;
+    const char* name;
+    const char* value;
+  };
+  const std::vector<Case> cases = {
+      {"data", "source", "parquet"},
+      {"model", "pooling", "median"},
+      {"ensemble", "store_dtype", "float16"},
+      {"data", "task", "clustering"},
+      {"model", "activation", "swish"},
+      {"model", "output", "softmax"},
+      {"model", "loss", "mae"},
+      {"model", "init", "he"},
+      {"simmer", "mode", "annealing"},
+      {"simmer", "thermostat", "berendsen"},
+      {"simmer", "start_velocity", "fast"},
+      {"simmer", "prior", "laplace"},
+      {"simmer", "prior_scaling", "fan_out"},
+      {"simmer", "temperature_unit", "kelvin"},
+      {"simmer", "curvature_report", "always"},
+      {"ensemble", "select_by", "accuracy"},
+      {"ensemble", "select_rule", "two_se"},
+  };
+  for (const Case& c : cases) {
+    const std::string key = std::string(c.section) + "." + c.name;
+    INFO(key);
+    const auto info = describe_keys();
+    const auto it = std::find_if(info.begin(), info.end(), [&](const KeyInfo& k) { return k.key == key; });
+    REQUIRE(it != info.end());
+    REQUIRE(it->choices.size() >= 2);
+    std::string listed = "must be one of " + it->choices.front();
+    for (std::size_t i = 1; i < it->choices.size(); ++i) listed += " | " + it->choices[i];
+    CHECK_THROWS_WITH(from_ini(std::string("[") + c.section + "]\n\n" + c.name + " = " + c.value + "\n"),
+                      Contains("jobs/iris.ini:3: " + key + " = '" + c.value + "': " + listed));
+    CHECK_THROWS_WITH(parse({("--" + key).c_str(), c.value}), Contains("--" + key + " = '" + c.value + "': " + listed));
+  }
+}
+
+TEST_CASE("every key round-trips INI -> typed -> echoed INI, and every choice parses and prints as itself",
+          "[config]") {
+  const auto info = describe_keys();
+  CHECK(info.size() >= 80);
+  std::size_t choices = 0;
+  for (const KeyInfo& k : info) {
+    INFO(k.key);
+    const std::string section = k.key.substr(0, k.key.find('.'));
+    const std::string name = k.key.substr(k.key.find('.') + 1);
+    // The default, as --help and to_ini show it, reads back to itself.
+    const Config defaults = from_ini("[" + section + "]\n" + name + " = \"" + k.default_value + "\"\n");
+    CHECK(to_ini(defaults) == to_ini(Config{}));
+    for (const std::string& choice : k.choices) {
+      ++choices;
+      const Config c = from_ini("[" + section + "]\n" + name + " = " + choice + "\n");
+      CHECK_THAT(to_ini(c), Contains("\n" + name + " = " + choice + "\n"));
+      check_equal(from_ini(to_ini(c)), c);
+    }
+  }
+  CHECK(choices >= 50);
+}
+
 TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[config]") {
   Config c;
   c.run.trajectories = 0;
@@ -546,7 +593,7 @@ TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[
   CHECK(validated(c, 4).run.trajectories == 1);
 
   c = from_ini(kIrisIni);
-  c.simmer.mode = "retrofit";
+  c.simmer.mode = SimmerMode::retrofit;
   c.simmer.masses.clear();
   c.adam.epochs = 200;
   c.data.train = 0;
@@ -554,9 +601,9 @@ TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[
   c.ensemble.count = 0;
   c.ensemble.fraction = 0.1;
   CHECK_NOTHROW(validated(c, 2));
-  c.model.loss = "bce";
+  c.model.loss = model::LossKind::bce;
   c.model.architecture = "28-512-512-512-512-1";
-  c.model.activation = "elu";
+  c.model.activation = model::Activation::elu;
   CHECK_NOTHROW(validated(c, 2));
 }
 
@@ -584,38 +631,38 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   // Every other kind of key away from its default, so each field's round trip is seen.
   c.data.validation_fraction = 0.2;
   c.data.rows = 12345;
-  c.model.pooling = "max";
+  c.model.pooling = model::PoolKind::max;
   c.adam.beta1 = 0.85;
   c.adam.beta2 = 0.995;
   c.adam.checkpoint_every = 7;
   c.simmer.ladder = {1e-3, 0.1, 1.0 / 3.0};
-  c.simmer.thermostat = "langevin";
+  c.simmer.thermostat = train::Thermostat::langevin;
   c.simmer.friction = 2.5;
   c.simmer.tau = 0.75;
-  c.simmer.start_velocity = "thermal";
+  c.simmer.start_velocity = train::StartVelocity::thermal;
   c.simmer.start_jitter = 1e-9;
-  c.simmer.prior = "gaussian";
+  c.simmer.prior = Prior::gaussian;
   c.simmer.prior_sigma = 0.5;
-  c.simmer.prior_scaling = "fan_in";
-  c.simmer.temperature_unit = "posterior";
+  c.simmer.prior_scaling = train::PriorScaling::fan_in;
+  c.simmer.temperature_unit = TemperatureUnit::posterior;
   c.simmer.noise_sd = 0.25;
-  c.simmer.curvature_report = "start_end";
+  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::start_end;
   c.simmer.lanczos_steps = 17;
   c.simmer.lanczos_probes = 5;
-  c.simmer.on_divergence = "warn";
-  c.simmer.stability_check = "off";
+  c.simmer.on_divergence = run::HealthOptions::OnDivergence::warn;
+  c.simmer.stability_check = run::HealthOptions::StabilityCheck::off;
   c.simmer.health_every = 33;
   c.ensemble.blocks = 4;
-  c.ensemble.store_dtype = "float32";
-  c.ensemble.select_by = "metric";
-  c.ensemble.select_rule = "one_se";
-  c.run.progress = "lines";
+  c.ensemble.store_dtype = Precision::float32;
+  c.ensemble.select_by = ensemble::SelectBy::metric;
+  c.ensemble.select_rule = ensemble::SelectRule::one_se;
+  c.run.progress = run::RunOptions::Progress::lines;
   c.run.checkpoint_interval = 77;
   c.run.sync_every = 11;
   c.run.memory_limit = "16G";
   c.run.ranks_per_trajectory = 2;
   c.run.gradient_chunks = 4;
-  c.run.precision = "float32";
+  c.run.precision = Precision::float32;
   const std::string text = to_ini(c);
   INFO(text);
   check_equal(from_ini(text), c);

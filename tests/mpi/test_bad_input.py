@@ -494,11 +494,13 @@ def case_body(w, case):
         for key, value in (("model.activation", "swish"), ("model.output", "softmax"),
                            ("model.loss", "hinge"), ("model.init", "he_normal"),
                            ("simmer.mode", "hot")):
-            w.refused([f"--{key}", value], [f"'{key}'", f"'{value}'", "must be one of"], f"unknown {key}")
-        # The same in the INI file: the value is checked wherever it came from.
-        text = open(w.ini).read().replace("activation = tanh", "activation = swish")
-        ini = w.write("unknown_activation.ini", text)
-        w.refused([], ["'model.activation'", "'swish'"], "unknown activation in the INI file", config=ini)
+            w.refused([f"--{key}", value], [f"--{key} = '{value}': must be one of"], f"unknown {key}")
+        # The same in the INI file: refused as it is read, naming the file and line.
+        text = open(w.ini).read()
+        line = text.splitlines().index("activation = tanh") + 1
+        ini = w.write("unknown_activation.ini", text.replace("activation = tanh", "activation = swish"))
+        w.refused([], [f"{ini}:{line}: model.activation = 'swish': must be one of tanh | relu"],
+                  "unknown activation in the INI file", config=ini)
     elif case == "ini_syntax":
         text = open(w.ini).read()
         lines = text.splitlines()

@@ -24,7 +24,7 @@ namespace {
 
 /// The sine job shortened: Adam 100 epochs, 1200 steps, members every step of the last 400,
 /// a Langevin thermostat and a prior so the noise stream and the prior are part of the state.
-run::Problem small_sine(bool classification_like = false, const std::string& precision = "float64") {
+run::Problem small_sine(bool classification_like = false, Precision precision = Precision::float64) {
   cli::Config c;
   c.run.precision = precision;
   c.adam.epochs = 100;
@@ -33,12 +33,12 @@ run::Problem small_sine(bool classification_like = false, const std::string& pre
   c.ensemble.window = 400;
   c.ensemble.blocks = 4;
   c.ensemble.track = {0, 3};
-  c.simmer.curvature_report = "off";
+  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   c.run.trace_every = 7;
   c.run.trajectories = 2;
   if (!classification_like) {
-    c.simmer.thermostat = "langevin";
-    c.simmer.prior = "gaussian";
+    c.simmer.thermostat = train::Thermostat::langevin;
+    c.simmer.prior = cli::Prior::gaussian;
   }
   return cli::build_problem(cli::validated(c, 1));
 }
@@ -53,7 +53,7 @@ template <class S>
 void check_resume() {
   for (const bool plain : {false, true}) {
     INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
-    const run::Problem p = small_sine(plain, sizeof(S) == 4 ? "float32" : "float64");
+    const run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
     run::BasicChain<S> straight(p, 1), interrupted(p, 1);
     for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
@@ -98,7 +98,7 @@ TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically",
 
 TEST_CASE("make_chain computes in run.precision, and the float32 chain stays near the float64 one",
           "[chain][float32]") {
-  const run::Problem p64 = small_sine(true, "float64"), p32 = small_sine(true, "float32");
+  const run::Problem p64 = small_sine(true, Precision::float64), p32 = small_sine(true, Precision::float32);
   const auto c64 = run::make_chain(p64, 0), c32 = run::make_chain(p32, 0);
   CHECK(dynamic_cast<run::Chain64*>(c64.get()) != nullptr);
   CHECK(dynamic_cast<run::Chain32*>(c32.get()) != nullptr);
@@ -123,7 +123,7 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     c.adam.batch = batch;
     c.simmer.steps = 300;
     c.ensemble.window = 100;
-    c.simmer.curvature_report = "off";
+    c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
     c.run.trace_every = 7;
     c.run.trajectories = 2;
     const run::Problem p = cli::build_problem(cli::validated(c, 1));
@@ -187,24 +187,24 @@ namespace {
 /// split and a three-rung ladder in posterior units (Gaussian prior, thermal start).
 cli::Config iris_ladder(const std::string& csv) {
   cli::Config c;
-  c.data.source = "csv";
+  c.data.source = cli::DataSource::csv;
   c.data.path = csv;
   c.data.features = {"sepal_width", "petal_width"};
   c.data.target = "species";
-  c.data.task = "classification";
+  c.data.task = data::Task::classification;
   c.data.train = 112;
   c.data.test = 38;
   c.data.validation_fraction = 0.25;
   c.model.architecture = "2-16-16-3";
-  c.model.loss = "cce";
+  c.model.loss = model::LossKind::cce;
   c.adam.epochs = 60;
   c.simmer.steps = 300;
   c.simmer.ladder = {0.01, 0.1, 1.0};
-  c.simmer.temperature_unit = "posterior";
-  c.simmer.prior = "gaussian";
-  c.simmer.prior_scaling = "fan_in";
-  c.simmer.start_velocity = "thermal";
-  c.simmer.curvature_report = "off";
+  c.simmer.temperature_unit = cli::TemperatureUnit::posterior;
+  c.simmer.prior = cli::Prior::gaussian;
+  c.simmer.prior_scaling = train::PriorScaling::fan_in;
+  c.simmer.start_velocity = train::StartVelocity::thermal;
+  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   c.ensemble.window = 100;
   c.ensemble.stride = 2;
   c.ensemble.blocks = 2;

@@ -10,22 +10,60 @@
 #include <vector>
 
 #include "simmer/core/error.hpp"
+#include "simmer/core/names.hpp"
+#include "simmer/core/types.hpp"
+#include "simmer/data/dataset.hpp"
+#include "simmer/ensemble/selection.hpp"
+#include "simmer/model/activation.hpp"
+#include "simmer/model/initializer.hpp"
+#include "simmer/model/loss.hpp"
+#include "simmer/model/pool.hpp"
+#include "simmer/run/problem.hpp"
 #include "simmer/train/adam.hpp"
 #include "simmer/train/nhc.hpp"
+#include "simmer/train/posterior.hpp"
+#include "simmer/train/trajectory.hpp"
 
 namespace simmer::cli {
 
+// The configuration's own choices (the library's enums, e.g. model::Activation, have their name
+// tables next to them). Every choice key of Config holds an enum: an unknown name stops at
+// parsing, with the file, line, key and the choices.
+
+/// data.source
+enum class DataSource { csv, sine, idx, higgs, synthetic_higgs };
+inline constexpr Names<DataSource, 5> kDataSourceNames{"data.source",
+                                                       {{{DataSource::csv, "csv"},
+                                                         {DataSource::sine, "sine"},
+                                                         {DataSource::idx, "idx"},
+                                                         {DataSource::higgs, "higgs"},
+                                                         {DataSource::synthetic_higgs, "synthetic_higgs"}}}};
+/// simmer.mode: adam is Adam alone (the deep ensemble), the others train::StartMode's.
+enum class SimmerMode { retrofit, abinitio, adam };
+inline constexpr Names<SimmerMode, 3> kSimmerModeNames{
+    "simmer.mode",
+    {{{SimmerMode::retrofit, "retrofit"}, {SimmerMode::abinitio, "abinitio"}, {SimmerMode::adam, "adam"}}}};
+/// simmer.prior
+enum class Prior { none, gaussian };
+inline constexpr Names<Prior, 2> kPriorNames{"simmer.prior", {{{Prior::none, "none"}, {Prior::gaussian, "gaussian"}}}};
+/// simmer.temperature_unit
+enum class TemperatureUnit { loss, posterior };
+inline constexpr Names<TemperatureUnit, 2> kTemperatureUnitNames{
+    "simmer.temperature_unit", {{{TemperatureUnit::loss, "loss"}, {TemperatureUnit::posterior, "posterior"}}}};
+/// The name of an optional choice's empty value ("auto": decided from other keys).
+inline constexpr const char* kAutoName = "auto";
+
 struct DataConfig {
-  std::string source = "sine";        ///< csv | sine | idx | higgs | synthetic_higgs
+  DataSource source = DataSource::sine;
   std::string path;                   ///< csv, higgs: file; idx: directory (relative to the cwd)
   std::vector<std::string> features;  ///< csv: feature column names; {"*"}: all but the target and exclude
   std::vector<std::string> exclude;   ///< csv with features = *: columns left out
   std::string target;                 ///< csv: target column name
-  std::string task = "regression";    ///< classification | regression
-  std::int64_t train = 65;            ///< training rows (0: use train_fraction)
-  std::int64_t test = 36;             ///< test rows (0 with train = 0: the rest)
-  double train_fraction = 0.0;        ///< used when train = 0
-  std::uint64_t split_seed = 1;       ///< the split (and the sine noise) shared by all trajectories
+  data::Task task = data::Task::regression;
+  std::int64_t train = 65;       ///< training rows (0: use train_fraction)
+  std::int64_t test = 36;        ///< test rows (0 with train = 0: the rest)
+  double train_fraction = 0.0;   ///< used when train = 0
+  std::uint64_t split_seed = 1;  ///< the split (and the sine noise) shared by all trajectories
   std::int64_t sine_points = 101;
   double sine_noise = 0.1;
   std::int64_t rows =
@@ -42,12 +80,12 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string architecture = "1-20-20-1";  ///< widths "2-100-3", or "lenet5"
-  std::string pooling = "average";         ///< lenet5: average | max
-  std::string activation = "tanh";
-  std::string output = "linear";
-  std::string loss = "sse";            ///< sse | mse | cce | bce
-  std::string init = "glorot_normal";  ///< glorot_normal | glorot_uniform | modified_glorot_normal
+  std::string architecture = "1-20-20-1";              ///< widths "2-100-3", or "lenet5"
+  model::PoolKind pooling = model::PoolKind::average;  ///< lenet5
+  model::Activation activation = model::Activation::tanh;
+  model::Activation output = model::Activation::linear;
+  model::LossKind loss = model::LossKind::sse;
+  model::Init init = model::Init::glorot_normal;
 };
 
 /// Where a key fills a library option, its default is the library's (declared once there).
@@ -62,7 +100,7 @@ struct AdamConfig {
 };
 
 struct SimmerConfig {
-  std::string mode = "retrofit";  ///< retrofit | abinitio | adam (Adam alone: the deep ensemble)
+  SimmerMode mode = SimmerMode::retrofit;
   double time_step = train::NhcOptions{}.time_step;
   std::int64_t steps = 10000;
   double T_initial = 0.0;
@@ -73,24 +111,24 @@ struct SimmerConfig {
   /// first, instead of the ramp (empty: the ramp)
   std::vector<double> ladder;
   int chain_length = train::NhcOptions{}.chain_length;
-  std::string thermostat = "nose_hoover";          ///< nose_hoover | langevin
+  train::Thermostat thermostat = train::NhcOptions{}.thermostat;
   double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)
   std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
   double tau = 1.0;                                ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = train::NhcOptions{}.dof_offset;
-  std::string start_velocity = "auto";     ///< auto | adam | zero | thermal
-  double start_jitter = 0.0;               ///< relative random change of the start velocity (chaos check)
-  std::string prior = "none";              ///< none | gaussian
-  double prior_sigma = 1.0;                ///< gaussian prior standard deviation (parameter units)
-  std::string prior_scaling = "none";      ///< none | fan_in: weights get sigma / sqrt(fan_in)
-  std::string temperature_unit = "loss";   ///< loss | posterior: T values in units of T_Bayes
-  double noise_sd = 0.0;                   ///< regression: Gaussian noise sd (target units; 0: unknown)
-  std::string curvature_report = "start";  ///< start | start_end | off
-  int lanczos_steps = 40;                  ///< curvature report: Lanczos steps per probe
-  int lanczos_probes = 3;                  ///< curvature report: random probe vectors
-  std::string on_divergence = "stop";      ///< stop | warn: what a diverged trajectory does
-  std::string stability_check = "refuse";  ///< refuse | warn | off: h against 2/sqrt(lambda_max)
-  std::int64_t health_every = 100;         ///< steps between a trajectory's health checks
+  std::optional<train::StartVelocity> start_velocity;  ///< empty: auto (the mode's)
+  double start_jitter = 0.0;                           ///< relative random change of the start velocity (chaos check)
+  Prior prior = Prior::none;
+  double prior_sigma = 1.0;  ///< gaussian prior standard deviation (parameter units)
+  train::PriorScaling prior_scaling = train::PriorScaling::none;
+  TemperatureUnit temperature_unit = TemperatureUnit::loss;
+  double noise_sd = 0.0;  ///< regression: Gaussian noise sd (target units; 0: unknown)
+  run::DiagnosticsOptions::CurvatureReport curvature_report = run::DiagnosticsOptions{}.curvature_report;
+  int lanczos_steps = 40;  ///< curvature report: Lanczos steps per probe
+  int lanczos_probes = 3;  ///< curvature report: random probe vectors
+  run::HealthOptions::OnDivergence on_divergence = run::HealthOptions{}.on_divergence;
+  run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
+  std::int64_t health_every = 100;  ///< steps between a trajectory's health checks
 };
 
 struct EnsembleConfig {
@@ -98,13 +136,13 @@ struct EnsembleConfig {
   std::int64_t stride = 1;
   std::int64_t count = 0;
   double fraction = 0.0;
-  std::int64_t blocks = 5;           ///< drift diagnostics: the window's members in this many blocks
-  std::int64_t store_every = 1;      ///< store every k-th member in /posterior (aggregation uses all)
-  std::string store_dtype = "auto";  ///< auto | float64 | float32: /posterior/params on disk (auto: run.precision)
-  std::string points;                ///< optional CSV of extra evaluation inputs (feature columns)
-  std::vector<std::int64_t> track;   ///< test-set row indices whose member predictions are kept
-  std::string select_by = "nll";     ///< nll | metric | none: a ladder's choice on the validation set
-  std::string select_rule = "best";  ///< best | one_se
+  std::int64_t blocks = 5;               ///< drift diagnostics: the window's members in this many blocks
+  std::int64_t store_every = 1;          ///< store every k-th member in /posterior (aggregation uses all)
+  std::optional<Precision> store_dtype;  ///< /posterior/params on disk (empty: auto, run.precision)
+  std::string points;                    ///< optional CSV of extra evaluation inputs (feature columns)
+  std::vector<std::int64_t> track;       ///< test-set row indices whose member predictions are kept
+  ensemble::SelectBy select_by = ensemble::SelectBy::nll;
+  ensemble::SelectRule select_rule = ensemble::SelectRule::best;
 };
 
 struct RunConfig_ {
@@ -113,14 +151,14 @@ struct RunConfig_ {
   std::int64_t gather_interval = 1000;  ///< steps between gathers to rank 0 (and archive writes)
   std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
   std::string output = "simmer_run.h5";
-  double progress_seconds = 10.0;           ///< min seconds between progress lines when not a tty
-  std::string progress = "auto";            ///< auto | bar | lines
-  std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
-  std::int64_t sync_every = 100;            ///< steps between the ranks' checks for a stop signal
-  std::string memory_limit = "auto";        ///< auto | off | a size ("16G"): see parse_memory_limit
-  std::int64_t ranks_per_trajectory = 1;    ///< ranks that share one trajectory's gradient (power of 2)
-  std::int64_t gradient_chunks = 0;         ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
-  std::string precision = "float64";        ///< float64 | float32: the network's and integrator's scalar
+  double progress_seconds = 10.0;  ///< min seconds between progress lines when not a tty
+  run::RunOptions::Progress progress = run::RunOptions{}.progress;
+  std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
+  std::int64_t sync_every = 100;             ///< steps between the ranks' checks for a stop signal
+  std::string memory_limit = "auto";         ///< auto | off | a size ("16G"): see parse_memory_limit
+  std::int64_t ranks_per_trajectory = 1;     ///< ranks that share one trajectory's gradient (power of 2)
+  std::int64_t gradient_chunks = 0;          ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
+  Precision precision = Precision::float64;  ///< the network's and integrator's scalar
 };
 
 struct Config {
@@ -219,5 +257,16 @@ std::string to_ini(const Config& config);
 
 /// Help text: every key grouped by section, with default and meaning.
 std::string help_text();
+
+/// One key of the table as tests, tools and documentation see it.
+struct KeyInfo {
+  std::string key;                   ///< "section.name"
+  std::string syntax;                ///< "real", "int", "a,b,...", or the choices "tanh|relu|..."
+  std::string default_value;         ///< as --help and the effective INI print it
+  KeyRole role = KeyRole::science;   ///< on resume and merge
+  std::vector<std::string> choices;  ///< a choice key's names ("auto" first where it may be left to the run)
+};
+/// Every key, in the order of the effective INI.
+std::vector<KeyInfo> describe_keys();
 
 }  // namespace simmer::cli

@@ -1,0 +1,96 @@
+#pragma once
+// Private to src/cli: the key table. Every configuration key is declared once, in keys()
+// (config_keys.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
+// name table), default (the Config field's initialiser), range, role on resume and merge, and the
+// library fields whose errors it answers for. The INI reader, the command line, --help, the
+// effective INI (/config), the single-key checks of `validated`, key_role, config_differences and
+// key_of are all generated from it.
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simmer/cli/config.hpp"
+
+namespace simmer::cli::detail {
+
+struct SectionInfo {
+  const char* name;
+  const char* caption;
+};
+
+inline constexpr std::array<SectionInfo, 6> kSections{{
+    {"data", "[data] the data set and its train/test split"},
+    {"model", "[model] the network"},
+    {"adam", "[adam] Adam pre-training (retrofit mode)"},
+    {"simmer", "[simmer] Nose-Hoover chain sampling and its temperature schedule"},
+    {"ensemble", "[ensemble] which steps join the ensemble"},
+    {"run", "[run] trajectories, seeds and output"},
+}};
+
+struct Key {
+  struct Bound {
+    double value = 0.0;
+    bool open = false;  ///< excluded: '>' rather than '>='
+  };
+
+  std::string section;
+  std::string name;
+  std::string meaning;
+  std::string value_name;            ///< the syntax in --help: "real", "int", "tanh|relu|..."
+  std::vector<std::string> choices;  ///< a choice key's names (from its enum's table)
+  KeyRole role = KeyRole::science;
+  std::vector<std::string> fields;                       ///< library fields ("NhcOptions.time_step") this key fills
+  std::function<void(Config&, const std::string&)> set;  ///< throws BadValue
+  std::function<std::string(const Config&, bool exact)> get;
+  std::function<double(const Config&)> number;  ///< numeric keys: the value the range applies to
+  bool real = false;                            ///< floating point: must also be finite
+  std::optional<Bound> lo, hi;
+  std::optional<double> limit;  ///< a size no run needs, refused with its own "must be <= limit"
+  std::string note;             ///< said after a range violation: "must be >= 0 (<note>)"
+
+  [[nodiscard]] std::string full() const { return section + "." + name; }
+  /// The key's own rules (finite, range): throws option_error naming the key and its value.
+  void check(const Config& c) const;
+  /// "must be in [0, 1)", "must be > 0", or "" without a range.
+  [[nodiscard]] std::string range_text() const;
+
+  // Declaration helpers, chained after make_key: .min(0).note("0: none").placement()
+  Key& min(double v) { return bound(lo, v, false); }
+  Key& above(double v) { return bound(lo, v, true); }
+  Key& max(double v) { return bound(hi, v, false); }
+  Key& below(double v) { return bound(hi, v, true); }
+  Key& cap(double v) {
+    limit = v;
+    return *this;
+  }
+  Key& explain(const char* text) {
+    note = text;
+    return *this;
+  }
+  Key& with_role(KeyRole r) {
+    role = r;
+    return *this;
+  }
+  Key& fills(const char* library_field) {
+    fields.emplace_back(library_field);
+    return *this;
+  }
+
+ private:
+  Key& bound(std::optional<Bound>& b, double v, bool open) {
+    b = Bound{v, open};
+    return *this;
+  }
+};
+
+/// Every key, in section order and Config's field order within a section.
+const std::vector<Key>& keys();
+/// The key named "section.key", or nullptr.
+const Key* find_key(const std::string& full);
+/// Every "section.key" (for suggestions).
+std::vector<std::string> all_key_names();
+
+}  // namespace simmer::cli::detail

@@ -1,0 +1,289 @@
+// validated(): the configuration's rules. Each key's own rule (finite, range) is declared with
+// the key (config_keys.cpp) and checked first; the rules here relate keys to each other (a data
+// source needs a path, a loss fits the task, a window fits the run) or bound what the run would
+// build (parameters, members, bytes).
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config_keys.hpp"
+#include "config_text.hpp"
+#include "simmer/cli/config.hpp"
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/sampling.hpp"
+#include "simmer/model/architecture.hpp"
+#include "simmer/train/schedule.hpp"
+
+namespace simmer::cli {
+namespace {
+
+using detail::format_as;
+using detail::format_short;
+
+std::string str(double v) { return format_short(v); }
+std::string str(std::int64_t v) { return std::to_string(v); }
+template <class E, std::size_t N>
+std::string str(const Names<E, N>& names, E v) {
+  return std::string(names.name(v));
+}
+
+void require(bool ok, const std::string& key, const std::string& value, const std::string& why) {
+  if (!ok) throw option_error(key, value, why);
+}
+
+void require_finite(double v, const std::string& key) {
+  require(std::isfinite(v), key, str(v), "must be a finite number");
+}
+
+Config validated_unmapped(const Config& config, int world_size) {
+  if (world_size < 1) throw Error("validated: world_size must be >= 1");
+  for (const detail::Key& key : detail::keys()) key.check(config);
+
+  Config c = config;
+  const auto& d = c.data;
+  const auto& m = c.model;
+  const auto& a = c.adam;
+  const auto& s = c.simmer;
+  auto& e = c.ensemble;
+  auto& r = c.run;
+  using model::LossKind;
+  const bool classification = d.task == data::Task::classification;
+  const std::string source = str(kDataSourceNames, d.source);
+  const std::string loss = str(model::kLossNames, m.loss);
+
+  // [data]
+  if (d.source == DataSource::idx || d.source == DataSource::higgs) {
+    require(!d.path.empty(), "data.path", d.path,
+            "is required when data.source = " + source +
+                (d.source == DataSource::idx ? " (the directory of the IDX files, e.g. "
+                                               "/usr/share/datasets/fashion-mnist)"
+                                             : " (the HIGGS CSV file)"));
+  }
+  if (d.source == DataSource::idx || d.source == DataSource::higgs || d.source == DataSource::synthetic_higgs) {
+    require(classification, "data.task", str(data::kTaskNames, d.task),
+            "must be classification when data.source = " + source);
+  }
+  if (d.source == DataSource::csv) {
+    require(!d.path.empty(), "data.path", d.path, "is required when data.source = csv");
+    require(!d.features.empty(), "data.features", "", "needs at least one feature column when data.source = csv");
+    require(!d.target.empty(), "data.target", d.target, "is required when data.source = csv");
+    std::set<std::string> seen;
+    const bool all_features = d.features == std::vector<std::string>{"*"};
+    for (const std::string& f : d.features) {
+      require(seen.insert(f).second, "data.features", format_as(d.features, false), "lists column '" + f + "' twice");
+      require(f != d.target, "data.features", format_as(d.features, false),
+              "contains the target column '" + d.target + "'");
+      require(all_features || f != "*", "data.features", format_as(d.features, false),
+              "'*' (every column but the target) stands alone; leave columns out with data.exclude");
+    }
+    require(d.exclude.empty() || all_features, "data.exclude", format_as(d.exclude, false),
+            "is used only with data.features = * (named features need no exclusion)");
+    (void)parse_delimiter(d.delimiter);
+  }
+  if (d.stratify) {
+    require(classification, "data.stratify", "true", "needs data.task = classification (classes to keep)");
+    require(d.source != DataSource::idx, "data.stratify", "true",
+            "does not apply to data.source = idx (training and test images come from their own files)");
+  }
+  require(d.train > 0 || d.train_fraction > 0.0, "data.train", str(d.train),
+          "is 0 and data.train_fraction is 0: give a training size");
+  require(d.source != DataSource::synthetic_higgs || d.rows <= 100000000, "data.rows", str(d.rows),
+          "must be <= 1e8 generated rows (23 GB of features)");
+
+  // [model]
+  // lenet5's input and output sizes follow from the data (checked when it is loaded).
+  const bool convnet = m.architecture == "lenet5";
+  if (convnet) {
+    require(d.source == DataSource::idx, "model.architecture", m.architecture,
+            "needs image data (data.source = idx), not data.source = " + source);
+    require(m.loss == LossKind::cce, "model.loss", loss, "lenet5 gives one logit per class: use cce");
+  }
+  std::vector<Index> widths = {1, 2};
+  if (!convnet) try {
+      widths = model::parse_widths(m.architecture);
+    } catch (const Error& err) {
+      // parse_widths already quotes the text; keep only the reason.
+      std::string why = err.what();
+      const std::string quoted = "architecture '" + m.architecture + "': ";
+      if (why.rfind(quoted, 0) == 0) why.erase(0, quoted.size());
+      throw option_error("model.architecture", m.architecture, why);
+    }
+  if (classification) {
+    require(m.loss == LossKind::cce || m.loss == LossKind::bce, "model.loss", loss, "classification needs cce or bce");
+  } else {
+    require(m.loss == LossKind::sse || m.loss == LossKind::mse, "model.loss", loss, "regression needs sse or mse");
+  }
+  const Index outputs = widths.back();
+  if (m.loss == LossKind::cce && !convnet) {
+    require(outputs >= 2, "model.architecture", m.architecture, "cce needs one output per class (>= 2 outputs)");
+  }
+  if (m.loss == LossKind::bce) {
+    require(outputs == 1, "model.architecture", m.architecture, "bce needs a single output (the logit of class 1)");
+  }
+  // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
+  // own Index arithmetic later, so absurd sizes stop here with the key and the count.
+  // lenet5 on 28x28x1 images and 10 classes (other image sizes give other counts:
+  // run::build_problem checks the degrees of freedom again once the data is loaded).
+  double parameters = convnet ? 61706.0 : 0.0;
+  for (std::size_t i = 0; !convnet && i + 1 < widths.size(); ++i) {
+    parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);
+  }
+  constexpr double kMaxParameters = 1e9;  // 8 GB per parameter vector in float64
+  require(
+      parameters <= kMaxParameters, "model.architecture", m.architecture,
+      "has " + format_short(parameters) + " parameters; at most " + format_short(kMaxParameters) + " are supported");
+
+  // [simmer]
+  // A step this small would take over 1e12 steps to move a parameter by one unit (and below
+  // ~1e-308 it is not even a normal double): a typo, not a choice.
+  require(s.time_step >= 1e-12, "simmer.time_step", str(s.time_step), "must be >= 1e-12");
+  const bool adam_only = s.mode == SimmerMode::adam;
+  if (s.mode == SimmerMode::retrofit) {
+    require(a.epochs >= 2, "adam.epochs", str(a.epochs),
+            "must be >= 2 in retrofit mode (the last two Adam iterates give the start velocity)");
+  }
+  if (adam_only) require(a.epochs >= 1, "adam.epochs", str(a.epochs), "must be >= 1 with simmer.mode = adam");
+  const bool ladder = !s.ladder.empty();
+  for (std::size_t k = 0; k < s.ladder.size(); ++k) {
+    require(std::isfinite(s.ladder[k]) && s.ladder[k] > 0.0, "simmer.ladder", format_as(s.ladder, false),
+            "rung " + std::to_string(k + 1) + " (" + str(s.ladder[k]) + ") must be a finite temperature > 0");
+    require(k == 0 || s.ladder[k] > s.ladder[k - 1], "simmer.ladder", format_as(s.ladder, false),
+            "must be ascending (coldest first): rung " + std::to_string(k + 1) + " = " + str(s.ladder[k]) +
+                " is not above rung " + std::to_string(k) + " = " + (k > 0 ? str(s.ladder[k - 1]) : ""));
+  }
+  require(s.ladder.size() <= 1000, "simmer.ladder", format_as(s.ladder, false), "has more than 1000 rungs");
+  require(!ladder || !adam_only, "simmer.ladder", format_as(s.ladder, false),
+          "has no use with simmer.mode = adam (no simmering)");
+  if (ladder && e.select_by != ensemble::SelectBy::none) {
+    require(d.validation_fraction > 0.0, "data.validation_fraction", str(d.validation_fraction),
+            "is 0, but simmer.ladder chooses its ensemble on the validation set (ensemble.select_by = " +
+                str(ensemble::kSelectByNames, e.select_by) +
+                "): hold out a validation set (e.g. data.validation_fraction = 0.2), or set ensemble.select_by = "
+                "none to keep every rung without choosing");
+  }
+  if (!ladder) {  // a ladder replaces the ramp: its keys are not used
+    require_finite(s.T_initial, "simmer.T_initial");
+    require(s.T_initial >= 0.0, "simmer.T_initial", str(s.T_initial), "must be >= 0");
+    require_finite(s.T_target, "simmer.T_target");
+    require(s.T_target >= s.T_initial, "simmer.T_target", str(s.T_target),
+            "is below simmer.T_initial = " + str(s.T_initial) + " (the ramp only rises)");
+    require_finite(s.dT, "simmer.dT");
+    require(s.dT >= 0.0, "simmer.dT", str(s.dT), "must be >= 0 (0: constant temperature)");
+    require(s.dT > 0.0 || s.T_target == s.T_initial, "simmer.dT", str(s.dT),
+            "is 0 but simmer.T_target != simmer.T_initial: give an increment or set them equal");
+    require(s.every > 0, "simmer.every", str(s.every), "must be > 0");
+    train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
+  }
+  // The highest temperature the run reaches (> 0 where one is needed).
+  const double hottest = ladder ? s.ladder.back() : s.T_target;
+  const MassSpec masses = parse_masses(s.masses);
+  if (!masses.values.empty()) {
+    require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses", s.masses,
+            "needs one mass per chain link (simmer.chain_length = " + std::to_string(s.chain_length) + ") or none");
+    for (const double q : masses.values) {
+      require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses, "every mass must be a finite number > 0");
+    }
+  }
+  if (masses.martyna) {
+    require(hottest > 0.0, "simmer.masses", s.masses,
+            "martyna masses Q = N_f T tau^2 need simmer.T_target > 0 (they are set at the "
+            "target temperature)");
+  }
+  if (s.start_velocity == train::StartVelocity::adam) {
+    require(s.mode == SimmerMode::retrofit, "simmer.start_velocity", "adam",
+            "needs simmer.mode = retrofit (ab initio runs have no Adam step)");
+  }
+  if (s.start_velocity == train::StartVelocity::thermal) {
+    require(hottest > 0.0, "simmer.start_velocity", "thermal",
+            "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
+  }
+  if (s.temperature_unit == TemperatureUnit::posterior && (m.loss == LossKind::sse || m.loss == LossKind::mse)) {
+    require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
+            "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + loss +
+                " (T_Bayes = " + (m.loss == LossKind::sse ? "2 s^2" : "2 s^2 / n") +
+                " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
+  }
+  require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
+          "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
+  train::NhcOptions{s.time_step, s.chain_length, masses.values, s.dof_offset, {}}.validate();
+
+  // [ensemble]
+  require(e.window <= s.steps, "ensemble.window", str(e.window),
+          "is longer than the run (simmer.steps = " + str(s.steps) + ")");
+  require(e.count >= 0 && e.count <= e.window, "ensemble.count", str(e.count),
+          "must be in [0, ensemble.window = " + str(e.window) + "]");
+  require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
+          "and ensemble.count = " + str(e.count) + " are both set: give one");
+  ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
+  require(e.blocks >= 1 && e.blocks <= e.window, "ensemble.blocks", str(e.blocks),
+          "must be in [1, ensemble.window = " + str(e.window) + "]");
+  if (!e.store_dtype) e.store_dtype = r.precision;
+  for (const std::int64_t row : e.track) {
+    require(row >= 0, "ensemble.track", format_as(e.track, false), "test-row index " + str(row) + " is negative");
+  }
+
+  // [run]
+  const auto power_of_two = [](std::int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
+  require(power_of_two(r.ranks_per_trajectory), "run.ranks_per_trajectory", str(r.ranks_per_trajectory),
+          "must be a power of two (1, 2, 4, ...)");
+  require(world_size % r.ranks_per_trajectory == 0, "run.ranks_per_trajectory", str(r.ranks_per_trajectory),
+          "must divide the number of MPI ranks (" + std::to_string(world_size) + ")");
+  if (r.gradient_chunks == 0) r.gradient_chunks = r.ranks_per_trajectory;
+  require(power_of_two(r.gradient_chunks) && r.gradient_chunks >= r.ranks_per_trajectory, "run.gradient_chunks",
+          str(r.gradient_chunks),
+          "must be a power of two >= run.ranks_per_trajectory = " + str(r.ranks_per_trajectory) + " (0: equal to it)");
+  if (r.trajectories == 0) r.trajectories = world_size / r.ranks_per_trajectory;
+  require(!r.output.empty(), "run.output", r.output, "must name the output archive");
+
+  // Sizes no machine holds are refused here, before the estimate multiplies them in 64-bit
+  // integers (run/budget.cpp): every product it forms then stays far below 2^63. (simmer.steps
+  // and adam.epochs are bounded by 1e12 with their keys.)
+  constexpr double kMaxBytes = 1e17;  // 100 PB
+  require(static_cast<double>(r.trajectories) <= 1e7, "run.trajectories", str(r.trajectories), "must be <= 1e7");
+  // Every stage's (one per ladder rung, none for Adam alone).
+  const double stages = adam_only ? 0.0 : (ladder ? static_cast<double>(s.ladder.size()) : 1.0);
+  const double members =
+      stages * static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
+  const double chains = static_cast<double>(r.trajectories);
+  const double stored = std::ceil(members / static_cast<double>(e.store_every));
+  const double posterior = chains * stored * parameters * (*e.store_dtype == Precision::float32 ? 4.0 : 8.0);
+  const double trace =
+      chains *
+      ((stages * static_cast<double>(s.steps) + static_cast<double>(a.epochs)) / static_cast<double>(r.trace_every)) *
+      256.0;
+  const double tracked = chains * members * static_cast<double>(e.track.size()) * 8.0 * 16.0;
+  const double state = chains * parameters * 24.0 + members * 40.0;
+  const auto petabytes = [](double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", bytes / 1e15);
+    return std::string(buf);
+  };
+  const auto refuse_size = [&](double bytes, const std::string& key, const std::string& value, const std::string& what,
+                               const std::string& change) {
+    require(bytes <= kMaxBytes, key, value,
+            "makes " + what + " of about " + petabytes(bytes) + " PB; at most 100 PB is accepted (" + change + ")");
+  };
+  // Every member is evaluated on the data and its series held in memory.
+  require(members <= 1e8, "ensemble.window", str(e.window),
+          "with ensemble.stride = " + str(e.stride) + " gives " + format_short(members) +
+              " members per trajectory; at most 1e8 (a larger ensemble.stride, or ensemble.count)");
+  refuse_size(posterior, "run.trajectories", str(r.trajectories), "/posterior/params",
+              "fewer trajectories, a larger ensemble.store_every, ensemble.count or a smaller model.architecture");
+  refuse_size(trace, "run.trace_every", str(r.trace_every), "the traces",
+              "a larger run.trace_every or fewer simmer.steps");
+  refuse_size(tracked, "ensemble.track", format_as(e.track, false), "the tracked predictions",
+              "fewer tracked rows or members");
+  refuse_size(state, "run.trajectories", str(r.trajectories), "the checkpoint",
+              "fewer trajectories or a smaller model.architecture");
+  return c;
+}
+
+}  // namespace
+
+Config validated(const Config& config, int world_size) {
+  return with_keys([&] { return validated_unmapped(config, world_size); });
+}
+
+}  // namespace simmer::cli
