@@ -33,7 +33,8 @@ const auto kAllTables = std::make_tuple(
     model::kActivationNames, model::kPoolNames, model::kConvAlgorithmNames, model::kInitNames, model::kLossNames,
     train::kStartModeNames, train::kStartVelocityNames, train::kPriorScalingNames, train::kThermostatNames,
     kPrecisionNames, ensemble::kSelectByNames, ensemble::kSelectRuleNames, ensemble::kVerdictNames, data::kTaskNames,
-    run::kProgressNames, run::kOnDivergenceNames, run::kStabilityCheckNames, run::kCurvatureReportNames);
+    run::kProgressNames, run::kOnDivergenceNames, run::kStabilityCheckNames, run::kCurvatureReportNames,
+    cli::kDataSourceNames, cli::kSimmerModeNames, cli::kPriorNames, cli::kTemperatureUnitNames);
 
 template <class E, std::size_t N>
 void check_table(const Names<E, N>& names) {
@@ -94,4 +95,10 @@ TEST_CASE("the configuration refuses an unknown choice listing the enum table's 
   refused("ensemble", "select_rule", ensemble::kSelectRuleNames.choices(" | "));
   refused("run", "precision", kPrecisionNames.choices(" | "));
   refused("run", "progress", run::kProgressNames.choices(" | "));
+  refused("data", "source", cli::kDataSourceNames.choices(" | "));
+  refused("simmer", "mode", cli::kSimmerModeNames.choices(" | "));
+  refused("simmer", "prior", cli::kPriorNames.choices(" | "));
+  refused("simmer", "temperature_unit", cli::kTemperatureUnitNames.choices(" | "));
+  refused("simmer", "start_velocity", "auto | " + train::kStartVelocityNames.choices(" | "));
+  refused("ensemble", "store_dtype", "auto | " + kPrecisionNames.choices(" | "));
 }
