@@ -32,6 +32,9 @@ void NhcOptions::validate() const {
   if (prior_precision.size() > 0 && !prior_precision.allFinite()) {
     throw Error("NHC: every prior precision 1/sigma^2 must be finite");
   }
+  if (parameter_masses.size() > 0 && !(parameter_masses.array() > 0.0 && parameter_masses.array().isFinite()).all()) {
+    throw Error("NHC: every parameter mass must be a finite number > 0");
+  }
 }
 
 NhcState NhcState::zeros(int chain_length) { return {Vector::Zero(chain_length), Vector::Zero(chain_length)}; }
@@ -44,6 +47,14 @@ BasicNoseHooverChain<S>::BasicNoseHooverChain(const NhcOptions& options, Index p
   mass_ = options_.masses.empty() ? Vector64::Ones(options_.chain_length)
                                   : Eigen::Map<const Vector64>(options_.masses.data(), options_.chain_length).eval();
   prior_ = options_.prior_precision.cast<S>();
+  if (options_.parameter_masses.size() > 0) {
+    if (options_.parameter_masses.size() != parameter_count) {
+      throw Error("NHC: " + std::to_string(options_.parameter_masses.size()) + " parameter masses for " +
+                  std::to_string(parameter_count) + " parameters");
+    }
+    inverse_mass_ = options_.parameter_masses.cwiseInverse().cast<S>();
+    velocity_sd_ = options_.parameter_masses.cwiseInverse().cwiseSqrt();
+  }
   if (options_.prior_precision.size() > 0 && options_.prior_precision.size() != parameter_count) {
     throw Error("NHC: " + std::to_string(options_.prior_precision.size()) + " prior precisions for " +
                 std::to_string(parameter_count) + " parameters");
@@ -67,24 +78,24 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
                                      Vector& grad, Rng* noise) const {
   const double h = options_.time_step;
   const auto half_h = static_cast<S>(0.5 * h);
-  const auto sumsq = [](const Vector& v) {
-    if constexpr (std::is_same_v<S, double>) {
-      return v.squaredNorm();
-    } else {
-      return v.template cast<double>().squaredNorm();
-    }
-  };
   if (options_.thermostat == Thermostat::langevin) {
     if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
     x.noalias() += half_h * p.v;
     const double loss = objective.evaluate_with_gradient(x, grad);
     if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+    if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
     p.v.noalias() -= half_h * grad;
     const double c = std::exp(-options_.friction * h);
     const double sd = std::sqrt(std::max(temperature, 0.0) * (1.0 - c * c));
-    for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
+    if (has_parameter_masses()) {
+      for (Index i = 0; i < n_; ++i) {
+        p.v(i) = static_cast<S>(c * p.v(i) + sd * velocity_sd_(i) * noise->normal());
+      }
+    } else {
+      for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
+    }
     p.v.noalias() -= half_h * grad;
-    p.kinetic = sumsq(p.v);
+    p.kinetic = twice_kinetic(p.v);
     x.noalias() += half_h * p.v;
     return loss;
   }
@@ -111,8 +122,9 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
   if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
   const auto decay = static_cast<S>(std::exp(-h * w(0)));
   const auto kick = static_cast<S>(h * std::exp(-0.5 * h * w(0)));
+  if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
   p.v = decay * p.v - kick * grad;
-  p.kinetic = sumsq(p.v);
+  p.kinetic = twice_kinetic(p.v);
   for (int k = 1; k <= nc; k += 2) s(k - 1) += h * w(k - 1);  // 5
   for (int k = 2; k <= nc; k += 2) {                          // 6 (G_k from odd w of 3)
     const double wn = next_w(k);
@@ -128,6 +140,18 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
 template <class S>
 double BasicNoseHooverChain<S>::kinetic_temperature(const PhaseState& p) const {
   return p.kinetic / dof_;
+}
+
+template <class S>
+double BasicNoseHooverChain<S>::twice_kinetic(const VectorOf<S>& v) const {
+  if (has_parameter_masses()) {
+    return (v.template cast<double>().array().square() * options_.parameter_masses.array()).sum();
+  }
+  if constexpr (std::is_same_v<S, double>) {
+    return v.squaredNorm();
+  } else {
+    return v.template cast<double>().squaredNorm();
+  }
 }
 
 template <class S>
@@ -160,7 +184,7 @@ BasicPhaseState<S> BasicNoseHooverChain<S>::retrofit_start(const Vector& x_last,
   PhaseState p;
   p.v = (x_last - x_previous) / static_cast<S>(options_.time_step);
   p.chain = NhcState::zeros(options_.chain_length);
-  p.kinetic = p.v.template cast<double>().squaredNorm();
+  p.kinetic = twice_kinetic(p.v);
   return p;
 }
 
@@ -171,8 +195,11 @@ BasicPhaseState<S> BasicNoseHooverChain<S>::thermal_start(double temperature, Rn
   }
   PhaseState p = rest_start();
   const double sd = std::sqrt(temperature);
-  for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(sd * rng.normal());
-  p.kinetic = p.v.template cast<double>().squaredNorm();
+  for (Index i = 0; i < n_; ++i) {
+    const double scale = has_parameter_masses() ? sd * velocity_sd_(i) : sd;
+    p.v(i) = static_cast<S>(scale * rng.normal());
+  }
+  p.kinetic = twice_kinetic(p.v);
   return p;
 }
 

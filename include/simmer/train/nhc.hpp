@@ -1,8 +1,10 @@
 #pragma once
 /// \file
 /// The Nosé–Hoover chain integrator of SIMMERING.md §3: unit-mass particles x with velocities v
-/// in the potential L(x), thermostatted by a chain of length N_c at temperature T. As an option
-/// (not the paper's), the same class integrates Langevin dynamics instead of the chain.
+/// in the potential L(x), thermostatted by a chain of length N_c at temperature T. As options
+/// (not the paper's), the same class integrates Langevin dynamics instead of the chain, and gives
+/// every parameter its own mass m_i (x' = v, v' = −∇U/m − ξ v, the thermostat on Σ m_i v_i²:
+/// docs/MIXING.md).
 
 #include <cstdint>
 #include <vector>
@@ -43,6 +45,14 @@ struct NhcOptions {
   /// under a Gaussian prior, docs/STATIONARITY.md); Langevin's per-velocity noise does.
   Thermostat thermostat = Thermostat::nose_hoover_chain;
   double friction = 1.0;  ///< Langevin γ (per time unit)
+  /// Per-parameter masses m_i (finite, > 0), one per parameter; empty means all 1 (the paper,
+  /// and bit for bit today's arithmetic). With masses the step's kick is −h ∇U_i / m_i, the
+  /// kinetic energy Σ ½ m_i v_i² (which G_1, the kinetic temperature and H_ext use), Langevin's
+  /// noise on v_i has variance (1 − e^{−2γh}) T/m_i and a thermal start draws v_i ~ N(0, T/m_i).
+  /// The sampled distribution of x does not change (exp(−U/T)); its time scales do: a direction
+  /// of curvature k oscillates with period 2π sqrt(m/k), so the stability limit is
+  /// h < 2/sqrt(λ_max(M^(−1/2) H M^(−1/2))).
+  Vector parameter_masses;
   void validate() const;
 };
 
@@ -59,7 +69,7 @@ template <class S>
 struct BasicPhaseState {
   VectorOf<S> v;       ///< particle velocities, in the compute precision
   NhcState chain;      ///< always float64
-  double kinetic = 0;  ///< Σ v², summed in float64 (kept current so G_1 needs no extra pass)
+  double kinetic = 0;  ///< Σ m_i v_i², summed in float64 (kept current so G_1 needs no extra pass)
 };
 using PhaseState = BasicPhaseState<double>;
 
@@ -79,8 +89,12 @@ class BasicNoseHooverChain {
   double step(Vector& x, PhaseState& phase, double temperature, BasicObjective<S>& objective, Vector& grad,
               Rng* noise = nullptr) const;
 
-  /// Σ v² / N_f.
+  /// Σ m_i v_i² / N_f.
   [[nodiscard]] double kinetic_temperature(const PhaseState& phase) const;
+
+  /// Σ m_i v_i² in float64 (Σ v_i² with unit masses): twice the kinetic energy of `v`.
+  [[nodiscard]] double twice_kinetic(const VectorOf<S>& v) const;
+  [[nodiscard]] bool has_parameter_masses() const { return inverse_mass_.size() > 0; }
 
   /// H_ext = Σ ½ v² + U + Σ ½ Q_k w_k² + N_f T s_1 + Σ_{k≥2} T s_k (conserved at constant T),
   /// U = L + prior_energy(x, T): `loss` is L at the position `x`.
@@ -95,7 +109,7 @@ class BasicNoseHooverChain {
 
   /// Start states: at rest (v = 0; the paper's ab initio choice), from Adam's last step
   /// (v = (x_last - x_previous) / h; the paper's retrofit), or thermal: every v_i drawn from the
-  /// Maxwell–Boltzmann distribution N(0, T) of unit masses at `temperature`.
+  /// Maxwell–Boltzmann distribution N(0, T/m_i) at `temperature`.
   [[nodiscard]] PhaseState rest_start() const;
   [[nodiscard]] PhaseState retrofit_start(const Vector& x_last, const Vector& x_previous) const;
   [[nodiscard]] PhaseState thermal_start(double temperature, Rng& rng) const;
@@ -105,7 +119,9 @@ class BasicNoseHooverChain {
   [[nodiscard]] double chain_force(const PhaseState& p, int k, double temperature) const;
 
   NhcOptions options_;
-  VectorOf<S> prior_;  ///< the prior precisions in S (empty without a prior)
+  VectorOf<S> prior_;             ///< the prior precisions in S (empty without a prior)
+  VectorOf<S> inverse_mass_;      ///< 1/m_i in S (empty: unit masses)
+  ::simmer::Vector velocity_sd_;  ///< 1/sqrt(m_i): v_i's Maxwell–Boltzmann sd at T = 1
   ::simmer::Vector mass_;
   Index n_;
   double dof_;

@@ -1,0 +1,148 @@
+// Per-parameter masses in the integrator (NhcOptions::parameter_masses, issue 21): the sampled
+// positions keep exp(-U/T) whatever the masses, the thermostat holds Σ m_i v_i² / N_f at T, the
+// velocities are Maxwell–Boltzmann with variance T/m_i, and H_ext is conserved.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "simmer/train/nhc.hpp"
+
+using namespace simmer;
+using namespace simmer::train;
+
+namespace {
+
+/// L = Σ k_i x_i² / 2: independent harmonic directions, Var(x_i) = T/k_i exactly.
+class Quadratic final : public Objective {
+ public:
+  explicit Quadratic(Vector k) : k_(std::move(k)) {}
+  [[nodiscard]] Index parameter_count() const override { return k_.size(); }
+  double evaluate(const Vector& x) override { return 0.5 * (k_.array() * x.array().square()).sum(); }
+  double evaluate_with_gradient(const Vector& x, Vector& g) override {
+    g = (k_.array() * x.array()).matrix();
+    return evaluate(x);
+  }
+
+ private:
+  Vector k_;
+};
+
+/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2 (SIMMERING.md §3's reference chain).
+class QuarticChain final : public Objective {
+ public:
+  explicit QuarticChain(Index n) : n_(n) {}
+  [[nodiscard]] Index parameter_count() const override { return n_; }
+  double evaluate(const Vector& x) override {
+    const auto d = x.head(n_ - 1) - x.tail(n_ - 1);
+    return 0.25 * x.array().pow(4).sum() + 0.5 * d.squaredNorm();
+  }
+  double evaluate_with_gradient(const Vector& x, Vector& g) override {
+    g = x.array().cube().matrix();
+    const Vector d = x.head(n_ - 1) - x.tail(n_ - 1);
+    g.head(n_ - 1) += d;
+    g.tail(n_ - 1) -= d;
+    return evaluate(x);
+  }
+
+ private:
+  Index n_;
+};
+
+}  // namespace
+
+TEST_CASE("masses: on a quadratic potential each coordinate's variance is T/k_i, each m_i v_i² averages T",
+          "[nhc][masses]") {
+  // Curvatures over four decades, in 4 groups of 10; masses m_i = k_i (every direction then has
+  // period 2 pi) except the last group, which keeps m = 1: the positions' law must not depend on
+  // the masses either way. Langevin (ergodic per coordinate), gamma 1, T = 0.5.
+  const Index n = 40;
+  Vector k(n), m(n);
+  for (Index i = 0; i < n; ++i) {
+    k(i) = std::pow(10.0, static_cast<double>(i / 10) * 4.0 / 3.0 - 2.0);  // 1e-2, 0.215, 4.64, 100
+    m(i) = i < 30 ? k(i) : 1.0;
+  }
+  Quadratic f(k);
+  NhcOptions opt;
+  // The step's velocities (not its positions) carry a bias ~ (omega h / 2)^2 for a harmonic
+  // direction of angular frequency omega = sqrt(k/m): 7% for the k = 100, m = 1 group at h = 0.05
+  // (measured), 1% at h = 0.02. Every other direction has omega = 1.
+  opt.time_step = 0.02;
+  opt.thermostat = Thermostat::langevin;
+  opt.friction = 1.0;
+  opt.parameter_masses = m;
+  const NoseHooverChain nhc(opt, n);
+  const double T = 0.5;
+  Rng rng(2611);
+  Vector x = Vector::Zero(n), g(n);
+  PhaseState p = nhc.thermal_start(T, rng);
+  for (int s = 0; s < 20000; ++s) nhc.step(x, p, T, f, g, &rng);
+  const int steps = 500000;
+  Vector xx = Vector::Zero(n), mvv = Vector::Zero(n);
+  double kinetic = 0.0;
+  for (int s = 0; s < steps; ++s) {
+    nhc.step(x, p, T, f, g, &rng);
+    xx.array() += x.array().square();
+    mvv.array() += m.array() * p.v.array().square();
+    kinetic += nhc.kinetic_temperature(p);
+  }
+  xx /= steps;
+  mvv /= steps;
+  // Each group's mean over its 10 coordinates. Monte-Carlo error: with masses = k every
+  // direction decorrelates in ~1/gamma + its period, about 10 time units = 500 steps, so 5e5
+  // steps are ~1000 independent draws per coordinate and 1e4 per group: a relative error of
+  // about sqrt(2/1e4) = 1.4%. The m = 1, k = 100 group is faster still. (Without the masses, the
+  // k = 0.01 group's period would be 63 time units and the step bounded by k = 100 alike.)
+  for (Index group = 0; group < 4; ++group) {
+    const double variance_ratio = (xx.segment(group * 10, 10).array() * k.segment(group * 10, 10).array()).mean() / T;
+    const double kinetic_ratio = mvv.segment(group * 10, 10).mean() / T;
+    INFO("group " << group << " (k = " << k(group * 10) << ", m = " << m(group * 10)
+                  << "): k <x^2> / T = " << variance_ratio << ", m <v^2> / T = " << kinetic_ratio);
+    CHECK(variance_ratio == Approx(1.0).epsilon(0.05));
+    CHECK(kinetic_ratio == Approx(1.0).epsilon(0.05));
+  }
+  CHECK(kinetic / steps == Approx(T).epsilon(0.01));
+}
+
+TEST_CASE("masses: the Nose-Hoover chain holds sum m_i v_i^2 / N at T on the quartic chain and conserves H_ext",
+          "[nhc][masses]") {
+  const Index n = 100;
+  Rng rng(99);
+  Vector m(n);
+  for (Index i = 0; i < n; ++i) m(i) = 0.25 + 3.75 * rng.uniform();  // masses in [0.25, 4]
+  QuarticChain f(n);
+  NhcOptions opt;
+  opt.time_step = 0.005;
+  opt.chain_length = 3;
+  opt.parameter_masses = m;
+  const NoseHooverChain nhc(opt, n);
+  const double T = 0.5;
+  Vector x(n), g(n);
+  for (Index i = 0; i < n; ++i) x(i) = rng.normal();
+  PhaseState p = nhc.thermal_start(T, rng);
+  CHECK(p.kinetic == Approx((m.array() * p.v.array().square()).sum()));
+  for (int s = 0; s < 20000; ++s) nhc.step(x, p, T, f, g);
+  const double h0 = nhc.extended_energy(x, p, f.evaluate(x), T);
+  double kin = 0, vir = 0, drift = 0;
+  const int steps = 200000;
+  for (int s = 0; s < steps; ++s) {
+    nhc.step(x, p, T, f, g);
+    const double loss = f.evaluate_with_gradient(x, g);
+    kin += nhc.kinetic_temperature(p);
+    vir += x.dot(g) / static_cast<double>(n);
+    drift = std::max(drift, std::abs(nhc.extended_energy(x, p, loss, T) - h0));
+  }
+  INFO("seed 99, N = 100, masses in [0.25, 4], N_c = 3, h = 0.005, T = 0.5, 2e5 steps: T_kin "
+       << kin / steps << ", T_virial " << vir / steps << ", max |H_ext - H_0| " << drift);
+  CHECK(kin / steps == Approx(T).epsilon(0.02));
+  CHECK(vir / steps == Approx(T).epsilon(0.02));
+  CHECK(drift < 0.05);  // H_ext ~ N T = 50: conserved to 1e-3 of its scale
+}
+
+TEST_CASE("masses: a mass vector of the wrong size or with a non-positive mass is refused", "[nhc][masses]") {
+  NhcOptions opt;
+  opt.parameter_masses = Vector::Ones(3);
+  CHECK_THROWS_WITH(NoseHooverChain(opt, 4), Catch::Contains("3 parameter masses for 4 parameters"));
+  opt.parameter_masses(1) = 0.0;
+  CHECK_THROWS_WITH(NoseHooverChain(opt, 3), Catch::Contains("finite number > 0"));
+}
