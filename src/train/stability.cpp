@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "simmer/core/error.hpp"
+
 namespace simmer::train {
 
 double CurvatureEstimate::time_step_limit() const {
@@ -10,8 +12,12 @@ double CurvatureEstimate::time_step_limit() const {
 }
 
 template <class S>
-CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations) {
+CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations,
+                                     const Vector* masses) {
   const Index n = x.size();
+  if (masses != nullptr && masses->size() != n) throw Error("estimate_curvature: one mass per parameter");
+  const Vector inverse_sqrt_mass = masses != nullptr ? masses->cwiseInverse().cwiseSqrt().eval() : Vector();
+  Vector d(n);         // the displacement M^(−1/2) v (v itself without masses)
   Vector v(n), hv(n);  // the power iteration in float64; the gradients in S
   VectorOf<S> g_plus(n), g_minus(n);
   for (Index i = 0; i < n; ++i) v(i) = rng.normal();
@@ -22,13 +28,15 @@ CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& 
   const double eps = difference_step<S>() * std::max(1.0, x0.norm() / std::sqrt(static_cast<double>(n)));
   CurvatureEstimate est;
   for (int it = 0; it < iterations; ++it) {
-    x = (x0 + eps * v).template cast<S>();
+    d = masses != nullptr ? v.cwiseProduct(inverse_sqrt_mass).eval() : v;
+    x = (x0 + eps * d).template cast<S>();
     objective.evaluate_with_gradient(x, g_plus);
     g_plus = VectorOf<S>(g_plus);  // the objective may hand back its own buffer: keep a copy
-    x = (x0 - eps * v).template cast<S>();
+    x = (x0 - eps * d).template cast<S>();
     objective.evaluate_with_gradient(x, g_minus);
     est.gradients += 2;
     hv = (g_plus - g_minus).template cast<double>() / (2.0 * eps);
+    if (masses != nullptr) hv = hv.cwiseProduct(inverse_sqrt_mass);
     est.lambda_max = std::abs(v.dot(hv));
     const double norm = hv.norm();
     if (!(norm > 0.0) || !std::isfinite(norm)) break;
@@ -38,7 +46,7 @@ CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& 
   return est;
 }
 
-template CurvatureEstimate estimate_curvature(BasicObjective<double>&, VectorOf<double>&, Rng&, int);
-template CurvatureEstimate estimate_curvature(BasicObjective<float>&, VectorOf<float>&, Rng&, int);
+template CurvatureEstimate estimate_curvature(BasicObjective<double>&, VectorOf<double>&, Rng&, int, const Vector*);
+template CurvatureEstimate estimate_curvature(BasicObjective<float>&, VectorOf<float>&, Rng&, int, const Vector*);
 
 }  // namespace simmer::train

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
+#include "simmer/train/stability.hpp"
 
 using namespace simmer;
 using namespace simmer::train;
@@ -145,4 +147,55 @@ TEST_CASE("masses: a mass vector of the wrong size or with a non-positive mass i
   CHECK_THROWS_WITH(NoseHooverChain(opt, 4), Catch::Contains("3 parameter masses for 4 parameters"));
   opt.parameter_masses(1) = 0.0;
   CHECK_THROWS_WITH(NoseHooverChain(opt, 3), Catch::Contains("finite number > 0"));
+}
+
+TEST_CASE("masses: the mass-weighted curvature is max k_i/m_i on a quadratic, and scaling keeps lambda_max",
+          "[nhc][masses][stability]") {
+  const Index n = 30;
+  Vector k(n);
+  for (Index i = 0; i < n; ++i) k(i) = std::pow(10.0, -2.0 + 4.0 * static_cast<double>(i) / (n - 1));
+  Quadratic f(k);
+  Vector x = Vector::Zero(n);
+  Rng rng(5);
+  const double plain = estimate_curvature(f, x, rng, 200).lambda_max;
+  CHECK(plain == Approx(100.0).epsilon(1e-3));
+  // m = k: every weighted direction has curvature 1.
+  const double weighted = estimate_curvature(f, x, rng, 200, &k).lambda_max;
+  CHECK(weighted == Approx(1.0).epsilon(1e-3));
+  const Vector m = scaled_masses(k, weighted, plain);  // m = k / 100
+  CHECK(m(n - 1) == Approx(1.0).epsilon(1e-3));
+  CHECK(estimate_curvature(f, x, rng, 200, &m).lambda_max == Approx(plain).epsilon(1e-3));
+  CHECK_THROWS(scaled_masses(k, 0.0, plain));
+}
+
+TEST_CASE("masses: Adam's are its bias-corrected denominators; adaptation's the inverse variances", "[nhc][masses]") {
+  Vector v(3);
+  v << 0.0, 1e-4, 4.0;
+  const Vector a = adam_masses(v, 10, 0.999, 1e-7);
+  const double c = 1.0 - std::pow(0.999, 10.0);
+  CHECK(a(0) == Approx(1e-7));
+  CHECK(a(1) == Approx(std::sqrt(1e-4 / c) + 1e-7));
+  CHECK(a(2) == Approx(std::sqrt(4.0 / c) + 1e-7));
+  CHECK_THROWS(adam_masses(v, 0, 0.999, 1e-7));
+
+  // Draws with standard deviations 0.1, 1 and 10: masses 100, 1 and 0.01 (within sampling error
+  // and the regularisation's 5/(n+5) pull towards the mean variance).
+  MassAdaptation adapt(3);
+  CHECK_THROWS(adapt.masses());
+  Rng rng(8);
+  const int draws = 200000;
+  for (int s = 0; s < draws; ++s) {
+    Vector x(3);
+    x << 5.0 + 0.1 * rng.normal(), -3.0 + rng.normal(), 10.0 * rng.normal();
+    adapt.add(x);
+  }
+  const Vector m = adapt.masses();
+  const double pull = 5.0 / (draws + 5.0) * (0.01 + 1.0 + 100.0) / 3.0;  // added to each variance
+  CHECK(m(0) == Approx(1.0 / (0.01 + pull)).epsilon(0.02));
+  CHECK(m(1) == Approx(1.0).epsilon(0.02));
+  CHECK(m(2) == Approx(0.01).epsilon(0.02));
+  CHECK(adapt.mean()(0) == Approx(5.0).epsilon(1e-3));
+  MassAdaptation again(3);
+  again.restore(adapt.count(), adapt.mean(), adapt.sum_of_squares());
+  CHECK(again.masses() == m);
 }

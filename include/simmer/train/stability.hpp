@@ -19,9 +19,12 @@ struct CurvatureEstimate {
 
 /// Power iteration on Hessian-vector products from central gradient differences,
 /// H v ≈ (∇L(x + εv) − ∇L(x − εv)) / 2ε, starting from a random direction drawn from `rng`.
-/// Leaves `x` unchanged (it may be the network's own parameter vector).
+/// With `masses` (one per parameter), of the mass-weighted Hessian M^(−1/2) H M^(−1/2), whose
+/// λ_max bounds the step with those masses (docs/MIXING.md). Leaves `x` unchanged (it may be
+/// the network's own parameter vector).
 template <class S>
-CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations = 20);
+CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations = 20,
+                                     const Vector* masses = nullptr);
 
 /// The relative step of the central gradient differences that estimate H v (times
 /// max(1, rms x)): 1e-5 in float64, 5e-3 in float32 (near the cube root of the epsilon, where

@@ -1,0 +1,57 @@
+#pragma once
+/// \file
+/// Where per-parameter masses come from (NhcOptions::parameter_masses; docs/MIXING.md): Adam's
+/// second moment at the retrofit start (as pSGLD preconditions with RMSprop's), or the variance
+/// of each parameter over a warm-up (Stan's windowed diagonal adaptation); and their scale, set
+/// so the stiffest mass-weighted direction keeps the unit-mass stability limit.
+
+#include <cstdint>
+
+#include "simmer/core/names.hpp"
+#include "simmer/core/types.hpp"
+
+namespace simmer::train {
+
+/// simmer.parameter_masses
+enum class ParameterMasses {
+  unit,  ///< every m_i = 1: the paper
+  adam,  ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
+  adapt  ///< m_i ∝ 1 / Var(x_i) over a warm-up before the window (Stan)
+};
+inline constexpr Names<ParameterMasses, 3> kParameterMassesNames{
+    "simmer.parameter_masses",
+    {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}, {ParameterMasses::adapt, "adapt"}}}};
+
+/// Unscaled masses from Adam's second moment v after `updates` updates: sqrt(v / (1 − β2^t)) + ε,
+/// Adam's own per-parameter denominator (large where the loss is steep). Throws when updates < 1.
+Vector adam_masses(const Vector& second_moment, std::int64_t updates, double beta2, double epsilon);
+
+/// Welford's running mean and variance of each parameter over a warm-up: masses 1/Var(x_i),
+/// regularised towards the mean variance as Stan does for short windows
+/// (Var_reg = n/(n+5) Var + 5/(n+5) mean Var) so that a parameter the warm-up barely moved does
+/// not get an enormous mass.
+class MassAdaptation {
+ public:
+  explicit MassAdaptation(Index parameters);
+  void add(const Vector& x);
+  [[nodiscard]] std::int64_t count() const { return count_; }
+  /// Unscaled masses 1/Var_reg(x_i); throws with fewer than two draws.
+  [[nodiscard]] Vector masses() const;
+  [[nodiscard]] const Vector& mean() const { return mean_; }
+  [[nodiscard]] const Vector& sum_of_squares() const { return m2_; }
+  /// Restores a saved state (checkpoints).
+  void restore(std::int64_t count, Vector mean, Vector m2);
+
+ private:
+  std::int64_t count_ = 0;
+  Vector mean_;
+  Vector m2_;
+};
+
+/// The masses scaled by c = λ_w / λ, where λ_w is the largest eigenvalue of the Hessian weighted
+/// by the unscaled masses (M^(−1/2) H M^(−1/2)) and λ the unweighted one: the scaled masses'
+/// weighted λ_max is λ, so the time step keeps the stability margin it has with unit masses.
+/// Throws when either curvature is not a finite number > 0.
+Vector scaled_masses(const Vector& unscaled, double weighted_lambda_max, double lambda_max);
+
+}  // namespace simmer::train
