@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace simmer::ensemble {
 namespace {
@@ -156,6 +158,86 @@ std::string format_diagnostic(double value, int precision) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", precision, value);
   return buf;
+}
+
+double normal_quantile(double p) {
+  if (!(p > 0.0 && p < 1.0)) {
+    if (p == 0.0) return -std::numeric_limits<double>::infinity();
+    if (p == 1.0) return std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  // Acklam's coefficients.
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01, -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
+  constexpr double low = 0.02425;
+  double x = 0.0;
+  if (p < low) {
+    const double q = std::sqrt(-2.0 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  } else if (p <= 1.0 - low) {
+    const double q = p - 0.5;
+    const double r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+  } else {
+    const double q = std::sqrt(-2.0 * std::log(1.0 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  }
+  // One Halley step on Φ(x) − p, Φ from erfc.
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2.0 * M_PI) * std::exp(0.5 * x * x);
+  return x - u / (1.0 + 0.5 * x * u);
+}
+
+Chains rank_normalized(const Chains& chains) {
+  std::vector<std::pair<double, std::size_t>> all;  // (value, flat index)
+  std::size_t flat = 0;
+  for (const auto& chain : chains) {
+    for (const double v : chain) all.emplace_back(v, flat++);
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<double> rank(all.size());
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    while (j + 1 < all.size() && all[j + 1].first == all[i].first) ++j;
+    const double average = 0.5 * static_cast<double>(i + j) + 1.0;  // 1-based average rank of the tie
+    for (std::size_t t = i; t <= j; ++t) rank[all[t].second] = average;
+    i = j + 1;
+  }
+  const auto n = static_cast<double>(all.size());
+  Chains out = chains;
+  flat = 0;
+  for (auto& chain : out) {
+    for (double& v : chain) v = normal_quantile((rank[flat++] - 0.375) / (n + 0.25));
+  }
+  return out;
+}
+
+double bulk_ess(const Chains& chains) { return effective_sample_size(rank_normalized(chains)); }
+
+double rank_rhat(const Chains& chains) {
+  std::vector<double> pooled;
+  for (const auto& chain : chains) pooled.insert(pooled.end(), chain.begin(), chain.end());
+  if (pooled.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(pooled.begin(), pooled.end());
+  const std::size_t m = pooled.size();
+  const double median = m % 2 == 1 ? pooled[m / 2] : 0.5 * (pooled[m / 2 - 1] + pooled[m / 2]);
+  Chains folded = chains;
+  for (auto& chain : folded) {
+    for (double& v : chain) v = std::abs(v - median);
+  }
+  const double bulk = split_rhat(rank_normalized(chains));
+  const double tail = split_rhat(rank_normalized(folded));
+  if (std::isnan(bulk) || std::isnan(tail)) return std::isnan(bulk) ? tail : bulk;
+  return std::max(bulk, tail);
 }
 
 }  // namespace simmer::ensemble

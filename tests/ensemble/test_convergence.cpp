@@ -103,3 +103,59 @@ TEST_CASE("diagnostics need 2 chains of 4 draws; NaN rows are dropped", "[diagno
   CHECK(format_diagnostic(nan, 3) == "n/a");
   CHECK(format_diagnostic(1.23456, 3) == "1.235");
 }
+
+TEST_CASE("normal_quantile matches tabulated values of the inverse normal", "[diagnostics][rank]") {
+  CHECK(normal_quantile(0.5) == Approx(0.0).margin(1e-15));
+  CHECK(normal_quantile(0.975) == Approx(1.959963984540054).epsilon(1e-13));
+  CHECK(normal_quantile(0.025) == Approx(-1.959963984540054).epsilon(1e-13));
+  CHECK(normal_quantile(0.8413447460685429) == Approx(1.0).epsilon(1e-12));  // Φ(1)
+  CHECK(normal_quantile(1e-10) == Approx(-6.361340902404056).epsilon(1e-12));
+  CHECK(normal_quantile(1.0 - 1e-6) == Approx(4.753424308817088).epsilon(1e-9));
+  CHECK(std::isinf(normal_quantile(0.0)));
+  CHECK(std::isnan(normal_quantile(1.5)));
+}
+
+TEST_CASE("rank normalisation: average ranks for ties, Blom's offsets, pooled over chains", "[diagnostics][rank]") {
+  const Chains z = rank_normalized({{3.0, 1.0}, {2.0, 2.0}});
+  // N = 4; ranks 4, 1 | 2.5, 2.5: z = Φ⁻¹((r − 3/8) / 4.25).
+  CHECK(z[0][0] == Approx(normal_quantile(3.625 / 4.25)));
+  CHECK(z[0][1] == Approx(normal_quantile(0.625 / 4.25)));
+  CHECK(z[1][0] == z[1][1]);
+  CHECK(z[1][0] == Approx(normal_quantile(2.125 / 4.25)));
+  CHECK(z[0][0] == Approx(-z[0][1]));  // symmetric ranks, symmetric scores
+}
+
+TEST_CASE("bulk ESS: AR(1) near theory, and exactly invariant under a monotone transformation", "[diagnostics][rank]") {
+  simmer::Rng rng(11);
+  Chains ar(4), transformed(4);
+  for (std::size_t c = 0; c < ar.size(); ++c) {
+    double x = 0.0;
+    for (int d = 0; d < 5000; ++d) {
+      x = 0.9 * x + std::sqrt(1 - 0.81) * rng.normal();
+      ar[c].push_back(x);
+      transformed[c].push_back(std::exp(3.0 * x));  // heavy right tail
+    }
+  }
+  const double bulk = bulk_ess(ar);
+  INFO("fixed seed 11: bulk ESS = " << bulk << " of 20000 draws (theory ≈ 1053); mean-ESS of exp(3x) "
+                                    << effective_sample_size(transformed));
+  CHECK(bulk > 700);
+  CHECK(bulk < 1500);
+  CHECK(bulk_ess(transformed) == bulk);  // the same ranks
+}
+
+TEST_CASE("rank R-hat: the folded (tail) part sees chains that differ in scale only", "[diagnostics][rank]") {
+  simmer::Rng rng(3);
+  Chains same(4), scaled(4);
+  for (std::size_t c = 0; c < 4; ++c) {
+    for (int d = 0; d < 2000; ++d) {
+      same[c].push_back(rng.normal());
+      scaled[c].push_back((c < 2 ? 1.0 : 3.0) * rng.normal());  // equal means, sd 1 vs 3
+    }
+  }
+  INFO("split-R̂ of the scaled chains " << split_rhat(scaled) << ", rank R̂ " << rank_rhat(scaled));
+  CHECK(rank_rhat(same) < 1.01);
+  CHECK(split_rhat(scaled) < 1.01);  // the classic R̂ compares means only
+  CHECK(rank_rhat(scaled) > 1.1);
+  CHECK(std::isnan(rank_rhat({{1, 2, 3}})));
+}

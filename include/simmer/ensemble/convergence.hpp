@@ -29,6 +29,24 @@ double split_rhat(const Chains& chains);
 /// draws (else NaN); constant draws give S·n.
 double effective_sample_size(const Chains& chains);
 
+/// Rank normalisation (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021): every draw replaced
+/// by Φ⁻¹((r − 3/8) / (N + 1/4)), r its rank among all N draws of all chains (ties: the average
+/// rank). The result does not depend on any monotone transformation of the draws.
+Chains rank_normalized(const Chains& chains);
+
+/// Bulk ESS (Vehtari et al. 2021; ArviZ `ess(method="bulk")`): effective_sample_size of the
+/// rank-normalised draws. Robust to heavy tails, invariant under monotone transformations.
+double bulk_ess(const Chains& chains);
+
+/// Rank-normalised split-R̂ (Vehtari et al. 2021; ArviZ `rhat(method="rank")`): the larger of
+/// the bulk R̂ (split_rhat of the rank-normalised draws) and the tail R̂ (of the rank-normalised
+/// draws folded about the median, |θ − median|).
+double rank_rhat(const Chains& chains);
+
+/// Φ⁻¹(p) for p in (0, 1): Acklam's rational approximation with one Newton step on erfc
+/// (relative error ~1e-15).
+double normal_quantile(double p);
+
 /// Biased autocovariance of one chain at lag `lag`: (1/n) Σ_{i<n−lag} (x_i − x̄)(x_{i+lag} − x̄).
 double autocovariance(const std::vector<double>& chain, std::size_t lag);
 
