@@ -1,27 +1,23 @@
 // simmer_analyze merge: archives of a seed study concatenated along the chain axis, with the
 // ensemble and /metrics recomputed. Written serially through io::ParallelFile on MPI_COMM_SELF,
 // in the layout of mpi::ArchiveWriter (dimension scales, link creation order, NaN fill; field
-// lists and chunks from run/archive_layout.hpp). Over 500 lines because it re-derives every
-// group of the archive (the pooled ensemble, uncertainty scores, diagnostics) from its inputs.
+// lists and chunks from run/archive_layout.hpp). This file checks the inputs and copies what is
+// per chain or replicated; merge_scores.cpp re-derives what pools them (scores, diagnostics,
+// the deep ensemble) into /metrics, written by the run's own mpi::write_metrics.
 #include <algorithm>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <limits>
-#include <map>
-#include <numeric>
 #include <optional>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "merge_parts.hpp"
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
-#include "simmer/ensemble/candidate.hpp"
-#include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/mpi/archive_writer.hpp"
 #include "simmer/mpi/report.hpp"
@@ -32,11 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Votes = ensemble::VoteAccumulator::Votes;
-
-struct Input {
-  std::optional<io::ArchiveReader> reader;
-  RunArchive run;
-};
+using merging::all_have;
+using merging::copy_attributes;
+using merging::Input;
 
 /// The data sets both archives must hold identically.
 std::vector<std::string> data_paths(const io::ArchiveReader& r) {
@@ -100,23 +94,6 @@ std::string status_of(const io::ArchiveReader& r) {
   return r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string("unknown");
 }
 
-void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
-  for (const auto& a : r.attributes(object)) {
-    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
-    switch (a.kind) {
-      case io::AttributeValue::Kind::text:
-        f.attribute(object, a.name, a.text);
-        break;
-      case io::AttributeValue::Kind::integer:
-        f.attribute(object, a.name, a.integer);
-        break;
-      case io::AttributeValue::Kind::real:
-        f.attribute(object, a.name, a.real);
-        break;
-    }
-  }
-}
-
 /// A group of small replicated datasets (/data, /model) with its attributes, recursively.
 void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& group) {
   f.create_group(group);
@@ -158,264 +135,6 @@ void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, cons
         f.write_rows(path, {{out_chain, 0, count}}, rows);
       }
     }
-  }
-}
-
-template <class T>
-std::vector<T> concatenated(const std::vector<Input>& inputs, const std::string& path) {
-  std::vector<T> out;
-  for (const auto& in : inputs) {
-    std::vector<T> part;
-    if constexpr (std::is_same_v<T, double>)
-      part = in.reader->read_doubles(path);
-    else
-      part = in.reader->read_ints(path);
-    out.insert(out.end(), part.begin(), part.end());
-  }
-  return out;
-}
-
-std::pair<double, double> mean_sd(const std::vector<double>& values) {
-  double m = 0.0, q = 0.0;
-  std::size_t n = 0;
-  for (const double v : values) {
-    if (std::isnan(v)) continue;
-    m += v;
-    ++n;
-  }
-  if (n == 0) return {std::nan(""), std::nan("")};
-  m /= static_cast<double>(n);
-  for (const double v : values) {
-    if (!std::isnan(v)) q += (v - m) * (v - m);
-  }
-  return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
-}
-
-/// The sets with targets, scored for every ensemble: train, test and validation (not points).
-bool is_scored(const std::string& set) { return set == "train" || set == "test" || set == "validation"; }
-
-std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {
-  if (r.has_attribute(group, "members")) return r.attribute_integer(group, "members");
-  return r.attribute_integer(run::layout::kMetrics, "members");
-}
-
-Matrix as_matrix(const std::vector<double>& v, Index rows, Index cols) {
-  if (static_cast<Index>(v.size()) != rows * cols) throw Error("merge: unexpected ensemble shape");
-  return Eigen::Map<const Matrix>(v.data(), rows, cols);
-}
-
-bool all_have(const std::vector<Input>& inputs, const std::string& object) {
-  return std::all_of(inputs.begin(), inputs.end(), [&](const Input& in) { return in.reader->exists(object); });
-}
-
-/// The pooled uncertainty scores again (issue 10), from what each run kept of them: the
-/// members' mean class probabilities (averaged, weighted by members) or the coverage counts
-/// (summed). Inputs without them (older archives) leave the scores out.
-void merge_uncertainty(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0,
-                       const std::vector<ensemble::VoteAccumulator>& vote_sets,
-                       const std::vector<ensemble::MeanAccumulator>& mean_sets) {
-  const io::ArchiveReader& r0 = *inputs.front().reader;
-  Matrix noise;
-  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
-    const std::string& set = run0.sets[s];
-    if (!is_scored(set)) continue;
-    const std::string g = "/ensemble/" + set;
-    ensemble::SetScores scores;
-    if (run0.classification) {
-      if (!all_have(inputs, g + "/probability")) continue;
-      const Index rows = vote_sets[s].votes().rows();
-      Matrix sum = Matrix::Zero(rows, run0.classes);
-      std::int64_t n = 0;
-      for (const auto& in : inputs) {
-        const std::int64_t m = set_members(*in.reader, g);
-        sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(g + "/probability"), rows, run0.classes);
-        n += m;
-      }
-      const Matrix probability = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
-      f.put(g + "/probability", std::vector<double>(probability.data(), probability.data() + probability.size()),
-            {rows, run0.classes});
-      scores = ensemble::score_probabilities(view(probability), r0.read_ints("/data/" + set + "/y"));
-      for (const auto& [name, value] : {std::pair{"nll", scores.nll}, {"brier", scores.brier}, {"ece", scores.ece}}) {
-        f.attribute(run::layout::kMetrics, "ensemble_" + set + "_" + name, value);
-      }
-    } else {
-      const auto& acc = mean_sets[s];
-      const Matrix truth = as_matrix(r0.read_doubles("/data/" + set + "/y"), acc.mean().rows(), acc.mean().cols());
-      if (set == "train") noise = ensemble::residual_variance(view(acc.mean()), view(truth));
-      if (noise.size() == 0) continue;
-      scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise, view(truth));
-      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_nll", scores.nll);
-      if (all_have(inputs, g + "/coverage_below") && all_have(inputs, g + "/coverage_equal")) {
-        std::vector<std::int64_t> below, equal;
-        std::int64_t members = 0;
-        for (const auto& in : inputs) {
-          const auto b = in.reader->read_ints(g + "/coverage_below");
-          const auto e = in.reader->read_ints(g + "/coverage_equal");
-          if (below.empty()) {
-            below.assign(b.size(), 0);
-            equal.assign(e.size(), 0);
-          }
-          if (b.size() != below.size() || e.size() != equal.size()) {
-            throw Error("'" + in.run.path + "': " + g + "/coverage_below has an unexpected shape");
-          }
-          for (std::size_t i = 0; i < b.size(); ++i) {
-            below[i] += b[i];
-            equal[i] += e[i];
-          }
-          members += set_members(*in.reader, g);
-        }
-        f.put(g + "/coverage_below", below, {acc.mean().rows(), acc.mean().cols()});
-        f.put(g + "/coverage_equal", equal, {acc.mean().rows(), acc.mean().cols()});
-        ensemble::CoverageCounter counts;
-        counts.restore(members, std::move(below), std::move(equal));
-        for (const double level : ensemble::kCoverageLevels) {
-          f.attribute(run::layout::kMetrics,
-                      "ensemble_" + set + "_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))),
-                      counts.coverage(level));
-        }
-      }
-    }
-    f.attribute(run::layout::kMetrics, "ensemble_" + set + "_worst_point", static_cast<std::int64_t>(scores.worst_row));
-    f.attribute(run::layout::kMetrics, "ensemble_" + set + "_worst_point_share", scores.worst_share);
-  }
-}
-
-/// The deep ensemble of every input's Adam end points again (issue 17), from their outputs on
-/// each evaluation set (/baseline/<set>/prediction, merged in input order): /deep_ensemble and
-/// the /metrics deep_ensemble_* scores. Inputs without one (ab initio runs, older archives)
-/// leave it out.
-void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0) {
-  if (!all_have(inputs, "/deep_ensemble")) return;
-  const io::ArchiveReader& r0 = *inputs.front().reader;
-  mpi::EnsembleLayout layout;
-  layout.classification = run0.classification;
-  layout.classes = run0.classes;
-  layout.outputs = run0.outputs;
-  std::vector<std::vector<std::int64_t>> labels;
-  std::vector<Matrix> truth;
-  for (const auto& set : run0.sets) {
-    if (!all_have(inputs, "/baseline/" + set + "/prediction")) return;
-    layout.sets.push_back(set);
-    layout.rows.push_back(r0.dims("/baseline/" + set + "/prediction")[1]);
-  }
-  layout.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
-  labels.resize(layout.scored);
-  truth.resize(layout.scored);
-  std::vector<ensemble::ScoredSet> scored;
-  for (std::size_t s = 0; s < layout.scored; ++s) {
-    const std::string y = "/data/" + layout.sets[s] + "/y";
-    if (run0.classification) {
-      labels[s] = r0.read_ints(y);
-      scored.push_back({nullptr, &labels[s]});
-    } else {
-      truth[s] = as_matrix(r0.read_doubles(y), layout.rows[s], run0.outputs);
-      scored.push_back({&truth[s], nullptr});
-    }
-  }
-  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, layout.rows, scored);
-  for (const auto& in : inputs) {
-    for (std::int64_t c = 0; c < in.run.chains; ++c) {
-      for (std::size_t s = 0; s < layout.sets.size(); ++s) {
-        const auto values = in.reader->read_slab("/baseline/" + layout.sets[s] + "/prediction", c);
-        deep.add(s, view(as_matrix(values, layout.rows[s], run0.outputs)));
-      }
-      deep.done();
-    }
-  }
-  mpi::write_candidate(f, MPI_COMM_SELF, layout, "/deep_ensemble", &deep.candidate());
-  const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
-  mpi::write_scores(f, run::layout::kMetrics, "deep_ensemble_", run0.classification, layout.sets, scores.sets,
-                    scores.coverage);
-  f.attribute(run::layout::kMetrics, "deep_ensemble_members", deep.candidate().members);
-}
-
-/// /diagnostics concatenated in input order (each trajectory's numbers are its own), with the
-/// verdict counts. The pooled per-block metrics need the runs' block ensembles, which archives
-/// do not keep: a merged archive has none.
-void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains) {
-  if (!all_have(inputs, "/diagnostics/verdict")) return;
-  const io::ArchiveReader& r0 = *inputs.front().reader;
-  f.create_group("/diagnostics");
-  copy_attributes(r0, f, "/diagnostics");
-  f.attribute("/diagnostics", "pooled_block_metrics",
-              std::string("not in a merged archive (the runs' block ensembles are not stored)"));
-  std::vector<std::pair<std::string, unsigned>> by_chain;
-  for (const auto& name : run::layout::diagnostic_fields()) {
-    const std::string path = "/diagnostics/" + name;
-    if (!all_have(inputs, path)) continue;
-    f.put(path, concatenated<double>(inputs, path), {chains});
-    by_chain.emplace_back(path, 0U);
-  }
-  std::vector<std::string> verdicts, reasons;
-  std::map<std::string, std::int64_t> counts;
-  for (const auto& in : inputs) {
-    for (const auto& v : in.reader->read_strings("/diagnostics/verdict")) {
-      verdicts.push_back(v);
-      counts[v] += 1;
-    }
-    if (in.reader->exists("/diagnostics/verdict_reason")) {
-      for (const auto& v : in.reader->read_strings("/diagnostics/verdict_reason")) reasons.push_back(v);
-    }
-  }
-  f.put_strings("/diagnostics/verdict", verdicts);
-  if (reasons.size() == verdicts.size()) f.put_strings("/diagnostics/verdict_reason", reasons);
-  for (const auto& entry : ensemble::kVerdictNames.table) {
-    const std::string name(entry.name);
-    f.attribute(run::layout::kMetrics, run::layout::verdict_count_key(name), counts[name]);
-  }
-  std::vector<std::pair<std::string, unsigned>> by_block;
-  std::int64_t blocks = -1;
-  for (const char* split : {"train", "test"}) {
-    const std::string path = std::string("/diagnostics/block_") + split + "_metric";
-    if (!all_have(inputs, path)) continue;
-    std::vector<double> rows;
-    for (const auto& in : inputs) {
-      const auto shape = in.reader->dims(path);
-      if (blocks < 0) blocks = shape.back();
-      if (shape.back() != blocks) throw Error("'" + in.run.path + "': " + path + " has another number of blocks");
-      const auto v = in.reader->read_doubles(path);
-      rows.insert(rows.end(), v.begin(), v.end());
-    }
-    f.put(path, rows, {chains, blocks});
-    by_chain.emplace_back(path, 0U);
-    by_block.emplace_back(path, 1U);
-  }
-  std::vector<double> ids(static_cast<std::size_t>(chains));
-  std::iota(ids.begin(), ids.end(), 0.0);
-  f.put("/diagnostics/chain", ids, {chains});
-  f.attach_scale("/diagnostics/chain", "chain", by_chain);
-  if (blocks > 0) {
-    if (r0.exists("/diagnostics/block_first_step")) {
-      f.put("/diagnostics/block_first_step", r0.read_doubles("/diagnostics/block_first_step"), {blocks});
-      by_block.emplace_back("/diagnostics/block_first_step", 0U);
-    }
-    std::vector<double> block_ids(static_cast<std::size_t>(blocks));
-    std::iota(block_ids.begin(), block_ids.end(), 0.0);
-    f.put("/diagnostics/block", block_ids, {blocks});
-    f.attach_scale("/diagnostics/block", "block", by_block);
-  }
-  // The loss rise against equipartition: means over all trajectories again.
-  if (all_have(inputs, "/diagnostics/mean_member_loss") && all_have(inputs, "/diagnostics/start_loss")) {
-    const auto member = concatenated<double>(inputs, "/diagnostics/mean_member_loss");
-    const auto start = concatenated<double>(inputs, "/diagnostics/start_loss");
-    std::vector<double> rise(member.size());
-    for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
-    f.attribute(run::layout::kMetrics, "observed_loss_rise", mean_sd(rise).first);
-  }
-  for (const char* name : {"harmonic_loss_rise", "bayes_temperature", "temperature_over_bayes"}) {
-    if (r0.has_attribute(run::layout::kMetrics, name))
-      f.attribute(run::layout::kMetrics, name, r0.attribute_real(run::layout::kMetrics, name));
-  }
-  // The stiff modes' rise is T/2 x the mean eigenvalue count over trajectories: the inputs'
-  // values weighted by their trajectories.
-  const std::string stiff = "harmonic_loss_rise_stiff_modes";
-  if (std::all_of(inputs.begin(), inputs.end(),
-                  [&](const Input& in) { return in.reader->has_attribute(run::layout::kMetrics, stiff); })) {
-    double sum = 0.0;
-    for (const auto& in : inputs) {
-      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real(run::layout::kMetrics, stiff);
-    }
-    f.attribute(run::layout::kMetrics, stiff, sum / static_cast<double>(chains));
   }
 }
 
@@ -501,7 +220,6 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
 
   // /ensemble: votes add; regression means and variances combine by Chan's formula.
   f.create_group("/ensemble");
-  std::vector<Votes> merged_votes;
   std::vector<ensemble::VoteAccumulator> vote_sets;
   std::vector<ensemble::MeanAccumulator> mean_sets;
   for (const auto& set : run0.sets) {
@@ -516,7 +234,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
         const auto v = in.reader->read_ints(g + "/votes");
         if (static_cast<Index>(v.size()) != rows * run0.classes)
           throw Error("'" + in.run.path + "': " + g + "/votes has an unexpected shape");
-        acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), set_members(*in.reader, g));
+        acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), merging::set_members(*in.reader, g));
       }
       const Votes& votes = acc.votes();
       f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
@@ -524,21 +242,21 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
       const Matrix fraction = acc.fractions();
       f.put(g + "/fraction", std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
             {rows, run0.classes});
-      f.attribute(g, "members", acc.members());
+      f.attribute(g, run::layout::kMembers, acc.members());
       vote_sets.push_back(std::move(acc));
     } else {
       ensemble::MeanAccumulator acc(rows, run0.outputs);
       for (const auto& in : inputs) {
-        const std::int64_t n = set_members(*in.reader, g);
-        const Matrix mean = as_matrix(in.reader->read_doubles(g + "/mean"), rows, run0.outputs);
-        const Matrix variance = as_matrix(in.reader->read_doubles(g + "/variance"), rows, run0.outputs);
+        const std::int64_t n = merging::set_members(*in.reader, g);
+        const Matrix mean = merging::as_matrix(in.reader->read_doubles(g + "/mean"), rows, run0.outputs);
+        const Matrix variance = merging::as_matrix(in.reader->read_doubles(g + "/variance"), rows, run0.outputs);
         acc.merge(n, mean, variance * static_cast<double>(std::max<std::int64_t>(n - 1, 0)));
       }
       const Matrix mean = acc.mean(), variance = acc.variance();
       f.put(g + "/mean", std::vector<double>(mean.data(), mean.data() + mean.size()), {rows, run0.outputs});
       f.put(g + "/variance", std::vector<double>(variance.data(), variance.data() + variance.size()),
             {rows, run0.outputs});
-      f.attribute(g, "members", acc.members());
+      f.attribute(g, run::layout::kMembers, acc.members());
       mean_sets.push_back(std::move(acc));
     }
   }
@@ -553,52 +271,9 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     }
   }
 
-  // /baseline per-chain metrics, /sample_stats/diverged_at_step and /metrics.
-  const std::string metric = run0.classification ? "accuracy" : "mse";
-  std::vector<std::string> baseline_columns;
-  for (const std::string split : {"train", "test", "validation"}) {
-    if (!r0.exists("/baseline/" + split + "_" + metric)) continue;
-    baseline_columns.push_back(split + "_" + metric);
-    if (!run0.classification) baseline_columns.push_back(split + "_r2");
-    for (const char* score : {"nll", "brier", "ece"}) {
-      if (r0.exists("/baseline/" + split + "_" + score)) baseline_columns.push_back(split + "_" + score);
-    }
-  }
+  // /metrics (with the /baseline columns) as the run's report writes it, from the pooled inputs.
   f.create_group(run::layout::kMetrics);
-  for (const auto& column : baseline_columns) {
-    const std::string p = "/baseline/" + column;
-    if (!r0.exists(p)) continue;
-    const auto values = concatenated<double>(inputs, p);
-    f.put(p, values, {C});
-    const auto [m, sd] = mean_sd(values);
-    f.attribute(run::layout::kMetrics, "baseline_" + column + "_mean", m);
-    f.attribute(run::layout::kMetrics, "baseline_" + column + "_sd", sd);
-  }
-  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
-    const std::string& set = run0.sets[s];
-    if (!is_scored(set)) continue;
-    const std::string y = "/data/" + set + "/y";
-    if (!r0.exists(y)) continue;
-    if (run0.classification) {
-      const auto& acc = vote_sets[s];
-      const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), r0.read_ints(y)) : std::nan("");
-      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_accuracy", accuracy);
-    } else {
-      const auto& acc = mean_sets[s];
-      const Matrix truth = as_matrix(r0.read_doubles(y), acc.mean().rows(), acc.mean().cols());
-      const bool any = acc.members() > 0;
-      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_mse",
-                  any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan(""));
-      f.attribute(run::layout::kMetrics, "ensemble_" + set + "_r2",
-                  any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan(""));
-    }
-  }
-  merge_uncertainty(inputs, f, run0, vote_sets, mean_sets);
-  merge_diagnostics(inputs, f, C);
-  merge_deep_ensemble(inputs, f, run0);
-  std::int64_t members = 0;
-  for (const auto& in : inputs) members += in.reader->attribute_integer(run::layout::kMetrics, "members");
-  f.attribute(run::layout::kMetrics, "members", members);
+  mpi::write_metrics(f, merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets)}));
   std::vector<std::int64_t> diverged;
   for (const auto& in : inputs) {
     if (in.reader->exists("/sample_stats/diverged_at_step")) {

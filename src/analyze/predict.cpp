@@ -61,8 +61,9 @@ void choose_networks(Setup& s, const std::string& requested) {
   const io::ArchiveReader& r = *s.reader;
   std::string name = requested;
   if (name.empty()) {
-    name = r.has_attribute(run::layout::kMetrics, "ensemble") ? r.attribute_text(run::layout::kMetrics, "ensemble")
-                                                              : std::string("all");
+    name = r.has_attribute(run::layout::kMetrics, run::layout::kEnsembleName)
+               ? r.attribute_text(run::layout::kMetrics, run::layout::kEnsembleName)
+               : std::string("all");
     if (name == "simmering") name = "all";
   }
   s.candidate = name;

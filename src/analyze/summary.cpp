@@ -17,6 +17,7 @@
 #include "simmer/io/output_lock.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
+#include "simmer/run/metrics.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -79,8 +80,10 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const bool retrofit = run.config.simmer.mode != cli::SimmerMode::abinitio;  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
+  namespace layout = run::layout;
+  const char* const metrics = layout::kMetrics;
   const std::int64_t members =
-      r.has_attribute(run::layout::kMetrics, "members") ? r.attribute_integer(run::layout::kMetrics, "members") : 0;
+      r.has_attribute(metrics, layout::kMembers) ? r.attribute_integer(metrics, layout::kMembers) : 0;
   // The scored sets this archive has (a validation set since data.validation_fraction).
   std::vector<std::string> splits{"train", "test"};
   if (r.exists("/data/validation/y")) splits.emplace_back("validation");
@@ -92,14 +95,14 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   };
   const auto mean_sd = [&](const std::string& metric, const char* fmt) -> Cell {
     return [&r, metric, fmt](const std::string& split) {
-      const double m = real_attr(r, run::layout::kMetrics, "baseline_" + split + "_" + metric + "_mean");
-      const double sd = real_attr(r, run::layout::kMetrics, "baseline_" + split + "_" + metric + "_sd");
+      const double m = real_attr(r, layout::kMetrics, layout::baseline_mean_key(split, metric));
+      const double sd = real_attr(r, layout::kMetrics, layout::baseline_sd_key(split, metric));
       return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
     };
   };
   const auto ens = [&](const std::string& prefix, const std::string& metric, const char* fmt) -> Cell {
     return [&r, prefix, metric, fmt](const std::string& split) {
-      const double v = real_attr(r, run::layout::kMetrics, prefix + split + "_" + metric);
+      const double v = real_attr(r, layout::kMetrics, layout::score_key(prefix, split, metric));
       return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
     };
   };
@@ -110,65 +113,67 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   // The run's ensemble (a ladder names the candidate it chose) and, for a retrofit, the deep
   // ensemble of its Adam end points (issue 17; archives before it have none).
   const std::string chosen =
-      r.has_attribute(run::layout::kMetrics, "ensemble") ? r.attribute_text(run::layout::kMetrics, "ensemble") : "";
-  const bool deep = r.has_attribute(run::layout::kMetrics, "deep_ensemble_test_nll") && chosen != "deep_ensemble";
+      r.has_attribute(metrics, layout::kEnsembleName) ? r.attribute_text(metrics, layout::kEnsembleName) : "";
+  const std::string E = layout::kEnsemblePrefix, D = layout::kDeepEnsemblePrefix;
+  const bool deep = r.has_attribute(metrics, layout::score_key(D, "test", layout::kNll)) && chosen != "deep_ensemble";
   const std::string label = chosen == "deep_ensemble"                 ? "deep ensemble"
                             : chosen.empty() || chosen == "simmering" ? "ensemble"
                                                                       : "ensemble (" + chosen + ")";
   const std::string ensemble_members =
       " (" + std::to_string(members) + (chosen == "deep_ensemble" ? " Adam nets)" : " members)");
   const std::string deep_members =
-      r.has_attribute(run::layout::kMetrics, "deep_ensemble_members")
-          ? " (" + std::to_string(r.attribute_integer(run::layout::kMetrics, "deep_ensemble_members")) + " Adam nets)"
+      r.has_attribute(metrics, layout::kDeepEnsembleMembers)
+          ? " (" + std::to_string(r.attribute_integer(metrics, layout::kDeepEnsembleMembers)) + " Adam nets)"
           : "";
   if (run.classification) {
-    row(base + " accuracy", mean_sd("accuracy", "%.4f"));
-    if (deep) row("deep ensemble accuracy" + deep_members, ens("deep_ensemble_", "accuracy", "%.4f"));
-    row(label + " accuracy" + ensemble_members, ens("ensemble_", "accuracy", "%.4f"));
+    row(base + " accuracy", mean_sd(layout::kAccuracy, "%.4f"));
+    if (deep) row("deep ensemble accuracy" + deep_members, ens(D, layout::kAccuracy, "%.4f"));
+    row(label + " accuracy" + ensemble_members, ens(E, layout::kAccuracy, "%.4f"));
   } else {
-    row(base + " MSE", mean_sd("mse", "%.4g"));
-    row(base + " R²", mean_sd("r2", "%.4f"));
+    row(base + " MSE", mean_sd(layout::kMse, "%.4g"));
+    row(base + " R²", mean_sd(layout::kR2, "%.4f"));
     if (deep) {
-      row("deep ensemble MSE" + deep_members, ens("deep_ensemble_", "mse", "%.4g"));
-      row("deep ensemble R²", ens("deep_ensemble_", "r2", "%.4f"));
+      row("deep ensemble MSE" + deep_members, ens(D, layout::kMse, "%.4g"));
+      row("deep ensemble R²", ens(D, layout::kR2, "%.4f"));
     }
-    row(label + " MSE" + ensemble_members, ens("ensemble_", "mse", "%.4g"));
-    row(label + " R²", ens("ensemble_", "r2", "%.4f"));
+    row(label + " MSE" + ensemble_members, ens(E, layout::kMse, "%.4g"));
+    row(label + " R²", ens(E, layout::kR2, "%.4f"));
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
-  if (!r.has_attribute(run::layout::kMetrics, "ensemble_test_nll")) return;
+  if (!r.has_attribute(metrics, layout::score_key(E, "test", layout::kNll))) return;
   const auto coverage = [&](const std::string& prefix) {
     return [&, prefix](const std::string& split) {
       std::string cells;
-      for (const char* level : {"50", "90", "95"}) {
+      for (const double level : ensemble::kCoverageLevels) {
         if (!cells.empty()) cells += '/';
-        cells += ens(prefix, std::string("coverage_") + level, "%.2f")(split);
+        const double v = real_attr(r, metrics, layout::coverage_key(prefix, split, level));
+        cells += std::isnan(v) ? std::string("n/a") : printf_string("%.2f", v);
       }
       return cells;
     };
   };
   if (run.classification) {
-    row(base + " NLL", mean_sd("nll", "%.4g"));
-    if (deep) row("deep ensemble NLL", ens("deep_ensemble_", "nll", "%.4g"));
-    row(label + " NLL (mean probabilities)", ens("ensemble_", "nll", "%.4g"));
-    row(base + " Brier", mean_sd("brier", "%.4g"));
-    if (deep) row("deep ensemble Brier", ens("deep_ensemble_", "brier", "%.4g"));
-    row(label + " Brier", ens("ensemble_", "brier", "%.4g"));
-    row(base + " ECE (10 bins)", mean_sd("ece", "%.4g"));
-    if (deep) row("deep ensemble ECE", ens("deep_ensemble_", "ece", "%.4g"));
-    row(label + " ECE (10 bins)", ens("ensemble_", "ece", "%.4g"));
+    row(base + " NLL", mean_sd(layout::kNll, "%.4g"));
+    if (deep) row("deep ensemble NLL", ens(D, layout::kNll, "%.4g"));
+    row(label + " NLL (mean probabilities)", ens(E, layout::kNll, "%.4g"));
+    row(base + " Brier", mean_sd(layout::kBrier, "%.4g"));
+    if (deep) row("deep ensemble Brier", ens(D, layout::kBrier, "%.4g"));
+    row(label + " Brier", ens(E, layout::kBrier, "%.4g"));
+    row(base + " ECE (10 bins)", mean_sd(layout::kEce, "%.4g"));
+    if (deep) row("deep ensemble ECE", ens(D, layout::kEce, "%.4g"));
+    row(label + " ECE (10 bins)", ens(E, layout::kEce, "%.4g"));
   } else {
-    row(base + " Gaussian NLL", mean_sd("nll", "%.4g"));
-    if (deep) row("deep ensemble Gaussian NLL", ens("deep_ensemble_", "nll", "%.4g"));
-    row(label + " Gaussian NLL", ens("ensemble_", "nll", "%.4g"));
-    if (deep) row("deep ensemble 50/90/95% coverage", coverage("deep_ensemble_"));
-    row("member 50/90/95% interval coverage", coverage("ensemble_"));
+    row(base + " Gaussian NLL", mean_sd(layout::kNll, "%.4g"));
+    if (deep) row("deep ensemble Gaussian NLL", ens(D, layout::kNll, "%.4g"));
+    row(label + " Gaussian NLL", ens(E, layout::kNll, "%.4g"));
+    if (deep) row("deep ensemble 50/90/95% coverage", coverage(D));
+    row("member 50/90/95% interval coverage", coverage(E));
   }
-  const double share = real_attr(r, run::layout::kMetrics, "ensemble_test_worst_point_share");
+  const double share = real_attr(r, metrics, layout::worst_point_share_key(E, "test"));
   if (!std::isnan(share)) {
     out << "  largest single test point's share of the ensemble's "
         << (run.classification ? "Brier score" : "squared error") << ": " << printf_string("%.1f", 100 * share)
-        << "% (row " << r.attribute_integer(run::layout::kMetrics, "ensemble_test_worst_point") << ")\n";
+        << "% (row " << r.attribute_integer(metrics, layout::worst_point_key(E, "test")) << ")\n";
   }
 }
 
@@ -180,11 +185,14 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
     const std::string path = "/selection/" + name;
     return r.exists(path) ? r.read_doubles(path) : std::vector<double>(names.size(), std::nan(""));
   };
-  const std::string metric = run.classification ? "accuracy" : "mse";
+  namespace layout = run::layout;
+  const char* const metric = layout::main_score(run.classification);
   const auto t = read("temperature"), over = read("temperature_over_bayes"), members = read("members"),
-             val = read("validation_" + metric), val_nll = read("validation_nll"), loss = read("validation_loss"),
+             val = read(layout::baseline_column("validation", metric)),
+             val_nll = read(layout::baseline_column("validation", layout::kNll)), loss = read("validation_loss"),
              se = read("validation_loss_stderr"), diff_se = read("validation_loss_stderr_difference"),
-             test = read("test_" + metric), test_nll = read("test_nll"), drifting = read("trajectories_drifting");
+             test = read(layout::baseline_column("test", metric)),
+             test_nll = read(layout::baseline_column("test", layout::kNll)), drifting = read("trajectories_drifting");
   const std::int64_t selected =
       r.has_attribute("/selection", "selected") ? r.attribute_integer("/selection", "selected") : -1;
   const std::int64_t best = r.has_attribute("/selection", "best") ? r.attribute_integer("/selection", "best") : -1;
@@ -511,11 +519,12 @@ void summary(const std::string& archive, std::ostream& out) {
         << " every " << c.simmer.every << " steps\n";
   }
   // /metrics is written at the end of a run; /ensemble/<set> at every gather.
-  std::int64_t members =
-      r.has_attribute(run::layout::kMetrics, "members") ? r.attribute_integer(run::layout::kMetrics, "members") : 0;
+  std::int64_t members = r.has_attribute(run::layout::kMetrics, run::layout::kMembers)
+                             ? r.attribute_integer(run::layout::kMetrics, run::layout::kMembers)
+                             : 0;
   const std::string gathered = run.sets.empty() ? std::string() : "/ensemble/" + run.sets.front();
-  if (incomplete && !gathered.empty() && r.has_attribute(gathered, "members")) {
-    members = r.attribute_integer(gathered, "members");
+  if (incomplete && !gathered.empty() && r.has_attribute(gathered, run::layout::kMembers)) {
+    members = r.attribute_integer(gathered, run::layout::kMembers);
   }
   if (incomplete && !c.simmer.ladder.empty() && !run.sets.empty()) {
     // A ladder run writes /ensemble at its end; during the run each rung's members are in
@@ -523,7 +532,8 @@ void summary(const std::string& archive, std::ostream& out) {
     members = 0;
     for (std::size_t k = 0; k < c.simmer.ladder.size(); ++k) {
       const std::string g = "/ladder/rung_" + std::to_string(k) + "/" + run.sets.front();
-      if (r.exists(g) && r.has_attribute(g, "members")) members += r.attribute_integer(g, "members");
+      if (r.exists(g) && r.has_attribute(g, run::layout::kMembers))
+        members += r.attribute_integer(g, run::layout::kMembers);
     }
   }
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;

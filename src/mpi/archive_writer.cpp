@@ -349,7 +349,7 @@ void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled, const std::
     }
     std::int64_t m = rank_ == 0 ? pooled.members(s) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
-    file_.attribute(g, "members", m);
+    file_.attribute(g, run::layout::kMembers, m);
   }
 }
 
@@ -462,7 +462,7 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
     }
     std::int64_t m = c != nullptr ? (l.classification ? c->votes[s].members() : c->means[s].members()) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm);
-    f.attribute(g, "members", m);
+    f.attribute(g, run::layout::kMembers, m);
   }
   std::string name = c != nullptr ? c->name : std::string();
   std::int64_t size = static_cast<std::int64_t>(name.size());

@@ -1,5 +1,7 @@
 #include "simmer/mpi/driver.hpp"
 
+#include "run_session.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -69,117 +71,9 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
   return every > 0 ? (step / every + 1) * every : std::numeric_limits<std::int64_t>::max();
 }
 
-/// One run of simmer_mpi on this rank: its trajectories (trajectory i on rank i mod size), rank
-/// 0's pooled ensemble, the archive, progress and the CPU-time account.
-class Run {
- public:
-  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, const io::OutputLock* lock)
-      : p_(p),
-        command_line_(command_line),
-        comm_(comm),
-        lock_(lock),
-        progress_(p.run, rank_of(comm)),
-        checkpoint_path_(p.run.output + ".ckpt") {
-    rank_ = rank_of(comm);
-    MPI_Comm_size(comm, &size_);
-    // Groups of k ranks (run.ranks_per_trajectory): trajectory i on group i mod (size / k); every
-    // rank of a group runs the group's chains in lockstep, sharing their gradients, and the
-    // group's first rank (its leader) speaks for them: rows, partials, checkpoints, reports.
-    const int k = static_cast<int>(p.run.ranks_per_trajectory);
-    const int group = rank_ / k, groups = size_ / k;
-    leader_ = rank_ % k == 0;
-    if (k > 1) {
-      MPI_Comm_split(comm, group, rank_, &group_comm_);
-      gradients_ = std::make_unique<GroupGradients>(group_comm_);
-    }
-    for (std::int64_t i = group; i < p.run.trajectories; i += groups) {
-      chains_.push_back(run::make_chain(p, i));
-      if (gradients_) chains_.back()->share_gradients(gradients_.get());
-      if (!leader_) {  // the leader prints the group's warnings
-        chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
-        continue;
-      }
-      // Divergence is said at once, every time; "slow to heat" only for this rank's first
-      // trajectory (the final table counts them all): 36 ab initio trajectories starting at rest
-      // would otherwise print 36 lines.
-      chains_.back()->set_warning_sink([this](const run::Chain::Warning& w) {
-        if (w.kind == run::Chain::Warning::Kind::slow_to_heat && slow_warned_) return;
-        if (w.kind == run::Chain::Warning::Kind::slow_to_heat) slow_warned_ = true;
-        std::fprintf(stderr, "%s%s\n", w.text.c_str(),
-                     w.kind == run::Chain::Warning::Kind::slow_to_heat
-                         ? " (further trajectories slow to heat are counted in the final table)"
-                         : "");
-        std::fflush(stderr);
-      });
-    }
-    if (rank_ == 0) {
-      // One pooled ensemble per simmering stage; a stage's tracked members follow the earlier ones'.
-      for (std::int64_t stage = 0; stage < p.stages(); ++stage) {
-        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, stage * p.members_per_stage());
-      }
-    }
-  }
-  Run(const Run&) = delete;
-  Run& operator=(const Run&) = delete;
-  ~Run() {
-    // Freeing a communicator is collective: not on the error path (MPI_Abort follows).
-    if (group_comm_ != MPI_COMM_NULL && std::uncaught_exceptions() == 0) MPI_Comm_free(&group_comm_);
-  }
+}  // namespace
 
-  /// Creates the archive, runs Adam (retrofit), checks stability, simmers, finishes.
-  int execute(const io::RunCheckpoint* resume);
-
- private:
-  static int rank_of(MPI_Comm comm) {
-    int r = 0;
-    MPI_Comm_rank(comm, &r);
-    return r;
-  }
-  void announce(bool resumed) const;
-  int adam_phase();
-  void write_adam_rows();
-  /// Every chain's rows owed to the archive; only the leader's are kept.
-  std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
-  [[nodiscard]] int stop_signal(bool poll);
-  void say_stopped(int signal, const std::string& where);
-  bool stability_check();
-  void curvature_report(bool at_end);
-  int simmer_phase();
-  void gather();
-  void checkpoint();
-  void restore(const io::RunCheckpoint& c);
-  void finish();
-  /// Collective: stops the run (an error on rank 0, PeerError elsewhere) when rank 0 lost its
-  /// lock or the archive at run.output is no longer the file it writes.
-  void watch_output();
-  [[nodiscard]] std::string ensemble_metric() const;
-  /// The chains this rank speaks for: its own, or none on a group's non-leading ranks.
-  [[nodiscard]] std::vector<run::Chain*> chains() const;
-
-  const run::Problem& p_;
-  std::string command_line_;
-  MPI_Comm comm_;
-  const io::OutputLock* lock_;            ///< rank 0's lock on the output (nullptr elsewhere)
-  std::optional<io::OutputWatch> watch_;  ///< rank 0: the archive file the run created
-  int rank_ = 0;
-  int size_ = 1;
-  Progress progress_;
-  std::string checkpoint_path_;
-  std::string run_id_;  ///< recorded in the archive and every checkpoint
-  std::vector<std::unique_ptr<run::Chain>> chains_;
-  bool leader_ = true;                   ///< first rank of its group: speaks for its chains
-  MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
-  std::unique_ptr<GroupGradients> gradients_;
-  std::vector<ensemble::PooledEnsemble> pooled_;  ///< rank 0: per simmering stage
-  train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step
-  std::optional<ArchiveWriter> archive_;
-  std::int64_t step_ = 0;         ///< simmering steps completed
-  std::int64_t generation_ = 0;   ///< the last checkpoint's number (io::RunCheckpoint::generation)
-  std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
-  double cpu_start_ = run::cpu_seconds();
-  double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
-  bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
-};
+namespace detail {
 
 std::vector<run::Chain*> Run::chains() const {
   std::vector<run::Chain*> out;
@@ -560,164 +454,13 @@ void Run::restore(const io::RunCheckpoint& c) {
   }
 }
 
-void Run::finish() {
-  if (!p_.adam_only && p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) {
-    curvature_report(true);
-  }
-  // Every trajectory's report, in trajectory order on every rank.
-  std::vector<Record> mine;
-  for (run::Chain* ch : chains()) {
-    ByteWriter w;
-    ch->report().save(w);
-    mine.emplace_back(ch->index(), w.bytes());
-  }
-  ByteWriter all;
-  for (const auto& bytes : gather_records(mine, p_.run.trajectories, comm_)) all.block(bytes);
-  broadcast_bytes(all.bytes(), comm_);
-  std::vector<run::ChainReport> reports;
-  ByteReader r(all.bytes().data(), all.bytes().size(), "end-of-run reports");
-  while (!r.done()) {
-    const auto bytes = r.block();
-    ByteReader one(bytes.data(), bytes.size(), "end-of-run report");
-    reports.push_back(run::ChainReport::load(one));
-  }
-  // The candidates on rank 0: the deep ensemble of the Adam end points (each trajectory's
-  // baseline predictions, added in trajectory order), then every stage's pooled members with the
-  // trajectories' uncertainty partials merged in trajectory order (so the scores are
-  // bit-identical for any rank count).
-  std::vector<ensemble::Candidate> candidates;
-  if (p_.has_deep_ensemble()) {
-    mine.clear();
-    for (run::Chain* ch : chains()) {
-      ByteWriter w;
-      for (std::size_t set = 0; set < p_.sets.size(); ++set) {
-        const ConstBatchView pred = ch->baseline_prediction(set);
-        w.doubles(pred.data(), pred.size());
-      }
-      mine.emplace_back(ch->index(), w.bytes());
-    }
-    const auto predictions = gather_records(mine, p_.run.trajectories, comm_);
-    if (rank_ == 0) {
-      std::vector<Index> rows;
-      for (const auto& set : p_.sets) rows.push_back(set.rows());
-      ensemble::DeepEnsembleBuilder deep(p_.classification, p_.classes, p_.outputs, rows, run::scored_sets(p_));
-      for (const auto& bytes : predictions) {
-        ByteReader one(bytes.data(), bytes.size(), "baseline predictions");
-        for (std::size_t set = 0; set < p_.sets.size(); ++set) {
-          const auto values = one.doubles();
-          if (static_cast<Index>(values.size()) != p_.sets[set].rows() * p_.outputs) {
-            throw Error("internal: baseline predictions of the wrong shape");
-          }
-          deep.add(set, ConstBatchView(values.data(), p_.sets[set].rows(), p_.outputs));
-        }
-        deep.done();
-      }
-      candidates.push_back(deep.candidate());
-    }
-  }
-  std::vector<std::unique_ptr<ensemble::PooledDiagnostics>> diagnostics;
-  for (std::int64_t k = 0; k < p_.stages(); ++k) {
-    mine.clear();
-    for (const run::Chain* ch : chains()) {
-      ByteWriter w;
-      ch->diagnostics_partials(w, k);
-      mine.emplace_back(ch->index(), w.bytes());
-    }
-    const auto partials = gather_records(mine, p_.run.trajectories, comm_);
-    if (rank_ != 0) continue;
-    auto pooled = std::make_unique<ensemble::PooledDiagnostics>(run::diagnostics_setup(p_, k));
-    for (const auto& bytes : partials) {
-      ByteReader one(bytes.data(), bytes.size(), "ensemble partial");
-      pooled->merge(one);
-    }
-    candidates.push_back(stage_candidate(p_, k, pooled_[static_cast<std::size_t>(k)], *pooled));
-    diagnostics.push_back(std::move(pooled));
-  }
-  // Scores and the choice on rank 0, known to every rank.
-  ByteWriter chosen;
-  if (rank_ == 0) {
-    std::vector<const ensemble::PooledDiagnostics*> views;
-    for (const auto& d : diagnostics) views.push_back(d.get());
-    choose(p_, candidates, views).save(chosen);
-  }
-  broadcast_bytes(chosen.bytes(), comm_);
-  ByteReader cr(chosen.bytes().data(), chosen.bytes().size(), "the run's report");
-  const RunReport report = RunReport::load(cr);
-
-  auto& f = archive_->file();
-  archive_->baselines(chains());
-  // The arrays of every candidate: the run's ensemble in /ensemble, the deep ensemble in
-  // /deep_ensemble, a ladder's rungs in /ladder/rung_<k>.
-  const auto candidate = [&](std::size_t c) { return rank_ == 0 ? &candidates.at(c) : nullptr; };
-  archive_->candidate("/ensemble", candidate(static_cast<std::size_t>(report.selected)));
-  for (std::size_t c = 0; c < report.candidates.size(); ++c) {
-    const EnsembleReport& e = report.candidates[c];
-    if (e.stage < 0) {
-      archive_->candidate("/deep_ensemble", candidate(c));
-    } else if (!p_.ladder.empty()) {
-      archive_->candidate("/ladder/" + e.name, candidate(c));
-    }
-  }
-  write_report(f, p_, reports, report);
-  f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
-  std::vector<std::int64_t> diverged;
-  for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
-  f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
-  const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
-
-  // Where the CPU time went, summed over ranks.
-  double steps = 0.0, evals = 0.0;
-  for (const auto& ch : chains_) {
-    steps += ch->step_seconds();
-    evals += ch->eval_seconds();
-  }
-  double parts[4] = {steps, evals, comm_io_seconds_, run::cpu_seconds() - cpu_start_};
-  double parts_sum[4] = {0, 0, 0, 0};
-  MPI_Reduce(parts, parts_sum, 4, MPI_DOUBLE, MPI_SUM, 0, comm_);
-  // Sharded gradients: what the exchange cost, summed over ranks.
-  double exchange[2] = {gradients_ ? gradients_->seconds() : 0.0,
-                        gradients_ ? static_cast<double>(gradients_->exchanges()) : 0.0};
-  double exchange_sum[2] = {0, 0};
-  MPI_Reduce(exchange, exchange_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm_);
-  double wall = progress_.elapsed();
-  MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm_);  // attributes must be identical on all ranks
-  f.attribute("/", "wall_seconds", wall);
-  const std::int64_t io_counts[2] = {f.transfers(), f.collective_transfers()};
-  f.attribute("/", "io_transfers", io_counts[0]);
-  f.attribute("/", "io_collective_transfers", io_counts[1]);
-  // The run's end: its checkpoint is removed next, so the archive must be the one it wrote and
-  // the lock still its own before the archive is called complete (else it stays "running" and
-  // the checkpoint resumable).
-  watch_output();
-  f.attribute("/", "status", run::layout::final_status(any));
-  // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
-  f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
-  f.close();
-  if (rank_ == 0) {
-    // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
-    std::remove(checkpoint_path_.c_str());
-    std::remove((checkpoint_path_ + ".tmp").c_str());
-    print_report(p_, reports, report);
-    print_footer(p_, parts_sum, wall, size_, io_counts, diverged);
-    if (exchange_sum[1] > 0) {
-      std::printf(
-          "sharded gradients: %lld ranks per trajectory, %lld row blocks; the exchange (MPI_Allgather of %lld "
-          "values, waiting for the group's slowest rank included) took %.3g ms per evaluation, %.1f%% of the "
-          "CPU time\n",
-          static_cast<long long>(p_.run.ranks_per_trajectory), static_cast<long long>(p_.run.gradient_chunks),
-          static_cast<long long>(p_.parameters + 1), 1e3 * exchange_sum[0] / exchange_sum[1],
-          100.0 * exchange_sum[0] / parts_sum[3]);
-    }
-  }
-}
-
-}  // namespace
+}  // namespace detail
 
 const char* simmer_version() { return SIMMER_VERSION; }
 
 int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
         const io::OutputLock* lock) {
-  Run r(problem, command_line, comm, lock);
+  detail::Run r(problem, command_line, comm, lock);
   return r.execute(resume);
 }
 

@@ -7,8 +7,10 @@
 #include <numeric>
 #include <string>
 
+#include "simmer/mpi/metrics_writer.hpp"
 #include "simmer/mpi/progress.hpp"
 #include "simmer/run/archive_layout.hpp"
+#include "simmer/run/metrics.hpp"
 
 namespace simmer::mpi {
 namespace {
@@ -31,31 +33,7 @@ std::size_t load_count(ByteReader& r, std::int64_t most) {
   return static_cast<std::size_t>(n);
 }
 
-/// Mean and sample sd of the finite values (NaN, NaN when there are none).
-std::pair<double, double> mean_sd(const std::vector<double>& values) {
-  double m = 0.0, q = 0.0;
-  std::size_t n = 0;
-  for (const double v : values) {
-    if (!std::isfinite(v)) continue;
-    m += v;
-    ++n;
-  }
-  if (n == 0) return {kNaN, kNaN};
-  m /= static_cast<double>(n);
-  for (const double v : values) {
-    if (std::isfinite(v)) q += (v - m) * (v - m);
-  }
-  return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
-}
-
-/// The scores that apply to the task, as (archive name, member of SetScores).
-std::vector<std::pair<std::string, double ensemble::SetScores::*>> score_fields(bool classification) {
-  using S = ensemble::SetScores;
-  if (classification) {
-    return {{"accuracy", &S::metric}, {"nll", &S::nll}, {"brier", &S::brier}, {"ece", &S::ece}};
-  }
-  return {{"mse", &S::metric}, {"r2", &S::r2}, {"nll", &S::nll}};
-}
+using run::layout::score_fields;
 
 std::vector<double> column(const std::vector<run::ChainReport>& t, int split, double ensemble::SetScores::*field) {
   std::vector<double> out;
@@ -109,7 +87,7 @@ std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t,
     rise.push_back(r.stages.at(stage).summary.mean_member_loss - r.stages[stage].start_loss);
     stiff.push_back(r.curvature_start.probes > 0 ? r.curvature_start.count_above : kNaN);
   }
-  return {mean_sd(rise).first, mean_sd(stiff).first};
+  return {finite_mean_sd(rise).first, finite_mean_sd(stiff).first};
 }
 
 /// The stiff modes' harmonic rise: only at the temperature the eigenvalues were counted above
@@ -130,26 +108,23 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-/// write_scores of a candidate's report, its sets named as the problem names them.
-void write_scores(io::ParallelFile& f, const run::Problem& p, const std::string& object, const std::string& prefix,
-                  const EnsembleReport& e) {
+/// A candidate's scores on the scored sets, named as the problem names them.
+std::vector<SetMetrics> ensemble_sets(const run::Problem& p, const EnsembleReport& e) {
   std::vector<std::string> sets;
   for (std::size_t s = 0; s < e.scores.size(); ++s) sets.push_back(p.sets[s].name);
-  ::simmer::mpi::write_scores(f, object, prefix, p.classification, sets, e.scores, e.coverage);
+  return set_metrics(sets, e.scores, e.coverage, p.classification);
 }
 
-/// Stage `stage`'s verdict counts and loss rises as attributes of `object`.
-void write_stage_summary(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
-                         std::size_t stage, const std::string& object) {
-  const auto counts = verdict_counts(t, stage);
-  for (const auto& [v, name] : ensemble::kVerdictNames.table) {
-    f.attribute(object, run::layout::verdict_count_key(name), counts[static_cast<std::size_t>(v)]);
-  }
+/// Stage `stage`'s verdict counts and loss rises.
+StageMetrics stage_metrics(const run::Problem& p, const std::vector<run::ChainReport>& t, std::size_t stage) {
   const double temperature = p.stage_temperature(static_cast<std::int64_t>(stage));
   const auto [rise, stiff] = rise_and_stiff(t, stage);
-  f.attribute(object, "observed_loss_rise", rise);
-  f.attribute(object, "harmonic_loss_rise", harmonic_rise(p, temperature));
-  f.attribute(object, "harmonic_loss_rise_stiff_modes", stiff_rise(p, stiff, temperature));
+  StageMetrics out;
+  out.verdicts = verdict_counts(t, stage);
+  out.observed_rise = rise;
+  out.harmonic_rise = harmonic_rise(p, temperature);
+  out.stiff_rise = stiff_rise(p, stiff, temperature);
+  return out;
 }
 
 /// <group> = /diagnostics (or a rung's): one row per trajectory of stage `stage`, and per block
@@ -251,7 +226,7 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
     for (const auto& [name, field] : score_fields(p.classification)) {
       std::vector<double> values;
       for (const auto& c : report.candidates) values.push_back(c.scores.at(split).*field);
-      f.put(g + "/" + p.sets[split].name + "_" + name, values, {n});
+      f.put(g + "/" + run::layout::baseline_column(p.sets[split].name, name), values, {n});
     }
   }
   f.attribute(g, "select_by", ensemble::to_string(p.select_by));
@@ -277,25 +252,6 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
 }
 
 }  // namespace
-
-void write_scores(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
-                  const std::vector<std::string>& sets, const std::vector<ensemble::SetScores>& scores,
-                  const std::vector<std::array<double, kCoverageLevels.size()>>& coverage) {
-  const auto fields = score_fields(classification);
-  for (std::size_t split = 0; split < scores.size(); ++split) {
-    const std::string sn = prefix + sets.at(split);
-    const auto& es = scores[split];
-    for (const auto& [name, field] : fields) f.attribute(object, sn + "_" + name, es.*field);
-    f.attribute(object, sn + "_worst_point", static_cast<std::int64_t>(es.worst_row));
-    f.attribute(object, sn + "_worst_point_share", es.worst_share);
-    if (!classification) {
-      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
-        const auto pct = static_cast<int>(std::lround(100 * kCoverageLevels[l]));
-        f.attribute(object, sn + "_coverage_" + std::to_string(pct), coverage.at(split)[l]);
-      }
-    }
-  }
-}
 
 void EnsembleReport::save(ByteWriter& w) const {
   w.str(name);
@@ -433,48 +389,42 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
 
 void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
                   const RunReport& report) {
-  const auto chains = static_cast<std::int64_t>(t.size());
-  const auto fields = score_fields(p.classification);
-  // /baseline/<split>_<score> [chain] and their means over trajectories in /metrics.
+  // /metrics: the baselines' scores per trajectory and their means, the run's ensemble and the
+  // deep ensemble beside it, the stationarity of the stage in /diagnostics, T's reading.
+  Metrics m;
+  m.classification = p.classification;
   for (std::size_t split = 0; split < p.scored_sets(); ++split) {
-    const std::string sn = p.sets[split].name;
-    for (const auto& [name, field] : fields) {
-      const auto values = column(t, static_cast<int>(split), field);
-      f.put("/baseline/" + sn + "_" + name, values, {chains});
-      const auto [m, sd] = mean_sd(values);
-      f.attribute(run::layout::kMetrics, "baseline_" + sn + "_" + name + "_mean", m);
-      f.attribute(run::layout::kMetrics, "baseline_" + sn + "_" + name + "_sd", sd);
+    for (const auto& [name, field] : score_fields(p.classification)) {
+      m.baseline.push_back({p.sets[split].name, name, column(t, static_cast<int>(split), field)});
     }
   }
-  // The run's ensemble, and the deep ensemble beside it.
   const EnsembleReport& chosen = report.chosen();
-  write_scores(f, p, run::layout::kMetrics, "ensemble_", chosen);
-  f.attribute(run::layout::kMetrics, "members", chosen.members);
-  f.attribute(run::layout::kMetrics, "ensemble", chosen.name);
+  m.ensemble = ensemble_sets(p, chosen);
+  m.members = chosen.members;
+  m.ensemble_name = chosen.name;
   if (const EnsembleReport* deep = report.deep()) {
-    write_scores(f, p, run::layout::kMetrics, "deep_ensemble_", *deep);
-    f.attribute(run::layout::kMetrics, "deep_ensemble_members", deep->members);
+    m.deep_ensemble = ensemble_sets(p, *deep);
+    m.deep_ensemble_members = deep->members;
   }
-  // Stationarity of the stage in /diagnostics: verdict counts, loss rise, T's reading.
+  if (report.diagnostics_stage >= 0) m.stage = stage_metrics(p, t, static_cast<std::size_t>(report.diagnostics_stage));
+  m.bayes_temperature = p.bayes_temperature;
+  m.temperature_over_bayes = chosen.temperature / p.bayes_temperature;
+  write_metrics(f, m);
   if (report.diagnostics_stage >= 0) {
-    const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
     const EnsembleReport* pooled = nullptr;
     for (const auto& c : report.candidates) {
       if (c.stage == report.diagnostics_stage) pooled = &c;
     }
-    write_stage_summary(f, p, t, stage, run::layout::kMetrics);
-    write_diagnostics(f, p, t, stage, "/diagnostics", *pooled);
+    write_diagnostics(f, p, t, static_cast<std::size_t>(report.diagnostics_stage), "/diagnostics", *pooled);
   }
-  f.attribute(run::layout::kMetrics, "bayes_temperature", p.bayes_temperature);
-  f.attribute(run::layout::kMetrics, "temperature_over_bayes", chosen.temperature / p.bayes_temperature);
   if (p.ladder.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {
     if (c.stage < 0) continue;
     const std::string g = "/ladder/" + c.name;
-    write_scores(f, p, g, "ensemble_", c);
-    f.attribute(g, "members", c.members);
-    write_stage_summary(f, p, t, static_cast<std::size_t>(c.stage), g);
+    write_set_metrics(f, g, run::layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c));
+    f.attribute(g, run::layout::kMembers, c.members);
+    write_stage_metrics(f, g, stage_metrics(p, t, static_cast<std::size_t>(c.stage)));
     write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), g + "/diagnostics", c);
   }
   write_selection(f, p, t, report);
@@ -512,7 +462,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   };
   const auto base_cell = [&](double ensemble::SetScores::*field, const char* fmt) -> Cell {
     return [&t, field, fmt](int split) {
-      const auto [m, sd] = mean_sd(column(t, split, field));
+      const auto [m, sd] = finite_mean_sd(column(t, split, field));
       return format(fmt, m) + " ± " + format(fmt, sd);
     };
   };
@@ -656,7 +606,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   }
   std::printf("%s\n", temperature_reading(p).c_str());
   if (!p.classification) {
-    const auto [mse, sd] = mean_sd(column(t, 0, &S::metric));
+    const auto [mse, sd] = finite_mean_sd(column(t, 0, &S::metric));
     const double s = std::sqrt(mse);
     const double t_bayes = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, s);
     std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s, t_bayes,

@@ -1,20 +1,32 @@
 #!/usr/bin/python3
-"""The archive names the Python tools read exist in what the program writes (run by CTest with
-Debian's /usr/bin/python3, which has h5py).
+"""The archive names the Python tools read are the C++ schema's and exist in what the program
+writes (run by CTest with Debian's /usr/bin/python3, which has h5py).
 
-usage: test_schema_names.py SIMMER_MPI PROJECT_ROOT
+usage: test_schema_names.py SIMMER_MPI PROJECT_ROOT SCHEMA_NAMES
 
 jobs/study/study.py and the figure scripts of analysis/ read /metrics attributes by names they
 build themselves ("baseline_test_{metric}_mean", f"{pre}test_nll", "trajectories_{v}", ...),
 often with a default when the name is missing, so a renamed or dropped metric would make them
 print NaN rather than fail. This test collects every such name from their source (string
 literals that begin with a metric prefix), expands the placeholders with the values those tools
-give them, and requires each in the /metrics of a small classification retrofit (Iris, metric
-accuracy) or regression retrofit (sine, metric r2), whichever the name's metric belongs to.
+give them, and requires each
+- among the names the C++ schema declares (SCHEMA_NAMES, tests/analysis/schema_names.cpp, prints
+  run/metrics.hpp's metric_keys, the verdicts, per-chain datasets and statuses), for the task
+  the name's metric belongs to; study.py's VERDICTS must be the schema's, in its order, and the
+  trace/, sample_stats/, posterior/ and initial/ datasets the tools read must be declared;
+- in the /metrics of a small classification retrofit (Iris, metric accuracy) or regression
+  retrofit (sine, metric r2), whichever the name's metric belongs to, as must the datasets the
+  tools read; and each archive's /metrics attributes must be exactly the schema's metric_keys
+  (the validation set's aside: these runs have none), its status one of the schema's.
+A name changed on one side only fails here: in the Python tools (not in the schema), in
+run/metrics.hpp (the tools' names no longer in it), or in the writer alone (the archives' names
+no longer the schema's).
 """
+import ast
 import itertools
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -23,7 +35,7 @@ import h5py
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+SIMMER, ROOT, SCHEMA = (os.path.abspath(a) for a in sys.argv[1:4])
 SOURCES = [os.path.join(ROOT, "jobs/study/study.py")] + sorted(
     os.path.join(ROOT, "analysis", n) for n in os.listdir(os.path.join(ROOT, "analysis")) if n.endswith(".py"))
 PREFIX = r"(?:\{pre\}|baseline_|ensemble_|deep_ensemble_|trajectories_)"
@@ -43,8 +55,36 @@ def templates(text):
         for m in LITERAL.finditer(t.group(1)):
             yield m.group(1)
 
+# The C++ schema's names: {"metric": {task: set}, "verdict": [...], "dataset": set, "status": set}.
+schema = {"metric": {"classification": set(), "regression": set()}, "verdict": [], "dataset": set(), "status": set()}
+for line in subprocess.run([SCHEMA], capture_output=True, text=True, check=True).stdout.splitlines():
+    kind, rest = line.split(" ", 1)
+    if kind == "metric":
+        task, name = rest.split(" ", 1)
+        schema["metric"][task].add(name)
+    elif kind == "verdict":
+        schema["verdict"].append(rest)
+    else:
+        schema[kind].add(rest)
+if min(len(v) for v in schema["metric"].values()) < 20 or not schema["verdict"] or not schema["status"]:
+    st.fail(f"{SCHEMA} printed too little of the schema: {schema}")
+
+
+def study_verdicts():
+    """study.py's VERDICTS, read from its source (it is a script, not imported here)."""
+    tree = ast.parse(open(os.path.join(ROOT, "jobs/study/study.py")).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "VERDICTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    st.fail("jobs/study/study.py no longer defines VERDICTS")
+
+
+VERDICTS = study_verdicts()
+if list(VERDICTS) != schema["verdict"]:
+    st.fail(f"jobs/study/study.py VERDICTS {VERDICTS} differ from the C++ schema's verdicts {schema['verdict']} "
+            "(ensemble::kVerdictNames, run::layout::verdict_count_key)")
+
 # What the tools put in the placeholders (study.py: VERDICTS, pre, metric; the figures: metric).
-VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
 PLACEHOLDERS = {"metric": ["accuracy", "r2"], "v": VERDICTS, "pre": ["ensemble_", "deep_ensemble_"],
                 "split": ["train", "test"]}
 
@@ -65,6 +105,38 @@ for path in SOURCES:
 if len(names) < 10:
     st.fail(f"only {len(names)} metric names found in {SOURCES}: the pattern no longer matches the tools' code")
 
+
+def kinds_of(name):
+    """The tasks whose /metrics a name belongs to, by its metric."""
+    return (["classification"] if "accuracy" in name else ["regression"] if re.search(r"r2|mse|rmse", name)
+            else ["classification", "regression"])
+
+
+undeclared = [f"{name} (read by {', '.join(sorted(where))})" for name, where in sorted(names.items())
+              if not any(name in schema["metric"][k] for k in kinds_of(name))]
+if undeclared:
+    st.fail(f"{len(undeclared)} of {len(names)} metric names the Python tools read are not in the C++ schema "
+            "(include/simmer/run/metrics.hpp, as tests/analysis/schema_names prints it):\n  " + "\n  ".join(undeclared))
+
+# Datasets the tools read: literal paths, and f"trace/{k}" ... for k in (...).
+DATASET = re.compile(r"""["']/?((?:trace|sample_stats|posterior|initial|diagnostics)/[A-Za-z0-9_]+)["']""")
+FIELDS = re.compile(r"""f["']/?(trace|sample_stats|diagnostics)/\{k\}["'].{0,200}?for k in \(([^)]*)\)""", re.S)
+datasets = {}
+for path in SOURCES:
+    text = open(path).read()
+    found = [m.group(1) for m in DATASET.finditer(text)]
+    for m in FIELDS.finditer(text):
+        found += [m.group(1) + "/" + k for k in re.findall(r"""["'](\w+)["']""", m.group(2))]
+    for d in found:
+        datasets.setdefault("/" + d, set()).add(os.path.relpath(path, ROOT))
+if not any(d.startswith("/trace/") for d in datasets):
+    st.fail(f"no trace dataset found in {SOURCES}: the pattern no longer matches the tools' code")
+undeclared = [f"{d} (read by {', '.join(sorted(w))})" for d, w in sorted(datasets.items())
+              if not d.startswith("/diagnostics/") and d not in schema["dataset"]]
+if undeclared:
+    st.fail("datasets the Python tools read are not in the C++ schema (run/archive_layout.hpp):\n  "
+            + "\n  ".join(undeclared))
+
 with tempfile.TemporaryDirectory() as tmp:
     small = ["--adam.epochs", "40", "--simmer.steps", "200", "--simmer.every", "50", "--ensemble.window", "100",
              "--ensemble.store_every", "5", "--run.trajectories", "2", "--run.gather_interval", "100"]
@@ -74,14 +146,26 @@ with tempfile.TemporaryDirectory() as tmp:
     st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--output", sine] + small)
     with h5py.File(iris, "r") as f, h5py.File(sine, "r") as g:
         have = {"classification": set(f["metrics"].attrs), "regression": set(g["metrics"].attrs)}
+        statuses = {str(h.attrs["status"], "utf-8") if isinstance(h.attrs["status"], bytes) else h.attrs["status"]
+                    for h in (f, g)}
+        absent = [d for d in sorted(datasets) if d.lstrip("/") not in f or d.lstrip("/") not in g]
+    if absent:
+        st.fail(f"datasets the Python tools read are not in the archives: {absent}")
+    if not statuses <= schema["status"]:
+        st.fail(f"archive statuses {statuses} are not among the C++ schema's {sorted(schema['status'])}")
+    for task, written in have.items():
+        declared = {n for n in schema["metric"][task] if "validation" not in n}
+        if written != declared:
+            st.fail(f"the {task} run's /metrics is not the C++ schema's metric_keys (run/metrics.hpp): written only: "
+                    f"{sorted(written - declared)}; declared only: {sorted(declared - written)}")
     missing = []
     for name, where in sorted(names.items()):
-        kinds = (["classification"] if "accuracy" in name else ["regression"] if re.search(r"r2|mse|rmse", name)
-                 else ["classification", "regression"])
+        kinds = kinds_of(name)
         if not any(name in have[k] for k in kinds):
             missing.append(f"{name} (read by {', '.join(sorted(where))}; looked for in the {' or '.join(kinds)} run)")
     if missing:
         st.fail(f"{len(missing)} of {len(names)} metric names the Python tools read are not in the archives' "
                 "/metrics:\n  " + "\n  ".join(missing))
-    print(f"schema names: all {len(names)} /metrics names read by study.py and analysis/ exist in the archives: "
+    print(f"schema names: all {len(names)} /metrics names and {len(datasets)} datasets read by study.py and "
+          "analysis/ are the C++ schema's and exist in the archives, whose /metrics are exactly the schema's: "
           + ", ".join(sorted(names)))

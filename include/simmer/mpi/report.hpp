@@ -10,7 +10,9 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simmer/core/bytes.hpp"
@@ -20,13 +22,12 @@
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/mpi/metrics_writer.hpp"
 #include "simmer/run/chain.hpp"
 #include "simmer/run/problem.hpp"
 #include "simmer/train/spectrum.hpp"
 
 namespace simmer::mpi {
-
-using ensemble::kCoverageLevels;
 
 /// One candidate ensemble's numbers (computed on rank 0, then known to every rank).
 struct EnsembleReport {
@@ -81,14 +82,6 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
 /// /selection (the candidates' table).
 void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
                   const RunReport& report);
-
-/// Collective. `<prefix><set>_<score>` attributes on `object` for each scored set (`sets` names
-/// them, train first): the metric (accuracy, or mse and r2), nll, and for classification brier
-/// and ece; the worst point and its share; for regression the coverage of the members' 50, 90
-/// and 95 % intervals (`coverage`, per set). The run and simmer_analyze merge write with it.
-void write_scores(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
-                  const std::vector<std::string>& sets, const std::vector<ensemble::SetScores>& scores,
-                  const std::vector<std::array<double, kCoverageLevels.size()>>& coverage);
 
 /// The final table on stdout (rank 0 calls it): baseline, deep ensemble and the run's ensemble
 /// on every scored set, the candidates' table of a ladder, the stationarity verdicts in one line,

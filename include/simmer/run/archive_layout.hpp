@@ -4,13 +4,13 @@
 /// layout"): the run (mpi/driver, mpi/report), simmer_analyze merge and export, and the
 /// resource estimate. One list each, so a field added here reaches all of them.
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/run/metrics.hpp"
 
 namespace simmer::run::layout {
 
@@ -31,17 +31,7 @@ inline bool is_complete(const std::string& status) { return status.rfind(kStatus
 /// Whether `status` is kStatusStopped's (or an older wording that begins the same).
 inline bool is_stopped(const std::string& status) { return status.rfind("stopped by a signal", 0) == 0; }
 
-/// The group whose attributes hold a run's scores (the report's, a merge's), mirrored into its
-/// checksummed datasets attribute_names / attribute_values.
-inline constexpr const char* kMetrics = "/metrics";
-
-/// The /metrics attribute counting the trajectories whose verdict is `name` (one of
-/// ensemble::kVerdictNames): "trajectories_not_mixed" for "not mixed".
-inline std::string verdict_count_key(std::string_view name) {
-  std::string key = "trajectories_" + std::string(name);
-  std::replace(key.begin(), key.end(), ' ', '_');
-  return key;
-}
+// /metrics: kMetrics and its attribute names (metric keys, verdict counts) are in metrics.hpp.
 
 /// The root attribute binding the archive to its checkpoint (io::RunCheckpoint::generation): the
 /// number of the last checkpoint the archive was made durable for; at the run's end one more, so

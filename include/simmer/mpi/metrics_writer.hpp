@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// The one writer of /metrics (run/metrics.hpp names its attributes): a run's report
+/// (mpi/report.cpp) and simmer_analyze merge (analyze/merge_scores.cpp) fill a Metrics with the
+/// numbers each has and call write_metrics; a ladder's rungs use write_set_metrics and
+/// write_stage_metrics on /ladder/rung_<k>.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/io/h5.hpp"
+
+namespace simmer::mpi {
+
+using ensemble::kCoverageLevels;
+
+/// One ensemble's scores on one scored set, as /metrics holds them.
+struct SetMetrics {
+  std::string set;  ///< train, test or validation
+  ensemble::SetScores scores;
+  /// Whether the scores beyond the metric (nll, and brier and ece; the worst point) are known: a
+  /// merge of archives without the members' probabilities or a noise estimate leaves them out.
+  bool uncertainty = true;
+  /// Regression: the coverage of the members' 50, 90 and 95 % intervals, when known.
+  std::optional<std::array<double, kCoverageLevels.size()>> coverage;
+};
+
+/// A simmering stage's verdict counts and loss rises (each written when known).
+struct StageMetrics {
+  std::optional<std::array<std::int64_t, ensemble::kVerdictNames.table.size()>> verdicts;  ///< by ensemble::Verdict
+  std::optional<double> observed_rise, harmonic_rise, stiff_rise;
+};
+
+/// Everything /metrics holds (run/metrics.hpp names it): what a run's report and simmer_analyze
+/// merge both write through write_metrics.
+struct Metrics {
+  bool classification = true;
+  /// The baseline networks' score per trajectory: the dataset /baseline/<set>_<score> [chain],
+  /// and its mean and sd over the trajectories with a finite value (baseline_<set>_<score>_{mean,sd}).
+  struct BaselineColumn {
+    std::string set, score;
+    std::vector<double> values;
+  };
+  std::vector<BaselineColumn> baseline;
+  std::vector<SetMetrics> ensemble;  ///< the run's ensemble: ensemble_<set>_<score>
+  std::int64_t members = 0;
+  std::optional<std::string> ensemble_name;              ///< the candidate chosen (a merge has none)
+  std::optional<std::vector<SetMetrics>> deep_ensemble;  ///< deep_ensemble_<set>_<score>
+  std::int64_t deep_ensemble_members = 0;
+  std::optional<StageMetrics> stage;  ///< of the stage in /diagnostics
+  std::optional<double> bayes_temperature, temperature_over_bayes;
+};
+
+/// Mean and sample sd of the finite values (NaN, NaN when there are none): the baselines' and
+/// the loss rise's over trajectories, in a run and in a merge.
+std::pair<double, double> finite_mean_sd(const std::vector<double>& values);
+
+/// Collective. The /baseline columns and every /metrics attribute of `m`.
+void write_metrics(io::ParallelFile& f, const Metrics& m);
+
+/// Collective. `<prefix><set>_<score>` attributes on `object` for each set of `sets`: the metric
+/// (accuracy, or mse and r2); where known nll, for classification brier and ece, and the worst
+/// point and its share; for regression the coverage of the members' intervals where known.
+void write_set_metrics(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
+                       const std::vector<SetMetrics>& sets);
+
+/// Collective. The verdict counts and loss rises of `s` (those known) as attributes of `object`.
+void write_stage_metrics(io::ParallelFile& f, const std::string& object, const StageMetrics& s);
+
+/// The sets of an ensemble's scores (`names` the scored sets, train first), all known.
+std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names,
+                                    const std::vector<ensemble::SetScores>& scores,
+                                    const std::vector<std::array<double, kCoverageLevels.size()>>& coverage,
+                                    bool classification);
+
+}  // namespace simmer::mpi

@@ -1,0 +1,101 @@
+#include "simmer/mpi/metrics_writer.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simmer/run/metrics.hpp"
+
+namespace simmer::mpi {
+
+using run::layout::score_fields;
+
+std::pair<double, double> finite_mean_sd(const std::vector<double>& values) {
+  double m = 0.0, q = 0.0;
+  std::size_t n = 0;
+  for (const double v : values) {
+    if (!std::isfinite(v)) continue;
+    m += v;
+    ++n;
+  }
+  if (n == 0) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  m /= static_cast<double>(n);
+  for (const double v : values) {
+    if (std::isfinite(v)) q += (v - m) * (v - m);
+  }
+  return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
+}
+
+std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names,
+                                    const std::vector<ensemble::SetScores>& scores,
+                                    const std::vector<std::array<double, kCoverageLevels.size()>>& coverage,
+                                    bool classification) {
+  std::vector<SetMetrics> out;
+  for (std::size_t s = 0; s < scores.size(); ++s) {
+    SetMetrics m;
+    m.set = names.at(s);
+    m.scores = scores[s];
+    if (!classification) m.coverage = coverage.at(s);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+void write_set_metrics(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
+                       const std::vector<SetMetrics>& sets) {
+  namespace layout = run::layout;
+  for (const auto& s : sets) {
+    for (const auto& [score, field] : score_fields(classification)) {
+      if (s.uncertainty || !layout::is_uncertainty_score(classification, score)) {
+        f.attribute(object, layout::score_key(prefix, s.set, score), s.scores.*field);
+      }
+    }
+    if (s.uncertainty) {
+      f.attribute(object, layout::worst_point_key(prefix, s.set), static_cast<std::int64_t>(s.scores.worst_row));
+      f.attribute(object, layout::worst_point_share_key(prefix, s.set), s.scores.worst_share);
+    }
+    if (!classification && s.coverage) {
+      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
+        f.attribute(object, layout::coverage_key(prefix, s.set, kCoverageLevels[l]), (*s.coverage)[l]);
+      }
+    }
+  }
+}
+
+void write_stage_metrics(io::ParallelFile& f, const std::string& object, const StageMetrics& s) {
+  if (s.verdicts) {
+    for (const auto& [v, name] : ensemble::kVerdictNames.table) {
+      f.attribute(object, run::layout::verdict_count_key(name), (*s.verdicts)[static_cast<std::size_t>(v)]);
+    }
+  }
+  if (s.observed_rise) f.attribute(object, run::layout::kObservedLossRise, *s.observed_rise);
+  if (s.harmonic_rise) f.attribute(object, run::layout::kHarmonicLossRise, *s.harmonic_rise);
+  if (s.stiff_rise) f.attribute(object, run::layout::kHarmonicLossRiseStiffModes, *s.stiff_rise);
+}
+
+void write_metrics(io::ParallelFile& f, const Metrics& m) {
+  namespace layout = run::layout;
+  const std::string g = layout::kMetrics;
+  for (const auto& c : m.baseline) {
+    f.put("/baseline/" + layout::baseline_column(c.set, c.score), c.values,
+          {static_cast<std::int64_t>(c.values.size())});
+    const auto [mean, sd] = finite_mean_sd(c.values);
+    f.attribute(g, layout::baseline_mean_key(c.set, c.score), mean);
+    f.attribute(g, layout::baseline_sd_key(c.set, c.score), sd);
+  }
+  write_set_metrics(f, g, layout::kEnsemblePrefix, m.classification, m.ensemble);
+  f.attribute(g, layout::kMembers, m.members);
+  if (m.ensemble_name) f.attribute(g, layout::kEnsembleName, *m.ensemble_name);
+  if (m.deep_ensemble) {
+    write_set_metrics(f, g, layout::kDeepEnsemblePrefix, m.classification, *m.deep_ensemble);
+    f.attribute(g, layout::kDeepEnsembleMembers, m.deep_ensemble_members);
+  }
+  if (m.stage) write_stage_metrics(f, g, *m.stage);
+  if (m.bayes_temperature) f.attribute(g, layout::kBayesTemperature, *m.bayes_temperature);
+  if (m.temperature_over_bayes) f.attribute(g, layout::kTemperatureOverBayes, *m.temperature_over_bayes);
+}
+
+}  // namespace simmer::mpi

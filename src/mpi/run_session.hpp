@@ -1,0 +1,139 @@
+#pragma once
+/// \file
+/// The run on one rank (mpi::run's state), shared by driver.cpp (creation, Adam, simmering,
+/// gathers, checkpoints) and driver_finish.cpp (the end: reports, scores, the choice, /metrics).
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simmer/ensemble/partial.hpp"
+#include "simmer/io/checkpoint_state.hpp"
+#include "simmer/io/output_lock.hpp"
+#include "simmer/mpi/archive_writer.hpp"
+#include "simmer/mpi/collectives.hpp"
+#include "simmer/mpi/progress.hpp"
+#include "simmer/run/chain.hpp"
+#include "simmer/run/problem.hpp"
+
+namespace simmer::mpi::detail {
+
+/// One run of simmer_mpi on this rank: its trajectories (trajectory i on rank i mod size), rank
+/// 0's pooled ensemble, the archive, progress and the CPU-time account.
+class Run {
+ public:
+  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, const io::OutputLock* lock)
+      : p_(p),
+        command_line_(command_line),
+        comm_(comm),
+        lock_(lock),
+        progress_(p.run, rank_of(comm)),
+        checkpoint_path_(p.run.output + ".ckpt") {
+    rank_ = rank_of(comm);
+    MPI_Comm_size(comm, &size_);
+    // Groups of k ranks (run.ranks_per_trajectory): trajectory i on group i mod (size / k); every
+    // rank of a group runs the group's chains in lockstep, sharing their gradients, and the
+    // group's first rank (its leader) speaks for them: rows, partials, checkpoints, reports.
+    const int k = static_cast<int>(p.run.ranks_per_trajectory);
+    const int group = rank_ / k, groups = size_ / k;
+    leader_ = rank_ % k == 0;
+    if (k > 1) {
+      MPI_Comm_split(comm, group, rank_, &group_comm_);
+      gradients_ = std::make_unique<GroupGradients>(group_comm_);
+    }
+    for (std::int64_t i = group; i < p.run.trajectories; i += groups) {
+      chains_.push_back(run::make_chain(p, i));
+      if (gradients_) chains_.back()->share_gradients(gradients_.get());
+      if (!leader_) {  // the leader prints the group's warnings
+        chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
+        continue;
+      }
+      // Divergence is said at once, every time; "slow to heat" only for this rank's first
+      // trajectory (the final table counts them all): 36 ab initio trajectories starting at rest
+      // would otherwise print 36 lines.
+      chains_.back()->set_warning_sink([this](const run::Chain::Warning& w) {
+        if (w.kind == run::Chain::Warning::Kind::slow_to_heat && slow_warned_) return;
+        if (w.kind == run::Chain::Warning::Kind::slow_to_heat) slow_warned_ = true;
+        std::fprintf(stderr, "%s%s\n", w.text.c_str(),
+                     w.kind == run::Chain::Warning::Kind::slow_to_heat
+                         ? " (further trajectories slow to heat are counted in the final table)"
+                         : "");
+        std::fflush(stderr);
+      });
+    }
+    if (rank_ == 0) {
+      // One pooled ensemble per simmering stage; a stage's tracked members follow the earlier ones'.
+      for (std::int64_t stage = 0; stage < p.stages(); ++stage) {
+        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, stage * p.members_per_stage());
+      }
+    }
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  ~Run() {
+    // Freeing a communicator is collective: not on the error path (MPI_Abort follows).
+    if (group_comm_ != MPI_COMM_NULL && std::uncaught_exceptions() == 0) MPI_Comm_free(&group_comm_);
+  }
+
+  /// Creates the archive, runs Adam (retrofit), checks stability, simmers, finishes.
+  int execute(const io::RunCheckpoint* resume);
+
+ private:
+  static int rank_of(MPI_Comm comm) {
+    int r = 0;
+    MPI_Comm_rank(comm, &r);
+    return r;
+  }
+  void announce(bool resumed) const;
+  int adam_phase();
+  void write_adam_rows();
+  /// Every chain's rows owed to the archive; only the leader's are kept.
+  std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
+  [[nodiscard]] int stop_signal(bool poll);
+  void say_stopped(int signal, const std::string& where);
+  bool stability_check();
+  void curvature_report(bool at_end);
+  int simmer_phase();
+  void gather();
+  void checkpoint();
+  void restore(const io::RunCheckpoint& c);
+  void finish();
+  /// Collective: stops the run (an error on rank 0, PeerError elsewhere) when rank 0 lost its
+  /// lock or the archive at run.output is no longer the file it writes.
+  void watch_output();
+  [[nodiscard]] std::string ensemble_metric() const;
+  /// The chains this rank speaks for: its own, or none on a group's non-leading ranks.
+  [[nodiscard]] std::vector<run::Chain*> chains() const;
+
+  const run::Problem& p_;
+  std::string command_line_;
+  MPI_Comm comm_;
+  const io::OutputLock* lock_;            ///< rank 0's lock on the output (nullptr elsewhere)
+  std::optional<io::OutputWatch> watch_;  ///< rank 0: the archive file the run created
+  int rank_ = 0;
+  int size_ = 1;
+  Progress progress_;
+  std::string checkpoint_path_;
+  std::string run_id_;  ///< recorded in the archive and every checkpoint
+  std::vector<std::unique_ptr<run::Chain>> chains_;
+  bool leader_ = true;                   ///< first rank of its group: speaks for its chains
+  MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
+  std::unique_ptr<GroupGradients> gradients_;
+  std::vector<ensemble::PooledEnsemble> pooled_;  ///< rank 0: per simmering stage
+  train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step
+  std::optional<ArchiveWriter> archive_;
+  std::int64_t step_ = 0;         ///< simmering steps completed
+  std::int64_t generation_ = 0;   ///< the last checkpoint's number (io::RunCheckpoint::generation)
+  std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
+  double cpu_start_ = run::cpu_seconds();
+  double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
+  bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
+};
+
+}  // namespace simmer::mpi::detail
