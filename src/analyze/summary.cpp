@@ -22,9 +22,11 @@
 namespace simmer::analyze {
 namespace {
 
+using ensemble::bulk_ess;
 using ensemble::Chains;
 using ensemble::effective_sample_size;
 using ensemble::format_diagnostic;
+using ensemble::rank_rhat;
 using ensemble::split_rhat;
 using ensemble::usable_chains;
 
@@ -333,6 +335,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   std::size_t most_stages = 0;
   Chains loss_chains(C), last_stage_loss(C);
   double last_temperature = std::nan("");
+  std::vector<Chains> stage_loss;  // [stage][chain]: the draws of each temperature stage
+  std::vector<double> stage_temperature;
   for (std::size_t c = 0; c < C; ++c) {
     std::vector<double> t, k, e;
     for (std::size_t d = 0; d < D; ++d) {
@@ -357,6 +361,10 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
       const double mean = sum / static_cast<double>(st.count);
       const std::string ratio = st.temperature > 0.0 ? printf_string("%.3f", mean / st.temperature) : "-";
       std::string drift = "-";
+      if (stage_loss.size() <= s) stage_loss.resize(s + 1, Chains(C));
+      if (stage_temperature.size() <= s) stage_temperature.resize(s + 1, st.temperature);
+      stage_loss[s][c].assign(loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first),
+                              loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first + st.count));
       if (s + 1 == stages.size()) {
         last_temperature = st.temperature;
         last_stage_loss[c].assign(loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first),
@@ -374,6 +382,9 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   }
   // Split-R̂ and ESS of the loss over all stored draws and, when those span a temperature ramp
   // (where R̂ also sees the ramp), over the last stage's draws alone.
+  // The rank-normalised R̂ and bulk ESS (Vehtari et al. 2021) follow on a line of their own, with
+  // the bulk ESS per second of the run's wall time (the whole run's: Adam, every stage and I/O).
+  const double wall = real_attr(r, "/", "wall_seconds");
   const auto diagnose = [&](const Chains& chains, const std::string& which) {
     const Chains usable = usable_chains(chains, 4);
     out << "  " << which << ": split-R̂ " << format_diagnostic(split_rhat(usable), 3) << ", ESS "
@@ -381,6 +392,14 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     if (usable.size() >= 2) {
       out << " of " << usable.size() * usable.front().size() << " draws (" << usable.size() << " chains × "
           << usable.front().size() << ")\n";
+      const double bulk = bulk_ess(usable);
+      out << "    rank-normalised R̂ " << format_diagnostic(rank_rhat(usable), 3) << ", bulk ESS "
+          << format_diagnostic(bulk, 0);
+      if (std::isfinite(wall) && wall > 0.0 && std::isfinite(bulk)) {
+        out << ", " << printf_string("%.3g", bulk / wall) << " per second of the run's " << printf_string("%.1f", wall)
+            << " s";
+      }
+      out << "\n";
     } else {
       out << " (needs ≥ 2 trajectories with ≥ 4 stored draws)\n";
     }
@@ -388,7 +407,13 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   out << "\nloss (/sample_stats/loss) across trajectories\n";
   diagnose(loss_chains, most_stages > 1 ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
                                         : "all stored draws");
-  if (most_stages > 1) diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
+  if (most_stages > 1) {
+    for (std::size_t st = 0; st + 1 < stage_loss.size(); ++st) {
+      diagnose(stage_loss[st],
+               "stage " + std::to_string(st + 1) + ", T = " + printf_string("%.4g", stage_temperature[st]));
+    }
+    diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
+  }
 }
 
 /// The largest finite value of a dataset (the last step a run wrote), or -1.

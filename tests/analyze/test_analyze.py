@@ -137,6 +137,28 @@ def ess(a):
     return m * n / max(tau, 1 / np.log10(m * n))
 
 
+# Rank normalisation (Vehtari et al. 2021, ArviZ's _z_scale) on top of the transcription above.
+def z_scale(a):
+    from scipy.stats import norm, rankdata
+    a = np.asarray(a, float)
+    ranks = rankdata(a, method="average").reshape(a.shape)
+    return norm.ppf((ranks - 0.375) / (a.size + 0.25))
+
+
+def bulk_ess(a):
+    return ess(z_scale(a))
+
+
+def rank_rhat(a):
+    a = np.asarray(a, float)
+    return max(rhat(z_scale(a)), rhat(z_scale(np.abs(a - np.median(a)))))
+
+
+def next_line(text, line):
+    lines = text.splitlines()
+    return lines[lines.index(line) + 1] if line in lines and lines.index(line) + 1 < len(lines) else ""
+
+
 def diagnostics_line(text, which):
     for line in text.splitlines():
         if line.strip().startswith(which):
@@ -169,6 +191,10 @@ with tempfile.TemporaryDirectory() as tmp:
         want = f"split-R̂ {rhat(loss):.3f}, ESS {ess(loss):.0f} of 400 draws (4 chains × 100)"
         if want not in line:
             fail(f"diagnostics '{line.strip()}' differ from numpy's '{want}'")
+        # ... and the rank-normalised R-hat and bulk ESS (with bulk ESS per second) follow it.
+        want = f"rank-normalised R̂ {rank_rhat(loss):.3f}, bulk ESS {bulk_ess(loss):.0f}, "
+        if want not in next_line(text, line) or "per second of the run's" not in next_line(text, line):
+            fail(f"rank diagnostics '{next_line(text, line).strip()}' differ from numpy's '{want}'")
         last = temps[0, -1]
         sel = temps[0] == last
         line = diagnostics_line(text, "last stage")
