@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "report_parts.hpp"
 #include "simmer/mpi/metrics_writer.hpp"
 #include "simmer/mpi/progress.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -14,6 +15,8 @@
 
 namespace simmer::mpi {
 namespace {
+
+using namespace detail;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kSplits[2] = {"train", "test"};  ///< the sets with block metrics
@@ -34,12 +37,6 @@ std::size_t load_count(ByteReader& r, std::int64_t most) {
 }
 
 using run::layout::score_fields;
-
-std::vector<double> column(const std::vector<run::ChainReport>& t, int split, double ensemble::SetScores::*field) {
-  std::vector<double> out;
-  for (const auto& r : t) out.push_back(r.baseline[static_cast<std::size_t>(split)].*field);
-  return out;
-}
 
 /// One value per trajectory of the diagnostics named in run::layout::diagnostic_fields(), of
 /// simmering stage `stage`.
@@ -72,40 +69,6 @@ double diagnostic(const run::ChainReport& r, std::size_t stage, const std::strin
   if (name == "eigenvalues_above_T_end_stderr") return curvature(r.curvature_end, r.curvature_end.count_stderr);
   if (name == "lambda_max_end") return curvature(r.curvature_end, r.curvature_end.lambda_max);
   throw Error("internal: unknown diagnostic '" + name + "'");
-}
-
-/// N_f T / 2: equipartition's loss rise in a harmonic minimum at temperature T.
-double harmonic_rise(const run::Problem& p, double temperature) {
-  return 0.5 * (static_cast<double>(p.parameters) - p.nhc.dof_offset) * temperature;
-}
-
-/// Means over trajectories of (observed rise of stage `stage`'s members' mean loss over the
-/// stage's start loss, eigenvalues above T at the start).
-std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t, std::size_t stage) {
-  std::vector<double> rise, stiff;
-  for (const auto& r : t) {
-    rise.push_back(r.stages.at(stage).summary.mean_member_loss - r.stages[stage].start_loss);
-    stiff.push_back(r.curvature_start.probes > 0 ? r.curvature_start.count_above : kNaN);
-  }
-  return {finite_mean_sd(rise).first, finite_mean_sd(stiff).first};
-}
-
-/// The stiff modes' harmonic rise: only at the temperature the eigenvalues were counted above
-/// (the ramp's target, or a ladder's first rung).
-double stiff_rise(const run::Problem& p, double stiff, double temperature) {
-  return temperature == p.ramp.target ? 0.5 * stiff * temperature : kNaN;
-}
-
-std::array<std::int64_t, 5> verdict_counts(const std::vector<run::ChainReport>& t, std::size_t stage) {
-  std::array<std::int64_t, 5> counts{};
-  for (const auto& r : t) counts[static_cast<std::size_t>(r.stages.at(stage).summary.verdict)] += 1;
-  return counts;
-}
-
-std::string format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
 }
 
 /// A candidate's scores on the scored sets, named as the problem names them.
@@ -252,6 +215,50 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
 }
 
 }  // namespace
+
+namespace detail {
+
+std::vector<double> column(const std::vector<run::ChainReport>& t, int split, double ensemble::SetScores::*field) {
+  std::vector<double> out;
+  for (const auto& r : t) out.push_back(r.baseline[static_cast<std::size_t>(split)].*field);
+  return out;
+}
+
+/// N_f T / 2: equipartition's loss rise in a harmonic minimum at temperature T.
+double harmonic_rise(const run::Problem& p, double temperature) {
+  return 0.5 * (static_cast<double>(p.parameters) - p.nhc.dof_offset) * temperature;
+}
+
+/// Means over trajectories of (observed rise of stage `stage`'s members' mean loss over the
+/// stage's start loss, eigenvalues above T at the start).
+std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t, std::size_t stage) {
+  std::vector<double> rise, stiff;
+  for (const auto& r : t) {
+    rise.push_back(r.stages.at(stage).summary.mean_member_loss - r.stages[stage].start_loss);
+    stiff.push_back(r.curvature_start.probes > 0 ? r.curvature_start.count_above : kNaN);
+  }
+  return {finite_mean_sd(rise).first, finite_mean_sd(stiff).first};
+}
+
+/// The stiff modes' harmonic rise: only at the temperature the eigenvalues were counted above
+/// (the ramp's target, or a ladder's first rung).
+double stiff_rise(const run::Problem& p, double stiff, double temperature) {
+  return temperature == p.ramp.target ? 0.5 * stiff * temperature : kNaN;
+}
+
+std::array<std::int64_t, 5> verdict_counts(const std::vector<run::ChainReport>& t, std::size_t stage) {
+  std::array<std::int64_t, 5> counts{};
+  for (const auto& r : t) counts[static_cast<std::size_t>(r.stages.at(stage).summary.verdict)] += 1;
+  return counts;
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace detail
 
 void EnsembleReport::save(ByteWriter& w) const {
   w.str(name);
@@ -428,232 +435,6 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
     write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), g + "/diagnostics", c);
   }
   write_selection(f, p, t, report);
-}
-
-void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
-                  const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged) {
-  const double cpu = cpu_parts[3];
-  std::printf(
-      "\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
-      "and traces %.1f%%, gathers + aggregation + I/O %.1f%%, set-up and other %.1f%%\n",
-      format_duration(wall).c_str(), ranks, cpu, 100 * cpu_parts[0] / cpu, 100 * cpu_parts[1] / cpu,
-      100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
-  std::printf("archive: %s (%lld of %lld transfers collective)\n", p.run.output.c_str(),
-              static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
-  for (std::size_t t = 0; t < diverged.size(); ++t) {
-    if (diverged[t] >= 0) {
-      std::printf(
-          "trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
-          "ensemble; consider a smaller simmer.time_step\n",
-          t, static_cast<long long>(diverged[t]), p.nhc.time_step);
-    }
-  }
-}
-
-void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report) {
-  const auto C = t.size();
-  const std::string base = p.mode == train::StartMode::retrofit ? "Adam" : "first sample";
-  const std::size_t sets = p.scored_sets();
-  using Cell = std::function<std::string(int)>;
-  const auto row = [&](const std::string& label, const Cell& cell) {
-    std::printf("%-42s", label.c_str());
-    for (std::size_t s = 0; s < sets; ++s) std::printf(" %20s", cell(static_cast<int>(s)).c_str());
-    std::printf("\n");
-  };
-  const auto base_cell = [&](double ensemble::SetScores::*field, const char* fmt) -> Cell {
-    return [&t, field, fmt](int split) {
-      const auto [m, sd] = finite_mean_sd(column(t, split, field));
-      return format(fmt, m) + " ± " + format(fmt, sd);
-    };
-  };
-  const auto ens_cell = [](const EnsembleReport& e, double ensemble::SetScores::*field, const char* fmt) -> Cell {
-    return [&e, field, fmt](int split) { return format(fmt, e.scores[static_cast<std::size_t>(split)].*field); };
-  };
-  const auto pair = [](const Cell& a, const Cell& b) -> Cell {
-    return [a, b](int split) { return a(split) + " / " + b(split); };
-  };
-  using S = ensemble::SetScores;
-  // One block of rows per ensemble: the deep ensemble (retrofit), then the run's own.
-  const auto ensemble_rows = [&](const std::string& label, const EnsembleReport& e, const std::string& size) {
-    if (p.classification) {
-      row(label + " accuracy" + size, ens_cell(e, &S::metric, "%.4f"));
-      row(label + " NLL / Brier / ECE", pair(ens_cell(e, &S::nll, "%.3g"), ens_cell(e, &S::brier, "%.3g")));
-      row("", ens_cell(e, &S::ece, "%.3g"));
-    } else {
-      row(label + " MSE" + size, ens_cell(e, &S::metric, "%.5g"));
-      row(label + " R²", ens_cell(e, &S::r2, "%.4f"));
-      row(label + " Gaussian NLL", ens_cell(e, &S::nll, "%.4g"));
-      row(label + " 50/90/95% interval coverage", [&e](int split) {
-        const auto& c = e.coverage[static_cast<std::size_t>(split)];
-        return format("%.2f", c[0]) + "/" + format("%.2f", c[1]) + "/" + format("%.2f", c[2]);
-      });
-    }
-  };
-  std::printf("\n");
-  row("", [&](int split) { return p.sets[static_cast<std::size_t>(split)].name; });
-  const std::string over = " (mean ± sd, " + std::to_string(C) + ")";
-  if (p.classification) {
-    row(base + " accuracy" + over, base_cell(&S::metric, "%.4f"));
-    row(base + " NLL / Brier", base_cell(&S::nll, "%.3g"));
-    row("", base_cell(&S::brier, "%.3g"));
-  } else {
-    row(base + " MSE" + over, base_cell(&S::metric, "%.5g"));
-    row(base + " R²", base_cell(&S::r2, "%.4f"));
-    row(base + " Gaussian NLL", base_cell(&S::nll, "%.4g"));
-  }
-  const EnsembleReport& chosen = report.chosen();
-  const EnsembleReport* deep = report.deep();
-  if (deep != nullptr && deep != &chosen) {
-    ensemble_rows("deep ensemble", *deep, " (" + std::to_string(deep->members) + " Adam nets)");
-  }
-  const std::string label =
-      chosen.stage < 0 ? "deep ensemble" : (p.ladder.empty() ? "ensemble" : "ensemble = " + chosen.name);
-  const std::string size = " (" + std::to_string(chosen.members) + (chosen.stage < 0 ? " Adam nets)" : " members)");
-  ensemble_rows(label, chosen, size);
-  const auto& test = chosen.scores[1];
-  if (test.worst_row >= 0) {
-    std::printf("largest single test point's share of the ensemble's %s: %.1f%% (row %lld)\n",
-                p.classification ? "Brier score" : "squared error", 100.0 * test.worst_share,
-                static_cast<long long>(test.worst_row));
-  }
-  if (!p.ladder.empty()) {
-    // The candidates, as /selection holds them.
-    const char* metric = p.classification ? "acc" : "MSE";
-    std::printf("\ncandidates (%s; %s)\n",
-                report.compared
-                    ? ("chosen by validation " + std::string(p.select_by == ensemble::SelectBy::nll ? "NLL" : metric) +
-                       ", ensemble.select_rule = " + ensemble::to_string(p.select_rule))
-                          .c_str()
-                    : "not compared: ensemble.select_by = none, the last rung is the run's ensemble",
-                "/selection");
-    std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9s %9s\n", "candidate", "T", "T/T_Bayes", "members",
-                (std::string("val ") + metric).c_str(), "val loss ± se (diff se)",
-                (std::string("test ") + metric).c_str(), "test NLL", "drifting");
-    for (std::size_t c = 0; c < report.candidates.size(); ++c) {
-      const auto& e = report.candidates[c];
-      const double val_metric = sets > 2 ? e.scores[2].metric : kNaN;
-      std::string loss = "-";
-      if (report.compared) {
-        loss = format("%.4g", report.selection.loss[c]) + " ± " + format("%.2g", report.selection.stderr_loss[c]) +
-               " (" + format("%.2g", report.selection.stderr_difference[c]) + ")";
-      }
-      std::string drift = "-";
-      if (e.stage >= 0) {
-        drift = std::to_string(
-                    verdict_counts(t, static_cast<std::size_t>(e.stage))[static_cast<std::size_t>(Verdict::drifting)]) +
-                "/" + std::to_string(C);
-      }
-      std::string mark;
-      if (static_cast<std::int64_t>(c) == report.selected) mark += "  <- the run's ensemble";
-      if (report.compared && c == report.selection.best && static_cast<std::int64_t>(c) != report.selected)
-        mark += "  (lowest validation loss)";
-      if (report.compared && c == report.selection.one_se && static_cast<std::int64_t>(c) != report.selected)
-        mark += "  (one_se's choice)";
-      std::printf("  %-14s %10.4g %9.3g %8lld %10s %22s %10s %9.4g %9s%s\n", e.name.c_str(), e.temperature,
-                  e.temperature / p.bayes_temperature, static_cast<long long>(e.members),
-                  format(p.classification ? "%.4f" : "%.4g", val_metric).c_str(), loss.c_str(),
-                  format(p.classification ? "%.4f" : "%.4g", e.scores[1].metric).c_str(), e.scores[1].nll,
-                  drift.c_str(), mark.c_str());
-    }
-  }
-  if (report.diagnostics_stage >= 0) {
-    // Stationarity, in one line (the stage in /diagnostics).
-    const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
-    const auto counts = verdict_counts(t, stage);
-    const run::ChainReport* example[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
-    for (const auto& r : t) {
-      auto& e = example[static_cast<int>(r.stages[stage].summary.verdict)];
-      if (e == nullptr) e = &r;
-    }
-    std::string line;
-    for (const auto v :
-         {Verdict::drifting, Verdict::not_mixed, Verdict::stationary, Verdict::diverged, Verdict::no_members}) {
-      const auto i = static_cast<std::size_t>(v);
-      if (counts[i] == 0) continue;
-      line += (line.empty() ? "" : "; ") + std::to_string(counts[i]) + " " + ensemble::to_string(v);
-    }
-    const run::ChainReport* shown = example[static_cast<int>(Verdict::drifting)];
-    if (shown == nullptr) shown = example[static_cast<int>(Verdict::not_mixed)];
-    if (shown == nullptr && !t.empty()) shown = &t.front();
-    std::printf("stationarity%s: %s%s\n",
-                p.ladder.empty() ? "" : (" of " + p.stage_name(report.diagnostics_stage)).c_str(), line.c_str(),
-                shown != nullptr ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " +
-                                    shown->stages[stage].summary.reason + ")")
-                                       .c_str()
-                                 : "");
-    std::int64_t slow = 0, first_slow = -1;
-    for (const auto& r : t) {
-      if (r.slow_to_heat_at < 0) continue;
-      ++slow;
-      if (first_slow < 0 || r.slow_to_heat_at < first_slow) first_slow = r.slow_to_heat_at;
-    }
-    if (slow > 0) {
-      std::printf(
-          "slow to heat: %lld of %zu trajectories had a kinetic temperature below T/100 at a health check (first "
-          "at step %lld); they kept sampling (/diagnostics/slow_to_heat_at_step)\n",
-          static_cast<long long>(slow), t.size(), static_cast<long long>(first_slow));
-    }
-    const double temperature = p.stage_temperature(report.diagnostics_stage);
-    const auto [rise, stiff] = rise_and_stiff(t, stage);
-    std::printf(
-        "loss rise of the members over the start point: %.4g (mean over trajectories); harmonic "
-        "estimate N_f T/2 = %.4g",
-        rise, harmonic_rise(p, temperature));
-    if (std::isfinite(stiff) && std::isfinite(stiff_rise(p, stiff, temperature))) {
-      std::printf(", %.1f eigenvalues above T at the start give %.4g", stiff, stiff_rise(p, stiff, temperature));
-    }
-    std::printf("\n");
-  }
-  std::printf("%s\n", temperature_reading(p).c_str());
-  if (!p.classification) {
-    const auto [mse, sd] = finite_mean_sd(column(t, 0, &S::metric));
-    const double s = std::sqrt(mse);
-    const double t_bayes = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, s);
-    std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s, t_bayes,
-                chosen.temperature / t_bayes);
-  }
-}
-
-std::string temperature_reading(const run::Problem& p) {
-  const auto loss = model::to_string(p.loss);
-  std::string ts;  // "T = 0.1" or "ladder T = 0.01, 0.03, ..."
-  std::string ratio;
-  if (p.adam_only) return "Adam alone (simmer.mode = adam): no simmering, the run's ensemble is the deep ensemble";
-  if (p.ladder.empty()) {
-    ts = "T = " + format("%.4g", p.ramp.target);
-    ratio = format("%.3g", p.ramp.target / p.bayes_temperature);
-  } else {
-    ts = "ladder T = ";
-    for (std::size_t k = 0; k < p.ladder.size(); ++k) {
-      ts += (k > 0 ? ", " : "") + format("%.4g", p.ladder[k]);
-      ratio += (k > 0 ? ", " : "") + format("%.3g", p.ladder[k] / p.bayes_temperature);
-    }
-  }
-  char buf[1024];
-  if (std::isfinite(p.bayes_temperature)) {
-    const char* formula = p.loss == model::LossKind::cce || p.loss == model::LossKind::bce
-                              ? "1/n"
-                              : (p.loss == model::LossKind::sse ? "2 s^2" : "2 s^2/n");
-    std::snprintf(buf, sizeof buf,
-                  "temperature: %s %s %s x the Bayesian temperature T_Bayes = %s = %.4g (%s over n = %lld "
-                  "training rows%s); T = T_Bayes samples the posterior",
-                  ts.c_str(), p.ladder.empty() ? "is" : "are", ratio.c_str(), formula, p.bayes_temperature,
-                  loss.c_str(), static_cast<long long>(p.train.rows()),
-                  p.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.noise_sd)).c_str() : "");
-  } else {
-    std::string sd;
-    const std::vector<double> temperatures = p.ladder.empty() ? std::vector<double>{p.ramp.target} : p.ladder;
-    for (std::size_t k = 0; k < temperatures.size(); ++k) {
-      sd +=
-          (k > 0 ? ", " : "") + format("%.4g", train::noise_sd_at(p.loss, p.train.rows(), p.outputs, temperatures[k]));
-    }
-    std::snprintf(buf, sizeof buf,
-                  "temperature: %s (%s) %s the posterior for Gaussian noise of sd s = %s in target units "
-                  "(T_Bayes = %s); simmer.noise_sd gives s and T in those units",
-                  ts.c_str(), loss.c_str(), p.ladder.empty() ? "is" : "are", sd.c_str(),
-                  p.loss == model::LossKind::sse ? "2 s^2" : "2 s^2/n");
-  }
-  return buf;
 }
 
 }  // namespace simmer::mpi
