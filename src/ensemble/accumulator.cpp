@@ -24,13 +24,6 @@ Matrix MeanAccumulator::variance() const {
   return m2_ / static_cast<double>(members_ - 1);
 }
 
-void MeanAccumulator::restore(std::int64_t members, Matrix mean, Matrix m2) {
-  members_ = members;
-  mean_ = std::move(mean);
-  m2_ = std::move(m2);
-  delta_.resize(mean_.rows(), mean_.cols());
-}
-
 void MeanAccumulator::merge(std::int64_t members, const Matrix& mean, const Matrix& m2) {
   if (members == 0) return;
   if (members_ == 0) {

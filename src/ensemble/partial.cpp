@@ -5,65 +5,30 @@
 #include "simmer/core/error.hpp"
 
 namespace simmer::ensemble {
-namespace {
-
-using Votes = VoteAccumulator::Votes;
-
-void save_means(ByteWriter& w, const MeanAccumulator& m) {
-  w.i64(m.members());
-  w.doubles(m.mean().data(), m.mean().size());
-  w.doubles(m.m2().data(), m.m2().size());
-}
-
-MeanAccumulator load_means(ByteReader& r, Index rows, Index cols) {
-  const auto members = r.i64();
-  const auto mean = r.doubles();
-  const auto m2 = r.doubles();
-  if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
-    throw Error("ensemble partial: running means have the wrong shape");
-  }
-  MeanAccumulator m(rows, cols);
-  m.restore(members, Eigen::Map<const Matrix>(mean.data(), rows, cols),
-            Eigen::Map<const Matrix>(m2.data(), rows, cols));
-  return m;
-}
-
-}  // namespace
 
 void EnsemblePartial::save(ByteWriter& w) const {
-  w.i64(trajectory);
-  w.f64(last_loss);
-  w.i64(members);
-  w.i64(diverged_step);
-  w.i64(static_cast<std::int64_t>(votes.size()));
-  for (const auto& v : votes) w.ints(std::vector<std::int64_t>(v.data(), v.data() + v.size()));
-  w.i64(static_cast<std::int64_t>(means.size()));
-  for (const auto& m : means) save_means(w, m);
-  w.vec(tracked);
+  Saver ar(w);
+  ar(*this);
 }
 
 EnsemblePartial EnsemblePartial::load(ByteReader& r, const EnsembleShape& shape) {
   EnsemblePartial p;
-  p.trajectory = r.i64();
-  p.last_loss = r.f64();
-  p.members = r.i64();
-  p.diverged_step = r.i64();
-  const auto n_votes = static_cast<std::size_t>(r.i64());
+  Loader ar(r);
+  ar(p);
   // No vote tables: an interval without members (nothing to add).
-  const bool none = n_votes == 0 && p.members == 0;
-  if (n_votes != (shape.classification ? shape.rows.size() : 0) && !none) throw Error("ensemble partial: vote tables");
-  for (std::size_t s = 0; s < n_votes; ++s) {
-    const auto flat = r.ints();
-    if (static_cast<Index>(flat.size()) != shape.rows[s] * shape.classes) throw Error("ensemble partial: vote shape");
-    p.votes.emplace_back(Eigen::Map<const Votes>(flat.data(), shape.rows[s], shape.classes));
+  const bool none = p.votes.empty() && p.members == 0;
+  ar.require(p.votes.size() == (shape.classification ? shape.rows.size() : 0) || none, "ensemble partial: vote tables");
+  for (std::size_t s = 0; s < p.votes.size(); ++s) {
+    ar.require(p.votes[s].rows() == shape.rows[s] && p.votes[s].cols() == shape.classes,
+               "ensemble partial: vote shape");
   }
-  const auto n_means = static_cast<std::size_t>(r.i64());
-  if (n_means != (shape.classification ? 0 : shape.rows.size())) throw Error("ensemble partial: running means");
-  for (std::size_t s = 0; s < n_means; ++s) p.means.push_back(load_means(r, shape.rows[s], shape.outputs));
-  p.tracked = r.doubles();
-  if (shape.tracked > 0 && static_cast<std::int64_t>(p.tracked.size()) != p.members * shape.tracked) {
-    throw Error("ensemble partial: tracked predictions do not match the member count");
+  ar.require(p.means.size() == (shape.classification ? 0 : shape.rows.size()), "ensemble partial: running means");
+  for (std::size_t s = 0; s < p.means.size(); ++s) {
+    ar.require(p.means[s].mean().rows() == shape.rows[s] && p.means[s].mean().cols() == shape.outputs,
+               "ensemble partial: running means have the wrong shape");
   }
+  ar.require(shape.tracked == 0 || static_cast<std::int64_t>(p.tracked.size()) == p.members * shape.tracked,
+             "ensemble partial: tracked predictions do not match the member count");
   return p;
 }
 
@@ -125,30 +90,13 @@ void PooledEnsemble::merge(const std::vector<EnsemblePartial>& partials) {
 }
 
 void PooledEnsemble::save(ByteWriter& w) const {
-  for (const auto& v : votes_) {
-    w.i64(v.members());
-    w.ints(std::vector<std::int64_t>(v.votes().data(), v.votes().data() + v.votes().size()));
-  }
-  w.ints(diverged_at_);
-  w.ints(tracked_written_);
-  w.f64(mean_train_loss_);
+  Saver ar(w);
+  ar(*this);
 }
 
 void PooledEnsemble::load(ByteReader& r) {
-  for (std::size_t s = 0; s < votes_.size(); ++s) {
-    const auto members = r.i64();
-    const auto flat = r.ints();
-    if (static_cast<Index>(flat.size()) != shape_.rows[s] * shape_.classes) throw Error("vote table shape differs");
-    votes_[s] = VoteAccumulator(shape_.rows[s], shape_.classes);
-    votes_[s].add_votes(Eigen::Map<const Votes>(flat.data(), shape_.rows[s], shape_.classes), members);
-  }
-  diverged_at_ = r.ints();
-  tracked_written_ = r.ints();
-  if (static_cast<std::int64_t>(diverged_at_.size()) != trajectories_ ||
-      static_cast<std::int64_t>(tracked_written_.size()) != trajectories_) {
-    throw Error("the trajectory count differs");
-  }
-  mean_train_loss_ = r.f64();
+  Loader ar(r);
+  ar(*this);
 }
 
 }  // namespace simmer::ensemble

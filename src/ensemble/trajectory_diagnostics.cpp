@@ -48,44 +48,6 @@ double mean_metric(const MeanAccumulator& means, const ScoredSet& set) {
   return r_squared(view(means.mean()), view(*set.truth));
 }
 
-void save_votes(ByteWriter& w, const VoteAccumulator& v) {
-  w.i64(v.members());
-  w.ints(std::vector<std::int64_t>(v.votes().data(), v.votes().data() + v.votes().size()));
-}
-
-void load_votes(ByteReader& r, VoteAccumulator& v, bool add) {
-  const auto members = r.i64();
-  const auto flat = r.ints();
-  if (static_cast<Index>(flat.size()) != v.votes().size()) throw Error("vote table has the wrong shape");
-  const VoteAccumulator::Votes table =
-      Eigen::Map<const VoteAccumulator::Votes>(flat.data(), v.votes().rows(), v.votes().cols());
-  if (!add) v = VoteAccumulator(v.votes().rows(), v.votes().cols());
-  v.add_votes(table, members);
-}
-
-void save_means(ByteWriter& w, const MeanAccumulator& m) {
-  w.i64(m.members());
-  w.doubles(m.mean().data(), m.mean().size());
-  w.doubles(m.m2().data(), m.m2().size());
-}
-
-/// Restores (`add` false) or merges (`add` true, Chan's formula) an accumulator written by save_means.
-void load_means(ByteReader& r, MeanAccumulator& m, bool add) {
-  const auto members = r.i64();
-  const auto mean = r.doubles();
-  const auto m2 = r.doubles();
-  if (static_cast<Index>(mean.size()) != m.mean().size() || m2.size() != mean.size()) {
-    throw Error("ensemble partial has the wrong shape");
-  }
-  const Index rows = m.mean().rows(), cols = m.mean().cols();
-  const Eigen::Map<const Matrix> mean_map(mean.data(), rows, cols), m2_map(m2.data(), rows, cols);
-  if (add) {
-    m.merge(members, mean_map, m2_map);
-  } else {
-    m.restore(members, mean_map, m2_map);
-  }
-}
-
 }  // namespace
 
 Index ScoredSet::rows() const {
@@ -102,45 +64,6 @@ double TrajectorySummary::ballistic_ratio() const { return path_length > 0.0 ? d
 
 double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
-}
-
-void save_summary(ByteWriter& w, const TrajectorySummary& s) {
-  w.i64(s.members);
-  w.vec(std::vector<double>{s.distance, s.path_length, s.window_distance, s.window_path_length, s.rms_start,
-                            s.rms_window_start, s.rms_end, s.max_abs_end, s.member_train_median, s.member_test_median,
-                            s.member_test_q25, s.member_test_q75, s.mean_member_loss, s.rhat});
-  w.vec(s.block_train_metric);
-  w.vec(s.block_test_metric);
-  w.i64(static_cast<std::int64_t>(s.verdict));
-  w.str(s.reason);
-}
-
-TrajectorySummary load_summary(ByteReader& r) {
-  TrajectorySummary s;
-  s.members = r.i64();
-  const auto v = r.doubles();
-  if (v.size() != 14) throw Error("trajectory summary record has the wrong size");
-  s.distance = v[0];
-  s.path_length = v[1];
-  s.window_distance = v[2];
-  s.window_path_length = v[3];
-  s.rms_start = v[4];
-  s.rms_window_start = v[5];
-  s.rms_end = v[6];
-  s.max_abs_end = v[7];
-  s.member_train_median = v[8];
-  s.member_test_median = v[9];
-  s.member_test_q25 = v[10];
-  s.member_test_q75 = v[11];
-  s.mean_member_loss = v[12];
-  s.rhat = v[13];
-  s.block_train_metric = r.doubles();
-  s.block_test_metric = r.doubles();
-  const auto verdict = r.i64();
-  if (verdict < 0 || verdict > static_cast<std::int64_t>(Verdict::no_members)) throw Error("bad verdict code");
-  s.verdict = static_cast<Verdict>(verdict);
-  s.reason = r.str();
-  return s;
 }
 
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t) {
@@ -185,31 +108,21 @@ DiagnosticsPartials::DiagnosticsPartials(const DiagnosticsSetup& setup) {
   }
 }
 
-void DiagnosticsPartials::save(ByteWriter& w) const {
+void DiagnosticsPartials::merge(const DiagnosticsPartials& other) {
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
-    save_means(w, probabilities[i]);
-    for (const auto& v : block_votes[i]) save_votes(w, v);
-  }
-  for (std::size_t i = 0; i < coverage.size(); ++i) {
-    coverage[i].save(w);
-    for (const auto& m : block_means[i]) save_means(w, m);
-  }
-}
-
-void DiagnosticsPartials::load(ByteReader& r, bool merge) {
-  for (std::size_t i = 0; i < probabilities.size(); ++i) {
-    load_means(r, probabilities[i], merge);
-    for (auto& v : block_votes[i]) load_votes(r, v, merge);
-  }
-  for (std::size_t i = 0; i < coverage.size(); ++i) {
-    if (merge) {
-      CoverageCounter one = coverage[i];
-      one.load(r);
-      coverage[i].merge(one);  // integer counts: any order gives the same sums
-    } else {
-      coverage[i].load(r);
+    const MeanAccumulator& m = other.probabilities[i];
+    probabilities[i].merge(m.members(), m.mean(), m.m2());
+    for (std::size_t b = 0; b < block_votes[i].size(); ++b) {
+      const VoteAccumulator& v = other.block_votes[i][b];
+      block_votes[i][b].add_votes(v.votes(), v.members());
     }
-    for (auto& m : block_means[i]) load_means(r, m, merge);
+  }
+  for (std::size_t i = 0; i < coverage.size(); ++i) {
+    coverage[i].merge(other.coverage[i]);  // integer counts: any order gives the same sums
+    for (std::size_t b = 0; b < block_means[i].size(); ++b) {
+      const MeanAccumulator& m = other.block_means[i][b];
+      block_means[i][b].merge(m.members(), m.mean(), m.m2());
+    }
   }
 }
 
@@ -326,38 +239,29 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
 }
 
 void TrajectoryDiagnostics::save(ByteWriter& w) const {
-  w.vec(start_);
-  w.vec(window_start_);
-  w.f64(rms_start_);
-  w.f64(rms_window_start_);
-  w.f64(path_);
-  w.f64(window_path_);
-  w.pod(static_cast<std::uint8_t>(window_started_));
-  for (const auto* series : {&series_step_, &series_loss_, &series_train_, &series_test_, &series_rms_}) {
-    w.vec(*series);
-  }
-  save_partials(w);
+  Saver ar(w);
+  ar(*this);
 }
 
 void TrajectoryDiagnostics::load(ByteReader& r) {
-  start_ = r.vec();
-  window_start_ = r.vec();
-  rms_start_ = r.f64();
-  rms_window_start_ = r.f64();
-  path_ = r.f64();
-  window_path_ = r.f64();
-  window_started_ = r.pod<std::uint8_t>() != 0;
-  for (auto* series : {&series_step_, &series_loss_, &series_train_, &series_test_, &series_rms_}) {
-    *series = r.doubles();
-  }
-  partials_.load(r, false);
+  Loader ar(r);
+  ar(*this);
 }
 
-void TrajectoryDiagnostics::save_partials(ByteWriter& w) const { partials_.save(w); }
+void TrajectoryDiagnostics::save_partials(ByteWriter& w) const {
+  Saver ar(w);
+  ar(partials_);
+}
 
 PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {}
 
-void PooledDiagnostics::merge(ByteReader& r) { partials_.load(r, true); }
+void PooledDiagnostics::merge(ByteReader& r) {
+  DiagnosticsPartials one = partials_;  // the shapes, to be filled with the trajectory's sums
+  Loader ar(r);
+  ar(one);
+  ar.finish();
+  partials_.merge(one);
+}
 
 #define SIMMER_INSTANTIATE(S)                                                                \
   template void TrajectoryDiagnostics::start(const VectorOf<S>&);                            \

@@ -190,21 +190,4 @@ void CoverageCounter::restore(std::int64_t members, std::vector<std::int64_t> be
   equal_ = std::move(equal);
 }
 
-void CoverageCounter::save(ByteWriter& w) const {
-  w.i64(members_);
-  w.ints(below_);
-  w.ints(equal_);
-}
-
-void CoverageCounter::load(ByteReader& r) {
-  members_ = r.i64();
-  auto below = r.ints();
-  auto equal = r.ints();
-  if (below.size() != below_.size() || equal.size() != equal_.size()) {
-    throw Error("coverage counts have the wrong shape");
-  }
-  below_ = std::move(below);
-  equal_ = std::move(equal);
-}
-
 }  // namespace simmer::ensemble

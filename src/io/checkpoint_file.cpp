@@ -11,7 +11,6 @@
 namespace simmer::io {
 namespace {
 constexpr char kMagic[8] = {'S', 'I', 'M', 'M', 'E', 'R', 'C', 'K'};
-constexpr std::uint32_t kFormat = 5;  // 3: the run id; 4: Adam-phase checkpoints; 5: simmering stages (ladders)
 }  // namespace
 
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {
@@ -26,7 +25,7 @@ std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {
 void write_checkpoint_file(const std::string& path, const std::vector<unsigned char>& payload) {
   ByteWriter header;
   for (const char c : kMagic) header.pod(c);
-  header.pod(kFormat);
+  header.pod(kCheckpointFormat);
   header.i64(static_cast<std::int64_t>(payload.size()));
   header.pod(fnv1a(payload.data(), payload.size()));
   const std::string tmp = path + ".tmp";
@@ -70,9 +69,11 @@ std::vector<unsigned char> read_checkpoint_file(const std::string& path) {
   for (char& c : magic) c = r.pod<char>();
   if (std::memcmp(magic, kMagic, 8) != 0) throw Error("'" + path + "' is not a simmer checkpoint");
   const auto format = r.pod<std::uint32_t>();
-  if (format != kFormat) {
-    throw Error("checkpoint '" + path + "' has format " + std::to_string(format) + ", this simmer reads " +
-                std::to_string(kFormat));
+  if (format != kCheckpointFormat) {
+    throw Error("checkpoint '" + path + "' has format version " + std::to_string(format) +
+                "; this simmer reads version " + std::to_string(kCheckpointFormat) + " only (" +
+                (format < kCheckpointFormat ? "written by an older simmer" : "written by a newer simmer") +
+                ": resume it with the simmer that wrote it, or start the run again)");
   }
   const auto size = static_cast<std::size_t>(r.i64());
   const auto sum = r.pod<std::uint64_t>();

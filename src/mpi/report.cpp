@@ -22,20 +22,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kSplits[2] = {"train", "test"};  ///< the sets with block metrics
 using Verdict = ensemble::Verdict;
 
-void save_scores(ByteWriter& w, const ensemble::SetScores& s) { w.vec(s.to_vector()); }
-
-ensemble::SetScores load_scores(ByteReader& r) {
-  const auto v = r.doubles();
-  if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("report: bad scores record");
-  return ensemble::SetScores::from(v.data());
-}
-
-std::size_t load_count(ByteReader& r, std::int64_t most) {
-  const std::int64_t n = r.i64();
-  if (n < 0 || n > most) throw Error("report: bad count");
-  return static_cast<std::size_t>(n);
-}
-
 using run::layout::score_fields;
 
 /// One value per trajectory of the diagnostics named in run::layout::diagnostic_fields(), of
@@ -261,65 +247,27 @@ std::string format(const char* fmt, double v) {
 }  // namespace detail
 
 void EnsembleReport::save(ByteWriter& w) const {
-  w.str(name);
-  w.f64(temperature);
-  w.i64(stage);
-  w.i64(static_cast<std::int64_t>(scores.size()));
-  for (const auto& s : scores) save_scores(w, s);
-  w.i64(static_cast<std::int64_t>(coverage.size()));
-  for (const auto& c : coverage) w.doubles(c.data(), static_cast<std::int64_t>(c.size()));
-  for (const auto& b : block_metric) w.vec(b);
-  w.i64(members);
+  Saver ar(w);
+  ar(*this);
 }
 
 EnsembleReport EnsembleReport::load(ByteReader& r) {
   EnsembleReport e;
-  e.name = r.str();
-  e.temperature = r.f64();
-  e.stage = r.i64();
-  e.scores.resize(load_count(r, 8));
-  for (auto& s : e.scores) s = load_scores(r);
-  e.coverage.resize(load_count(r, 8));
-  for (auto& c : e.coverage) {
-    const auto v = r.doubles();
-    if (v.size() != c.size()) throw Error("report: bad coverage record");
-    std::copy(v.begin(), v.end(), c.begin());
-  }
-  for (auto& b : e.block_metric) b = r.doubles();
-  e.members = r.i64();
+  Loader ar(r);
+  ar(e);
   return e;
 }
 
 void RunReport::save(ByteWriter& w) const {
-  w.i64(static_cast<std::int64_t>(candidates.size()));
-  for (const auto& c : candidates) c.save(w);
-  w.pod(static_cast<std::uint8_t>(compared));
-  w.vec(selection.loss);
-  w.vec(selection.stderr_loss);
-  w.vec(selection.stderr_difference);
-  w.i64(static_cast<std::int64_t>(selection.best));
-  w.i64(static_cast<std::int64_t>(selection.one_se));
-  w.i64(static_cast<std::int64_t>(selection.selected));
-  w.i64(selected);
-  w.i64(diagnostics_stage);
+  Saver ar(w);
+  ar(*this);
 }
 
 RunReport RunReport::load(ByteReader& r) {
   RunReport out;
-  out.candidates.resize(load_count(r, 1000000));
-  for (auto& c : out.candidates) c = EnsembleReport::load(r);
-  out.compared = r.pod<std::uint8_t>() != 0;
-  out.selection.loss = r.doubles();
-  out.selection.stderr_loss = r.doubles();
-  out.selection.stderr_difference = r.doubles();
-  out.selection.best = static_cast<std::size_t>(r.i64());
-  out.selection.one_se = static_cast<std::size_t>(r.i64());
-  out.selection.selected = static_cast<std::size_t>(r.i64());
-  out.selected = r.i64();
-  out.diagnostics_stage = r.i64();
-  if (out.selected < 0 || out.selected >= static_cast<std::int64_t>(out.candidates.size())) {
-    throw Error("report: the chosen candidate is out of range");
-  }
+  Loader ar(r);
+  ar(out);
+  ar.finish();
   return out;
 }
 

@@ -1,6 +1,6 @@
-// One trajectory (run/chain.hpp). A little over 500 lines because it holds every phase of a
-// trajectory's life that must agree bit for bit between a run and its resume: Adam, the start,
-// the steps with their health check, members, rows, reports, and the one save/load pair.
+// One trajectory (run/chain.hpp): every phase of its life that must agree bit for bit between a
+// run and its resume: Adam, the start, the steps with their health check, members and rows. Its
+// saved state (the checkpoint's field list) and its report are in run/chain_state.cpp.
 #include "simmer/run/chain.hpp"
 
 #include <ctime>
@@ -22,23 +22,6 @@ std::string text(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
-}
-
-void save_rng(ByteWriter& w, const Rng& rng) {
-  const Rng::State rs = rng.state();
-  for (const auto word : rs.s) w.pod(word);
-  w.pod(static_cast<std::uint8_t>(rs.has_spare));
-  w.f64(rs.spare);
-}
-
-Rng load_rng(ByteReader& r) {
-  Rng::State rs;
-  for (auto& word : rs.s) word = r.pod<std::uint64_t>();
-  rs.has_spare = r.pod<std::uint8_t>() != 0;
-  rs.spare = r.f64();
-  Rng rng(0);
-  rng.set_state(rs);
-  return rng;
 }
 
 }  // namespace
@@ -91,46 +74,6 @@ ensemble::EnsembleShape ensemble_shape(const Problem& p) {
   shape.outputs = p.outputs;
   shape.tracked = p.classification ? 0 : static_cast<Index>(p.store.track.size()) * p.outputs;
   return shape;
-}
-
-void ChainReport::save(ByteWriter& w) const {
-  w.i64(index);
-  w.i64(static_cast<std::int64_t>(baseline.size()));
-  for (const auto& b : baseline) w.vec(b.to_vector());
-  w.i64(static_cast<std::int64_t>(stages.size()));
-  for (const auto& stage : stages) {
-    ensemble::save_summary(w, stage.summary);
-    w.f64(stage.start_loss);
-  }
-  w.i64(diverged_at);
-  w.i64(slow_to_heat_at);
-  train::save_spectrum(w, curvature_start);
-  train::save_spectrum(w, curvature_end);
-}
-
-ChainReport ChainReport::load(ByteReader& r) {
-  ChainReport c;
-  c.index = r.i64();
-  const std::int64_t sets = r.i64();
-  if (sets < 0 || sets > 8) throw Error("chain report: set count");
-  c.baseline.resize(static_cast<std::size_t>(sets));
-  for (auto& b : c.baseline) {
-    const auto v = r.doubles();
-    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields)) throw Error("chain report: scores");
-    b = ensemble::SetScores::from(v.data());
-  }
-  const std::int64_t stages = r.i64();
-  if (stages < 0 || stages > 1000000) throw Error("chain report: stage count");
-  c.stages.resize(static_cast<std::size_t>(stages));
-  for (auto& stage : c.stages) {
-    stage.summary = ensemble::load_summary(r);
-    stage.start_loss = r.f64();
-  }
-  c.diverged_at = r.i64();
-  c.slow_to_heat_at = r.i64();
-  c.curvature_start = train::load_spectrum(r);
-  c.curvature_end = train::load_spectrum(r);
-  return c;
 }
 
 std::unique_ptr<Chain> make_chain(const Problem& problem, std::int64_t index) {
@@ -536,181 +479,6 @@ ConstBatchViewOf<double> BasicChain<S>::wide(ConstBatchView pred) {
     out = pred.template cast<double>();
     return view(out);
   }
-}
-
-template <class S>
-ChainReport BasicChain<S>::report() {
-  ChainReport r;
-  r.index = index_;
-  if (baseline_scores_.size() == p_->scored_sets()) {
-    r.baseline = baseline_scores_;
-  } else {  // a trajectory that stopped before its first member has no baseline
-    const std::vector<double> nan(ensemble::SetScores::kFields, kNaN);
-    r.baseline.assign(p_->scored_sets(), ensemble::SetScores::from(nan.data()));
-  }
-  // Stages that ended kept their summary then; the current one ends here; a divergence belongs
-  // to the stage it happened in (later stages never started: no members).
-  const std::int64_t diverged_stage = diverged_step_ >= 0 ? p_->stage_of(diverged_step_) : -1;
-  for (std::size_t k = 0; k < diag_.size(); ++k) {
-    StageReport stage;
-    stage.summary = k < ended_.size() ? ended_[k]
-                                      : diag_[k].summary(net_.parameters(), p_->prior_rms,
-                                                         diverged_stage == static_cast<std::int64_t>(k));
-    stage.start_loss = start_loss_[k];
-    r.stages.push_back(std::move(stage));
-  }
-  r.diverged_at = diverged_step_;
-  r.slow_to_heat_at = slow_to_heat_step_;
-  r.curvature_start = curvature_start_;
-  r.curvature_end = curvature_end_;
-  return r;
-}
-
-template <class S>
-void BasicChain<S>::save(ByteWriter& w) const {
-  if (!rows_.params.empty() || !rows_.params32.empty() || !rows_.trace.empty()) {
-    throw Error("internal: a chain is saved with rows not yet written");
-  }
-  w.i64(index_);
-  w.pod(static_cast<std::uint8_t>(started() ? 1 : 0));
-  if (!started()) {
-    // During Adam (a retrofit's first phase): everything its remaining epochs depend on.
-    save_rng(w, minibatch_rng_);
-    w.vec(net_.parameters());
-    w.vec(adam_.m);
-    w.vec(adam_.v);
-    w.i64(adam_.t);
-    w.i64(adam_.epoch);
-    w.vec(adam_.previous);
-    w.i64(trace_count_);
-    return;
-  }
-  save_rng(w, noise_rng_);
-  const auto& phase = trajectory_->phase();
-  w.vec(net_.parameters());
-  w.vec(phase.v);
-  w.vec(phase.chain.s);
-  w.vec(phase.chain.w);
-  w.f64(phase.kinetic);
-  w.i64(static_cast<std::int64_t>(next_sample_));
-  w.i64(members_);
-  w.ints(stage_members_);
-  w.i64(rows_.draw_first);
-  w.i64(trace_count_);
-  w.ints(sample_steps_);
-  w.vec(baseline_);
-  w.i64(static_cast<std::int64_t>(baseline_scores_.size()));
-  for (const auto& b : baseline_scores_) w.vec(b.to_vector());
-  w.vec(start_loss_);
-  train::save_spectrum(w, curvature_start_);
-  train::save_spectrum(w, curvature_end_);
-  for (const auto& d : diag_) d.save(w);
-  w.i64(static_cast<std::int64_t>(ended_.size()));
-  for (const auto& e : ended_) ensemble::save_summary(w, e);
-  w.f64(last_loss_);
-  w.i64(diverged_step_);
-  w.i64(slow_to_heat_step_);
-  w.pod(static_cast<std::uint8_t>(stopped_));
-  w.str(diverged_reason_);
-  w.i64(strikes_);
-  w.f64(last_energy_);
-  w.f64(last_check_temperature_);
-  w.f64(last_check_kinetic_);
-  for (const auto& stage : means_) {
-    for (const auto& m : stage) {
-      w.i64(m.members());
-      w.doubles(m.mean().data(), m.mean().size());
-      w.doubles(m.m2().data(), m.m2().size());
-    }
-  }
-}
-
-template <class S>
-void BasicChain<S>::load(ByteReader& c, std::int64_t step) {
-  if (c.i64() != index_) throw Error("chains out of order");
-  const bool simmering = c.pod<std::uint8_t>() != 0;
-  const auto parameters = [&](Vector x) {  // in S
-    if (x.size() != net_.parameter_count()) throw Error("parameter vector of the wrong size");
-    return x;
-  };
-  if (!simmering) {
-    if (step != 0) throw Error("a trajectory in its Adam phase at simmering step " + std::to_string(step));
-    minibatch_rng_ = load_rng(c);
-    net_.parameters() = parameters(c.template vec_of<S>());
-    adam_.m = parameters(c.template vec_of<S>());
-    adam_.v = parameters(c.template vec_of<S>());
-    adam_.t = c.i64();
-    adam_.epoch = c.i64();
-    adam_.previous = parameters(c.template vec_of<S>());
-    trace_count_ = c.i64();
-    rows_ = ChainRows{};
-    rows_.trace_first = trace_count_;
-    if (adam_.epoch < 0 || adam_.epoch > p_->adam.epochs) throw Error("Adam epoch out of range");
-    return;
-  }
-  noise_rng_ = load_rng(c);
-  net_.parameters() = parameters(c.template vec_of<S>());
-  train::BasicPhaseState<S> phase;
-  phase.v = c.template vec_of<S>();
-  phase.chain.s = c.vec();
-  phase.chain.w = c.vec();
-  phase.kinetic = c.f64();
-  next_sample_ = static_cast<std::size_t>(c.i64());
-  members_ = c.i64();
-  stage_members_ = c.ints();
-  if (stage_members_.size() != diag_.size()) throw Error("stage count differs");
-  rows_ = ChainRows{};
-  rows_.draw_first = c.i64();
-  trace_count_ = c.i64();
-  rows_.trace_first = trace_count_;
-  sample_steps_ = c.ints();
-  baseline_ = c.template vec_of<S>();
-  baseline_scores_.clear();
-  for (std::int64_t b = c.i64(); b > 0; --b) {
-    const auto v = c.doubles();
-    if (v.size() != static_cast<std::size_t>(ensemble::SetScores::kFields))
-      throw Error("baseline scores have the wrong size");
-    baseline_scores_.push_back(ensemble::SetScores::from(v.data()));
-  }
-  start_loss_ = c.doubles();
-  if (start_loss_.size() != diag_.size()) throw Error("stage count differs");
-  curvature_start_ = train::load_spectrum(c);
-  curvature_end_ = train::load_spectrum(c);
-  for (auto& d : diag_) d.load(c);
-  const std::int64_t ended = c.i64();
-  if (ended < 0 || ended > static_cast<std::int64_t>(diag_.size())) throw Error("ended stages out of range");
-  ended_.clear();
-  for (std::int64_t k = 0; k < ended; ++k) ended_.push_back(ensemble::load_summary(c));
-  last_loss_ = c.f64();
-  diverged_step_ = c.i64();
-  slow_to_heat_step_ = c.i64();
-  stopped_ = c.pod<std::uint8_t>() != 0;
-  diverged_reason_ = c.str();
-  strikes_ = static_cast<int>(c.i64());
-  last_energy_ = c.f64();
-  last_check_temperature_ = c.f64();
-  last_check_kinetic_ = c.f64();
-  for (auto& stage : means_) {
-    for (auto& m : stage) {
-      const auto members = c.i64();
-      const auto mean = c.doubles();
-      const auto m2 = c.doubles();
-      const Index rows = m.mean().rows(), cols = m.mean().cols();
-      if (static_cast<Index>(mean.size()) != rows * cols || m2.size() != mean.size()) {
-        throw Error("running means have the wrong shape");
-      }
-      m.restore(members, Eigen::Map<const ::simmer::Matrix>(mean.data(), rows, cols),
-                Eigen::Map<const ::simmer::Matrix>(m2.data(), rows, cols));
-    }
-  }
-  for (auto& stage : votes_) {
-    for (auto& v : stage) v.setZero();
-  }
-  for (auto& t : tracked_) t.clear();
-  std::fill(interval_members_.begin(), interval_members_.end(), 0);
-  trajectory_ =
-      std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, p_->schedule(), std::move(phase), step);
-  trajectory_->set_noise(&noise_rng_);
 }
 
 template class BasicChain<double>;

@@ -119,26 +119,4 @@ SpectrumEstimate estimate_spectrum(BasicObjective<S>& objective, VectorOf<S>& x,
 template SpectrumEstimate estimate_spectrum(BasicObjective<double>&, VectorOf<double>&, double, int, int, Rng&);
 template SpectrumEstimate estimate_spectrum(BasicObjective<float>&, VectorOf<float>&, double, int, int, Rng&);
 
-void save_spectrum(ByteWriter& w, const SpectrumEstimate& s) {
-  w.f64(s.count_above);
-  w.f64(s.count_stderr);
-  w.i64(s.ritz_above);
-  w.f64(s.lambda_max);
-  w.i64(s.steps);
-  w.i64(s.probes);
-  w.i64(s.gradients);
-}
-
-SpectrumEstimate load_spectrum(ByteReader& r) {
-  SpectrumEstimate s;
-  s.count_above = r.f64();
-  s.count_stderr = r.f64();
-  s.ritz_above = static_cast<int>(r.i64());
-  s.lambda_max = r.f64();
-  s.steps = static_cast<int>(r.i64());
-  s.probes = static_cast<int>(r.i64());
-  s.gradients = static_cast<int>(r.i64());
-  return s;
-}
-
 }  // namespace simmer::train

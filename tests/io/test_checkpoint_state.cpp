@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "simmer/core/error.hpp"
+#include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "temp_dir.hpp"
 
@@ -61,4 +62,34 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains(path));
   c.chains.pop_back();  // fewer states than trajectories
   CHECK_THROWS(io::encode_checkpoint(c));
+}
+
+TEST_CASE("a checkpoint of another format version is refused, naming the file and both versions", "[checkpoint]") {
+  io::RunCheckpoint c;
+  c.run_id = "r";
+  c.trajectories = 1;
+  c.generation = 1;
+  c.chains = {{1, 2}};
+  test::TempDir dir("checkpoint_version");
+  const std::string path = dir.path("old.h5.ckpt");
+  io::save_checkpoint(path, c);
+  REQUIRE(io::kCheckpointFormat == 6);
+  for (const std::uint32_t version : {io::kCheckpointFormat - 1, io::kCheckpointFormat + 1}) {
+    INFO("version " << version);
+    {  // the header's version field follows the 8-byte magic
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(8);
+      f.write(reinterpret_cast<const char*>(&version), sizeof version);
+    }
+    CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains("'" + path + "'") &&
+                                                     Catch::Contains("version " + std::to_string(version)) &&
+                                                     Catch::Contains("reads version 6") &&
+                                                     Catch::Contains(version < 6 ? "older simmer" : "newer simmer"));
+  }
+  {  // put back, it loads again
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8);
+    f.write(reinterpret_cast<const char*>(&io::kCheckpointFormat), sizeof io::kCheckpointFormat);
+  }
+  CHECK(io::load_checkpoint(path).chains == c.chains);
 }

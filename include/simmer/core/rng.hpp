@@ -73,6 +73,13 @@ class Rng {
     has_spare_ = st.has_spare;
     spare_ = st.spare;
   }
+  /// The state as checkpoint fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    State st = state();
+    ar(st.s, st.has_spare, st.spare);
+    if constexpr (Ar::loading) set_state(st);
+  }
 
  private:
   std::array<std::uint64_t, 4> s_{};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "simmer/core/types.hpp"
+#include "simmer/core/visit.hpp"
 
 namespace simmer::ensemble {
 
@@ -23,12 +24,18 @@ class MeanAccumulator {
   [[nodiscard]] Matrix variance() const;
   /// Raw state, for checkpoints and archives: mean and Σ (p - mean)².
   [[nodiscard]] const Matrix& m2() const { return m2_; }
-  void restore(std::int64_t members, Matrix mean, Matrix m2);
   /// Combine with another accumulator's state (Chan et al.); merging per-trajectory partials in
   /// a fixed order gives the same bits however trajectories were spread over ranks.
   void merge(std::int64_t members, const Matrix& mean, const Matrix& m2);
   /// Forget all members (keeps the shape).
   void clear();
+  /// Checkpoint and message fields (core/visit.hpp): loading keeps a constructed shape.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(members_, shaped(mean_), shaped(m2_));
+    ar.require(m2_.rows() == mean_.rows() && m2_.cols() == mean_.cols(), "running means have the wrong shape");
+    if constexpr (Ar::loading) delta_.resize(mean_.rows(), mean_.cols());
+  }
 
  private:
   std::int64_t members_ = 0;
@@ -54,6 +61,11 @@ class VoteAccumulator {
   [[nodiscard]] std::vector<std::int64_t> majority() const;
   /// Vote fractions [points][classes].
   [[nodiscard]] Matrix fractions() const;
+  /// Checkpoint and message fields (core/visit.hpp): loading keeps a constructed shape.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(members_, shaped(votes_));
+  }
 
  private:
   std::int64_t members_ = 0;

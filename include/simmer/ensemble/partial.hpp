@@ -13,6 +13,7 @@
 
 #include "simmer/core/bytes.hpp"
 #include "simmer/core/types.hpp"
+#include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 
 namespace simmer::ensemble {
@@ -37,6 +38,11 @@ struct EnsemblePartial {
   std::vector<MeanAccumulator> means;  ///< regression: the trajectory's running totals per set
   std::vector<double> tracked;         ///< regression: members × tracked values, this interval
 
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(trajectory, last_loss, members, diverged_step, votes, means, tracked);
+  }
   void save(ByteWriter& w) const;
   /// Reads what save wrote, checking the shapes.
   static EnsemblePartial load(ByteReader& r, const EnsembleShape& shape);
@@ -68,8 +74,13 @@ class PooledEnsemble {
   [[nodiscard]] const std::vector<TrackedBlock>& tracked_blocks() const { return tracked_blocks_; }
   [[nodiscard]] const std::vector<double>& tracked_rows() const { return tracked_rows_; }
 
-  /// What a checkpoint must keep (the regression means are rebuilt from the trajectories'
-  /// running totals at the next gather, so they are not part of it).
+  /// What a checkpoint must keep (core/visit.hpp; the regression means are rebuilt from the
+  /// trajectories' running totals at the next gather, so they are not part of it). Loading keeps
+  /// the constructed shapes and trajectory count.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(fixed(votes_), fixed(diverged_at_), fixed(tracked_written_), mean_train_loss_);
+  }
   void save(ByteWriter& w) const;
   void load(ByteReader& r);
 

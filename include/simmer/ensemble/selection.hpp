@@ -40,6 +40,11 @@ struct Selection {
   std::size_t best = 0;    ///< the lowest loss (the first of equals)
   std::size_t one_se = 0;  ///< the first candidate within one standard error of the best
   std::size_t selected = 0;
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(loss, stderr_loss, stderr_difference, best, one_se, selected);
+  }
 };
 
 /// Chooses among candidates by their per-row validation losses (one RowLosses::nll or ::metric

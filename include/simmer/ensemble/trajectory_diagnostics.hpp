@@ -17,6 +17,7 @@
 #include "simmer/core/bytes.hpp"
 #include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
+#include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 
@@ -84,11 +85,15 @@ struct TrajectorySummary {
   std::string reason;  ///< the numbers behind the verdict, one line
   [[nodiscard]] double ballistic_ratio() const;
   [[nodiscard]] double window_ballistic_ratio() const;
+  /// Checkpoint and message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(members, distance, path_length, window_distance, window_path_length, rms_start, rms_window_start, rms_end,
+       max_abs_end, block_train_metric, block_test_metric, member_train_median, member_test_median, member_test_q25,
+       member_test_q75, mean_member_loss, rhat, verdict, reason);
+    ar.require(kVerdictNames.name(verdict) != "?", "bad verdict code");
+  }
 };
-
-/// A summary as bytes (the end-of-run gather) and back.
-void save_summary(ByteWriter& w, const TrajectorySummary& s);
-TrajectorySummary load_summary(ByteReader& r);
 
 /// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t = VerdictThresholds{});
@@ -103,10 +108,15 @@ struct DiagnosticsPartials {
   std::vector<CoverageCounter> coverage;                  ///< regression, [set]
   std::vector<std::vector<VoteAccumulator>> block_votes;  ///< classification, [set][block]
   std::vector<std::vector<MeanAccumulator>> block_means;  ///< regression, [set][block]
-  void save(ByteWriter& w) const;
-  /// Reads what save wrote: replacing these sums (`merge` false) or adding to them (true: votes
-  /// and counts add, means merge by Chan's formula).
-  void load(ByteReader& r, bool merge);
+  /// Checkpoint and message fields (core/visit.hpp): loading replaces the sums, keeping the
+  /// constructed shapes.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(fixed(probabilities), fixed(block_votes), fixed(coverage), fixed(block_means));
+  }
+  /// Adds what another trajectory's fields hold (votes and counts add, means merge by Chan's
+  /// formula).
+  void merge(const DiagnosticsPartials& other);
   /// The ensemble metric of each block on scored set `set` (0 train, 1 test, 2 validation):
   /// vote accuracy or R²; NaN for a block without members.
   [[nodiscard]] std::vector<double> block_metric(const DiagnosticsSetup& setup, int set) const;
@@ -141,7 +151,12 @@ class TrajectoryDiagnostics {
   template <class S>
   [[nodiscard]] TrajectorySummary summary(const VectorOf<S>& x, double prior_rms, bool diverged) const;
 
-  /// Full state (checkpoints).
+  /// Full state (checkpoints; core/visit.hpp), the constructed setup kept.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(start_, window_start_, rms_start_, rms_window_start_, path_, window_path_, window_started_, series_step_,
+       series_loss_, series_train_, series_test_, series_rms_, partials_);
+  }
   void save(ByteWriter& w) const;
   void load(ByteReader& r);
   /// What the pooled scores need: mean class probabilities or coverage counts, and the block
@@ -168,7 +183,7 @@ class TrajectoryDiagnostics {
 class PooledDiagnostics {
  public:
   explicit PooledDiagnostics(const DiagnosticsSetup& setup);
-  /// One trajectory's save_partials.
+  /// One trajectory's save_partials (all of `r`).
   void merge(ByteReader& r);
   /// Mean class probabilities of all members on a set [rows][classes] (classification).
   [[nodiscard]] const Matrix& probabilities(int set) const {

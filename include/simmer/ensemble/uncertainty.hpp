@@ -45,6 +45,11 @@ struct SetScores {
   static constexpr int kFields = 7;
   [[nodiscard]] std::vector<double> to_vector() const;
   static SetScores from(const double* values);
+  /// Checkpoint and message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(metric, r2, nll, brier, ece, worst_row, worst_share);
+  }
 };
 
 /// Classification scores of probabilities [rows][classes] against labels; `metric` is the
@@ -74,8 +79,15 @@ class CoverageCounter {
   [[nodiscard]] std::int64_t members() const { return members_; }
   /// Fraction of values inside the members' central `level` interval (NaN with no members).
   [[nodiscard]] double coverage(double level) const;
-  void save(ByteWriter& w) const;
-  void load(ByteReader& r);
+  /// Checkpoint and message fields (core/visit.hpp); loading keeps the counts' length (when
+  /// constructed with a shape).
+  template <class Ar>
+  void fields(Ar& ar) {
+    const std::size_t values = below_.size();
+    ar(members_, below_, equal_);
+    ar.require(below_.size() == equal_.size() && (values == 0 || below_.size() == values),
+               "coverage counts have the wrong shape");
+  }
   /// Per value (row-major rows × outputs): members below the truth, and equal to it.
   [[nodiscard]] const std::vector<std::int64_t>& below() const { return below_; }
   [[nodiscard]] const std::vector<std::int64_t>& equal() const { return equal_; }

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// A run's checkpoint as one struct, saved and loaded by one pair of functions, so a field
-/// cannot be written and forgotten on the way back (tests/io round-trip it). The trajectories'
+/// A run's checkpoint as one struct whose one field list (`fields`, core/visit.hpp) is both
+/// saved and loaded, so a field cannot be written and forgotten on the way back. The trajectories'
 /// own states are opaque blocks (run::Chain::save), as is rank 0's pooled ensemble
 /// (ensemble::PooledEnsemble::save). The file is written atomically with a checksum
 /// (io/checkpoint_file).
@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "simmer/core/visit.hpp"
 
 namespace simmer::io {
 
@@ -32,6 +34,17 @@ struct RunCheckpoint {
   std::string inputs;
   std::vector<unsigned char> pooled;               ///< rank 0's pooled ensembles
   std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order
+
+  /// Checkpoint fields (core/visit.hpp); loading checks them against each other.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(run_id, version, config_ini, step, adam_epoch, trajectories, generation, inputs, pooled, chains);
+    ar.require(adam_epoch < 0 || step == 0, "an Adam-phase checkpoint at a simmering step");
+    ar.require(trajectories >= 0, "negative trajectory count");
+    ar.require(generation >= 1, "generation " + std::to_string(generation) + " out of range");
+    ar.require(static_cast<std::int64_t>(chains.size()) == trajectories,
+               "the trajectory count differs from the states it holds");
+  }
 };
 
 /// The checkpoint as a payload (what save_checkpoint writes), and back. `origin` names the
@@ -39,8 +52,9 @@ struct RunCheckpoint {
 std::vector<unsigned char> encode_checkpoint(const RunCheckpoint& c);
 RunCheckpoint decode_checkpoint(const std::vector<unsigned char>& payload, const std::string& origin);
 
-/// Written to `path` atomically (temporary file, fsync, rename) with magic, format and checksum;
-/// read back verified. Errors name the path.
+/// Written to `path` atomically (temporary file, fsync, rename) with magic, format
+/// (io::kCheckpointFormat) and checksum; read back verified. Errors name the path; a checkpoint
+/// of another format is refused, naming its format and this simmer's.
 void save_checkpoint(const std::string& path, const RunCheckpoint& c);
 RunCheckpoint load_checkpoint(const std::string& path);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "simmer/core/bytes.hpp"
+#include "simmer/core/visit.hpp"
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/partial.hpp"
 #include "simmer/ensemble/selection.hpp"
@@ -41,6 +42,11 @@ struct EnsembleReport {
   std::vector<std::array<double, kCoverageLevels.size()>> coverage;  ///< regression, per scored set
   std::array<std::vector<double>, 2> block_metric;                   ///< stages: train, test per block of the window
   std::int64_t members = 0;
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(name, temperature, stage, scores, coverage, block_metric, members);
+  }
   void save(ByteWriter& w) const;
   static EnsembleReport load(ByteReader& r);
 };
@@ -60,7 +66,15 @@ struct RunReport {
   [[nodiscard]] const EnsembleReport* deep() const {
     return !candidates.empty() && candidates.front().stage < 0 ? &candidates.front() : nullptr;
   }
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(candidates, compared, selection, selected, diagnostics_stage);
+    ar.require(selected >= 0 && selected < static_cast<std::int64_t>(candidates.size()),
+               "report: the chosen candidate is out of range");
+  }
   void save(ByteWriter& w) const;
+  /// What save wrote: all of `r`.
   static RunReport load(ByteReader& r);
 };
 

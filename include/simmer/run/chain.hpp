@@ -22,6 +22,7 @@
 
 #include "simmer/core/bytes.hpp"
 #include "simmer/core/rng.hpp"
+#include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/partial.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
@@ -40,6 +41,11 @@ namespace simmer::run {
 struct StageReport {
   ensemble::TrajectorySummary summary;                           ///< drift numbers and verdict over the stage
   double start_loss = std::numeric_limits<double>::quiet_NaN();  ///< L where the stage started
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(summary, start_loss);
+  }
 };
 
 /// One trajectory's end-of-run numbers.
@@ -50,7 +56,13 @@ struct ChainReport {
   std::int64_t diverged_at = -1;
   std::int64_t slow_to_heat_at = -1;
   train::SpectrumEstimate curvature_start, curvature_end;  ///< probes == 0: not estimated
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end);
+  }
   void save(ByteWriter& w) const;
+  /// What save wrote: all of `r`.
   static ChainReport load(ByteReader& r);
 };
 
@@ -226,6 +238,11 @@ class BasicChain final : public Chain {
   [[nodiscard]] Rng stream(RngPurpose purpose) const;
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
   ConstBatchViewOf<double> wide(ConstBatchView pred);
+  /// The checkpointed state as one field list for save and load (core/visit.hpp; run/
+  /// chain_state.cpp). Loading at simmering step `step` reads the integrator's phase into
+  /// `loaded` (save reads the trajectory's own). Whether the state is past Adam (simmering).
+  template <class Ar>
+  bool fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>& loaded);
 
   const Problem* p_;
   std::int64_t index_;

@@ -61,6 +61,11 @@ struct NhcState {
   Vector s;
   Vector w;
   static NhcState zeros(int chain_length);
+  /// Checkpoint fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(s, w);
+  }
 };
 
 /// Particle + chain state of one trajectory, apart from x (which is the network's own
@@ -70,6 +75,11 @@ struct BasicPhaseState {
   VectorOf<S> v;       ///< particle velocities, in the compute precision
   NhcState chain;      ///< always float64
   double kinetic = 0;  ///< Σ m_i v_i², summed in float64 (kept current so G_1 needs no extra pass)
+  /// Checkpoint fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(v, chain, kinetic);
+  }
 };
 using PhaseState = BasicPhaseState<double>;
 

@@ -9,7 +9,6 @@
 /// minimum, so the count says how much of the network equipartition's harmonic picture
 /// (loss rise N_f T/2) can describe (SIMMERING.md §10).
 
-#include "simmer/core/bytes.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/train/objective.hpp"
 
@@ -23,6 +22,11 @@ struct SpectrumEstimate {
   int steps = 0;            ///< Lanczos steps per probe (fewer when the Krylov space closes)
   int probes = 0;
   int gradients = 0;  ///< gradient evaluations spent (2 per step)
+  /// Checkpoint and message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(count_above, count_stderr, ritz_above, lambda_max, steps, probes, gradients);
+  }
 };
 
 /// Leaves `x` unchanged (it may be the network's own parameter vector). Lanczos vectors are
@@ -31,9 +35,5 @@ struct SpectrumEstimate {
 template <class S>
 SpectrumEstimate estimate_spectrum(BasicObjective<S>& objective, VectorOf<S>& x, double threshold, int steps,
                                    int probes, Rng& rng);
-
-/// An estimate as bytes (checkpoints, the end-of-run gather) and back.
-void save_spectrum(ByteWriter& w, const SpectrumEstimate& s);
-SpectrumEstimate load_spectrum(ByteReader& r);
 
 }  // namespace simmer::train
