@@ -12,29 +12,20 @@
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
-#include "simmer/ensemble/convergence.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 #include "simmer/run/metrics.hpp"
+#include "summary_parts.hpp"
 
 namespace simmer::analyze {
 namespace {
 
-using ensemble::bulk_ess;
-using ensemble::Chains;
-using ensemble::effective_sample_size;
-using ensemble::format_diagnostic;
-using ensemble::rank_rhat;
-using ensemble::split_rhat;
-using ensemble::usable_chains;
+using detail::health;
+using detail::printf_string;
+using detail::real_attr;
 
-std::string printf_string(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
 
 /// `text` padded with spaces to `width` characters (UTF-8 code points, so "±" and "²" count
 /// once), on the left (right-aligned) or the right.
@@ -55,28 +46,8 @@ std::string text_attr(const io::ArchiveReader& r, const std::string& obj, const 
   return r.has_attribute(obj, name) ? r.attribute_text(obj, name) : std::string("?");
 }
 
-double real_attr(const io::ArchiveReader& r, const std::string& obj, const std::string& name) {
-  return r.has_attribute(obj, name) ? r.attribute_real(obj, name) : std::nan("");
-}
-
 std::int64_t rows_of(const io::ArchiveReader& r, const std::string& dataset) {
   return r.exists(dataset) ? r.dims(dataset).front() : 0;
-}
-
-/// One temperature stage of one chain: consecutive stored draws at the same temperature.
-struct Stage {
-  double temperature = 0.0;
-  std::size_t first = 0;  ///< index into the chain's written draws
-  std::size_t count = 0;
-};
-
-std::vector<Stage> stages_of(const std::vector<double>& temperature) {
-  std::vector<Stage> out;
-  for (std::size_t i = 0; i < temperature.size(); ++i) {
-    if (out.empty() || temperature[i] != out.back().temperature) out.push_back({temperature[i], i, 0});
-    out.back().count += 1;
-  }
-  return out;
 }
 
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
@@ -308,111 +279,6 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
   if (std::isfinite(over)) {
     out << "  T = " << printf_string("%.3g", over) << " x the Bayesian temperature T_Bayes = "
         << printf_string("%.4g", real_attr(r, run::layout::kMetrics, "bayes_temperature")) << "\n";
-  }
-}
-
-void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  const auto C = static_cast<std::size_t>(run.chains);
-  const auto D = static_cast<std::size_t>(run.draws);
-  const auto read = [&](const std::string& name) {
-    return r.exists("/sample_stats/" + name) ? r.read_doubles("/sample_stats/" + name)
-                                             : std::vector<double>(C * D, std::nan(""));
-  };
-  const auto step = read("step"), temperature = read("temperature"), loss = read("loss"),
-             kinetic = read("kinetic_temperature"), energy = read("extended_energy");
-  std::vector<std::int64_t> diverged(C, -1);
-  if (r.exists("/sample_stats/diverged_at_step")) {
-    const auto d = r.read_ints("/sample_stats/diverged_at_step");
-    if (d.size() == C) diverged = d;
-  }
-  out << "\ntrajectory health (stored draws grouped by temperature stage; H_ext drift = max |H_ext - first| "
-         "/ "
-         "|first| over the last stage)\n";
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "  %5s %9s %10s %6s %12s %9s %12s\n", "chain", "diverged", "T", "draws", "mean T_kin",
-                "T_kin/T", "H_ext drift");
-  out << buf;
-  std::size_t most_stages = 0;
-  Chains loss_chains(C), last_stage_loss(C);
-  double last_temperature = std::nan("");
-  std::vector<Chains> stage_loss;  // [stage][chain]: the draws of each temperature stage
-  std::vector<double> stage_temperature;
-  for (std::size_t c = 0; c < C; ++c) {
-    std::vector<double> t, k, e;
-    for (std::size_t d = 0; d < D; ++d) {
-      const std::size_t i = c * D + d;
-      if (!std::isfinite(step[i])) continue;  // unwritten row of a stopped trajectory
-      t.push_back(temperature[i]);
-      k.push_back(kinetic[i]);
-      e.push_back(energy[i]);
-      loss_chains[c].push_back(loss[i]);
-    }
-    const std::string div = diverged[c] >= 0 ? "step " + std::to_string(diverged[c]) : "-";
-    const auto stages = stages_of(t);
-    most_stages = std::max(most_stages, stages.size());
-    if (stages.empty()) {
-      std::snprintf(buf, sizeof buf, "  %5zu %9s %10s %6d %12s %9s %12s\n", c, div.c_str(), "-", 0, "-", "-", "-");
-      out << buf;
-    }
-    for (std::size_t s = 0; s < stages.size(); ++s) {
-      const Stage& st = stages[s];
-      double sum = 0.0;
-      for (std::size_t i = st.first; i < st.first + st.count; ++i) sum += k[i];
-      const double mean = sum / static_cast<double>(st.count);
-      const std::string ratio = st.temperature > 0.0 ? printf_string("%.3f", mean / st.temperature) : "-";
-      std::string drift = "-";
-      if (stage_loss.size() <= s) stage_loss.resize(s + 1, Chains(C));
-      if (stage_temperature.size() <= s) stage_temperature.resize(s + 1, st.temperature);
-      stage_loss[s][c].assign(loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first),
-                              loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first + st.count));
-      if (s + 1 == stages.size()) {
-        last_temperature = st.temperature;
-        last_stage_loss[c].assign(loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first),
-                                  loss_chains[c].begin() + static_cast<std::ptrdiff_t>(st.first + st.count));
-        const double first = e[st.first];
-        double worst = 0.0;
-        for (std::size_t i = st.first; i < st.first + st.count; ++i) worst = std::max(worst, std::abs(e[i] - first));
-        const double rel = first != 0.0 ? worst / std::abs(first) : worst;
-        drift = std::isfinite(rel) ? printf_string("%.3g", rel) : "n/a";
-      }
-      std::snprintf(buf, sizeof buf, "  %5zu %9s %10.4g %6zu %12.5g %9s %12s\n", c, s == 0 ? div.c_str() : "",
-                    st.temperature, st.count, mean, ratio.c_str(), drift.c_str());
-      out << buf;
-    }
-  }
-  // Split-R̂ and ESS of the loss over all stored draws and, when those span a temperature ramp
-  // (where R̂ also sees the ramp), over the last stage's draws alone.
-  // The rank-normalised R̂ and bulk ESS (Vehtari et al. 2021) follow on a line of their own, with
-  // the bulk ESS per second of the run's wall time (the whole run's: Adam, every stage and I/O).
-  const double wall = real_attr(r, "/", "wall_seconds");
-  const auto diagnose = [&](const Chains& chains, const std::string& which) {
-    const Chains usable = usable_chains(chains, 4);
-    out << "  " << which << ": split-R̂ " << format_diagnostic(split_rhat(usable), 3) << ", ESS "
-        << format_diagnostic(effective_sample_size(usable), 0);
-    if (usable.size() >= 2) {
-      out << " of " << usable.size() * usable.front().size() << " draws (" << usable.size() << " chains × "
-          << usable.front().size() << ")\n";
-      const double bulk = bulk_ess(usable);
-      out << "    rank-normalised R̂ " << format_diagnostic(rank_rhat(usable), 3) << ", bulk ESS "
-          << format_diagnostic(bulk, 0);
-      if (std::isfinite(wall) && wall > 0.0 && std::isfinite(bulk)) {
-        out << ", " << printf_string("%.3g", bulk / wall) << " per second of the run's " << printf_string("%.1f", wall)
-            << " s";
-      }
-      out << "\n";
-    } else {
-      out << " (needs ≥ 2 trajectories with ≥ 4 stored draws)\n";
-    }
-  };
-  out << "\nloss (/sample_stats/loss) across trajectories\n";
-  diagnose(loss_chains, most_stages > 1 ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
-                                        : "all stored draws");
-  if (most_stages > 1) {
-    for (std::size_t st = 0; st + 1 < stage_loss.size(); ++st) {
-      diagnose(stage_loss[st],
-               "stage " + std::to_string(st + 1) + ", T = " + printf_string("%.4g", stage_temperature[st]));
-    }
-    diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
   }
 }
 

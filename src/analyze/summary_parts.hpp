@@ -1,0 +1,21 @@
+#pragma once
+// Private to src/analyze: what summary.cpp and summary_health.cpp (the trajectory health table and
+// the loss's convergence diagnostics) share.
+
+#include <ostream>
+#include <string>
+
+#include "simmer/analyze/run_archive.hpp"
+#include "simmer/io/archive_reader.hpp"
+
+namespace simmer::analyze::detail {
+
+/// printf of one number.
+std::string printf_string(const char* format, double value);
+/// A real attribute, NaN when absent.
+double real_attr(const io::ArchiveReader& r, const std::string& obj, const std::string& name);
+/// The health table (stored draws grouped by temperature stage) and the split-R-hat / ESS and
+/// rank-normalised R-hat / bulk ESS (per second) of the loss.
+void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out);
+
+}  // namespace simmer::analyze::detail
