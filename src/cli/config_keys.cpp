@@ -354,6 +354,12 @@ const std::vector<Key>& keys() {
       make_key("simmer", "stability_check", &C::simmer, &SimmerConfig::stability_check, run::kStabilityCheckNames,
                "compare time_step with the leapfrog limit 2/sqrt(lambda_max) "
                "of the loss Hessian at the start point"),
+      make_key("simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
+               "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
+               "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
+               "preconditions, scaled so the stiffest mass-weighted direction keeps the unit-mass stability "
+               "limit: steep directions move slower, flat ones faster; the sampled distribution is the same, "
+               "its time scales change; docs/MIXING.md)"),
       make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,
                "steps between a trajectory's health checks (kinetic temperature vs target)")
           .above(0),

@@ -199,6 +199,10 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(hottest > 0.0, "simmer.start_velocity", "thermal",
             "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
   }
+  if (s.parameter_masses == train::ParameterMasses::adam) {
+    require(s.mode == SimmerMode::retrofit, "simmer.parameter_masses", "adam",
+            "needs simmer.mode = retrofit (the masses come from Adam's second moment at the start point)");
+  }
   if (s.temperature_unit == TemperatureUnit::posterior && (m.loss == LossKind::sse || m.loss == LossKind::mse)) {
     require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
             "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + loss +

@@ -147,6 +147,7 @@ run::Problem build(const Config& c) {
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
   p.start_jitter = c.simmer.start_jitter;
+  p.parameter_masses = c.simmer.parameter_masses;
   p.noise_sd = c.simmer.noise_sd;
   p.model_text = {
       c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),

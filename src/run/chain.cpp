@@ -166,8 +166,9 @@ void BasicChain<S>::finish_adam() {
   const train::BasicAdamState<S>& state = adam_;
   baseline_ = net_.parameters();
   score_baseline();
+  if (p.parameter_masses == train::ParameterMasses::adam) set_adam_masses();
   // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
-  const train::BasicNoseHooverChain<S> nhc(p.nhc, net_.parameter_count());
+  const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
   train::BasicPhaseState<S> start;
   switch (p.start_velocity) {
     case train::StartVelocity::adam:
@@ -192,7 +193,7 @@ template <class S>
 void BasicChain<S>::start() {
   if (started()) return;
   const Problem& p = *p_;
-  const train::BasicNoseHooverChain<S> nhc(p.nhc, net_.parameter_count());
+  const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
   train::BasicPhaseState<S> start = nhc.rest_start();
   if (p.start_velocity == train::StartVelocity::thermal) {
     Rng thermal = stream(RngPurpose::start_velocity);
@@ -207,10 +208,10 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
     // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
     Rng jitter = stream(RngPurpose::jitter);
     for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
-    start.kinetic = start.v.template cast<double>().squaredNorm();
+    start.kinetic = train::BasicNoseHooverChain<S>(integrator_options(), net_.parameter_count()).twice_kinetic(start.v);
   }
-  trajectory_ =
-      std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, p_->schedule(), std::move(start), first_step);
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+                                                            std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
   if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
   diag_[0].start(net_.parameters());
@@ -229,7 +230,30 @@ void BasicChain<S>::begin_stage(std::int64_t stage) {
 template <class S>
 train::CurvatureEstimate BasicChain<S>::stability_probe() {
   Rng rng = stream(RngPurpose::stability);
-  return train::estimate_curvature(*objective_, net_.parameters(), rng);
+  // With masses, the step is bounded by the mass-weighted Hessian's largest eigenvalue.
+  return train::estimate_curvature(*objective_, net_.parameters(), rng, 20, masses_.size() > 0 ? &masses_ : nullptr);
+}
+
+template <class S>
+train::NhcOptions BasicChain<S>::integrator_options() const {
+  train::NhcOptions options = p_->nhc;
+  options.parameter_masses = masses_;
+  return options;
+}
+
+template <class S>
+void BasicChain<S>::set_adam_masses() {
+  const Problem& p = *p_;
+  if (adam_.t < 1 || adam_.v.size() != net_.parameter_count()) {
+    throw Error("internal: Adam masses without Adam's second moment");
+  }
+  const ::simmer::Vector raw =
+      train::adam_masses(adam_.v.template cast<double>(), adam_.t, p.adam.beta2, p.adam.epsilon);
+  // Both power iterations from the same start vector (the stability stream), at the start point.
+  Rng plain_rng = stream(RngPurpose::stability), weighted_rng = stream(RngPurpose::stability);
+  const double plain = train::estimate_curvature(*objective_, net_.parameters(), plain_rng).lambda_max;
+  const double weighted = train::estimate_curvature(*objective_, net_.parameters(), weighted_rng, 20, &raw).lambda_max;
+  masses_ = train::scaled_masses(raw, weighted, plain);
 }
 
 template <class S>

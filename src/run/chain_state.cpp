@@ -69,7 +69,8 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");
     return false;
   }
-  ar(noise_rng_, shaped(net_.parameters()));
+  ar(noise_rng_, shaped(net_.parameters()), masses_);
+  ar.require(masses_.size() == 0 || masses_.size() == net_.parameter_count(), "parameter masses of the wrong size");
   if constexpr (Ar::loading) {
     ar(loaded);
     ar.require(has_parameter_count(loaded.v), "velocities of the wrong size");
@@ -111,8 +112,8 @@ void BasicChain<S>::load(ByteReader& r, std::int64_t step) {
   }
   for (auto& t : tracked_) t.clear();
   std::fill(interval_members_.begin(), interval_members_.end(), 0);
-  trajectory_ =
-      std::make_unique<train::BasicTrajectory<S>>(*objective_, p_->nhc, p_->schedule(), std::move(phase), step);
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+                                                            std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
 

@@ -73,6 +73,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "simmer.lanczos_probes",
                                            "simmer.on_divergence",
                                            "simmer.stability_check",
+                                           "simmer.parameter_masses",
                                            "simmer.health_every",
                                            "ensemble.window",
                                            "ensemble.stride",
@@ -190,6 +191,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.simmer.on_divergence == b.simmer.on_divergence);
   CHECK(a.simmer.stability_check == b.simmer.stability_check);
   CHECK(a.simmer.health_every == b.simmer.health_every);
+  CHECK(a.simmer.parameter_masses == b.simmer.parameter_masses);
   CHECK(a.ensemble.blocks == b.ensemble.blocks);
   CHECK(a.ensemble.store_dtype == b.ensemble.store_dtype);
   CHECK(a.run.progress == b.run.progress);
@@ -652,6 +654,7 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.simmer.on_divergence = run::HealthOptions::OnDivergence::warn;
   c.simmer.stability_check = run::HealthOptions::StabilityCheck::off;
   c.simmer.health_every = 33;
+  c.simmer.parameter_masses = train::ParameterMasses::adam;
   c.ensemble.blocks = 4;
   c.ensemble.store_dtype = Precision::float32;
   c.ensemble.select_by = ensemble::SelectBy::metric;

@@ -73,7 +73,7 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
   test::TempDir dir("checkpoint_version");
   const std::string path = dir.path("old.h5.ckpt");
   io::save_checkpoint(path, c);
-  REQUIRE(io::kCheckpointFormat == 6);
+  REQUIRE(io::kCheckpointFormat == 7);
   for (const std::uint32_t version : {io::kCheckpointFormat - 1, io::kCheckpointFormat + 1}) {
     INFO("version " << version);
     {  // the header's version field follows the 8-byte magic
@@ -81,10 +81,10 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
       f.seekp(8);
       f.write(reinterpret_cast<const char*>(&version), sizeof version);
     }
-    CHECK_THROWS_WITH(io::load_checkpoint(path), Catch::Contains("'" + path + "'") &&
-                                                     Catch::Contains("version " + std::to_string(version)) &&
-                                                     Catch::Contains("reads version 6") &&
-                                                     Catch::Contains(version < 6 ? "older simmer" : "newer simmer"));
+    CHECK_THROWS_WITH(io::load_checkpoint(path),
+                      Catch::Contains("'" + path + "'") && Catch::Contains("version " + std::to_string(version)) &&
+                          Catch::Contains("reads version 7") &&
+                          Catch::Contains(version < io::kCheckpointFormat ? "older simmer" : "newer simmer"));
   }
   {  // put back, it loads again
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

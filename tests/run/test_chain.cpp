@@ -50,10 +50,11 @@ std::vector<unsigned char> state_of(const run::Chain& ch) {
 }
 
 template <class S>
-void check_resume() {
+void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit) {
   for (const bool plain : {false, true}) {
     INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
-    const run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
+    run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
+    p.parameter_masses = masses;
     run::BasicChain<S> straight(p, 1), interrupted(p, 1);
     for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
@@ -90,6 +91,34 @@ void check_resume() {
 
 TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint]") {
   check_resume<double>();
+}
+
+TEST_CASE("with Adam's parameter masses, a chain saved and loaded mid-run continues bit-identically",
+          "[chain][checkpoint][masses]") {
+  check_resume<double>(train::ParameterMasses::adam);
+  check_resume<float>(train::ParameterMasses::adam);
+}
+
+TEST_CASE("Adam's parameter masses: spread over the parameters, the start point's stability margin kept, and the "
+          "trajectory differs from unit masses",
+          "[chain][masses]") {
+  const run::Problem p = small_sine(true);  // a chain keeps a pointer to its problem: one each
+  run::Problem q = small_sine(true);
+  q.parameter_masses = train::ParameterMasses::adam;
+  run::BasicChain<double> unit(p, 0), massive(q, 0);
+  for (run::BasicChain<double>* ch : {&unit, &massive}) {
+    ch->train_adam();
+    ch->advance_to(10);
+  }
+  // The same Adam run: the start points agree; the weighted curvature equals the plain one (the
+  // scale's purpose), up to the power iteration's convergence.
+  const double plain = unit.stability_probe().lambda_max, weighted = massive.stability_probe().lambda_max;
+  INFO("lambda_max " << plain << ", mass-weighted " << weighted);
+  CHECK(weighted == Approx(plain).epsilon(0.05));
+  CHECK(unit.parameters() != massive.parameters());
+  massive.advance_to(1200);
+  CHECK(massive.parameters().allFinite());
+  CHECK(!massive.stopped());
 }
 
 TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint][float32]") {

@@ -20,6 +20,7 @@
 #include "simmer/model/pool.hpp"
 #include "simmer/run/problem.hpp"
 #include "simmer/train/adam.hpp"
+#include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/posterior.hpp"
 #include "simmer/train/trajectory.hpp"
@@ -129,6 +130,7 @@ struct SimmerConfig {
   run::HealthOptions::OnDivergence on_divergence = run::HealthOptions{}.on_divergence;
   run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
   std::int64_t health_every = 100;  ///< steps between a trajectory's health checks
+  train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
 };
 
 struct EnsembleConfig {

@@ -236,6 +236,11 @@ class BasicChain final : public Chain {
   /// one's diagnostics start here.
   void begin_stage(std::int64_t stage);
   [[nodiscard]] Rng stream(RngPurpose purpose) const;
+  /// The problem's integrator options with this trajectory's parameter masses (if any).
+  [[nodiscard]] train::NhcOptions integrator_options() const;
+  /// simmer.parameter_masses = adam: masses_ from Adam's second moment at the start point, scaled
+  /// by the ratio of the mass-weighted to the plain largest curvature (train/masses.hpp).
+  void set_adam_masses();
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
   ConstBatchViewOf<double> wide(ConstBatchView pred);
   /// The checkpointed state as one field list for save and load (core/visit.hpp; run/
@@ -252,6 +257,7 @@ class BasicChain final : public Chain {
   Rng minibatch_rng_;              ///< Adam's mini-batches (checkpointed during Adam)
   train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
   Rng noise_rng_;                  ///< the Langevin thermostat (checkpointed)
+  ::simmer::Vector masses_;        ///< the particles' masses (empty: all 1; checkpointed)
   ::simmer::Matrix wide_;          ///< float32 runs: predictions widened for the accumulators
   // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;

@@ -17,6 +17,7 @@
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/loss.hpp"
 #include "simmer/train/adam.hpp"
+#include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/posterior.hpp"
 #include "simmer/train/schedule.hpp"
@@ -195,6 +196,8 @@ struct Problem {
   ensemble::SelectRule select_rule = ensemble::SelectRule::best;  ///< ensemble.select_rule
   train::StartVelocity start_velocity = train::StartVelocity::adam;
   double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
+  /// Where each trajectory's parameter masses come from (unit: none, the paper's arithmetic).
+  train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
   ensemble::SamplingOptions sampling;
   Index parameters = 0;
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).

@@ -12,15 +12,14 @@
 
 namespace simmer::train {
 
-/// simmer.parameter_masses
+/// simmer.parameter_masses (a Stan-like `adapt`, from MassAdaptation over a warm-up, is not yet
+/// a choice: docs/MIXING.md)
 enum class ParameterMasses {
   unit,  ///< every m_i = 1: the paper
-  adam,  ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
-  adapt  ///< m_i ∝ 1 / Var(x_i) over a warm-up before the window (Stan)
+  adam   ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
 };
-inline constexpr Names<ParameterMasses, 3> kParameterMassesNames{
-    "simmer.parameter_masses",
-    {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}, {ParameterMasses::adapt, "adapt"}}}};
+inline constexpr Names<ParameterMasses, 2> kParameterMassesNames{
+    "simmer.parameter_masses", {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}}}};
 
 /// Unscaled masses from Adam's second moment v after `updates` updates: sqrt(v / (1 − β2^t)) + ε,
 /// Adam's own per-parameter denominator (large where the loss is steep). Throws when updates < 1.

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Mixing bench (issue 21): the Iris retrofit posterior (T = T_Bayes, the paper's steps, h and
+window; the study's posterior variant) with and without simmer.parameter_masses = adam, over
+several seeds. Per run: the stationarity verdicts of its trajectories (/metrics), the rank-
+normalised R-hat and bulk ESS of the training-loss series of its stored draws (the numbers
+`simmer_analyze summary` prints, rank normalisation as Vehtari et al. 2021), the run's wall time,
+and the bulk ESS per second; then the ratio of the variants. Every number is measured on this
+machine when the script runs; nothing is assumed.
+
+usage: jobs/study/mixing.py [--seeds 3] [--trajectories 8] [--ranks 2] [--out runs/mixing]
+                            [--simmer build/src/simmer_mpi] [--analyze build/src/simmer_analyze]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import h5py
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1", "--simmer.T_target", "1",
+             "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
+             "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
+VARIANTS = {"unit": [], "adam_masses": ["--simmer.parameter_masses", "adam"]}
+VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
+RANK_LINE = re.compile(r"rank-normalised R̂ ([^,\s]+), bulk ESS ([^,\s]+)")
+
+
+def run(args, variant, seed):
+    out = os.path.join(args.out, f"iris_posterior-{variant}-seed{seed}.h5")
+    if not os.path.exists(out):
+        cmd = ["mpirun", "--oversubscribe", "-n", str(args.ranks), args.simmer, "--config",
+               os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
+               "--run.trajectories", str(args.trajectories), "--run.seed", str(seed), "--data.split_seed", str(seed),
+               "--run.progress", "lines", "--run.progress_seconds", "60", "--output", out, *POSTERIOR,
+               *VARIANTS[variant]]
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(cmd)}\nfailed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    text = subprocess.run([args.analyze, "summary", out], capture_output=True, text=True, check=True).stdout
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("all stored draws"))
+    m = RANK_LINE.search(lines[first + 1])
+    if not m:
+        sys.exit(f"{out}: no rank-normalised line in the summary:\n{text}")
+    with h5py.File(out, "r") as f:
+        metrics = f["metrics"].attrs
+        verdicts = {v: int(metrics.get(f"trajectories_{v}", 0)) for v in VERDICTS}
+        wall = float(f.attrs["wall_seconds"])
+        accuracy = float(metrics.get("ensemble_test_accuracy", float("nan")))
+        nll = float(metrics.get("ensemble_test_nll", float("nan")))
+    return dict(variant=variant, seed=seed, rhat=float(m.group(1)), bulk=float(m.group(2)), wall=wall,
+                per_second=float(m.group(2)) / wall, verdicts=verdicts, accuracy=accuracy, nll=nll)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--trajectories", type=int, default=8)
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--out", default=os.path.join(ROOT, "runs/mixing"))
+    ap.add_argument("--simmer", default=os.path.join(ROOT, "build/src/simmer_mpi"))
+    ap.add_argument("--analyze", default=os.path.join(ROOT, "build/src/simmer_analyze"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for seed in range(1, args.seeds + 1):
+        for variant in VARIANTS:
+            r = run(args, variant, seed)
+            rows.append(r)
+            print(f"{variant:12s} seed {seed}: rank R-hat {r['rhat']:.3f}, bulk ESS {r['bulk']:.0f} of the loss, "
+                  f"{r['wall']:.1f} s, {r['per_second']:.3g} ESS/s; verdicts "
+                  + " ".join(f"{k}={v}" for k, v in r["verdicts"].items() if v)
+                  + f"; test accuracy {r['accuracy']:.4f}, NLL {r['nll']:.4f}", flush=True)
+    print("\nper variant (mean over seeds):")
+    for variant in VARIANTS:
+        sel = [r for r in rows if r["variant"] == variant]
+        stationary = sum(r["verdicts"]["stationary"] for r in sel)
+        total = sum(sum(r["verdicts"].values()) for r in sel)
+        mean = lambda key: sum(r[key] for r in sel) / len(sel)  # noqa: E731
+        print(f"  {variant:12s} ESS/s {mean('per_second'):.3g}, bulk ESS {mean('bulk'):.0f}, rank R-hat "
+              f"{mean('rhat'):.3f}, wall {mean('wall'):.1f} s, stationary {stationary}/{total}, "
+              f"test accuracy {mean('accuracy'):.4f}, NLL {mean('nll'):.4f}")
+    base = [r["per_second"] for r in rows if r["variant"] == "unit"]
+    for variant in VARIANTS:
+        if variant == "unit":
+            continue
+        ratio = [r["per_second"] / b for r, b in zip([r for r in rows if r["variant"] == variant], base)]
+        print(f"  {variant} / unit ESS/s per seed: " + ", ".join(f"{x:.2f}" for x in ratio))
+
+
+if __name__ == "__main__":
+    main()
