@@ -357,9 +357,15 @@ const std::vector<Key>& keys() {
       make_key("simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
                "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
                "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
-               "preconditions, scaled so the stiffest mass-weighted direction keeps the unit-mass stability "
-               "limit: steep directions move slower, flat ones faster; the sampled distribution is the same, "
-               "its time scales change; docs/MIXING.md)"),
+               "preconditions) | adapt (each parameter's mass 1/variance of its position over the first "
+               "simmer.mass_warmup steps, which run with unit masses, as Stan adapts its diagonal metric). "
+               "Either is scaled so the stiffest mass-weighted direction keeps the unit-mass stability limit: "
+               "steep directions move slower, flat ones faster; the sampled distribution is the same, its time "
+               "scales change (docs/MIXING.md)"),
+      make_key("simmer", "mass_warmup", &C::simmer, &SimmerConfig::mass_warmup,
+               "simmer.parameter_masses = adapt: the first steps of simmering (unit masses) whose positions "
+               "give the masses; the window must start after them")
+          .min(0),
       make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,
                "steps between a trajectory's health checks (kinetic temperature vs target)")
           .above(0),

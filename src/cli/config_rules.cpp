@@ -203,6 +203,14 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(s.mode == SimmerMode::retrofit, "simmer.parameter_masses", "adam",
             "needs simmer.mode = retrofit (the masses come from Adam's second moment at the start point)");
   }
+  if (s.parameter_masses == train::ParameterMasses::adapt) {
+    require(!adam_only, "simmer.parameter_masses", "adapt", "has no use with simmer.mode = adam (no simmering)");
+    require(s.mass_warmup >= 10, "simmer.mass_warmup", str(s.mass_warmup),
+            "must be >= 10 with simmer.parameter_masses = adapt (the steps the variances come from)");
+    require(s.mass_warmup <= s.steps - e.window, "simmer.mass_warmup", str(s.mass_warmup),
+            "must end before the window: at most simmer.steps - ensemble.window = " + str(s.steps - e.window) +
+                " (the members are drawn with the adapted masses)");
+  }
   if (s.temperature_unit == TemperatureUnit::posterior && (m.loss == LossKind::sse || m.loss == LossKind::mse)) {
     require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
             "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + loss +

@@ -148,6 +148,7 @@ run::Problem build(const Config& c) {
   }
   p.start_jitter = c.simmer.start_jitter;
   p.parameter_masses = c.simmer.parameter_masses;
+  p.mass_warmup = c.simmer.mass_warmup;
   p.noise_sd = c.simmer.noise_sd;
   p.model_text = {
       c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),

@@ -213,6 +213,9 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
   trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
                                                             std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
+  if (p_->parameter_masses == train::ParameterMasses::adapt && first_step == 0) {
+    adaptation_ = train::MassAdaptation(net_.parameter_count());
+  }
   if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
   diag_[0].start(net_.parameters());
   start_loss_[0] = objective_->evaluate(net_.parameters());
@@ -247,13 +250,30 @@ void BasicChain<S>::set_adam_masses() {
   if (adam_.t < 1 || adam_.v.size() != net_.parameter_count()) {
     throw Error("internal: Adam masses without Adam's second moment");
   }
-  const ::simmer::Vector raw =
-      train::adam_masses(adam_.v.template cast<double>(), adam_.t, p.adam.beta2, p.adam.epsilon);
-  // Both power iterations from the same start vector (the stability stream), at the start point.
+  masses_ =
+      scaled_to_stability(train::adam_masses(adam_.v.template cast<double>(), adam_.t, p.adam.beta2, p.adam.epsilon));
+}
+
+template <class S>
+::simmer::Vector BasicChain<S>::scaled_to_stability(const ::simmer::Vector& unscaled) {
+  // Both power iterations from the same start vector (the stability stream), here.
   Rng plain_rng = stream(RngPurpose::stability), weighted_rng = stream(RngPurpose::stability);
   const double plain = train::estimate_curvature(*objective_, net_.parameters(), plain_rng).lambda_max;
-  const double weighted = train::estimate_curvature(*objective_, net_.parameters(), weighted_rng, 20, &raw).lambda_max;
-  masses_ = train::scaled_masses(raw, weighted, plain);
+  const double weighted =
+      train::estimate_curvature(*objective_, net_.parameters(), weighted_rng, 20, &unscaled).lambda_max;
+  return train::scaled_masses(unscaled, weighted, plain);
+}
+
+template <class S>
+void BasicChain<S>::finish_adaptation() {
+  masses_ = scaled_to_stability(adaptation_.masses());
+  adaptation_ = train::MassAdaptation();
+  train::BasicPhaseState<S> phase = trajectory_->phase();
+  phase.v.array() *= masses_.cwiseInverse().cwiseSqrt().template cast<S>().array();
+  const std::int64_t step = trajectory_->step();
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+                                                            std::move(phase), step);
+  trajectory_->set_noise(&noise_rng_);
 }
 
 template <class S>
@@ -307,6 +327,10 @@ void BasicChain<S>::advance_to(std::int64_t end) {
     if (next_sample_ < sample_steps_.size() && sample_steps_[next_sample_] == s) {
       take_member(rec);
       ++next_sample_;
+    }
+    if (adaptation_.active()) {
+      adaptation_.add(net_.parameters());
+      if (s + 1 == p.mass_warmup) finish_adaptation();
     }
   }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);

@@ -15,13 +15,6 @@ Vector adam_masses(const Vector& second_moment, std::int64_t updates, double bet
 
 MassAdaptation::MassAdaptation(Index parameters) : mean_(Vector::Zero(parameters)), m2_(Vector::Zero(parameters)) {}
 
-void MassAdaptation::add(const Vector& x) {
-  ++count_;
-  const Vector delta = x - mean_;
-  mean_ += delta / static_cast<double>(count_);
-  m2_.array() += delta.array() * (x - mean_).array();
-}
-
 Vector MassAdaptation::masses() const {
   if (count_ < 2) throw Error("mass adaptation: " + std::to_string(count_) + " draw(s); the variance needs two");
   const auto n = static_cast<double>(count_);

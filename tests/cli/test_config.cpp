@@ -74,6 +74,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "simmer.on_divergence",
                                            "simmer.stability_check",
                                            "simmer.parameter_masses",
+                                           "simmer.mass_warmup",
                                            "simmer.health_every",
                                            "ensemble.window",
                                            "ensemble.stride",
@@ -192,6 +193,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.simmer.stability_check == b.simmer.stability_check);
   CHECK(a.simmer.health_every == b.simmer.health_every);
   CHECK(a.simmer.parameter_masses == b.simmer.parameter_masses);
+  CHECK(a.simmer.mass_warmup == b.simmer.mass_warmup);
   CHECK(a.ensemble.blocks == b.ensemble.blocks);
   CHECK(a.ensemble.store_dtype == b.ensemble.store_dtype);
   CHECK(a.run.progress == b.run.progress);
@@ -490,6 +492,10 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,inf", "simmer.ladder", "'0.1,inf'"},
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nmode = adam\nladder = 0.1", "simmer.ladder", "'0.1'"},
       {"[simmer]\nmode = adam\n[adam]\nepochs = 0", "adam.epochs", "'0'"},
+      {"[simmer]\nparameter_masses = adam\nmode = abinitio", "simmer.parameter_masses", "'adam'"},
+      {"[simmer]\nparameter_masses = adapt", "simmer.mass_warmup", "'0'"},
+      {"[simmer]\nparameter_masses = adapt\nmass_warmup = 8000", "simmer.mass_warmup", "'8000'"},
+      {"[simmer]\nmass_warmup = -1", "simmer.mass_warmup", "'-1'"},
       // Sizes and steps no run needs (issue 18): refused before they reach the archive or memory.
       {"[simmer]\nchain_length = 1001", "simmer.chain_length", "'1001'"},
       {"[simmer]\ntime_step = 1e-320", "simmer.time_step", "'1e-320'"},
@@ -655,6 +661,7 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.simmer.stability_check = run::HealthOptions::StabilityCheck::off;
   c.simmer.health_every = 33;
   c.simmer.parameter_masses = train::ParameterMasses::adam;
+  c.simmer.mass_warmup = 250;
   c.ensemble.blocks = 4;
   c.ensemble.store_dtype = Precision::float32;
   c.ensemble.select_by = ensemble::SelectBy::metric;

@@ -50,22 +50,23 @@ std::vector<unsigned char> state_of(const run::Chain& ch) {
 }
 
 template <class S>
-void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit) {
+void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, std::int64_t at = 900) {
   for (const bool plain : {false, true}) {
     INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
     run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
     p.parameter_masses = masses;
+    p.mass_warmup = 600;
     run::BasicChain<S> straight(p, 1), interrupted(p, 1);
     for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
-      ch->advance_to(900);  // inside the window: members, blocks and diagnostics are under way
+      ch->advance_to(at);  // 900: inside the window: members, blocks and diagnostics are under way
       ch->take_partials();
       ch->take_rows();
     }
     const auto saved = state_of(interrupted);
     run::BasicChain<S> restored(p, 1);
     ByteReader r(saved.data(), saved.size(), "test state");
-    restored.load(r, 900);
+    restored.load(r, at);
     CHECK(r.done());
     CHECK(state_of(restored) == saved);  // save -> load -> save: every saved field is restored
     straight.advance_to(1200);
@@ -97,6 +98,13 @@ TEST_CASE("with Adam's parameter masses, a chain saved and loaded mid-run contin
           "[chain][checkpoint][masses]") {
   check_resume<double>(train::ParameterMasses::adam);
   check_resume<float>(train::ParameterMasses::adam);
+}
+
+TEST_CASE("with adapted parameter masses, a chain saved mid-warm-up or after it continues bit-identically",
+          "[chain][checkpoint][masses]") {
+  check_resume<double>(train::ParameterMasses::adapt, 300);  // the warm-up's variances are saved
+  check_resume<double>(train::ParameterMasses::adapt, 900);  // the masses are saved
+  check_resume<float>(train::ParameterMasses::adapt, 300);
 }
 
 TEST_CASE("Adam's parameter masses: spread over the parameters, the start point's stability margin kept, and the "

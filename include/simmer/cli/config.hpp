@@ -131,6 +131,7 @@ struct SimmerConfig {
   run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
   std::int64_t health_every = 100;  ///< steps between a trajectory's health checks
   train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
+  std::int64_t mass_warmup = 0;  ///< parameter_masses = adapt: the unit-mass steps the variances come from
 };
 
 struct EnsembleConfig {

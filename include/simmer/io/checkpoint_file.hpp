@@ -19,7 +19,7 @@ using ByteReader = simmer::ByteReader;
 /// The checkpoint format's version, in every file's header; a file of another version is refused.
 /// It changes whenever a checkpointed field list (a `fields` function, core/visit.hpp) does.
 /// 3: the run id; 4: Adam-phase checkpoints; 5: simmering stages (ladders); 6: every saved struct
-/// through its one field list (core/visit.hpp); 7: the chain's parameter masses.
+/// through its one field list (core/visit.hpp); 7: the chain's parameter masses and mass adaptation.
 inline constexpr std::uint32_t kCheckpointFormat = 7;
 
 /// 64-bit FNV-1a.

@@ -241,6 +241,12 @@ class BasicChain final : public Chain {
   /// simmer.parameter_masses = adam: masses_ from Adam's second moment at the start point, scaled
   /// by the ratio of the mass-weighted to the plain largest curvature (train/masses.hpp).
   void set_adam_masses();
+  /// simmer.parameter_masses = adapt, after the warm-up's last step: masses_ from the positions'
+  /// variances (scaled as Adam's), v_i / sqrt(m_i) for the velocities (the unit-mass
+  /// Maxwell–Boltzmann law becomes the massive one), and the integrator rebuilt with them.
+  void finish_adaptation();
+  /// The masses scaled by the ratio of the mass-weighted to the plain largest curvature here.
+  [[nodiscard]] ::simmer::Vector scaled_to_stability(const ::simmer::Vector& unscaled);
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
   ConstBatchViewOf<double> wide(ConstBatchView pred);
   /// The checkpointed state as one field list for save and load (core/visit.hpp; run/
@@ -254,11 +260,12 @@ class BasicChain final : public Chain {
   model::BasicNetwork<S> net_;
   std::unique_ptr<train::BasicNetworkObjective<S>> objective_;
   std::unique_ptr<train::BasicTrajectory<S>> trajectory_;
-  Rng minibatch_rng_;              ///< Adam's mini-batches (checkpointed during Adam)
-  train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
-  Rng noise_rng_;                  ///< the Langevin thermostat (checkpointed)
-  ::simmer::Vector masses_;        ///< the particles' masses (empty: all 1; checkpointed)
-  ::simmer::Matrix wide_;          ///< float32 runs: predictions widened for the accumulators
+  Rng minibatch_rng_;                 ///< Adam's mini-batches (checkpointed during Adam)
+  train::BasicAdamState<S> adam_;     ///< Adam's moments and epoch (a retrofit's first phase)
+  Rng noise_rng_;                     ///< the Langevin thermostat (checkpointed)
+  ::simmer::Vector masses_;           ///< the particles' masses (empty: all 1; checkpointed)
+  train::MassAdaptation adaptation_;  ///< adapt: the warm-up's running variances (checkpointed)
+  ::simmer::Matrix wide_;             ///< float32 runs: predictions widened for the accumulators
   // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;

@@ -198,6 +198,7 @@ struct Problem {
   double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   /// Where each trajectory's parameter masses come from (unit: none, the paper's arithmetic).
   train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
+  std::int64_t mass_warmup = 0;  ///< adapt: the first simmering steps, with unit masses
   ensemble::SamplingOptions sampling;
   Index parameters = 0;
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).

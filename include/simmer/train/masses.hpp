@@ -12,14 +12,15 @@
 
 namespace simmer::train {
 
-/// simmer.parameter_masses (a Stan-like `adapt`, from MassAdaptation over a warm-up, is not yet
-/// a choice: docs/MIXING.md)
+/// simmer.parameter_masses
 enum class ParameterMasses {
   unit,  ///< every m_i = 1: the paper
-  adam   ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
+  adam,  ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
+  adapt  ///< m_i ∝ 1 / Var(x_i) over a warm-up at the start of simmering (Stan)
 };
-inline constexpr Names<ParameterMasses, 2> kParameterMassesNames{
-    "simmer.parameter_masses", {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}}}};
+inline constexpr Names<ParameterMasses, 3> kParameterMassesNames{
+    "simmer.parameter_masses",
+    {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}, {ParameterMasses::adapt, "adapt"}}}};
 
 /// Unscaled masses from Adam's second moment v after `updates` updates: sqrt(v / (1 − β2^t)) + ε,
 /// Adam's own per-parameter denominator (large where the loss is steep). Throws when updates < 1.
@@ -31,8 +32,21 @@ Vector adam_masses(const Vector& second_moment, std::int64_t updates, double bet
 /// not get an enormous mass.
 class MassAdaptation {
  public:
+  MassAdaptation() = default;  ///< not adapting (no parameters)
   explicit MassAdaptation(Index parameters);
-  void add(const Vector& x);
+  /// One draw, in any scalar; no allocation.
+  template <class Derived>
+  void add(const Eigen::MatrixBase<Derived>& x) {
+    ++count_;
+    const auto n = static_cast<double>(count_);
+    for (Index i = 0; i < mean_.size(); ++i) {
+      const auto xi = static_cast<double>(x(i));
+      const double delta = xi - mean_(i);
+      mean_(i) += delta / n;
+      m2_(i) += delta * (xi - mean_(i));
+    }
+  }
+  [[nodiscard]] bool active() const { return mean_.size() > 0; }
   [[nodiscard]] std::int64_t count() const { return count_; }
   /// Unscaled masses 1/Var_reg(x_i); throws with fewer than two draws.
   [[nodiscard]] Vector masses() const;
@@ -40,6 +54,12 @@ class MassAdaptation {
   [[nodiscard]] const Vector& sum_of_squares() const { return m2_; }
   /// Restores a saved state (checkpoints).
   void restore(std::int64_t count, Vector mean, Vector m2);
+  /// Checkpoint fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(count_, mean_, m2_);
+    ar.require(count_ >= 0 && mean_.size() == m2_.size(), "a mass adaptation state of mismatched sizes");
+  }
 
  private:
   std::int64_t count_ = 0;
