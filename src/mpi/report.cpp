@@ -54,6 +54,9 @@ double diagnostic(const run::ChainReport& r, std::size_t stage, const std::strin
   if (name == "eigenvalues_above_T_end") return curvature(r.curvature_end, r.curvature_end.count_above);
   if (name == "eigenvalues_above_T_end_stderr") return curvature(r.curvature_end, r.curvature_end.count_stderr);
   if (name == "lambda_max_end") return curvature(r.curvature_end, r.curvature_end.lambda_max);
+  if (name == "mass_min") return r.masses[0];
+  if (name == "mass_median") return r.masses[1];
+  if (name == "mass_max") return r.masses[2];
   throw Error("internal: unknown diagnostic '" + name + "'");
 }
 

@@ -46,6 +46,12 @@ ChainReport BasicChain<S>::report() {
   }
   r.diverged_at = diverged_step_;
   r.slow_to_heat_at = slow_to_heat_step_;
+  if (masses_.size() > 0) {
+    std::vector<double> sorted(masses_.data(), masses_.data() + masses_.size());
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    r.masses = {sorted.front(), n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]), sorted.back()};
+  }
   r.curvature_start = curvature_start_;
   r.curvature_end = curvature_end_;
   return r;

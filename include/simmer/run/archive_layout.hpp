@@ -81,7 +81,10 @@ inline const std::vector<std::string>& diagnostic_fields() {
                                               "lambda_max_start",
                                               "eigenvalues_above_T_end",
                                               "eigenvalues_above_T_end_stderr",
-                                              "lambda_max_end"};
+                                              "lambda_max_end",
+                                              "mass_min",
+                                              "mass_median",
+                                              "mass_max"};
   return names;
 }
 

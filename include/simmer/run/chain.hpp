@@ -12,6 +12,7 @@
 /// many others there are.
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -56,10 +57,12 @@ struct ChainReport {
   std::int64_t diverged_at = -1;
   std::int64_t slow_to_heat_at = -1;
   train::SpectrumEstimate curvature_start, curvature_end;  ///< probes == 0: not estimated
+  /// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
+  std::array<double, 3> masses{std::nan(""), std::nan(""), std::nan("")};
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end);
+    ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses);
   }
   void save(ByteWriter& w) const;
   /// What save wrote: all of `r`.
