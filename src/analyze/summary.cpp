@@ -26,7 +26,6 @@ using detail::health;
 using detail::printf_string;
 using detail::real_attr;
 
-
 /// `text` padded with spaces to `width` characters (UTF-8 code points, so "±" and "²" count
 /// once), on the left (right-aligned) or the right.
 std::string pad(const std::string& text, std::size_t width, bool right_align) {

@@ -107,9 +107,10 @@ TEST_CASE("with adapted parameter masses, a chain saved mid-warm-up or after it 
   check_resume<float>(train::ParameterMasses::adapt, 300);
 }
 
-TEST_CASE("Adam's parameter masses: spread over the parameters, the start point's stability margin kept, and the "
-          "trajectory differs from unit masses",
-          "[chain][masses]") {
+TEST_CASE(
+    "Adam's parameter masses: spread over the parameters, the start point's stability margin kept, and the "
+    "trajectory differs from unit masses",
+    "[chain][masses]") {
   const run::Problem p = small_sine(true);  // a chain keeps a pointer to its problem: one each
   run::Problem q = small_sine(true);
   q.parameter_masses = train::ParameterMasses::adam;
