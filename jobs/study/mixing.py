@@ -9,7 +9,7 @@ prints, rank normalisation as Vehtari et al. 2021), the run's wall time and the 
 second; then the ratio of the variants. Every number is measured on this machine when the script
 runs; nothing is assumed.
 
-usage: jobs/study/mixing.py [--case iris|sine] [--seeds 3] [--trajectories 8] [--ranks 2] [--out runs/mixing]
+usage: jobs/study/mixing.py [--case iris|sine] [--seeds 3] [--time-step H] [--trajectories 8] [--ranks 2] [--out runs/mixing]
                             [--simmer build/src/simmer_mpi] [--analyze build/src/simmer_analyze]
 """
 import argparse
@@ -45,14 +45,16 @@ RANK_LINE = re.compile(r"rank-normalised R̂ ([^,\s]+), bulk ESS ([^,\s]+)")
 
 
 def run(args, variant, seed):
-    out = os.path.join(args.out, f"{args.case}_posterior-{variant}-seed{seed}.h5")
+    step = f"-h{args.time_step}" if args.time_step else ""
+    out = os.path.join(args.out, f"{args.case}_posterior{step}-{variant}-seed{seed}.h5")
     case = CASES[args.case]
     if not os.path.exists(out):
         cmd = ["mpirun", "--oversubscribe", "-n", str(args.ranks), args.simmer, "--config",
                os.path.join(ROOT, case["ini"]), *case["extra"], "--run.trajectories", str(args.trajectories), "--run.seed", str(seed), "--data.split_seed", str(seed),
                "--run.progress", "lines", "--run.progress_seconds", "60", "--ensemble.store_every", "10",
                "--output", out, *POSTERIOR,
-               *variant_args(args.case, variant)]
+               *variant_args(args.case, variant),
+               *(["--simmer.time_step", args.time_step] if args.time_step else [])]
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
@@ -77,6 +79,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", choices=sorted(CASES), default="iris")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--time-step", default="", help="simmer.time_step instead of the job's (the paper's)")
     ap.add_argument("--trajectories", type=int, default=8)
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "runs/mixing"))
