@@ -69,10 +69,14 @@ def run(args, variant, seed):
         metrics = f["metrics"].attrs
         verdicts = {v: int(metrics.get(f"trajectories_{v}", 0)) for v in VERDICTS}
         wall = float(f.attrs["wall_seconds"])
-        accuracy = float(metrics.get("ensemble_test_accuracy", metrics.get("ensemble_test_r2", float("nan"))))
-        nll = float(metrics.get("ensemble_test_nll", float("nan")))
+        # The ensemble's test score beside the deep ensemble's (the trajectories' Adam end points).
+        scores = {}
+        for who in ("ensemble", "deep_ensemble"):
+            scores[f"{who}_accuracy"] = float(metrics.get(f"{who}_test_accuracy",
+                                                          metrics.get(f"{who}_test_r2", float("nan"))))
+            scores[f"{who}_nll"] = float(metrics.get(f"{who}_test_nll", float("nan")))
     return dict(variant=variant, seed=seed, rhat=float(m.group(1)), bulk=float(m.group(2)), wall=wall,
-                per_second=float(m.group(2)) / wall, verdicts=verdicts, accuracy=accuracy, nll=nll)
+                per_second=float(m.group(2)) / wall, verdicts=verdicts, **scores)
 
 
 def main():
@@ -95,7 +99,8 @@ def main():
             print(f"{variant:12s} seed {seed}: rank R-hat {r['rhat']:.3f}, bulk ESS {r['bulk']:.0f} of the loss, "
                   f"{r['wall']:.1f} s, {r['per_second']:.3g} ESS/s; verdicts "
                   + " ".join(f"{k}={v}" for k, v in r["verdicts"].items() if v)
-                  + f"; test accuracy (R² for regression) {r['accuracy']:.4f}, NLL {r['nll']:.4f}", flush=True)
+                  + f"; test accuracy (R² for regression) {r['ensemble_accuracy']:.4f}, NLL {r['ensemble_nll']:.4f} "
+                  f"(deep ensemble {r['deep_ensemble_accuracy']:.4f}, {r['deep_ensemble_nll']:.4f})", flush=True)
     print("\nper variant (mean over seeds):")
     for variant in VARIANTS:
         sel = [r for r in rows if r["variant"] == variant]
@@ -104,7 +109,8 @@ def main():
         mean = lambda key: sum(r[key] for r in sel) / len(sel)  # noqa: E731
         print(f"  {variant:12s} ESS/s {mean('per_second'):.3g}, bulk ESS {mean('bulk'):.0f}, rank R-hat "
               f"{mean('rhat'):.3f}, wall {mean('wall'):.1f} s, stationary {stationary}/{total}, "
-              f"test accuracy {mean('accuracy'):.4f}, NLL {mean('nll'):.4f}")
+              f"test accuracy {mean('ensemble_accuracy'):.4f}, NLL {mean('ensemble_nll'):.4f} (deep ensemble "
+              f"{mean('deep_ensemble_accuracy'):.4f}, {mean('deep_ensemble_nll'):.4f})")
     base = [r["per_second"] for r in rows if r["variant"] == "unit"]
     for variant in VARIANTS:
         if variant == "unit":
