@@ -2,6 +2,7 @@
 // H_ext conservation and its h² scaling, cooling at T = 0, bit-identical reruns.
 #include <catch2/catch.hpp>
 
+#include "quartic_chain.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/trajectory.hpp"
@@ -11,30 +12,8 @@ using namespace simmer::train;
 
 namespace {
 
-/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2: the coupled quartic chain of SIMMERING.md §3, computed
-/// in S (the float32 cases run the integrator as run.precision = float32 does).
-template <class S>
-class BasicQuarticChain final : public BasicObjective<S> {
- public:
-  SIMMER_SCALAR_TYPES(S);
-  explicit BasicQuarticChain(Index n) : n_(n) {}
-  [[nodiscard]] Index parameter_count() const override { return n_; }
-  double evaluate(const Vector& x) override {
-    const auto d = x.head(n_ - 1) - x.tail(n_ - 1);
-    return static_cast<double>(S(0.25) * x.array().pow(4).sum() + S(0.5) * d.squaredNorm());
-  }
-  double evaluate_with_gradient(const Vector& x, Vector& g) override {
-    g = x.array().cube().matrix();
-    const Vector d = x.head(n_ - 1) - x.tail(n_ - 1);
-    g.head(n_ - 1) += d;
-    g.tail(n_ - 1) -= d;
-    return evaluate(x);
-  }
-
- private:
-  Index n_;
-};
-using QuarticChain = BasicQuarticChain<double>;
+using test::BasicQuarticChain;
+using test::QuarticChain;
 
 struct RunStats {
   double kinetic_temperature = 0;

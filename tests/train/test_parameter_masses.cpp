@@ -6,12 +6,14 @@
 #include <cmath>
 #include <vector>
 
+#include "quartic_chain.hpp"
 #include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/stability.hpp"
 
 using namespace simmer;
 using namespace simmer::train;
+using simmer::test::QuarticChain;
 
 namespace {
 
@@ -28,27 +30,6 @@ class Quadratic final : public Objective {
 
  private:
   Vector k_;
-};
-
-/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2 (SIMMERING.md §3's reference chain).
-class QuarticChain final : public Objective {
- public:
-  explicit QuarticChain(Index n) : n_(n) {}
-  [[nodiscard]] Index parameter_count() const override { return n_; }
-  double evaluate(const Vector& x) override {
-    const auto d = x.head(n_ - 1) - x.tail(n_ - 1);
-    return 0.25 * x.array().pow(4).sum() + 0.5 * d.squaredNorm();
-  }
-  double evaluate_with_gradient(const Vector& x, Vector& g) override {
-    g = x.array().cube().matrix();
-    const Vector d = x.head(n_ - 1) - x.tail(n_ - 1);
-    g.head(n_ - 1) += d;
-    g.tail(n_ - 1) -= d;
-    return evaluate(x);
-  }
-
- private:
-  Index n_;
 };
 
 }  // namespace
