@@ -50,6 +50,17 @@ def text_of(values):
     return [v.decode() if isinstance(v, bytes) else v for v in values]
 
 
+def same_on_ranks(args, rank_counts, stem):
+    """Runs `args` on each rank count into <stem><ranks>.h5; every archive must equal the first.
+    Returns the first archive's path."""
+    paths = [f"{stem}{ranks}.h5" for ranks in rank_counts]
+    for ranks, path in zip(rank_counts, paths):
+        run(SIMMER, ranks, args + ["--output", path])
+    for path in paths[1:]:
+        compare_archives(paths[0], path)
+    return paths[0]
+
+
 with tempfile.TemporaryDirectory() as tmp:
     if CASE == "drift":
         # Seed 5 (issue 10's example): drifting. Seed 18 is the seed of 1..20 whose ensemble
@@ -157,12 +168,7 @@ with tempfile.TemporaryDirectory() as tmp:
                     "--simmer.thermostat", "langevin", "--simmer.start_velocity", "thermal",
                     "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.stride", "5",
                     "--run.checkpoint_interval", "500", "--run.sync_every", "50")
-        paths = []
-        for ranks in (1, 2, 3):
-            paths.append(os.path.join(tmp, f"n{ranks}.h5"))
-            run(SIMMER, ranks, args + ["--output", paths[-1]])
-        compare_archives(paths[0], paths[1])
-        compare_archives(paths[0], paths[2])
+        same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
         # Stopped by SIGUSR1 at step 550, between checkpoints (exit 3 and a checkpoint at 550
         # required), resumed on 1 rank: the same bits.
         st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
@@ -177,14 +183,8 @@ with tempfile.TemporaryDirectory() as tmp:
                     "--ensemble.stride", "5", "--run.trajectories", "4")
         for name, extra in (("adapt", ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"]),
                             ("adam", ["--simmer.parameter_masses", "adam"])):
-            args = base + extra
-            paths = []
-            for ranks in (1, 2, 4):
-                paths.append(os.path.join(tmp, f"{name}_n{ranks}.h5"))
-                run(SIMMER, ranks, args + ["--output", paths[-1]])
-            compare_archives(paths[0], paths[1])
-            compare_archives(paths[0], paths[2])
-            with h5py.File(paths[0], "r") as f:
+            first = same_on_ranks(base + extra, (1, 2, 4), os.path.join(tmp, f"{name}_n"))
+            with h5py.File(first, "r") as f:
                 lo, mid, hi = (f[f"diagnostics/mass_{q}"][()] for q in ("min", "median", "max"))
             if not (np.all(np.isfinite(lo)) and np.all(lo > 0) and np.all(hi > lo) and np.all(mid >= lo)):
                 fail(f"{name} masses: /diagnostics/mass_min {lo}, median {mid}, max {hi}")
