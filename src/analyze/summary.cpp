@@ -225,6 +225,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
                 "rms window->end", "max|x|", "R̂", ("member test " + metric + " [q25, q75]").c_str(),
                 ("ensemble test " + metric + " per block").c_str());
   out << buf;
+  // The rows' trajectories (a parallel ladder's rung has every K-th; older archives: the row).
+  const auto chain = r.exists("/diagnostics/chain") ? r.read_doubles("/diagnostics/chain") : std::vector<double>();
   std::map<std::string, int> counts;
   for (std::size_t c = 0; c < verdict.size(); ++c) {
     counts[verdict[c]] += 1;
@@ -233,9 +235,9 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
       if (b > 0) blocks_text += ' ';
       blocks_text += printf_string("%.3g", block[c * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(b)]);
     }
-    std::snprintf(buf, sizeof buf, "  %5zu %-11s %8.3f %8.3f %8.3g -> %-6.3g %9.3g %7.3f %8.4f [%.4f, %.4f]  %s\n", c,
-                  verdict[c].c_str(), ratio[c], whole[c], rms0[c], rms1[c], top[c], rhat[c], median[c], q25[c], q75[c],
-                  blocks_text.c_str());
+    std::snprintf(buf, sizeof buf, "  %5zu %-11s %8.3f %8.3f %8.3g -> %-6.3g %9.3g %7.3f %8.4f [%.4f, %.4f]  %s\n",
+                  c < chain.size() ? static_cast<std::size_t>(chain[c]) : c, verdict[c].c_str(), ratio[c], whole[c],
+                  rms0[c], rms1[c], top[c], rhat[c], median[c], q25[c], q75[c], blocks_text.c_str());
     out << buf;
   }
   if (r.exists("/diagnostics/pooled_block_test_metric")) {

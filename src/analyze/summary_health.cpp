@@ -142,6 +142,31 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     }
   };
   out << "\nloss (/sample_stats/loss) across trajectories\n";
+  if (r.exists("/ladder") && r.has_attribute("/ladder", "mode") && r.attribute_text("/ladder", "mode") == "parallel") {
+    // Parallel rungs: each trajectory index is one temperature for the whole run (replica
+    // exchange swaps configurations, not temperatures), so the chains of one T are compared.
+    std::vector<double> temperatures;
+    std::vector<double> chain_temperature(C, std::nan(""));
+    for (std::size_t c = 0; c < C; ++c) {
+      for (std::size_t d = 0; d < D && !std::isfinite(chain_temperature[c]); ++d) {
+        if (std::isfinite(step[c * D + d])) chain_temperature[c] = temperature[c * D + d];
+      }
+      if (std::isfinite(chain_temperature[c]) &&
+          std::find(temperatures.begin(), temperatures.end(), chain_temperature[c]) == temperatures.end()) {
+        temperatures.push_back(chain_temperature[c]);
+      }
+    }
+    std::sort(temperatures.begin(), temperatures.end());
+    for (std::size_t k = 0; k < temperatures.size(); ++k) {
+      Chains at;
+      for (std::size_t c = 0; c < C; ++c) {
+        if (chain_temperature[c] == temperatures[k]) at.push_back(loss_chains[c]);
+      }
+      diagnose(at, "rung " + std::to_string(k) + ", T = " + printf_string("%.4g", temperatures[k]) + " (" +
+                       std::to_string(at.size()) + " trajectories side by side)");
+    }
+    return;
+  }
   diagnose(loss_chains, most_stages > 1 ? "all stored draws (" + std::to_string(most_stages) + " temperature stages)"
                                         : "all stored draws");
   if (most_stages > 1) {

@@ -275,6 +275,16 @@ const std::vector<Key>& keys() {
                "candidate (a rung, or in retrofit mode the deep ensemble) with the best validation score "
                "(ensemble.select_by; needs data.validation_fraction > 0). T_initial, T_target, dT and every "
                "are not used. Empty: the ramp"),
+      make_key("simmer", "ladder_mode", &C::simmer, &SimmerConfig::ladder_mode, run::kLadderModeNames,
+               "with simmer.ladder: sequential (each trajectory simmers every rung in turn, coldest first) | "
+               "parallel (trajectory i simmers rung i mod K for the whole run, so every rung has "
+               "run.trajectories / K trajectories; needed for replica exchange, simmer.exchange_every)"),
+      make_key("simmer", "exchange_every", &C::simmer, &SimmerConfig::exchange_every,
+               "simmer.ladder_mode = parallel: steps between replica-exchange rounds (0: none). Every round, "
+               "neighbouring rungs (alternately the pairs (1,2),(3,4),... and (2,3),(4,5),...) of each set of "
+               "K trajectories propose to swap configurations, accepted with min(1, exp((1/T_i - 1/T_j)(L_i - "
+               "L_j))); velocities and thermostat velocities are rescaled by sqrt(T_new/T_old) (docs/MIXING.md)")
+          .min(0),
       make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length, "Nose-Hoover chain length N_c (>= 1)")
           .min(1)
           .max(1000)

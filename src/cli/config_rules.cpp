@@ -163,6 +163,14 @@ Config validated_unmapped(const Config& config, int world_size) {
                 "): hold out a validation set (e.g. data.validation_fraction = 0.2), or set ensemble.select_by = "
                 "none to keep every rung without choosing");
   }
+  if (s.ladder_mode == run::LadderMode::parallel) {
+    require(ladder && s.ladder.size() >= 2, "simmer.ladder_mode", "parallel",
+            "needs a ladder of at least two rungs (simmer.ladder = T_1,...,T_K)");
+  }
+  if (s.exchange_every > 0) {
+    require(s.ladder_mode == run::LadderMode::parallel, "simmer.exchange_every", str(s.exchange_every),
+            "needs simmer.ladder_mode = parallel (replicas exchange between rungs that run side by side)");
+  }
   if (!ladder) {  // a ladder replaces the ramp: its keys are not used
     require_finite(s.T_initial, "simmer.T_initial");
     require(s.T_initial >= 0.0, "simmer.T_initial", str(s.T_initial), "must be >= 0");
@@ -247,6 +255,13 @@ Config validated_unmapped(const Config& config, int world_size) {
           str(r.gradient_chunks),
           "must be a power of two >= run.ranks_per_trajectory = " + str(r.ranks_per_trajectory) + " (0: equal to it)");
   if (r.trajectories == 0) r.trajectories = world_size / r.ranks_per_trajectory;
+  if (s.ladder_mode == run::LadderMode::parallel) {
+    require(r.trajectories % static_cast<std::int64_t>(s.ladder.size()) == 0, "run.trajectories", str(r.trajectories),
+            "must be a multiple of the ladder's " + std::to_string(s.ladder.size()) +
+                " rungs with simmer.ladder_mode = parallel (trajectory i simmers rung i mod K; 0 means one "
+                "per MPI rank group, here " +
+                std::to_string(world_size / r.ranks_per_trajectory) + ")");
+  }
   require(!r.output.empty(), "run.output", r.output, "must name the output archive");
 
   // Sizes no machine holds are refused here, before the estimate multiplies them in 64-bit
@@ -254,8 +269,10 @@ Config validated_unmapped(const Config& config, int world_size) {
   // and adam.epochs are bounded by 1e12 with their keys.)
   constexpr double kMaxBytes = 1e17;  // 100 PB
   require(static_cast<double>(r.trajectories) <= 1e7, "run.trajectories", str(r.trajectories), "must be <= 1e7");
-  // Every stage's (one per ladder rung, none for Adam alone).
-  const double stages = adam_only ? 0.0 : (ladder ? static_cast<double>(s.ladder.size()) : 1.0);
+  // Every stage's a trajectory runs (one per ladder rung in turn, one with parallel rungs, none
+  // for Adam alone).
+  const bool parallel = s.ladder_mode == run::LadderMode::parallel;
+  const double stages = adam_only ? 0.0 : (ladder && !parallel ? static_cast<double>(s.ladder.size()) : 1.0);
   const double members =
       stages * static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
   const double chains = static_cast<double>(r.trajectories);

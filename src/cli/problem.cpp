@@ -114,6 +114,8 @@ run::Problem build(const Config& c) {
   p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
   p.ladder = c.simmer.ladder;
+  p.ladder_mode = c.simmer.ladder_mode;
+  p.exchange_every = c.simmer.exchange_every;
   if (!p.ladder.empty()) {
     // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
     // velocity, Martyna masses and the curvature report use it).

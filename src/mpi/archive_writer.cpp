@@ -21,8 +21,8 @@ ArchiveShape ArchiveShape::of(const run::Problem& p) {
   s.chains = p.run.trajectories;
   // Every stage's members and stored draws, stage after stage (draw d of a chain belongs to stage
   // d / draws_per_stage).
-  s.members = p.stages() * p.members_per_stage();
-  s.draws = p.stages() * p.draws_per_stage();
+  s.members = p.chain_stages() * p.members_per_stage();
+  s.draws = p.chain_stages() * p.draws_per_stage();
   s.trace_records = run::layout::trace_records(p.adam.epochs, p.total_steps(), p.run.trace_every);
   s.parameters = p.parameters;
   s.float32 = p.store.float32;
@@ -202,11 +202,16 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
     }
     f.attribute("/ladder", "temperatures", temperatures);
     f.attribute("/ladder", "steps_per_rung", p.run.steps);
+    f.attribute("/ladder", "mode", std::string(run::kLadderModeNames.name(p.ladder_mode)));
     f.attribute("/ladder", "meaning",
-                std::string("each trajectory simmers run.steps steps at each rung in turn, coldest first, starting "
-                            "where the last rung ended; rung k's members are drawn from the last ensemble.window "
-                            "steps of its stage and are /posterior/params draws [k draws_per_stage, (k + 1) "
-                            "draws_per_stage)"));
+                std::string(p.parallel_rungs()
+                                ? "trajectory i simmers rung i mod K for run.steps steps (the rungs side by side; with "
+                                  "simmer.exchange_every > 0 neighbouring rungs swap configurations, so a trajectory "
+                                  "index is a temperature slot); rung k's members are the draws of its trajectories"
+                                : "each trajectory simmers run.steps steps at each rung in turn, coldest first, "
+                                  "starting where the last rung ended; rung k's members are drawn from the last "
+                                  "ensemble.window steps of its stage and are /posterior/params draws [k "
+                                  "draws_per_stage, (k + 1) draws_per_stage)"));
   }
   if (!p.store.track.empty() && !p.classification) {
     const auto k = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;

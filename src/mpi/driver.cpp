@@ -86,8 +86,11 @@ void Run::announce(bool resumed) const {
   if (rank_ != 0) return;
   const auto shape = ArchiveShape::of(p_);
   const std::string stages =
-      p_.ladder.empty() ? std::string()
-                        : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps";
+      p_.ladder.empty()
+          ? std::string()
+          : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps" +
+                (p_.parallel_rungs() ? " side by side (trajectory i at rung i mod " + std::to_string(p_.stages()) + ")"
+                                     : "");
   std::printf(
       "simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
       "trajectory%s, %lld stored%s\n%s\n",
@@ -297,9 +300,12 @@ int Run::simmer_phase() {
     const std::int64_t next_gather = next_multiple(step_, p_.run.gather_interval);
     const std::int64_t next_checkpoint = next_multiple(step_, p_.run.checkpoint_interval);
     const std::int64_t next_sync = next_multiple(step_, p_.run.sync_every);
-    const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync});
+    const std::int64_t next_exchange =
+        replicas_.enabled() ? next_multiple(step_, p_.exchange_every) : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
     for (auto& ch : chains_) ch->advance_to(end);
     step_ = end;
+    if (replicas_.due(end)) exchange();
     const bool poll = end == next_sync || end == steps;
     if (poll) injected_signal(end, rank_);
     const int signal = stop_signal(poll);
@@ -405,6 +411,12 @@ void Run::checkpoint() {
       for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();
       c.chains = std::move(states);
+      if (replicas_.enabled()) {
+        ByteWriter w;
+        Saver ar(w);
+        ar(replicas_);
+        c.exchange = w.bytes();
+      }
       io::save_checkpoint(checkpoint_path_, c);
     } catch (const std::exception& e) {
       error = e.what();
@@ -451,6 +463,11 @@ void Run::restore(const io::RunCheckpoint& c) {
     const auto& bytes = c.chains[static_cast<std::size_t>(ch->index())];
     ByteReader r(bytes.data(), bytes.size(), "checkpoint '" + checkpoint_path_ + "'");
     ch->load(r, step_);
+  }
+  if (replicas_.enabled()) {
+    ByteReader r(c.exchange.data(), c.exchange.size(), "checkpoint '" + checkpoint_path_ + "' (replica exchange)");
+    Loader ar(r);
+    ar(replicas_);
   }
 }
 

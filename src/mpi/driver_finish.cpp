@@ -114,6 +114,7 @@ void Run::finish() {
     }
   }
   write_report(f, p_, reports, report);
+  if (replicas_.enabled()) write_exchange();
   f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);

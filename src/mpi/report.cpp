@@ -70,9 +70,9 @@ std::vector<SetMetrics> ensemble_sets(const run::Problem& p, const EnsembleRepor
 /// Stage `stage`'s verdict counts and loss rises.
 StageMetrics stage_metrics(const run::Problem& p, const std::vector<run::ChainReport>& t, std::size_t stage) {
   const double temperature = p.stage_temperature(static_cast<std::int64_t>(stage));
-  const auto [rise, stiff] = rise_and_stiff(t, stage);
+  const auto [rise, stiff] = rise_and_stiff(p, t, stage);
   StageMetrics out;
-  out.verdicts = verdict_counts(t, stage);
+  out.verdicts = verdict_counts(p, t, stage);
   out.observed_rise = rise;
   out.harmonic_rise = harmonic_rise(p, temperature);
   out.stiff_rise = stiff_rise(p, stiff, temperature);
@@ -81,8 +81,9 @@ StageMetrics stage_metrics(const run::Problem& p, const std::vector<run::ChainRe
 
 /// <group> = /diagnostics (or a rung's): one row per trajectory of stage `stage`, and per block
 /// of its window, with chain and block scales.
-void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
+void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& all,
                        std::size_t stage, const std::string& group, const EnsembleReport& e) {
+  const std::vector<run::ChainReport> t = stage_reports(p, all, stage);
   const auto chains = static_cast<std::int64_t>(t.size());
   f.create_group(group);
   const ensemble::VerdictThresholds thresholds;
@@ -132,15 +133,16 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
     by_block.emplace_back(pooled, 0U);
   }
   // Block b starts at the window's first step + ceil(b W / B) (DiagnosticsSetup::block_of).
-  const std::int64_t window_first = (static_cast<std::int64_t>(stage) + 1) * p.run.steps - p.sampling.window;
+  const std::int64_t window_first =
+      p.stage_first_step(static_cast<std::int64_t>(stage)) + p.run.steps - p.sampling.window;
   std::vector<double> first_step;
   for (std::int64_t b = 0; b < blocks; ++b) {
     first_step.push_back(static_cast<double>(window_first + (b * p.sampling.window + blocks - 1) / blocks));
   }
   f.put(group + "/block_first_step", first_step, {blocks});
   by_block.emplace_back(group + "/block_first_step", 0U);
-  std::vector<double> ids(static_cast<std::size_t>(chains));
-  std::iota(ids.begin(), ids.end(), 0.0);
+  std::vector<double> ids;  // the trajectories' indices (a parallel ladder's rung has every K-th)
+  for (const auto& r : t) ids.push_back(static_cast<double>(r.index));
   f.put(group + "/chain", ids, {chains});
   std::vector<double> block_ids(static_cast<std::size_t>(blocks));
   std::iota(block_ids.begin(), block_ids.end(), 0.0);
@@ -166,7 +168,7 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
     members.push_back(static_cast<double>(c.members));
     drifting.push_back(c.stage >= 0
                            ? static_cast<double>(verdict_counts(
-                                 t, static_cast<std::size_t>(c.stage))[static_cast<std::size_t>(Verdict::drifting)])
+                                 p, t, static_cast<std::size_t>(c.stage))[static_cast<std::size_t>(Verdict::drifting)])
                            : kNaN);
   }
   f.put_strings(g + "/candidate", names);
@@ -220,9 +222,11 @@ double harmonic_rise(const run::Problem& p, double temperature) {
 
 /// Means over trajectories of (observed rise of stage `stage`'s members' mean loss over the
 /// stage's start loss, eigenvalues above T at the start).
-std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t, std::size_t stage) {
+std::pair<double, double> rise_and_stiff(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                         std::size_t stage) {
   std::vector<double> rise, stiff;
   for (const auto& r : t) {
+    if (!p.runs_stage(r.index, static_cast<std::int64_t>(stage))) continue;
     rise.push_back(r.stages.at(stage).summary.mean_member_loss - r.stages[stage].start_loss);
     stiff.push_back(r.curvature_start.probes > 0 ? r.curvature_start.count_above : kNaN);
   }
@@ -235,10 +239,21 @@ double stiff_rise(const run::Problem& p, double stiff, double temperature) {
   return temperature == p.ramp.target ? 0.5 * stiff * temperature : kNaN;
 }
 
-std::array<std::int64_t, 5> verdict_counts(const std::vector<run::ChainReport>& t, std::size_t stage) {
+std::array<std::int64_t, 5> verdict_counts(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                           std::size_t stage) {
   std::array<std::int64_t, 5> counts{};
-  for (const auto& r : t) counts[static_cast<std::size_t>(r.stages.at(stage).summary.verdict)] += 1;
+  for (const auto& r : stage_reports(p, t, stage))
+    counts[static_cast<std::size_t>(r.stages.at(stage).summary.verdict)] += 1;
   return counts;
+}
+
+std::vector<run::ChainReport> stage_reports(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                            std::size_t stage) {
+  std::vector<run::ChainReport> out;
+  for (const auto& r : t) {
+    if (p.runs_stage(r.index, static_cast<std::int64_t>(stage))) out.push_back(r);
+  }
+  return out;
 }
 
 std::string format(const char* fmt, double v) {

@@ -20,11 +20,16 @@ std::vector<double> column(const std::vector<run::ChainReport>& t, int split, do
 double harmonic_rise(const run::Problem& p, double temperature);
 /// Means over trajectories of (observed rise of stage `stage`'s members' mean loss over the
 /// stage's start loss, eigenvalues above T at the start).
-std::pair<double, double> rise_and_stiff(const std::vector<run::ChainReport>& t, std::size_t stage);
+std::pair<double, double> rise_and_stiff(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                         std::size_t stage);
 /// The stiff modes' harmonic rise: only at the temperature the eigenvalues were counted above.
 double stiff_rise(const run::Problem& p, double stiff, double temperature);
 /// Trajectories per verdict of stage `stage`.
-std::array<std::int64_t, 5> verdict_counts(const std::vector<run::ChainReport>& t, std::size_t stage);
+std::array<std::int64_t, 5> verdict_counts(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                           std::size_t stage);
+/// The reports of the trajectories that run stage `stage` (every one but with parallel rungs).
+std::vector<run::ChainReport> stage_reports(const run::Problem& p, const std::vector<run::ChainReport>& t,
+                                            std::size_t stage);
 /// printf of one number.
 std::string format(const char* fmt, double v);
 

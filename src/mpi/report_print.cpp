@@ -132,9 +132,9 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
       }
       std::string drift = "-";
       if (e.stage >= 0) {
-        drift = std::to_string(
-                    verdict_counts(t, static_cast<std::size_t>(e.stage))[static_cast<std::size_t>(Verdict::drifting)]) +
-                "/" + std::to_string(C);
+        const auto k = static_cast<std::size_t>(e.stage);
+        drift = std::to_string(verdict_counts(p, t, k)[static_cast<std::size_t>(Verdict::drifting)]) + "/" +
+                std::to_string(stage_reports(p, t, k).size());
       }
       std::string mark;
       if (static_cast<std::int64_t>(c) == report.selected) mark += "  <- the run's ensemble";
@@ -152,9 +152,10 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   if (report.diagnostics_stage >= 0) {
     // Stationarity, in one line (the stage in /diagnostics).
     const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
-    const auto counts = verdict_counts(t, stage);
+    const auto counts = verdict_counts(p, t, stage);
+    const std::vector<run::ChainReport> at_stage = stage_reports(p, t, stage);
     const run::ChainReport* example[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
-    for (const auto& r : t) {
+    for (const auto& r : at_stage) {
       auto& e = example[static_cast<int>(r.stages[stage].summary.verdict)];
       if (e == nullptr) e = &r;
     }
@@ -167,7 +168,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     }
     const run::ChainReport* shown = example[static_cast<int>(Verdict::drifting)];
     if (shown == nullptr) shown = example[static_cast<int>(Verdict::not_mixed)];
-    if (shown == nullptr && !t.empty()) shown = &t.front();
+    if (shown == nullptr && !at_stage.empty()) shown = &at_stage.front();
     std::printf("stationarity%s: %s%s\n",
                 p.ladder.empty() ? "" : (" of " + p.stage_name(report.diagnostics_stage)).c_str(), line.c_str(),
                 shown != nullptr ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " +
@@ -187,7 +188,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
           static_cast<long long>(slow), t.size(), static_cast<long long>(first_slow));
     }
     const double temperature = p.stage_temperature(report.diagnostics_stage);
-    const auto [rise, stiff] = rise_and_stiff(t, stage);
+    const auto [rise, stiff] = rise_and_stiff(p, t, stage);
     std::printf(
         "loss rise of the members over the start point: %.4g (mean over trajectories); harmonic "
         "estimate N_f T/2 = %.4g",

@@ -21,6 +21,7 @@
 #include "simmer/mpi/progress.hpp"
 #include "simmer/run/chain.hpp"
 #include "simmer/run/problem.hpp"
+#include "simmer/run/replica_sets.hpp"
 
 namespace simmer::mpi::detail {
 
@@ -70,7 +71,8 @@ class Run {
     if (rank_ == 0) {
       // One pooled ensemble per simmering stage; a stage's tracked members follow the earlier ones'.
       for (std::int64_t stage = 0; stage < p.stages(); ++stage) {
-        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories, stage * p.members_per_stage());
+        pooled_.emplace_back(run::ensemble_shape(p), p.run.trajectories,
+                             p.stage_first_step(stage) / p.run.steps * p.members_per_stage());
       }
     }
   }
@@ -100,6 +102,11 @@ class Run {
   bool stability_check();
   void curvature_report(bool at_end);
   int simmer_phase();
+  /// One replica-exchange round after step_ (collective): the losses to every rank, the same
+  /// decisions everywhere, the accepted configurations moved between the ranks that hold them.
+  void exchange();
+  /// /ladder/exchange_* and /ladder/round_trips (collective), and the console's line on them.
+  void write_exchange();
   void gather();
   void checkpoint();
   void restore(const io::RunCheckpoint& c);
@@ -126,7 +133,8 @@ class Run {
   MPI_Comm group_comm_ = MPI_COMM_NULL;  ///< run.ranks_per_trajectory > 1: this rank's group
   std::unique_ptr<GroupGradients> gradients_;
   std::vector<ensemble::PooledEnsemble> pooled_;  ///< rank 0: per simmering stage
-  train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step
+  train::Schedule schedule_ = p_.schedule();      ///< T of every simmering step (trajectory 0's)
+  run::ReplicaSets replicas_{p_};                 ///< parallel rungs' replica exchange (same on every rank)
   std::optional<ArchiveWriter> archive_;
   std::int64_t step_ = 0;         ///< simmering steps completed
   std::int64_t generation_ = 0;   ///< the last checkpoint's number (io::RunCheckpoint::generation)

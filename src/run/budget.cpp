@@ -50,7 +50,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
   // draw; every trajectory samples the same count): each stage's members, every store.every-th
   // of a stage stored.
   Rng probe_rng = Rng::named(p.run.seed, 0, RngPurpose::sampling);
-  const std::int64_t stages = p.stages();
+  const std::int64_t stages = p.chain_stages();
   std::vector<std::int64_t> stored_steps;
   for (std::int64_t k = 0; k < stages; ++k) {
     const auto steps = ensemble::select_sample_steps(p.run.steps, p.sampling, probe_rng);

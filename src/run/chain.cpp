@@ -57,8 +57,8 @@ ensemble::DiagnosticsSetup diagnostics_setup(const Problem& p, std::int64_t stag
   d.outputs = p.outputs;
   d.classes = p.classes;
   d.parameters = p.parameters;
-  // Stage k runs steps [k S, (k + 1) S); its window is the last W of them.
-  d.window_first_step = (stage + 1) * p.run.steps - p.sampling.window;
+  // Stage k runs steps [k S, (k + 1) S) (parallel rungs: [0, S)); its window is the last W of them.
+  d.window_first_step = p.stage_first_step(stage) + p.run.steps - p.sampling.window;
   d.window_steps = p.sampling.window;
   d.blocks = p.diagnostics.blocks;
   d.time_step = p.nhc.time_step;
@@ -101,14 +101,15 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
   // Every stage's members from the one sampling stream, stage after stage (one stage draws what
   // a run without stages drew).
   Rng sampling = stream(RngPurpose::sampling);
-  const auto stages = static_cast<std::size_t>(p.stages());
-  for (std::size_t k = 0; k < stages; ++k) {
-    const auto offset = static_cast<std::int64_t>(k) * p.run.steps;
+  // Parallel rungs: one stage in time (the trajectory's rung), but a slot for every rung's
+  // ensemble and diagnostics, the others left empty.
+  for (std::int64_t k = 0; k < p.chain_stages(); ++k) {
     for (const auto step : ensemble::select_sample_steps(p.run.steps, p.sampling, sampling)) {
-      sample_steps_.push_back(offset + step);
+      sample_steps_.push_back(k * p.run.steps + step);
     }
-    diag_.emplace_back(diagnostics_setup(p, static_cast<std::int64_t>(k)));
   }
+  const auto stages = static_cast<std::size_t>(p.stages());
+  for (std::size_t k = 0; k < stages; ++k) diag_.emplace_back(diagnostics_setup(p, static_cast<std::int64_t>(k)));
   votes_.resize(stages);
   means_.resize(stages);
   for (std::size_t k = 0; k < stages; ++k) {
@@ -179,7 +180,7 @@ void BasicChain<S>::finish_adam() {
       break;
     case train::StartVelocity::thermal: {
       Rng thermal = stream(RngPurpose::start_velocity);
-      start = nhc.thermal_start(p.ramp.first_positive(), thermal);
+      start = nhc.thermal_start(p.first_temperature(index_), thermal);
       break;
     }
   }
@@ -197,7 +198,7 @@ void BasicChain<S>::start() {
   train::BasicPhaseState<S> start = nhc.rest_start();
   if (p.start_velocity == train::StartVelocity::thermal) {
     Rng thermal = stream(RngPurpose::start_velocity);
-    start = nhc.thermal_start(p.ramp.first_positive(), thermal);
+    start = nhc.thermal_start(p.first_temperature(index_), thermal);
   }
   begin_trajectory(std::move(start), 0);
 }
@@ -210,15 +211,16 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
     for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
     start.kinetic = train::BasicNoseHooverChain<S>(integrator_options(), net_.parameter_count()).twice_kinetic(start.v);
   }
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
                                                             std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
   if (p_->parameter_masses == train::ParameterMasses::adapt && first_step == 0) {
     adaptation_ = train::MassAdaptation(net_.parameter_count());
   }
   if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
-  diag_[0].start(net_.parameters());
-  start_loss_[0] = objective_->evaluate(net_.parameters());
+  const auto first = static_cast<std::size_t>(p_->stage_of(index_, 0));
+  diag_[first].start(net_.parameters());
+  start_loss_[first] = objective_->evaluate(net_.parameters());
 }
 
 template <class S>
@@ -271,7 +273,7 @@ void BasicChain<S>::finish_adaptation() {
   train::BasicPhaseState<S> phase = trajectory_->phase();
   phase.v.array() *= masses_.cwiseInverse().cwiseSqrt().template cast<S>().array();
   const std::int64_t step = trajectory_->step();
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
                                                             std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
@@ -295,7 +297,7 @@ void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperatur
   // Where the parameters are: from the simmering start point once simmering runs.
   const Vector& x = net_.parameters();
   const ensemble::Position at =
-      phase == 1 ? diag_[static_cast<std::size_t>(p.stage_of(step - 1))].position(x)
+      phase == 1 ? diag_[static_cast<std::size_t>(p.stage_of(index_, step - 1))].position(x)
                  : ensemble::Position{
                        kNaN, kNaN, std::sqrt(x.template cast<double>().squaredNorm() / static_cast<double>(x.size())),
                        static_cast<double>(x.cwiseAbs().maxCoeff())};
@@ -315,11 +317,11 @@ void BasicChain<S>::advance_to(std::int64_t end) {
   const double eval_before = eval_seconds_;
   while (!stopped_ && trajectory_->step() < end) {
     const std::int64_t next = trajectory_->step();
-    if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);
+    if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);  // never with parallel rungs
     const train::StepRecord rec = trajectory_->advance();
     last_loss_ = rec.half_step_loss;
-    diag_[static_cast<std::size_t>(p.stage_of(rec.step))].after_step(rec.step, net_.parameters(),
-                                                                     trajectory_->phase().kinetic);
+    diag_[static_cast<std::size_t>(p.stage_of(index_, rec.step))].after_step(rec.step, net_.parameters(),
+                                                                             trajectory_->phase().kinetic);
     check_health(rec);
     if (stopped_) break;
     const std::int64_t s = rec.step;
@@ -365,7 +367,7 @@ template <class S>
 void BasicChain<S>::take_member(const train::StepRecord& rec) {
   const double t0 = cpu_seconds();
   const Problem& p = *p_;
-  const auto k = static_cast<std::size_t>(p.stage_of(rec.step));
+  const auto k = static_cast<std::size_t>(p.stage_of(index_, rec.step));
   ensemble::TrajectoryDiagnostics& diag = diag_[k];
   double train_loss = 0.0;
   diag.begin_member(rec.step);

@@ -1,12 +1,14 @@
 // A trajectory's saved state (run/chain.hpp): its checkpoint as one field list for both
 // directions (BasicChain::fields, core/visit.hpp), and its end-of-run report.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "simmer/core/error.hpp"
 #include "simmer/run/chain.hpp"
+#include "simmer/train/exchange.hpp"
 
 namespace simmer::run {
 
@@ -35,7 +37,7 @@ ChainReport BasicChain<S>::report() {
   }
   // Stages that ended kept their summary then; the current one ends here; a divergence belongs
   // to the stage it happened in (later stages never started: no members).
-  const std::int64_t diverged_stage = diverged_step_ >= 0 ? p_->stage_of(diverged_step_) : -1;
+  const std::int64_t diverged_stage = diverged_step_ >= 0 ? p_->stage_of(index_, diverged_step_) : -1;
   for (std::size_t k = 0; k < diag_.size(); ++k) {
     StageReport stage;
     stage.summary = k < ended_.size() ? ended_[k]
@@ -120,15 +122,63 @@ void BasicChain<S>::load(ByteReader& r, std::int64_t step) {
   }
   for (auto& t : tracked_) t.clear();
   std::fill(interval_members_.begin(), interval_members_.end(), 0);
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(),
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
                                                             std::move(phase), step);
   trajectory_->set_noise(&noise_rng_);
 }
 
-#define SIMMER_INSTANTIATE(S)                             \
-  template ChainReport BasicChain<S>::report();           \
-  template void BasicChain<S>::save(ByteWriter& w) const; \
-  template void BasicChain<S>::load(ByteReader& r, std::int64_t step);
+template <class S>
+double BasicChain<S>::exchange_loss() {
+  if (stopped_ || !started()) return std::numeric_limits<double>::quiet_NaN();
+  return objective_->evaluate(net_.parameters());
+}
+
+template <class S>
+void BasicChain<S>::save_configuration(ByteWriter& w) const {
+  if (!started()) throw Error("internal: a configuration swap before simmering");
+  Saver ar(w);
+  Vector x = net_.parameters();
+  train::BasicPhaseState<S> phase = trajectory_->phase();
+  ::simmer::Vector masses = masses_;
+  ar(x, phase, masses);
+}
+
+template <class S>
+void BasicChain<S>::load_configuration(ByteReader& r, double from, double to) {
+  if (!started()) throw Error("internal: a configuration swap before simmering");
+  Loader ar(r);
+  Vector x;
+  train::BasicPhaseState<S> phase;
+  ::simmer::Vector masses;
+  ar(x, phase, masses);
+  if (x.size() != net_.parameter_count() || phase.v.size() != x.size() ||
+      phase.chain.w.size() != trajectory_->phase().chain.w.size()) {
+    throw Error("internal: a swapped configuration of another shape");
+  }
+  train::rescale_for_temperature(phase, from, to);
+  if (masses.size() > 0 || masses_.size() > 0) {
+    // Each trajectory has its own parameter masses: v_i ~ N(0, T/m_i) here needs v_i scaled by
+    // sqrt(m_from,i / m_i) as well (a unit mass where one side has none).
+    for (Index i = 0; i < phase.v.size(); ++i) {
+      const double from_mass = masses.size() > 0 ? masses(i) : 1.0;
+      const double to_mass = masses_.size() > 0 ? masses_(i) : 1.0;
+      phase.v(i) *= static_cast<S>(std::sqrt(from_mass / to_mass));
+    }
+    phase.kinetic = trajectory_->integrator().twice_kinetic(phase.v);
+  }
+  net_.parameters() = x;
+  trajectory_->phase() = std::move(phase);
+  // The health check compares H_ext between checks at one temperature: a swap is no blow-up.
+  last_check_temperature_ = std::numeric_limits<double>::quiet_NaN();
+}
+
+#define SIMMER_INSTANTIATE(S)                                           \
+  template ChainReport BasicChain<S>::report();                         \
+  template void BasicChain<S>::save(ByteWriter& w) const;               \
+  template void BasicChain<S>::load(ByteReader& r, std::int64_t step);  \
+  template double BasicChain<S>::exchange_loss();                       \
+  template void BasicChain<S>::save_configuration(ByteWriter& w) const; \
+  template void BasicChain<S>::load_configuration(ByteReader& r, double from, double to);
 SIMMER_INSTANTIATE(double)
 SIMMER_INSTANTIATE(float)
 #undef SIMMER_INSTANTIATE

@@ -46,8 +46,9 @@ std::string StabilityVerdict::problem() const {
   return buf;
 }
 
-train::Schedule Problem::schedule() const {
+train::Schedule Problem::schedule(std::int64_t index) const {
   if (ladder.empty()) return train::ramp_schedule(ramp);
+  if (parallel_rungs()) return train::constant_schedule(stage_temperature(stage_of(index, 0)));
   const std::vector<double> rungs = ladder;
   const std::int64_t steps = std::max<std::int64_t>(run.steps, 1);
   return [rungs, steps](std::int64_t step) {

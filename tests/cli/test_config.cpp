@@ -55,6 +55,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "simmer.dT",
                                            "simmer.every",
                                            "simmer.ladder",
+                                           "simmer.ladder_mode",
+                                           "simmer.exchange_every",
                                            "simmer.chain_length",
                                            "simmer.thermostat",
                                            "simmer.friction",
@@ -194,6 +196,8 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.simmer.health_every == b.simmer.health_every);
   CHECK(a.simmer.parameter_masses == b.simmer.parameter_masses);
   CHECK(a.simmer.mass_warmup == b.simmer.mass_warmup);
+  CHECK(a.simmer.ladder_mode == b.simmer.ladder_mode);
+  CHECK(a.simmer.exchange_every == b.simmer.exchange_every);
   CHECK(a.ensemble.blocks == b.ensemble.blocks);
   CHECK(a.ensemble.store_dtype == b.ensemble.store_dtype);
   CHECK(a.run.progress == b.run.progress);
@@ -496,6 +500,13 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[simmer]\nparameter_masses = adapt", "simmer.mass_warmup", "'0'"},
       {"[simmer]\nparameter_masses = adapt\nmass_warmup = 8000", "simmer.mass_warmup", "'8000'"},
       {"[simmer]\nmass_warmup = -1", "simmer.mass_warmup", "'-1'"},
+      // Parallel rungs need a ladder of two or more and a multiple of its rungs in trajectories;
+      // replica exchange needs them.
+      {"[simmer]\nladder_mode = parallel", "simmer.ladder_mode", "'parallel'"},
+      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.3\nladder_mode = parallel\n[run]\ntrajectories = 3",
+       "run.trajectories", "'3'"},
+      {"[simmer]\nexchange_every = 100", "simmer.exchange_every", "'100'"},
+      {"[simmer]\nexchange_every = -1", "simmer.exchange_every", "'-1'"},
       // Sizes and steps no run needs (issue 18): refused before they reach the archive or memory.
       {"[simmer]\nchain_length = 1001", "simmer.chain_length", "'1001'"},
       {"[simmer]\ntime_step = 1e-320", "simmer.time_step", "'1e-320'"},
@@ -662,6 +673,8 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.simmer.health_every = 33;
   c.simmer.parameter_masses = train::ParameterMasses::adam;
   c.simmer.mass_warmup = 250;
+  c.simmer.ladder_mode = run::LadderMode::parallel;
+  c.simmer.exchange_every = 50;
   c.ensemble.blocks = 4;
   c.ensemble.store_dtype = Precision::float32;
   c.ensemble.select_by = ensemble::SelectBy::metric;

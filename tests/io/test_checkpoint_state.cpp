@@ -21,6 +21,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   c.generation = 5;
   c.pooled = {1, 2, 3};
   c.chains = {{9}, {}, {4, 5, 6, 7}};
+  c.exchange = {3, 1, 4};
   const auto payload = io::encode_checkpoint(c);
   const io::RunCheckpoint d = io::decode_checkpoint(payload, "test");
   CHECK(d.run_id == c.run_id);
@@ -33,6 +34,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   CHECK(d.generation == 5);
   CHECK(d.pooled == c.pooled);
   CHECK(d.chains == c.chains);
+  CHECK(d.exchange == c.exchange);
   CHECK(io::encode_checkpoint(d) == payload);
   {  // during Adam: its epoch, at step 0
     io::RunCheckpoint a = c;
@@ -73,7 +75,7 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
   test::TempDir dir("checkpoint_version");
   const std::string path = dir.path("old.h5.ckpt");
   io::save_checkpoint(path, c);
-  REQUIRE(io::kCheckpointFormat == 7);
+  REQUIRE(io::kCheckpointFormat == 8);
   for (const std::uint32_t version : {io::kCheckpointFormat - 1, io::kCheckpointFormat + 1}) {
     INFO("version " << version);
     {  // the header's version field follows the 8-byte magic
@@ -83,7 +85,7 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
     }
     CHECK_THROWS_WITH(io::load_checkpoint(path),
                       Catch::Contains("'" + path + "'") && Catch::Contains("version " + std::to_string(version)) &&
-                          Catch::Contains("reads version 7") &&
+                          Catch::Contains("reads version 8") &&
                           Catch::Contains(version < io::kCheckpointFormat ? "older simmer" : "newer simmer"));
   }
   {  // put back, it loads again

@@ -19,6 +19,10 @@ cases: validation  data.validation_fraction carves its rows out of the training 
                    one standard error of the paired differences (one_se); select_by = metric uses
                    the error rate; /ensemble holds the chosen candidate's arrays; summary and
                    predict follow the choice
+       exchange    parallel rungs with replica exchange (issue 21): trajectory i's draws all at rung
+                   i mod K; the rounds proposed per rung pair are the count the schedule gives and
+                   some are accepted; bit-identical at -n 1, 2, 4, with two ranks per trajectory,
+                   and stopped between rounds on 2 ranks and resumed on 1
        merge       merged retrofit archives report the deep ensemble of all their Adam end points
                    (recomputed from the merged /baseline predictions); ladder runs are refused
 """
@@ -188,6 +192,43 @@ with tempfile.TemporaryDirectory() as tmp:
         st.stopped_and_resumed(SIMMER, LADDER, os.path.join(tmp, "resumed.h5"), [], [], "the ladder run",
                                at_step=550)
         print("identical: a ladder run is bit-identical at -n 1, 2, 4 and stopped mid-ladder and resumed")
+    elif CASE == "exchange":
+        # Two sets of three rungs, a round every 20 steps: rounds after steps 20, 40, ..., 280.
+        parallel = st.opts(LADDER, "--simmer.ladder", "0.3,0.6,1", "--simmer.ladder_mode", "parallel",
+                           "--simmer.exchange_every", "20", "--run.trajectories", "6")
+        paths = []
+        for n, extra in ((1, []), (2, []), (4, []), (4, ["--run.ranks_per_trajectory", "2"])):
+            if SANITIZED and n == 4:
+                continue
+            out = os.path.join(tmp, f"exchange_n{n}_{len(paths)}.h5")
+            run(n, parallel + ["--run.gradient_chunks", "2", "--output", out] + extra)
+            paths.append(out)
+        for other in paths[1:]:
+            st.compare_archives(paths[0], other)
+        with h5py.File(paths[0], "r") as f:
+            t = f["sample_stats/temperature"][()]
+            rungs = [float(x) for x in text(f["ladder"].attrs["temperatures"]).split(",")]
+            for i in range(6):
+                if not np.all(t[i] == rungs[i % 3]):
+                    fail(f"trajectory {i}'s draws are not all at rung {i % 3}'s temperature {rungs[i % 3]}")
+            proposed = f["ladder/exchange_proposed"][()]
+            accepted = f["ladder/exchange_accepted"][()]
+            # 14 rounds: the 7 even ones propose (0,1), the 7 odd ones (1,2), in each of 2 sets.
+            if list(proposed) != [14, 14] or int(f["ladder"].attrs["exchange_rounds"]) != 14:
+                fail(f"proposed swaps {list(proposed)} over {f['ladder'].attrs['exchange_rounds']} rounds, "
+                     "expected [14, 14] over 14")
+            if accepted.sum() == 0 or np.any(accepted > proposed):
+                fail(f"accepted swaps {list(accepted)} of {list(proposed)}")
+            if f["ladder/round_trips"].shape != (6,):
+                fail("round trips are not per configuration")
+        summary = subprocess.run([ANALYZE, "summary", paths[0]], env=st.ENV, capture_output=True, text=True)
+        if summary.returncode != 0 or "rung 2, T = " not in summary.stdout:
+            fail(f"summary of a parallel ladder does not diagnose each rung:\n{summary.stdout}\n{summary.stderr}")
+        # Stopped at step 150 (between the rounds after 140 and 160) on 2 ranks, resumed on 1.
+        st.stopped_and_resumed(SIMMER, parallel, os.path.join(tmp, "exchange_resumed.h5"), [], [],
+                               "the replica-exchange run", at_step=150)
+        print("exchange: parallel rungs with replica exchange are bit-identical at -n 1, 2, 4, in groups of "
+              "two ranks and across a resume; every draw is at its trajectory's rung")
     elif CASE == "select":
         for rule in ("best", "one_se"):
             out = os.path.join(tmp, f"{rule}.h5")

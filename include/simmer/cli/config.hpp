@@ -111,6 +111,8 @@ struct SimmerConfig {
   /// T_1,...,T_K (ascending, > 0, in temperature_unit): one stage of `steps` per rung, coldest
   /// first, instead of the ramp (empty: the ramp)
   std::vector<double> ladder;
+  run::LadderMode ladder_mode = run::LadderMode::sequential;
+  std::int64_t exchange_every = 0;  ///< parallel rungs: steps between replica-exchange rounds (0: none)
   int chain_length = train::NhcOptions{}.chain_length;
   train::Thermostat thermostat = train::NhcOptions{}.thermostat;
   double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)

@@ -165,6 +165,16 @@ class Chain {
   virtual void save(ByteWriter& w) const = 0;
   virtual void load(ByteReader& r, std::int64_t step) = 0;
 
+  /// Replica exchange (run/replica_sets.hpp): the loss L at the current position (NaN once
+  /// stopped, or before simmering); collective in a gradient group.
+  virtual double exchange_loss() = 0;
+  /// The configuration another trajectory takes in a swap: parameters, velocities, thermostat.
+  virtual void save_configuration(ByteWriter& w) const = 0;
+  /// Takes a configuration another trajectory saved at temperature `from`: velocities and
+  /// thermostat velocities rescaled by sqrt(to / from) for this trajectory's temperature `to`.
+  /// Its diagnostics go on (the jump is part of its temperature's series).
+  virtual void load_configuration(ByteReader& r, double from, double to) = 0;
+
  protected:
   [[nodiscard]] virtual std::int64_t adam_epochs() const = 0;
   std::function<void(const Warning&)> warn_ = [](const Warning& warning) {
@@ -222,6 +232,9 @@ class BasicChain final : public Chain {
   [[nodiscard]] double eval_seconds() const override { return eval_seconds_; }
   void save(ByteWriter& w) const override;
   void load(ByteReader& r, std::int64_t step) override;
+  double exchange_loss() override;
+  void save_configuration(ByteWriter& w) const override;
+  void load_configuration(ByteReader& r, double from, double to) override;
 
   /// The state in the compute precision (tests).
   [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }

@@ -118,6 +118,14 @@ inline constexpr Names<HealthOptions::StabilityCheck, 3> kStabilityCheckNames{
       {HealthOptions::StabilityCheck::warn, "warn"},
       {HealthOptions::StabilityCheck::off, "off"}}}};
 
+/// How a temperature ladder's rungs are simmered (simmer.ladder_mode; docs/MIXING.md).
+enum class LadderMode {
+  sequential,  ///< every trajectory simmers every rung in turn, coldest first (a staircase)
+  parallel     ///< trajectory i simmers rung i mod K for the whole run (replica exchange possible)
+};
+inline constexpr Names<LadderMode, 2> kLadderModeNames{
+    "simmer.ladder_mode", {{{LadderMode::sequential, "sequential"}, {LadderMode::parallel, "parallel"}}}};
+
 /// Which members are written to /posterior and how.
 struct StoreOptions {
   std::int64_t every = 1;           ///< every k-th member (all members vote or enter the means)
@@ -190,6 +198,10 @@ struct Problem {
   /// simmer.ladder in loss units (ascending, every T > 0): each trajectory simmers one stage of
   /// run.steps at each rung in turn, coldest first. Empty: one stage, the ramp.
   std::vector<double> ladder;
+  /// With a ladder: each trajectory's rungs (sequential: all in turn; parallel: rung i mod K).
+  LadderMode ladder_mode = LadderMode::sequential;
+  /// Parallel rungs: steps between replica-exchange rounds (0: no exchange).
+  std::int64_t exchange_every = 0;
   /// simmer.mode = adam: Adam alone, no simmering stage; the run's ensemble is the deep ensemble.
   bool adam_only = false;
   ensemble::SelectBy select_by = ensemble::SelectBy::nll;         ///< ensemble.select_by
@@ -216,19 +228,37 @@ struct Problem {
   Eigen::RowVectorXd output_scale;
   Eigen::RowVectorXd output_offset;
 
-  /// Simmering stages of every trajectory, each run.steps long with its own window, members,
-  /// ensemble and diagnostics: one (the ramp), one per ladder rung, or none (adam_only).
+  /// Simmering stages (candidate ensembles), each with its own members, ensemble and
+  /// diagnostics: one (the ramp), one per ladder rung, or none (adam_only).
   [[nodiscard]] std::int64_t stages() const {
     return adam_only ? 0 : (ladder.empty() ? 1 : static_cast<std::int64_t>(ladder.size()));
   }
-  /// Members of every trajectory in each stage, and the draws of them stored (every
+  /// Whether the ladder's rungs run side by side (trajectory i at rung i mod K).
+  [[nodiscard]] bool parallel_rungs() const { return !ladder.empty() && ladder_mode == LadderMode::parallel; }
+  /// Stages each trajectory simmers one after another, run.steps each: every stage, or with
+  /// parallel rungs one (its rung's).
+  [[nodiscard]] std::int64_t chain_stages() const { return parallel_rungs() ? (adam_only ? 0 : 1) : stages(); }
+  /// Whether trajectory `index` simmers stage `k` (and has members in it).
+  [[nodiscard]] bool runs_stage(std::int64_t index, std::int64_t k) const {
+    return !parallel_rungs() || index % stages() == k;
+  }
+  /// The stage trajectory `index` is in at simmering step `step` (0-based, all stages counted).
+  [[nodiscard]] std::int64_t stage_of(std::int64_t index, std::int64_t step) const {
+    return parallel_rungs() ? index % stages() : stage_of(step);
+  }
+  /// The first simmering step of stage `k` (of a trajectory that runs it).
+  [[nodiscard]] std::int64_t stage_first_step(std::int64_t k) const { return parallel_rungs() ? 0 : k * run.steps; }
+  /// Members of every trajectory in each stage it runs, and the draws of them stored (every
   /// store.every-th member of a stage, counted from the stage's first).
   [[nodiscard]] std::int64_t members_per_stage() const { return ensemble::member_count(run.steps, sampling); }
   [[nodiscard]] std::int64_t draws_per_stage() const { return (members_per_stage() + store.every - 1) / store.every; }
-  /// Simmering steps of every trajectory, all stages together.
-  [[nodiscard]] std::int64_t total_steps() const { return stages() * run.steps; }
-  /// The stage a simmering step (0-based, all stages counted) belongs to.
-  [[nodiscard]] std::int64_t stage_of(std::int64_t step) const { return run.steps > 0 ? step / run.steps : 0; }
+  /// Simmering steps of every trajectory, all its stages together.
+  [[nodiscard]] std::int64_t total_steps() const { return chain_stages() * run.steps; }
+  /// The time stage a simmering step (0-based, all stages counted) belongs to (with parallel
+  /// rungs, 0: stage_of(index, step) gives the trajectory's).
+  [[nodiscard]] std::int64_t stage_of(std::int64_t step) const {
+    return run.steps > 0 && !parallel_rungs() ? step / run.steps : 0;
+  }
   /// Stage k's (final) temperature in loss units: the ramp's target, or rung k.
   [[nodiscard]] double stage_temperature(std::int64_t k) const {
     return ladder.empty() ? ramp.target : ladder.at(static_cast<std::size_t>(k));
@@ -237,8 +267,13 @@ struct Problem {
   [[nodiscard]] std::string stage_name(std::int64_t k) const {
     return ladder.empty() ? std::string("simmering") : "rung_" + std::to_string(k);
   }
-  /// T of every simmering step, all stages: the ramp, or rung stage_of(step).
-  [[nodiscard]] train::Schedule schedule() const;
+  /// T of every simmering step of trajectory `index`, all stages: the ramp, rung
+  /// stage_of(step) (sequential), or its own rung (parallel).
+  [[nodiscard]] train::Schedule schedule(std::int64_t index = 0) const;
+  /// The first T > 0 trajectory `index` simmers at (a thermal start's).
+  [[nodiscard]] double first_temperature(std::int64_t index) const {
+    return parallel_rungs() ? stage_temperature(stage_of(index, 0)) : ramp.first_positive();
+  }
   /// Whether the run reports the deep ensemble of its trajectories' Adam end points.
   [[nodiscard]] bool has_deep_ensemble() const { return mode == train::StartMode::retrofit; }
 };

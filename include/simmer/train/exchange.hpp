@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simmer/core/rng.hpp"
+#include "simmer/core/visit.hpp"
 #include "simmer/train/nhc.hpp"
 
 namespace simmer::train {
@@ -48,6 +49,13 @@ class ReplicaLadder {
   [[nodiscard]] const std::vector<std::int64_t>& accepted() const { return accepted_; }
   /// Completed round trips of each replica: coldest rung → hottest → coldest counts one.
   [[nodiscard]] const std::vector<std::int64_t>& round_trips() const { return round_trips_; }
+
+  /// Checkpoint fields (core/visit.hpp): the temperatures and sizes are the constructor's.
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(fixed(rung_of_), fixed(replica_at_), fixed(proposed_), fixed(accepted_), fixed(round_trips_),
+       fixed(heading_up_));
+  }
 
  private:
   std::vector<double> temperatures_;
