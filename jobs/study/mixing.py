@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Mixing bench (issue 21): the Iris (or sine) retrofit posterior (T = T_Bayes, the paper's steps,
-h and window; the study's posterior variant) with unit masses, simmer.parameter_masses = adam and
-simmer.parameter_masses = adapt (warm-up: every step before the window), over several
-seeds. Per run: the stationarity verdicts of its trajectories (/metrics), the rank-normalised
+h and window; the study's posterior variant) with unit masses, simmer.parameter_masses = adam,
+simmer.parameter_masses = adapt (warm-up: every step before the window) and replica exchange
+(`exchange`: parallel rungs at 1, 2, 4 and 8 x T_Bayes with a round every 100 steps and four
+times the trajectories, so that as many sample T_Bayes; its numbers are the T_Bayes rung's, its
+wall time the whole run's), over several seeds. Per run: the stationarity verdicts of its trajectories (/metrics), the rank-normalised
 R-hat and bulk ESS of the training-loss series of its stored draws (every 10th member is stored,
 so the series is thinned and its ESS counts stored draws; the numbers `simmer_analyze summary`
 prints, rank normalisation as Vehtari et al. 2021), the run's wall time and the bulk ESS per
@@ -10,6 +12,7 @@ second; then the ratio of the variants. Every number is measured on this machine
 runs; nothing is assumed.
 
 usage: jobs/study/mixing.py [--case iris|sine] [--seeds 3] [--time-step H] [--trajectories 8] [--ranks 2] [--out runs/mixing]
+                            [--variants unit,adam_masses,adapt_masses,exchange]
                             [--simmer build/src/simmer_mpi] [--analyze build/src/simmer_analyze]
 """
 import argparse
@@ -31,7 +34,10 @@ CASES = {
     # The sine's noise sd is known (the generator's data.sine_noise = 0.1): T_Bayes = 2 s^2 (SSE).
     "sine": dict(ini="jobs/sine_retrofit.ini", extra=["--simmer.noise_sd", "0.1"], warmup=7000),
 }
-VARIANTS = ["unit", "adam_masses", "adapt_masses"]
+VARIANTS = ["unit", "adam_masses", "adapt_masses", "exchange"]
+# Replica exchange: the rungs (x T_Bayes, the first the target) and the steps between rounds.
+EXCHANGE_LADDER = "1,2,4,8"
+EXCHANGE_EVERY = 100
 
 
 def variant_args(case, variant):
@@ -39,7 +45,15 @@ def variant_args(case, variant):
         return ["--simmer.parameter_masses", "adam"]
     if variant == "adapt_masses":
         return ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", str(CASES[case]["warmup"])]
+    if variant == "exchange":
+        return ["--simmer.ladder", EXCHANGE_LADDER, "--simmer.ladder_mode", "parallel", "--simmer.exchange_every",
+                str(EXCHANGE_EVERY), "--ensemble.select_by", "none"]
     return []
+
+
+def trajectories(args, variant):
+    """As many trajectories at T_Bayes in every variant: exchange runs one set per rung."""
+    return args.trajectories * (len(EXCHANGE_LADDER.split(",")) if variant == "exchange" else 1)
 VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
 RANK_LINE = re.compile(r"rank-normalised R̂ ([^,\s]+), bulk ESS ([^,\s]+)")
 
@@ -50,7 +64,7 @@ def run(args, variant, seed):
     case = CASES[args.case]
     if not os.path.exists(out):
         cmd = ["mpirun", "--oversubscribe", "-n", str(args.ranks), args.simmer, "--config",
-               os.path.join(ROOT, case["ini"]), *case["extra"], "--run.trajectories", str(args.trajectories), "--run.seed", str(seed), "--data.split_seed", str(seed),
+               os.path.join(ROOT, case["ini"]), *case["extra"], "--run.trajectories", str(trajectories(args, variant)), "--run.seed", str(seed), "--data.split_seed", str(seed),
                "--run.progress", "lines", "--run.progress_seconds", "60", "--ensemble.store_every", "10",
                "--output", out, *POSTERIOR,
                *variant_args(args.case, variant),
@@ -61,7 +75,8 @@ def run(args, variant, seed):
             sys.exit(f"{' '.join(cmd)}\nfailed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     text = subprocess.run([args.analyze, "summary", out], capture_output=True, text=True, check=True).stdout
     lines = text.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.strip().startswith("all stored draws"))
+    # The first series after the heading: all stored draws, or (exchange) the T_Bayes rung's.
+    first = next(i for i, line in enumerate(lines) if line.startswith("loss (/sample_stats/loss)")) + 1
     m = RANK_LINE.search(lines[first + 1])
     if not m:
         sys.exit(f"{out}: no rank-normalised line in the summary:\n{text}")
@@ -69,6 +84,8 @@ def run(args, variant, seed):
         metrics = f["metrics"].attrs
         verdicts = {v: int(metrics.get(f"trajectories_{v}", 0)) for v in VERDICTS}
         wall = float(f.attrs["wall_seconds"])
+        acceptance = list(f["ladder/exchange_acceptance"][()]) if "ladder/exchange_acceptance" in f else []
+        trips = int(f["ladder/round_trips"][()].sum()) if "ladder/round_trips" in f else 0
         # The ensemble's test score beside the deep ensemble's (the trajectories' Adam end points).
         scores = {}
         for who in ("ensemble", "deep_ensemble"):
@@ -76,7 +93,8 @@ def run(args, variant, seed):
                                                           metrics.get(f"{who}_test_r2", float("nan"))))
             scores[f"{who}_nll"] = float(metrics.get(f"{who}_test_nll", float("nan")))
     return dict(variant=variant, seed=seed, rhat=float(m.group(1)), bulk=float(m.group(2)), wall=wall,
-                per_second=float(m.group(2)) / wall, verdicts=verdicts, **scores)
+                per_second=float(m.group(2)) / wall, verdicts=verdicts, acceptance=acceptance, trips=trips,
+                **scores)
 
 
 def main():
@@ -87,22 +105,31 @@ def main():
     ap.add_argument("--trajectories", type=int, default=8)
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "runs/mixing"))
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from " + ", ".join(VARIANTS))
     ap.add_argument("--simmer", default=os.path.join(ROOT, "build/src/simmer_mpi"))
     ap.add_argument("--analyze", default=os.path.join(ROOT, "build/src/simmer_analyze"))
     args = ap.parse_args()
+    variants = args.variants.split(",")
+    for v in variants:
+        if v not in VARIANTS:
+            sys.exit(f"--variants: unknown variant '{v}' (choose from {', '.join(VARIANTS)})")
+    if "unit" not in variants:
+        variants.insert(0, "unit")  # the baseline every ratio is taken against
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for seed in range(1, args.seeds + 1):
-        for variant in VARIANTS:
+        for variant in variants:
             r = run(args, variant, seed)
             rows.append(r)
             print(f"{variant:12s} seed {seed}: rank R-hat {r['rhat']:.3f}, bulk ESS {r['bulk']:.0f} of the loss, "
                   f"{r['wall']:.1f} s, {r['per_second']:.3g} ESS/s; verdicts "
                   + " ".join(f"{k}={v}" for k, v in r["verdicts"].items() if v)
+                  + (f"; exchange acceptance {' '.join(f'{a:.2f}' for a in r['acceptance'])}, "
+                     f"{r['trips']} round trips" if r["acceptance"] else "")
                   + f"; test accuracy (R² for regression) {r['ensemble_accuracy']:.4f}, NLL {r['ensemble_nll']:.4f} "
                   f"(deep ensemble {r['deep_ensemble_accuracy']:.4f}, {r['deep_ensemble_nll']:.4f})", flush=True)
     print("\nper variant (mean over seeds):")
-    for variant in VARIANTS:
+    for variant in variants:
         sel = [r for r in rows if r["variant"] == variant]
         stationary = sum(r["verdicts"]["stationary"] for r in sel)
         total = sum(sum(r["verdicts"].values()) for r in sel)
@@ -112,7 +139,7 @@ def main():
               f"test accuracy {mean('ensemble_accuracy'):.4f}, NLL {mean('ensemble_nll'):.4f} (deep ensemble "
               f"{mean('deep_ensemble_accuracy'):.4f}, {mean('deep_ensemble_nll'):.4f})")
     base = [r["per_second"] for r in rows if r["variant"] == "unit"]
-    for variant in VARIANTS:
+    for variant in variants:
         if variant == "unit":
             continue
         ratio = [r["per_second"] / b for r, b in zip([r for r in rows if r["variant"] == variant], base)]

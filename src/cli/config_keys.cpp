@@ -278,7 +278,8 @@ const std::vector<Key>& keys() {
       make_key("simmer", "ladder_mode", &C::simmer, &SimmerConfig::ladder_mode, run::kLadderModeNames,
                "with simmer.ladder: sequential (each trajectory simmers every rung in turn, coldest first) | "
                "parallel (trajectory i simmers rung i mod K for the whole run, so every rung has "
-               "run.trajectories / K trajectories; needed for replica exchange, simmer.exchange_every)"),
+               "run.trajectories / K trajectories; needed for replica exchange, simmer.exchange_every; with "
+               "ensemble.select_by = none the run's ensemble is the coldest rung's)"),
       make_key("simmer", "exchange_every", &C::simmer, &SimmerConfig::exchange_every,
                "simmer.ladder_mode = parallel: steps between replica-exchange rounds (0: none). Every round, "
                "neighbouring rungs (alternately the pairs (1,2),(3,4),... and (2,3),(4,5),...) of each set of "
@@ -414,7 +415,7 @@ const std::vector<Key>& keys() {
                "with simmer.ladder: nll (default) | metric | none: the validation score that chooses the run's "
                "ensemble among the rungs and (retrofit) the deep ensemble of the Adam end points: the mean "
                "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
-               "choice, the last rung is the run's ensemble"),
+               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)"),
       make_key("ensemble", "select_rule", &C::ensemble, &EnsembleConfig::select_rule, ensemble::kSelectRuleNames,
                "best (default: the lowest validation loss) | one_se (the first candidate, the deep ensemble "
                "then the rungs coldest first, within one standard error of the best, the error of the per-row "

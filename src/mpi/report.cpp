@@ -342,6 +342,12 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
   } else if (p.ladder.empty()) {  // the paper's run: its one simmering stage
     r.selected = last;
     r.diagnostics_stage = 0;
+  } else if ((p.select_by == ensemble::SelectBy::none || !p.has_validation()) && p.parallel_rungs()) {
+    // Parallel rungs without a choice: the coldest, the target the hotter rungs help to mix.
+    r.diagnostics_stage = 0;
+    for (std::size_t c = 0; c < r.candidates.size(); ++c) {
+      if (r.candidates[c].stage == 0) r.selected = static_cast<std::int64_t>(c);
+    }
   } else if (p.select_by == ensemble::SelectBy::none || !p.has_validation()) {
     r.selected = last;  // the ladder's hottest rung, where a staircase ends
     r.diagnostics_stage = stages - 1;
