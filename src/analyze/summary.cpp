@@ -12,6 +12,7 @@
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -254,6 +255,22 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
+  if (r.has_attribute("/diagnostics", "bulk_ess_train_loss")) {
+    // Every member's series (not only the stored draws), pooled over the trajectories.
+    const double wall = real_attr(r, "/", "wall_seconds");
+    out << "  member series (every member; rank-normalised R̂, bulk ESS, per second of the run's "
+        << printf_string("%.1f", wall) << " s):";
+    std::string sep = " ";
+    for (const std::string name : {"train_loss", "test_metric", "point_0", "point_1", "point_2"}) {
+      if (!r.has_attribute("/diagnostics", "bulk_ess_" + name)) continue;
+      out << sep << name << " " << ensemble::format_diagnostic(real_attr(r, "/diagnostics", "rank_rhat_" + name), 3)
+          << ", " << ensemble::format_diagnostic(real_attr(r, "/diagnostics", "bulk_ess_" + name), 0) << ", "
+          << printf_string("%.3g", real_attr(r, "/diagnostics", "bulk_ess_" + name) / wall) << "/s";
+      sep = "; ";
+    }
+    out << " (point_<j>: " << (run.classification ? "log-probability of the true class" : "the prediction")
+        << " at fixed test rows)\n";
+  }
   const double rise = real_attr(r, run::layout::kMetrics, "observed_loss_rise");
   if (!std::isnan(rise)) {
     out << "  loss rise of the members over the start: " << printf_string("%.4g", rise)
@@ -386,10 +403,17 @@ void summary(const std::string& archive, std::ostream& out) {
         << c.adam.epochs << " Adam epochs";
   } else {
     out << "sampling  " << cli::kSimmerModeNames.name(c.simmer.mode) << ", " << run.chains << " trajectories × ";
-    if (!c.simmer.ladder.empty()) out << c.simmer.ladder.size() << " rungs × ";
+    if (!c.simmer.ladder.empty()) {
+      out << c.simmer.ladder.size() << " rungs"
+          << (c.simmer.ladder_mode == run::LadderMode::parallel ? " side by side" : "") << " × ";
+    }
     out << c.simmer.steps << " steps, h = " << c.simmer.time_step;
     const double limit = real_attr(r, "/", "time_step_limit");
-    if (!std::isnan(limit)) out << " (stability limit " << printf_string("%.4g", limit) << ")";
+    // The margin: h sqrt(lambda_max) / 2 = h / limit (1 at the leapfrog limit; the step's slack).
+    if (!std::isnan(limit)) {
+      out << " (stability limit " << printf_string("%.4g", limit) << ", h at "
+          << printf_string("%.3g", 100.0 * c.simmer.time_step / limit) << "% of it)";
+    }
     if (c.simmer.mode == cli::SimmerMode::retrofit) out << ", after " << c.adam.epochs << " Adam epochs";
   }
   out << ", seed " << c.run.seed;

@@ -190,11 +190,30 @@ void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView predictio
     partials_.probabilities[i].add(view(probability_scratch_));
     partials_.block_votes[i][block].add(prediction);
     if (i < 2) pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
+    if (i == 1) {
+      pending_points_.clear();
+      for (const Index row : fixed_test_rows(prediction.rows())) {
+        const auto label = static_cast<Index>((*s.labels)[static_cast<std::size_t>(row)]);
+        pending_points_.push_back(std::log(probability_scratch_(row, label)));
+      }
+    }
   } else {
     partials_.coverage[i].add(prediction, view(*s.truth));
     partials_.block_means[i][block].add(prediction);
     if (i < 2) pending_metric_[i] = r_squared(prediction, view(*s.truth));
+    if (i == 1) {
+      pending_points_.clear();
+      for (const Index row : fixed_test_rows(prediction.rows())) pending_points_.push_back(prediction(row, 0));
+    }
   }
+}
+
+std::vector<Index> fixed_test_rows(Index rows) {
+  std::vector<Index> out;
+  for (const Index row : {Index{0}, rows / 2, rows - 1}) {
+    if (row >= 0 && row < rows && (out.empty() || out.back() != row)) out.push_back(row);
+  }
+  return out;
 }
 
 template <class S>
@@ -204,6 +223,7 @@ void TrajectoryDiagnostics::member_done(const VectorOf<S>& x, double train_loss)
   series_train_.push_back(pending_metric_[0]);
   series_test_.push_back(pending_metric_[1]);
   series_rms_.push_back(rms_of(x));
+  series_points_.insert(series_points_.end(), pending_points_.begin(), pending_points_.end());
 }
 
 template <class S>
@@ -229,6 +249,9 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
   double loss_sum = 0.0;
   for (const double l : series_loss_) loss_sum += l;
   s.mean_member_loss = series_loss_.empty() ? kNaN : loss_sum / static_cast<double>(series_loss_.size());
+  s.series_loss = series_loss_;
+  s.series_test_metric = series_test_;
+  s.series_points = series_points_;
   s.rhat = kNaN;
   for (const auto* series : {&series_loss_, &series_rms_, &series_test_}) {
     const double r = series_rhat(*series);

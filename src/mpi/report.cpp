@@ -8,6 +8,7 @@
 #include <string>
 
 #include "report_parts.hpp"
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/mpi/metrics_writer.hpp"
 #include "simmer/mpi/progress.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -77,6 +78,64 @@ StageMetrics stage_metrics(const run::Problem& p, const std::vector<run::ChainRe
   out.harmonic_rise = harmonic_rise(p, temperature);
   out.stiff_rise = stiff_rise(p, stiff, temperature);
   return out;
+}
+
+/// <group>/series_<series> [chain, member] (NaN after a stopped trajectory's last member) and, per
+/// series, the attributes rank_rhat_<series> and bulk_ess_<series> (Vehtari et al. 2021, pooled
+/// over the stage's trajectories). Per second: over the root's wall_seconds (simmer_analyze
+/// summary divides), so that the archive's numbers stay the same for any rank count.
+void write_member_series(io::ParallelFile& f, const std::vector<run::ChainReport>& t, std::size_t stage,
+                         const std::string& group, std::vector<std::pair<std::string, unsigned>>& by_chain) {
+  std::size_t members = 0, points = 0;
+  for (const auto& r : t) {
+    const auto& s = r.stages[stage].summary;
+    members = std::max(members, s.series_loss.size());
+    if (!s.series_loss.empty()) points = s.series_points.size() / s.series_loss.size();
+  }
+  const auto chains = static_cast<std::int64_t>(t.size());
+  const auto m = static_cast<std::int64_t>(members);
+  std::vector<std::pair<std::string, unsigned>> by_member;
+  const auto write = [&](const std::string& name,
+                         const std::function<const std::vector<double>&(const ensemble::TrajectorySummary&)>& series,
+                         std::size_t stride, std::size_t offset) {
+    std::vector<double> rows(t.size() * members, kNaN);
+    ensemble::Chains pooled;
+    for (std::size_t c = 0; c < t.size(); ++c) {
+      const auto& v = series(t[c].stages[stage].summary);
+      std::vector<double> one;
+      for (std::size_t i = offset; i < v.size(); i += stride) one.push_back(v[i]);
+      std::copy(one.begin(), one.end(), rows.begin() + static_cast<std::ptrdiff_t>(c * members));
+      pooled.push_back(std::move(one));
+    }
+    f.put(group + "/series_" + name, rows, {chains, m});
+    by_chain.emplace_back(group + "/series_" + name, 0U);
+    by_member.emplace_back(group + "/series_" + name, 1U);
+    const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
+    const double bulk = usable.size() >= 2 ? ensemble::bulk_ess(usable) : kNaN;
+    f.attribute(group, "rank_rhat_" + name, usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
+    f.attribute(group, "bulk_ess_" + name, bulk);
+  };
+  write(
+      "train_loss", [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_loss; }, 1,
+      0);
+  write(
+      "test_metric",
+      [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_test_metric; }, 1, 0);
+  for (std::size_t j = 0; j < points; ++j) {
+    write(
+        "point_" + std::to_string(j),
+        [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_points; }, points, j);
+  }
+  std::vector<double> ids(members);
+  std::iota(ids.begin(), ids.end(), 0.0);
+  f.put(group + "/member", ids, {m});
+  f.attach_scale(group + "/member", "member", by_member);
+  f.attribute(group, "member_series",
+              std::string("series_train_loss, series_test_metric and series_point_<j> [chain, member]: every member's "
+                          "training loss, test metric and, at fixed test rows (the first, middle and last), the "
+                          "log-probability of the true class (classification) or the prediction of output 0 "
+                          "(regression); rank_rhat_ and bulk_ess_<series> pool the chains (Vehtari et al. 2021); "
+                          "bulk ESS per second: over the root attribute wall_seconds"));
 }
 
 /// <group> = /diagnostics (or a rung's): one row per trajectory of stage `stage`, and per block
@@ -149,6 +208,7 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   f.put(group + "/block", block_ids, {blocks});
   for (const auto& [path, axis] : by_chain_block) by_block.emplace_back(path, 1U);
   by_chain.insert(by_chain.end(), by_chain_block.begin(), by_chain_block.end());
+  write_member_series(f, t, stage, group, by_chain);
   f.attach_scale(group + "/chain", "chain", by_chain);
   f.attach_scale(group + "/block", "block", by_block);
 }

@@ -20,11 +20,13 @@ StabilityVerdict judge_stability(double lambda_max, int trajectory, double time_
 }
 
 std::string StabilityVerdict::report() const {
-  char buf[256];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "stability: largest loss-Hessian eigenvalue at the start %.4g (trajectory %d): leapfrog "
-                "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s\n",
-                lambda_max, trajectory, limit, time_step, stable ? " (stable)" : " (ABOVE the limit)");
+                "limit 2/sqrt(lambda) = %.4g, time step h = %.4g%s: h sqrt(lambda)/2 = %.3g, the step at "
+                "%.3g%% of its limit\n",
+                lambda_max, trajectory, limit, time_step, stable ? " (stable)" : " (ABOVE the limit)",
+                time_step / limit, 100.0 * time_step / limit);
   return buf;
 }
 

@@ -205,6 +205,28 @@ with tempfile.TemporaryDirectory() as tmp:
         if f"{kin[0, sel].mean():.5g}" not in text:
             fail(f"chain 0's mean T_kin at T = {last} ({kin[0, sel].mean():.5g}) is not in the summary")
 
+        # Every member's series in /diagnostics (issue 21): its training losses are the stored draws'
+        # (every member is stored here), and the pooled R-hat and bulk ESS equal numpy's.
+        with h5py.File(iris, "r") as f:
+            d = f["diagnostics"]
+            series = d["series_train_loss"][()]
+            if series.shape != loss.shape or not np.array_equal(series, loss):
+                fail("/diagnostics/series_train_loss differs from /sample_stats/loss of the same members")
+            for name in ("train_loss", "test_metric", "point_0", "point_2"):
+                values = d[f"series_{name}"][()]
+                for key, want in (("bulk_ess", bulk_ess(values)), ("rank_rhat", rank_rhat(values))):
+                    got = float(d.attrs[f"{key}_{name}"])
+                    if not np.isclose(got, want, rtol=1e-9, atol=0):
+                        fail(f"/diagnostics {key}_{name} = {got}, numpy's {want}")
+            per_second = f"train_loss {rank_rhat(series):.3f}, {bulk_ess(series):.0f}, " \
+                         f"{bulk_ess(series) / float(f.attrs['wall_seconds']):.3g}/s"
+            # Classification: log-probabilities of the true class at fixed test rows.
+            points = d["series_point_1"][()]
+            if not (np.all(points <= 0) and np.all(np.isfinite(points))):
+                fail("series_point_1 is not a log-probability")
+        if "member series (every member" not in text or per_second not in text:
+            fail(f"summary lacks the member series' R-hat and bulk ESS:\n{text}")
+
         # A stopped trajectory: its unwritten rows read NaN and are skipped.
         stopped = os.path.join(tmp, "stopped.h5")
         shutil.copy(iris, stopped)

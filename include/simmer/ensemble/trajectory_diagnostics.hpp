@@ -71,6 +71,11 @@ struct Position {
   double max_abs = 0;      ///< max_i |x_i|
 };
 
+/// The test rows whose per-member value is a series of its own (TrajectorySummary::series_points):
+/// the first, the middle and the last (fewer when the set has fewer rows).
+inline constexpr int kFixedPoints = 3;
+std::vector<Index> fixed_test_rows(Index rows);
+
 struct TrajectorySummary {
   std::int64_t members = 0;
   double distance = 0, path_length = 0;                ///< whole simmering run
@@ -81,6 +86,11 @@ struct TrajectorySummary {
   double member_test_q25 = 0, member_test_q75 = 0;  ///< spread of the members' test metric
   double mean_member_loss = 0;                      ///< mean training loss of the members
   double rhat = 0;  ///< largest split-R̂ over the member loss, rms and test metric series
+  /// Every member's series, in member order (the pooled R̂ and bulk ESS across trajectories, issue
+  /// 21): its training loss, its test metric, and at kFixedPoints fixed test rows
+  /// (fixed_test_rows) the log-probability of the true class (classification) or the prediction
+  /// of output 0 (regression), [member][point].
+  std::vector<double> series_loss, series_test_metric, series_points;
   Verdict verdict = Verdict::no_members;
   std::string reason;  ///< the numbers behind the verdict, one line
   [[nodiscard]] double ballistic_ratio() const;
@@ -90,7 +100,7 @@ struct TrajectorySummary {
   void fields(Ar& ar) {
     ar(members, distance, path_length, window_distance, window_path_length, rms_start, rms_window_start, rms_end,
        max_abs_end, block_train_metric, block_test_metric, member_train_median, member_test_median, member_test_q25,
-       member_test_q75, mean_member_loss, rhat, verdict, reason);
+       member_test_q75, mean_member_loss, rhat, series_loss, series_test_metric, series_points, verdict, reason);
     ar.require(kVerdictNames.name(verdict) != "?", "bad verdict code");
   }
 };
@@ -155,7 +165,7 @@ class TrajectoryDiagnostics {
   template <class Ar>
   void fields(Ar& ar) {
     ar(start_, window_start_, rms_start_, rms_window_start_, path_, window_path_, window_started_, series_step_,
-       series_loss_, series_train_, series_test_, series_rms_, partials_);
+       series_loss_, series_train_, series_test_, series_rms_, series_points_, partials_);
   }
   void save(ByteWriter& w) const;
   void load(ByteReader& r);
@@ -172,6 +182,8 @@ class TrajectoryDiagnostics {
   bool window_started_ = false;
   // member series
   std::vector<double> series_step_, series_loss_, series_train_, series_test_, series_rms_;
+  std::vector<double> series_points_;  ///< [member][fixed test row]
+  std::vector<double> pending_points_;
   double pending_metric_[2] = {0, 0};  ///< the member's train and test metric (its series)
   std::int64_t pending_step_ = 0;
   std::int64_t pending_block_ = 0;
