@@ -30,6 +30,10 @@ thermal start velocities (noise sd rule as above), and stores every 100th member
   deep       ab initio cases: simmer.mode = adam, the deep ensemble alone (N Adam networks with
              the Adam settings of the case's retrofit sibling: Iris 200 epochs; Auto-MPG 3500).
 A retrofit job's deep ensemble is its own Adam end points (/metrics deep_ensemble_*).
+Mixing (issue 21; jobs/study/study_mixing.py has them in full), on the cheap cases: unit (8
+trajectories at T_Bayes with issue 17's shared settings), masses (the same with adapted parameter
+masses) and exchange (rungs 1, 2, 4, 8 T_Bayes side by side with replica exchange, 32
+trajectories), each run's verdicts, bulk ESS and ESS per second in their own section.
 Chaos check (cheap cases, paper variant): two reruns with the start velocity changed by a
 relative 1e-9 (simmer.start_jitter = +1e-9 and -1e-9).
 
@@ -37,7 +41,8 @@ Writes runs/study/runs.csv (one row per run), runs/study/summary.csv (one row pe
 variant, for analysis/bars.py), docs/REPRODUCTION.md and docs/reproduction_bars.png.
 
 usage: jobs/study/study.py [--seeds 8] [--jobs 2] [--cases sine,iris_retrofit,...]
-                           [--variants paper,posterior,langevin,cold,ladder,deep] [--no-chaos]
+                           [--variants paper,posterior,langevin,cold,ladder,deep,unit,masses,exchange]
+                           [--no-chaos]
                            [--simmer build/src/simmer_mpi] [--report-only]
 """
 import argparse
@@ -48,6 +53,9 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import study_mixing  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -79,7 +87,7 @@ CASES = [
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
      "last 400", False),
 ]
-VARIANTS = ["paper", "posterior", "langevin", "cold", "ladder", "deep"]
+VARIANTS = ["paper", "posterior", "langevin", "cold", "ladder", "deep"] + list(study_mixing.MIXING)
 # The variants against the deep ensemble (issue 17), and per case what their jobs change: the
 # trajectories, ranks, shortening (the expensive cases) and, for ab initio cases, the Adam of the
 # deep ensemble they are compared with.
@@ -141,6 +149,8 @@ def variant_args(case, variant, seed, out_dir):
         return []
     noise = (["--simmer.noise_sd", repr(noise_sd(case, archive_path(out_dir, name, "paper", seed)))]
              if metric == "r2" else [])
+    if variant in study_mixing.MIXING:
+        return study_mixing.variant_args(ROOT, case, variant, noise)
     if variant in ISSUE17:
         setup = SETUP17[name]
         args = ["--run.trajectories", str(setup["trajectories"])] + SHARED17 + noise + setup.get("extra", [])
@@ -158,7 +168,7 @@ def variant_args(case, variant, seed, out_dir):
 def applies(case, variant):
     """Langevin on the cheap cases only; Adam alone (deep) for the ab initio cases (a retrofit
     job's deep ensemble is its own Adam end points)."""
-    if variant == "langevin":
+    if variant == "langevin" or variant in study_mixing.MIXING:
         return case[6]
     if variant == "deep":
         return "abinitio" in case[0]
@@ -249,7 +259,7 @@ def collect(out_dir, seeds, cases, variants):
     for case in cases:
         name, _, metric, ranks, _, note, cheap = case
         for variant in variants:
-            if not applies(case, variant) or variant in ISSUE17:
+            if not applies(case, variant) or variant in ISSUE17 or variant in study_mixing.MIXING:
                 continue
             base, ens, base_nll, ens_nll, walls, statuses = [], [], [], [], [], set()
             verdicts = {v: 0 for v in VERDICTS}
@@ -571,7 +581,7 @@ def drift_figures(cases, docs, seed=1):
     return out
 
 
-def write_markdown(summary, chaos, seeds, table, cases, summary17=()):
+def write_markdown(summary, chaos, seeds, table, cases, summary17=(), mixing=()):
     docs = os.path.join(ROOT, "docs")
     os.makedirs(docs, exist_ok=True)
     bars = os.path.join(docs, "reproduction_bars")
@@ -616,6 +626,7 @@ def write_markdown(summary, chaos, seeds, table, cases, summary17=()):
             f"{'/'.join(str(v[k]) for k in VERDICTS)} | "
             + (f"{s['wall']:.1f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
     lines += markdown17(list(summary17))
+    lines += list(mixing)
     lines += ["", "## Chaos: the same run with the start velocity changed by a relative 1e-9", "",
               "Paper variant, cheap cases: the ensemble's test metric of the run and of two reruns with "
               "simmer.start_jitter = ±1e-9 (v_i (1 ± 1e-9 ξ_i)). Largest spread first.", "",
@@ -683,11 +694,16 @@ def main():
             for i, (name, seed, what) in enumerate(work):
                 print(f"[{time.time() - t0:7.0f}s] {i + 1}/{len(todo)} {name} seed {seed}: {what}", flush=True)
     summary17 = collect17(a.out, CASES)  # every case's finished runs, whichever this call ran
-    if not any(v not in ISSUE17 for v in variants):
-        update_section17(markdown17(summary17))
+    mixing = study_mixing.markdown(
+        study_mixing.collect(a.out, CASES, archive_path, finished, seeds_on_disk), fmt)
+    if all(v in ISSUE17 or v in study_mixing.MIXING for v in variants):
+        if any(v in ISSUE17 for v in variants):
+            update_section17(markdown17(summary17))
+        if any(v in study_mixing.MIXING for v in variants):
+            study_mixing.update_section(ROOT, mixing)
         return
     summary, table = collect(a.out, seeds, cases, variants)
-    write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases, summary17)
+    write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases, summary17, mixing)
 
 
 if __name__ == "__main__":

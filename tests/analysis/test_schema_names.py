@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import simmer_test as st  # noqa: E402
 
 SIMMER, ROOT, SCHEMA = (os.path.abspath(a) for a in sys.argv[1:4])
-SOURCES = [os.path.join(ROOT, "jobs/study/study.py")] + sorted(
+SOURCES = [os.path.join(ROOT, "jobs/study/study.py"), os.path.join(ROOT, "jobs/study/study_mixing.py")] + sorted(
     os.path.join(ROOT, "analysis", n) for n in os.listdir(os.path.join(ROOT, "analysis")) if n.endswith(".py"))
 PREFIX = r"(?:\{pre\}|baseline_|ensemble_|deep_ensemble_|trajectories_)"
 NAME = r"""f?["'](""" + PREFIX + r"""[A-Za-z0-9_{}]*)["']"""
