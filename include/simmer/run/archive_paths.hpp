@@ -1,12 +1,13 @@
 #pragma once
 /// \file
 /// The archive's groups, datasets and shared attribute names (ARCHITECTURE.md, "Archive layout"),
-/// each spelled here once: the run (mpi::ArchiveWriter, mpi/report), simmer_analyze (merge,
-/// summary, predict, export, verify, run_archive) and the resource estimate build every path from
-/// these names. /metrics and its attribute names are in metrics.hpp, the statuses and the
-/// per-chain field lists in archive_layout.hpp (which includes this header); the checksummed
-/// copy of a group's attributes (attribute_names, attribute_values) belongs to the HDF5 layer
-/// (io::kAttributeNames, io::kAttributeValues in io/archive_reader.hpp).
+/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report: still spelling them as
+/// literals, to be switched), simmer_analyze (merge, summary, predict, export, verify,
+/// run_archive), mpi::write_metrics, the resume check and the resource estimate, which build
+/// every path from these names. /metrics and its attribute names are in metrics.hpp, the
+/// statuses and the per-chain field lists in archive_layout.hpp (which includes this header);
+/// the checksummed copy of a group's attributes (attribute_names, attribute_values) belongs to
+/// the HDF5 layer (io::kAttributeNames, io::kAttributeValues in io/archive_reader.hpp).
 ///
 /// A constant is a full path ("/posterior/params") when the object sits at one place, a member
 /// name ("votes") when it recurs under several groups; `join` and the builders put them together.
@@ -119,6 +120,27 @@ inline constexpr const char* kTensorOffset = "/model/tensor_offset";
 inline constexpr const char* kTensorShape = "/model/tensor_shape";
 inline constexpr const char* kTensorRank = "/model/tensor_rank";
 
+// ---- An ensemble's arrays (/ensemble, /deep_ensemble, /ladder/<rung>) ------------------------
+
+/// An ensemble's group holds one group per evaluation set (/ensemble/<set>, attribute kMembers),
+/// whose datasets are: classification kVotes [row, class] (integer), kPrediction [row] (the
+/// majority; ties to the lowest class), kFraction [row, class] and, for the scored sets,
+/// kProbability [row, class] (the members' mean softmax); regression kMean, kVariance [row,
+/// output] and, for the scored sets, kCoverageBelow, kCoverageEqual [row, output] (integer:
+/// members below / equal to the truth). kPrediction also names /baseline/<set>/prediction.
+inline constexpr const char* kVotes = "votes";
+inline constexpr const char* kPrediction = "prediction";
+inline constexpr const char* kFraction = "fraction";
+inline constexpr const char* kProbability = "probability";
+inline constexpr const char* kMean = "mean";
+inline constexpr const char* kVariance = "variance";
+inline constexpr const char* kCoverageBelow = "coverage_below";
+inline constexpr const char* kCoverageEqual = "coverage_equal";
+/// `<group>/<set>/<field>`: one of those datasets ("/ensemble/test/votes").
+inline std::string ensemble_dataset(std::string_view group, std::string_view set, std::string_view field) {
+  return join(join(group, set), field);
+}
+
 // ---- Per-chain groups ------------------------------------------------------------------------
 
 /// Dimension scales, each a dataset named after its axis holding 0, 1, ..: chain, draw, param
@@ -135,7 +157,7 @@ inline constexpr const char* kBaseline = "/baseline";
 inline constexpr const char* kBaselineParams = "/baseline/params";
 /// /baseline/<set> and its prediction [chain, row, output] (target units, or logits).
 inline std::string baseline_set_group(std::string_view set) { return join(kBaseline, set); }
-inline std::string baseline_prediction(std::string_view set) { return join(baseline_set_group(set), "prediction"); }
+inline std::string baseline_prediction(std::string_view set) { return join(baseline_set_group(set), kPrediction); }
 
 /// /initial/{params,velocity} [chain, param]: where simmering started.
 inline constexpr const char* kInitial = "/initial";
@@ -215,26 +237,8 @@ inline constexpr const char* kEigenvaluesAboveTStart = "eigenvalues_above_T_star
 
 // ---- Ensembles: /ensemble, /deep_ensemble, /ladder -------------------------------------------
 
-/// An ensemble's group holds one group per evaluation set (/ensemble/<set>, attribute kMembers),
-/// whose datasets are: classification kVotes [row, class] (integer), kPrediction [row] (the
-/// majority; ties to the lowest class), kFraction [row, class] and, for the scored sets,
-/// kProbability [row, class] (the members' mean softmax); regression kMean, kVariance [row,
-/// output] and, for the scored sets, kCoverageBelow, kCoverageEqual [row, output] (integer:
-/// members below / equal to the truth).
-inline constexpr const char* kVotes = "votes";
-inline constexpr const char* kPrediction = "prediction";
-inline constexpr const char* kFraction = "fraction";
-inline constexpr const char* kProbability = "probability";
-inline constexpr const char* kMean = "mean";
-inline constexpr const char* kVariance = "variance";
-inline constexpr const char* kCoverageBelow = "coverage_below";
-inline constexpr const char* kCoverageEqual = "coverage_equal";
-/// `<group>/<set>/<field>`: one of those datasets ("/ensemble/test/votes").
-inline std::string ensemble_dataset(std::string_view group, std::string_view set, std::string_view field) {
-  return join(join(group, set), field);
-}
-
-/// /ensemble: the run's ensemble (attribute kCandidate names it), one group per set.
+/// /ensemble: the run's ensemble, one group per set; its attribute kCandidate names the candidate
+/// it is (as /deep_ensemble's and each /ladder/<rung>'s name theirs).
 inline constexpr const char* kEnsemble = "/ensemble";
 /// /ensemble/<set>.
 inline std::string ensemble_group(std::string_view set) { return join(kEnsemble, set); }
@@ -274,7 +278,7 @@ inline std::string ladder_diagnostics(std::string_view name) { return join(ladde
 /// row), kSelectedName, and when compared kBest, kOneSe (integer rows), kValidationRows.
 inline constexpr const char* kSelection = "/selection";
 inline std::string selection_column(std::string_view name) { return join(kSelection, name); }
-inline constexpr const char* kCandidate = "candidate";  ///< also the attribute naming /ensemble's candidate
+inline constexpr const char* kCandidate = "candidate";  ///< also the attribute naming an ensemble group's candidate
 inline constexpr const char* kTrajectoriesDrifting = "trajectories_drifting";
 inline constexpr const char* kValidationLoss = "validation_loss";
 inline constexpr const char* kValidationLossStderr = "validation_loss_stderr";
