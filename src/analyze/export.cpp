@@ -13,12 +13,14 @@
 namespace simmer::analyze {
 namespace {
 
+namespace layout = run::layout;
+
 /// [chain, record] fields of one group, read whole; a missing field reads NaN.
 std::vector<std::vector<double>> read_fields(const io::ArchiveReader& r, const std::string& group,
                                              const std::vector<std::string>& fields, std::size_t cells) {
   std::vector<std::vector<double>> out;
   for (const auto& f : fields) {
-    const std::string path = group + "/" + f;
+    const std::string path = layout::join(group, f);
     if (!r.exists(path)) throw Error("'" + r.path() + "' is not a simmer archive: it has no " + path);
     out.push_back(r.read_doubles(path));
     if (out.back().size() != cells) throw Error("'" + r.path() + "': " + path + " has an unexpected shape");
@@ -29,14 +31,14 @@ std::vector<std::vector<double>> read_fields(const io::ArchiveReader& r, const s
 void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostream& csv) {
   // Every field the archive has (archives before the drift diagnostics have the first five).
   std::vector<std::string> fields;
-  for (const auto& f : run::layout::trace_fields()) {
-    if (r.exists("/trace/" + f)) fields.push_back(f);
+  for (const auto& f : layout::trace_fields()) {
+    if (r.exists(layout::trace_field(f))) fields.push_back(f);
   }
-  r.require("/trace/step", "the loss trace");
-  const auto shape = r.dims("/trace/step");
+  r.require(layout::kTraceStep, "the loss trace");
+  const auto shape = r.dims(layout::kTraceStep);
   const auto records = static_cast<std::size_t>(shape.size() == 2 ? shape[1] : 0);
   const auto C = static_cast<std::size_t>(run.chains);
-  const auto table = read_fields(r, "/trace", fields, C * records);
+  const auto table = read_fields(r, layout::kTrace, fields, C * records);
   csv << "chain";
   for (const auto& f : fields) csv << "," << f;
   csv << "\n";
@@ -54,12 +56,12 @@ void export_trace(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
 void export_samples(const io::ArchiveReader& r, const RunArchive& run, bool params, std::ostream& csv) {
   const auto C = static_cast<std::size_t>(run.chains);
   const auto D = static_cast<std::size_t>(run.draws);
-  const auto& fields = run::layout::sample_stat_fields();
-  const auto table = read_fields(r, "/sample_stats", fields, C * D);
+  const auto& fields = layout::sample_stat_fields();
+  const auto table = read_fields(r, layout::kSampleStats, fields, C * D);
   if (params) {
     csv << "chain,draw,param,value\n";
     for (std::size_t c = 0; c < C; ++c) {
-      const auto rows = r.read_slab("/posterior/params", static_cast<std::int64_t>(c));
+      const auto rows = r.read_slab(layout::kPosteriorParams, static_cast<std::int64_t>(c));
       const auto P = static_cast<std::size_t>(run.parameters);
       for (std::size_t d = 0; d < D; ++d) {
         if (!std::isfinite(table[0][c * D + d])) continue;
@@ -94,12 +96,12 @@ void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ost
     csv << "\n";
   }
   for (const auto& set : run.sets) {
-    const std::string g = "/ensemble/" + set;
+    const std::string g = layout::ensemble_group(set);
     if (run.classification) {
-      r.require(g + "/fraction", "the ensemble's vote fractions");
-      r.require(g + "/prediction", "the ensemble's majority");
-      const auto fraction = r.read_doubles(g + "/fraction");
-      const auto prediction = r.read_ints(g + "/prediction");
+      r.require(layout::join(g, layout::kFraction), "the ensemble's vote fractions");
+      r.require(layout::join(g, layout::kPrediction), "the ensemble's majority");
+      const auto fraction = r.read_doubles(layout::join(g, layout::kFraction));
+      const auto prediction = r.read_ints(layout::join(g, layout::kPrediction));
       const auto K = static_cast<std::size_t>(run.classes);
       if (fraction.size() != prediction.size() * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
       for (std::size_t i = 0; i < prediction.size(); ++i) {
@@ -112,10 +114,10 @@ void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ost
         csv << "," << m << "," << csv_text(label) << "\n";
       }
     } else {
-      r.require(g + "/mean", "the ensemble mean");
-      r.require(g + "/variance", "the ensemble variance");
-      const auto mean = r.read_doubles(g + "/mean");
-      const auto variance = r.read_doubles(g + "/variance");
+      r.require(layout::join(g, layout::kMean), "the ensemble mean");
+      r.require(layout::join(g, layout::kVariance), "the ensemble variance");
+      const auto mean = r.read_doubles(layout::join(g, layout::kMean));
+      const auto variance = r.read_doubles(layout::join(g, layout::kVariance));
       const auto K = static_cast<std::size_t>(run.outputs);
       if (mean.size() != variance.size() || mean.size() % K != 0) {
         throw Error("'" + r.path() + "': " + g + " shapes disagree");

@@ -27,6 +27,7 @@ namespace simmer::analyze {
 namespace {
 
 namespace fs = std::filesystem;
+namespace layout = run::layout;
 using Votes = ensemble::VoteAccumulator::Votes;
 using merging::all_have;
 using merging::copy_attributes;
@@ -35,14 +36,13 @@ using merging::Input;
 /// The data sets both archives must hold identically.
 std::vector<std::string> data_paths(const io::ArchiveReader& r) {
   std::vector<std::string> out;
-  for (const std::string set : {"train", "test", "validation", "points"}) {
-    for (const std::string v : {"x", "y"}) {
-      const std::string p = "/data/" + set + "/" + v;
+  for (const char* set : {layout::kTrain, layout::kTest, layout::kValidation, layout::kPoints}) {
+    for (const std::string& p : {layout::data_x(set), layout::data_y(set)}) {
       if (r.exists(p)) out.push_back(p);
     }
   }
-  for (const std::string s : {"x_min", "x_max", "y_min", "y_max"}) {
-    if (r.exists("/data/scaling/" + s)) out.push_back("/data/scaling/" + s);
+  for (const char* s : {layout::kXMin, layout::kXMax, layout::kYMin, layout::kYMax}) {
+    if (r.exists(s)) out.push_back(s);
   }
   return out;
 }
@@ -91,7 +91,8 @@ void check_compatible(const Input& first, const Input& other) {
 }
 
 std::string status_of(const io::ArchiveReader& r) {
-  return r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string("unknown");
+  return r.has_attribute(layout::kRoot, layout::kStatus) ? r.attribute_text(layout::kRoot, layout::kStatus)
+                                                         : std::string("unknown");
 }
 
 /// A group of small replicated datasets (/data, /model) with its attributes, recursively.
@@ -99,7 +100,7 @@ void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::strin
   f.create_group(group);
   copy_attributes(r, f, group);
   for (const auto& name : r.members(group)) {
-    const std::string path = group + "/" + name;
+    const std::string path = layout::join(group, name);
     if (r.is_group(path)) {
       copy_tree(r, f, path);
       continue;
@@ -145,17 +146,17 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   std::int64_t C = 0;
   for (const auto& in : inputs) C += in.run.chains;
   const std::int64_t D = run0.draws, P = run0.parameters;
-  const std::int64_t R = r0.exists("/trace/step") ? r0.dims("/trace/step").back() : 0;
+  const std::int64_t R = r0.exists(layout::kTraceStep) ? r0.dims(layout::kTraceStep).back() : 0;
 
   io::ParallelFile f = io::ParallelFile::create(path, MPI_COMM_SELF);
   // Root: the first archive's attributes, then what the merge changes.
-  copy_attributes(r0, f, "/");
+  copy_attributes(r0, f, layout::kRoot);
   char stamp[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  f.attribute("/", "created_at", std::string(stamp));
-  f.attribute("/", "command_line", o.command_line);
-  f.attribute("/", "trajectories", C);
+  f.attribute(layout::kRoot, layout::kCreatedAt, std::string(stamp));
+  f.attribute(layout::kRoot, layout::kCommandLine, o.command_line);
+  f.attribute(layout::kRoot, layout::kTrajectories, C);
   std::string merged_from, seeds;
   double lambda_max = -1.0, limit = std::numeric_limits<double>::infinity(), wall = 0.0;
   for (const auto& in : inputs) {
@@ -165,32 +166,37 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (!seeds.empty()) seeds += ',';
     seeds += std::to_string(in.run.config.run.seed);
     const io::ArchiveReader& r = *in.reader;
-    if (r.has_attribute("/", "lambda_max")) lambda_max = std::max(lambda_max, r.attribute_real("/", "lambda_max"));
-    if (r.has_attribute("/", "time_step_limit")) limit = std::min(limit, r.attribute_real("/", "time_step_limit"));
-    if (r.has_attribute("/", "wall_seconds")) wall += r.attribute_real("/", "wall_seconds");
+    if (r.has_attribute(layout::kRoot, layout::kLambdaMax)) {
+      lambda_max = std::max(lambda_max, r.attribute_real(layout::kRoot, layout::kLambdaMax));
+    }
+    if (r.has_attribute(layout::kRoot, layout::kTimeStepLimit)) {
+      limit = std::min(limit, r.attribute_real(layout::kRoot, layout::kTimeStepLimit));
+    }
+    if (r.has_attribute(layout::kRoot, layout::kWallSeconds))
+      wall += r.attribute_real(layout::kRoot, layout::kWallSeconds);
   }
-  f.attribute("/", "merged_from", merged_from);
+  f.attribute(layout::kRoot, layout::kMergedFrom, merged_from);
   if (lambda_max >= 0.0) {
-    f.attribute("/", "lambda_max", lambda_max);
-    f.attribute("/", "time_step_limit", limit);
+    f.attribute(layout::kRoot, layout::kLambdaMax, lambda_max);
+    f.attribute(layout::kRoot, layout::kTimeStepLimit, limit);
   }
-  f.attribute("/", "wall_seconds", wall);
+  f.attribute(layout::kRoot, layout::kWallSeconds, wall);
 
   cli::Config config = run0.config;
   config.run.trajectories = C;
   config.run.output = o.output;
-  f.put_strings("/config", {cli::to_ini(config)});
-  f.attribute("/config", "run_seeds", seeds);
-  f.attribute("/config", "merged_from", merged_from);
+  f.put_strings(layout::kConfig, {cli::to_ini(config)});
+  f.attribute(layout::kConfig, layout::kRunSeeds, seeds);
+  f.attribute(layout::kConfig, layout::kMergedFrom, merged_from);
 
-  copy_tree(r0, f, "/data");
-  copy_tree(r0, f, "/model");
+  copy_tree(r0, f, layout::kData);
+  copy_tree(r0, f, layout::kModel);
 
   // Per-chain datasets, shaped and chunked as the run makes them (run/archive_layout.hpp); those
   // some input lacks (trace fields of archives before the drift diagnostics) are left out.
   const io::Type store = run0.store_type;
-  std::vector<run::layout::ChainDataset> chain_sets;
-  for (const auto& d : run::layout::chain_datasets({C, D, P, R, store == io::Type::f32})) {
+  std::vector<layout::ChainDataset> chain_sets;
+  for (const auto& d : layout::chain_datasets({C, D, P, R, store == io::Type::f32})) {
     if (all_have(inputs, d.path)) chain_sets.push_back(d);
   }
   for (const auto& d : chain_sets) {
@@ -199,19 +205,19 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     f.create_dataset(d.path, d.dtype, d.dims, d.chunk, d.nan_fill);
     copy_attributes(r0, f, d.path);
   }
-  const std::vector<std::string>& stats = run::layout::sample_stat_fields();
+  const std::vector<std::string>& stats = layout::sample_stat_fields();
   mpi::write_posterior_scales(f, C, D, P, stats);
 
   for (const auto& d : chain_sets) {
-    if (d.group != "/trace" || R > 0) copy_chain_rows(inputs, f, d.path, d.dtype);
+    if (d.group != layout::kTrace || R > 0) copy_chain_rows(inputs, f, d.path, d.dtype);
   }
   // The baseline networks' outputs on each evaluation set: /baseline/<set>/prediction [chain, row, output].
-  for (const auto& name : r0.members("/baseline")) {
-    const std::string prediction = "/baseline/" + name + "/prediction";
-    if (!r0.is_group("/baseline/" + name) || !r0.exists(prediction)) continue;
+  for (const auto& name : r0.members(layout::kBaseline)) {
+    const std::string prediction = layout::baseline_prediction(name);
+    if (!r0.is_group(layout::baseline_set_group(name)) || !r0.exists(prediction)) continue;
     const auto shape = r0.dims(prediction);
     if (shape.size() != 3) continue;
-    f.create_group("/baseline/" + name);
+    f.create_group(layout::baseline_set_group(name));
     f.create_dataset(prediction, io::Type::f64, {C, shape[1], shape[2]},
                      {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
     copy_attributes(r0, f, prediction);
@@ -219,76 +225,80 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   }
 
   // /ensemble: votes add; regression means and variances combine by Chan's formula.
-  f.create_group("/ensemble");
+  f.create_group(layout::kEnsemble);
   std::vector<ensemble::VoteAccumulator> vote_sets;
   std::vector<ensemble::MeanAccumulator> mean_sets;
   for (const auto& set : run0.sets) {
-    const std::string g = "/ensemble/" + set;
+    const std::string g = layout::ensemble_group(set);
     f.create_group(g);
-    const std::int64_t rows = r0.exists("/data/" + set + "/x")
-                                  ? r0.dims("/data/" + set + "/x").front()
-                                  : r0.dims(g + (run0.classification ? "/votes" : "/mean")).front();
+    const std::int64_t rows =
+        r0.exists(layout::data_x(set))
+            ? r0.dims(layout::data_x(set)).front()
+            : r0.dims(layout::join(g, run0.classification ? layout::kVotes : layout::kMean)).front();
     if (run0.classification) {
       ensemble::VoteAccumulator acc(rows, run0.classes);
+      const std::string votes_path = layout::join(g, layout::kVotes);
       for (const auto& in : inputs) {
-        const auto v = in.reader->read_ints(g + "/votes");
+        const auto v = in.reader->read_ints(votes_path);
         if (static_cast<Index>(v.size()) != rows * run0.classes)
-          throw Error("'" + in.run.path + "': " + g + "/votes has an unexpected shape");
+          throw Error("'" + in.run.path + "': " + votes_path + " has an unexpected shape");
         acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), merging::set_members(*in.reader, g));
       }
       const Votes& votes = acc.votes();
-      f.put(g + "/votes", std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
-      f.put(g + "/prediction", acc.majority(), {rows});
+      f.put(votes_path, std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
+      f.put(layout::join(g, layout::kPrediction), acc.majority(), {rows});
       const Matrix fraction = acc.fractions();
-      f.put(g + "/fraction", std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
+      f.put(layout::join(g, layout::kFraction), std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
             {rows, run0.classes});
-      f.attribute(g, run::layout::kMembers, acc.members());
+      f.attribute(g, layout::kMembers, acc.members());
       vote_sets.push_back(std::move(acc));
     } else {
       ensemble::MeanAccumulator acc(rows, run0.outputs);
       for (const auto& in : inputs) {
         const std::int64_t n = merging::set_members(*in.reader, g);
-        const Matrix mean = merging::as_matrix(in.reader->read_doubles(g + "/mean"), rows, run0.outputs);
-        const Matrix variance = merging::as_matrix(in.reader->read_doubles(g + "/variance"), rows, run0.outputs);
+        const Matrix mean =
+            merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kMean)), rows, run0.outputs);
+        const Matrix variance =
+            merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kVariance)), rows, run0.outputs);
         acc.merge(n, mean, variance * static_cast<double>(std::max<std::int64_t>(n - 1, 0)));
       }
       const Matrix mean = acc.mean(), variance = acc.variance();
-      f.put(g + "/mean", std::vector<double>(mean.data(), mean.data() + mean.size()), {rows, run0.outputs});
-      f.put(g + "/variance", std::vector<double>(variance.data(), variance.data() + variance.size()),
+      f.put(layout::join(g, layout::kMean), std::vector<double>(mean.data(), mean.data() + mean.size()),
             {rows, run0.outputs});
-      f.attribute(g, run::layout::kMembers, acc.members());
+      f.put(layout::join(g, layout::kVariance), std::vector<double>(variance.data(), variance.data() + variance.size()),
+            {rows, run0.outputs});
+      f.attribute(g, layout::kMembers, acc.members());
       mean_sets.push_back(std::move(acc));
     }
   }
-  if (r0.exists("/ensemble/test/tracked")) {
-    const auto shape = r0.dims("/ensemble/test/tracked");
-    f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, shape[1], shape[2]},
+  if (r0.exists(layout::kTracked)) {
+    const auto shape = r0.dims(layout::kTracked);
+    f.create_dataset(layout::kTracked, io::Type::f64, {C, shape[1], shape[2]},
                      {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
-    copy_chain_rows(inputs, f, "/ensemble/test/tracked", io::Type::f64);
-    if (r0.exists("/ensemble/test/tracked_rows")) {
-      f.put("/ensemble/test/tracked_rows", r0.read_ints("/ensemble/test/tracked_rows"),
-            r0.dims("/ensemble/test/tracked_rows"));
+    copy_chain_rows(inputs, f, layout::kTracked, io::Type::f64);
+    if (r0.exists(layout::kTrackedRows)) {
+      f.put(layout::kTrackedRows, r0.read_ints(layout::kTrackedRows), r0.dims(layout::kTrackedRows));
     }
   }
 
   // /metrics (with the /baseline columns) as the run's report writes it, from the pooled inputs.
-  f.create_group(run::layout::kMetrics);
+  f.create_group(layout::kMetrics);
   mpi::write_metrics(f, merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets)}));
   std::vector<std::int64_t> diverged;
   for (const auto& in : inputs) {
-    if (in.reader->exists("/sample_stats/diverged_at_step")) {
-      const auto d = in.reader->read_ints("/sample_stats/diverged_at_step");
+    if (in.reader->exists(layout::kDivergedAtStep)) {
+      const auto d = in.reader->read_ints(layout::kDivergedAtStep);
       diverged.insert(diverged.end(), d.begin(), d.end());
     } else {
       diverged.insert(diverged.end(), static_cast<std::size_t>(in.run.chains), -1);
     }
   }
-  f.put("/sample_stats/diverged_at_step", diverged, {C});
+  f.put(layout::kDivergedAtStep, diverged, {C});
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
-  f.attribute("/", "status", run::layout::final_status(any_diverged));
-  f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
-  f.attribute("/", "io_transfers", f.transfers());
-  f.attribute("/", "io_collective_transfers", f.collective_transfers());
+  f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
+  f.mirror_attributes(layout::kMetrics);  // the scores under a checksum (attributes have none)
+  f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());
+  f.attribute(layout::kRoot, layout::kIoCollectiveTransfers, f.collective_transfers());
   f.close();
 }
 
@@ -315,7 +325,7 @@ void merge(const MergeOptions& o, std::ostream& out) {
     inputs[i].reader.emplace(o.archives[i]);
     inputs[i].run = load_run(*inputs[i].reader);
     const std::string status = status_of(*inputs[i].reader);
-    if (!run::layout::is_complete(status)) {
+    if (!layout::is_complete(status)) {
       throw Error("merge: '" + o.archives[i] + "' has status '" + status +
                   "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
     }
@@ -328,7 +338,9 @@ void merge(const MergeOptions& o, std::ostream& out) {
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
     // The same run twice (or a copy of it) would count its trajectories twice.
     const auto run_id = [](const Input& in) {
-      return in.reader->has_attribute("/", "run_id") ? in.reader->attribute_text("/", "run_id") : std::string();
+      return in.reader->has_attribute(layout::kRoot, layout::kRunId)
+                 ? in.reader->attribute_text(layout::kRoot, layout::kRunId)
+                 : std::string();
     };
     for (std::size_t j = 0; j < i; ++j) {
       if (!run_id(inputs[i]).empty() && run_id(inputs[i]) == run_id(inputs[j])) {

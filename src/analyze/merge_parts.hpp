@@ -50,7 +50,7 @@ std::vector<T> concatenated(const std::vector<Input>& inputs, const std::string&
 void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object);
 
 /// The sets with targets, scored for every ensemble: train, test and validation (not points).
-inline bool is_scored(const std::string& set) { return set == "train" || set == "test" || set == "validation"; }
+inline bool is_scored(const std::string& set) { return run::layout::is_scored_set(set); }
 
 /// The members of the ensemble in `group` (/ensemble/<set>), or of the run's (older archives).
 inline std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {

@@ -12,6 +12,7 @@
 #include "merge_parts.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/candidate.hpp"
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/mpi/archive_writer.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -19,6 +20,8 @@
 
 namespace simmer::analyze::merging {
 namespace {
+
+namespace layout = run::layout;
 
 /// The pooled ensemble's scores on every scored set: the vote accuracy, or the mean's MSE and R²;
 /// and the uncertainty scores again (issue 10) from what each run kept of them: the members' mean
@@ -33,9 +36,12 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
   for (std::size_t s = 0; s < run0.sets.size(); ++s) {
     const std::string& set = run0.sets[s];
     if (!is_scored(set)) continue;
-    const std::string y = "/data/" + set + "/y";
+    const std::string y = layout::data_y(set);
     if (!r0.exists(y)) continue;
-    const std::string g = "/ensemble/" + set;
+    const std::string g = layout::ensemble_group(set);
+    const std::string probability_path = layout::join(g, layout::kProbability);
+    const std::string below_path = layout::join(g, layout::kCoverageBelow);
+    const std::string equal_path = layout::join(g, layout::kCoverageEqual);
     mpi::SetMetrics metrics;
     metrics.set = set;
     metrics.uncertainty = false;
@@ -44,17 +50,17 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
       const auto& acc = pooled.votes[s];
       const auto labels = r0.read_ints(y);
       const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), labels) : std::nan("");
-      if (all_have(inputs, g + "/probability")) {
+      if (all_have(inputs, probability_path)) {
         const Index rows = acc.votes().rows();
         Matrix sum = Matrix::Zero(rows, run0.classes);
         std::int64_t n = 0;
         for (const auto& in : inputs) {
           const std::int64_t m = set_members(*in.reader, g);
-          sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(g + "/probability"), rows, run0.classes);
+          sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(probability_path), rows, run0.classes);
           n += m;
         }
         const Matrix probability = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
-        f.put(g + "/probability", std::vector<double>(probability.data(), probability.data() + probability.size()),
+        f.put(probability_path, std::vector<double>(probability.data(), probability.data() + probability.size()),
               {rows, run0.classes});
         scores = ensemble::score_probabilities(view(probability), labels);
         metrics.uncertainty = true;
@@ -66,25 +72,25 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
       const bool any = acc.members() > 0;
       const double mse = any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan("");
       const double r2 = any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan("");
-      if (set == "train") noise = ensemble::residual_variance(view(acc.mean()), view(truth));
+      if (set == layout::kTrain) noise = ensemble::residual_variance(view(acc.mean()), view(truth));
       if (noise.size() != 0) {
         scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise, view(truth));
         metrics.uncertainty = true;
       }
       scores.metric = mse;
       scores.r2 = r2;
-      if (metrics.uncertainty && all_have(inputs, g + "/coverage_below") && all_have(inputs, g + "/coverage_equal")) {
+      if (metrics.uncertainty && all_have(inputs, below_path) && all_have(inputs, equal_path)) {
         std::vector<std::int64_t> below, equal;
         std::int64_t members = 0;
         for (const auto& in : inputs) {
-          const auto b = in.reader->read_ints(g + "/coverage_below");
-          const auto e = in.reader->read_ints(g + "/coverage_equal");
+          const auto b = in.reader->read_ints(below_path);
+          const auto e = in.reader->read_ints(equal_path);
           if (below.empty()) {
             below.assign(b.size(), 0);
             equal.assign(e.size(), 0);
           }
           if (b.size() != below.size() || e.size() != equal.size()) {
-            throw Error("'" + in.run.path + "': " + g + "/coverage_below has an unexpected shape");
+            throw Error("'" + in.run.path + "': " + below_path + " has an unexpected shape");
           }
           for (std::size_t i = 0; i < b.size(); ++i) {
             below[i] += b[i];
@@ -92,8 +98,8 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
           }
           members += set_members(*in.reader, g);
         }
-        f.put(g + "/coverage_below", below, {acc.mean().rows(), acc.mean().cols()});
-        f.put(g + "/coverage_equal", equal, {acc.mean().rows(), acc.mean().cols()});
+        f.put(below_path, below, {acc.mean().rows(), acc.mean().cols()});
+        f.put(equal_path, equal, {acc.mean().rows(), acc.mean().cols()});
         ensemble::CoverageCounter counts;
         counts.restore(members, std::move(below), std::move(equal));
         auto& coverage = metrics.coverage.emplace();
@@ -113,62 +119,117 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
 /// leave it out.
 void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0,
                          mpi::Metrics& m) {
-  if (!all_have(inputs, "/deep_ensemble")) return;
+  if (!all_have(inputs, layout::kDeepEnsemble)) return;
   const io::ArchiveReader& r0 = *inputs.front().reader;
-  mpi::EnsembleLayout layout;
-  layout.classification = run0.classification;
-  layout.classes = run0.classes;
-  layout.outputs = run0.outputs;
+  mpi::EnsembleLayout shape;
+  shape.classification = run0.classification;
+  shape.classes = run0.classes;
+  shape.outputs = run0.outputs;
   std::vector<std::vector<std::int64_t>> labels;
   std::vector<Matrix> truth;
   for (const auto& set : run0.sets) {
-    if (!all_have(inputs, "/baseline/" + set + "/prediction")) return;
-    layout.sets.push_back(set);
-    layout.rows.push_back(r0.dims("/baseline/" + set + "/prediction")[1]);
+    if (!all_have(inputs, layout::baseline_prediction(set))) return;
+    shape.sets.push_back(set);
+    shape.rows.push_back(r0.dims(layout::baseline_prediction(set))[1]);
   }
-  layout.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
-  labels.resize(layout.scored);
-  truth.resize(layout.scored);
+  shape.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
+  labels.resize(shape.scored);
+  truth.resize(shape.scored);
   std::vector<ensemble::ScoredSet> scored;
-  for (std::size_t s = 0; s < layout.scored; ++s) {
-    const std::string y = "/data/" + layout.sets[s] + "/y";
+  for (std::size_t s = 0; s < shape.scored; ++s) {
+    const std::string y = layout::data_y(shape.sets[s]);
     if (run0.classification) {
       labels[s] = r0.read_ints(y);
       scored.push_back({nullptr, &labels[s]});
     } else {
-      truth[s] = as_matrix(r0.read_doubles(y), layout.rows[s], run0.outputs);
+      truth[s] = as_matrix(r0.read_doubles(y), shape.rows[s], run0.outputs);
       scored.push_back({&truth[s], nullptr});
     }
   }
-  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, layout.rows, scored);
+  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, shape.rows, scored);
   for (const auto& in : inputs) {
     for (std::int64_t c = 0; c < in.run.chains; ++c) {
-      for (std::size_t s = 0; s < layout.sets.size(); ++s) {
-        const auto values = in.reader->read_slab("/baseline/" + layout.sets[s] + "/prediction", c);
-        deep.add(s, view(as_matrix(values, layout.rows[s], run0.outputs)));
+      for (std::size_t s = 0; s < shape.sets.size(); ++s) {
+        const auto values = in.reader->read_slab(layout::baseline_prediction(shape.sets[s]), c);
+        deep.add(s, view(as_matrix(values, shape.rows[s], run0.outputs)));
       }
       deep.done();
     }
   }
-  mpi::write_candidate(f, MPI_COMM_SELF, layout, "/deep_ensemble", &deep.candidate());
+  mpi::write_candidate(f, MPI_COMM_SELF, shape, layout::kDeepEnsemble, &deep.candidate());
   const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
-  m.deep_ensemble = mpi::set_metrics(layout.sets, scores.sets, scores.coverage, run0.classification);
+  m.deep_ensemble = mpi::set_metrics(shape.sets, scores.sets, scores.coverage, run0.classification);
   m.deep_ensemble_members = deep.candidate().members;
 }
 
 /// /diagnostics concatenated in input order (each trajectory's numbers are its own), and in `m`
 /// the verdict counts, loss rises and T's reading. The pooled per-block metrics need the runs'
 /// block ensembles, which archives do not keep: a merged archive has none.
+/// Every member's series [chain, member] concatenated (shorter runs padded with NaN) and their
+/// pooled rank-normalised R-hat and bulk ESS recomputed over all the merged chains (NaN when an
+/// input lacks a series: the copied attributes of the first input would be its alone).
+void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
+                         std::vector<std::pair<std::string, unsigned>>& by_chain) {
+  std::vector<std::pair<std::string, unsigned>> by_member;
+  std::int64_t members = 0;
+  for (const auto& name : layout::member_series_names()) {
+    const std::string path = layout::join(layout::kDiagnostics, layout::member_series(name));
+    const bool had = inputs.front().reader->has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name));
+    if (!all_have(inputs, path)) {
+      if (had) {
+        f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name), std::nan(""));
+        f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name), std::nan(""));
+      }
+      continue;
+    }
+    ensemble::Chains pooled;
+    for (const auto& in : inputs) {
+      const auto shape = in.reader->dims(path);
+      const auto v = in.reader->read_doubles(path);
+      const auto m = static_cast<std::size_t>(shape.back());
+      for (std::size_t c = 0; c < static_cast<std::size_t>(shape.front()); ++c) {
+        std::vector<double> one(v.begin() + static_cast<std::ptrdiff_t>(c * m),
+                                v.begin() + static_cast<std::ptrdiff_t>((c + 1) * m));
+        while (!one.empty() && std::isnan(one.back())) one.pop_back();  // a stopped trajectory's padding
+        pooled.push_back(std::move(one));
+      }
+    }
+    std::size_t longest = 0;
+    for (const auto& one : pooled) longest = std::max(longest, one.size());
+    members = static_cast<std::int64_t>(longest);
+    std::vector<double> rows(pooled.size() * longest, std::nan(""));
+    for (std::size_t c = 0; c < pooled.size(); ++c) {
+      std::copy(pooled[c].begin(), pooled[c].end(), rows.begin() + static_cast<std::ptrdiff_t>(c * longest));
+    }
+    f.put(path, rows, {chains, members});
+    by_chain.emplace_back(path, 0U);
+    by_member.emplace_back(path, 1U);
+    const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
+    f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name),
+                usable.size() >= 2 ? ensemble::rank_rhat(usable) : std::nan(""));
+    f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name),
+                usable.size() >= 2 ? ensemble::bulk_ess(usable) : std::nan(""));
+  }
+  if (by_member.empty()) return;
+  std::vector<double> ids(static_cast<std::size_t>(members));
+  std::iota(ids.begin(), ids.end(), 0.0);
+  const std::string scale = layout::join(layout::kDiagnostics, layout::kMemberAxis);
+  f.put(scale, ids, {members});
+  f.attach_scale(scale, layout::kMemberAxis, by_member);
+}
+
 void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains, mpi::Metrics& m) {
-  if (!all_have(inputs, "/diagnostics/verdict")) return;
+  const std::string verdict_path = layout::join(layout::kDiagnostics, layout::kVerdict);
+  const std::string reason_path = layout::join(layout::kDiagnostics, layout::kVerdictReason);
+  if (!all_have(inputs, verdict_path)) return;
   const io::ArchiveReader& r0 = *inputs.front().reader;
-  f.create_group("/diagnostics");
-  copy_attributes(r0, f, "/diagnostics");
-  f.attribute("/diagnostics", "pooled_block_metrics",
+  f.create_group(layout::kDiagnostics);
+  copy_attributes(r0, f, layout::kDiagnostics);
+  f.attribute(layout::kDiagnostics, layout::kPooledBlockMetrics,
               std::string("not in a merged archive (the runs' block ensembles are not stored)"));
   std::vector<std::pair<std::string, unsigned>> by_chain;
-  for (const auto& name : run::layout::diagnostic_fields()) {
-    const std::string path = "/diagnostics/" + name;
+  for (const auto& name : layout::diagnostic_fields()) {
+    const std::string path = layout::join(layout::kDiagnostics, name);
     if (!all_have(inputs, path)) continue;
     f.put(path, concatenated<double>(inputs, path), {chains});
     by_chain.emplace_back(path, 0U);
@@ -176,16 +237,16 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   std::vector<std::string> verdicts, reasons;
   std::map<std::string, std::int64_t> counts;
   for (const auto& in : inputs) {
-    for (const auto& v : in.reader->read_strings("/diagnostics/verdict")) {
+    for (const auto& v : in.reader->read_strings(verdict_path)) {
       verdicts.push_back(v);
       counts[v] += 1;
     }
-    if (in.reader->exists("/diagnostics/verdict_reason")) {
-      for (const auto& v : in.reader->read_strings("/diagnostics/verdict_reason")) reasons.push_back(v);
+    if (in.reader->exists(reason_path)) {
+      for (const auto& v : in.reader->read_strings(reason_path)) reasons.push_back(v);
     }
   }
-  f.put_strings("/diagnostics/verdict", verdicts);
-  if (reasons.size() == verdicts.size()) f.put_strings("/diagnostics/verdict_reason", reasons);
+  f.put_strings(verdict_path, verdicts);
+  if (reasons.size() == verdicts.size()) f.put_strings(reason_path, reasons);
   mpi::StageMetrics& stage = m.stage.emplace();
   auto& verdict_counts = stage.verdicts.emplace();
   for (const auto& entry : ensemble::kVerdictNames.table) {
@@ -193,8 +254,8 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   }
   std::vector<std::pair<std::string, unsigned>> by_block;
   std::int64_t blocks = -1;
-  for (const char* split : {"train", "test"}) {
-    const std::string path = std::string("/diagnostics/block_") + split + "_metric";
+  for (const char* split : {layout::kTrain, layout::kTest}) {
+    const std::string path = layout::join(layout::kDiagnostics, layout::block_metric(split));
     if (!all_have(inputs, path)) continue;
     std::vector<double> rows;
     for (const auto& in : inputs) {
@@ -208,25 +269,30 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
     by_chain.emplace_back(path, 0U);
     by_block.emplace_back(path, 1U);
   }
+  merge_member_series(inputs, f, chains, by_chain);
   std::vector<double> ids(static_cast<std::size_t>(chains));
   std::iota(ids.begin(), ids.end(), 0.0);
-  f.put("/diagnostics/chain", ids, {chains});
-  f.attach_scale("/diagnostics/chain", "chain", by_chain);
+  const std::string chain_scale = layout::join(layout::kDiagnostics, layout::kChainAxis);
+  f.put(chain_scale, ids, {chains});
+  f.attach_scale(chain_scale, layout::kChainAxis, by_chain);
   if (blocks > 0) {
-    if (r0.exists("/diagnostics/block_first_step")) {
-      f.put("/diagnostics/block_first_step", r0.read_doubles("/diagnostics/block_first_step"), {blocks});
-      by_block.emplace_back("/diagnostics/block_first_step", 0U);
+    const std::string first_step = layout::join(layout::kDiagnostics, layout::kBlockFirstStep);
+    if (r0.exists(first_step)) {
+      f.put(first_step, r0.read_doubles(first_step), {blocks});
+      by_block.emplace_back(first_step, 0U);
     }
     std::vector<double> block_ids(static_cast<std::size_t>(blocks));
     std::iota(block_ids.begin(), block_ids.end(), 0.0);
-    f.put("/diagnostics/block", block_ids, {blocks});
-    f.attach_scale("/diagnostics/block", "block", by_block);
+    const std::string block_scale = layout::join(layout::kDiagnostics, layout::kBlockAxis);
+    f.put(block_scale, block_ids, {blocks});
+    f.attach_scale(block_scale, layout::kBlockAxis, by_block);
   }
   // The loss rise against equipartition: means over all trajectories again.
-  namespace layout = run::layout;
-  if (all_have(inputs, "/diagnostics/mean_member_loss") && all_have(inputs, "/diagnostics/start_loss")) {
-    const auto member = concatenated<double>(inputs, "/diagnostics/mean_member_loss");
-    const auto start = concatenated<double>(inputs, "/diagnostics/start_loss");
+  const std::string member_loss = layout::join(layout::kDiagnostics, layout::kMeanMemberLoss);
+  const std::string start_loss = layout::join(layout::kDiagnostics, layout::kStartLoss);
+  if (all_have(inputs, member_loss) && all_have(inputs, start_loss)) {
+    const auto member = concatenated<double>(inputs, member_loss);
+    const auto start = concatenated<double>(inputs, start_loss);
     std::vector<double> rise(member.size());
     for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
     stage.observed_rise = mpi::finite_mean_sd(rise).first;
@@ -279,15 +345,15 @@ mpi::Metrics merged_metrics(const std::vector<Input>& inputs, io::ParallelFile& 
   // The baselines' scores per trajectory, concatenated (the columns the first archive has).
   for (const auto& set : run0.sets) {
     if (!is_scored(set)) continue;
-    for (const auto& field : run::layout::score_fields(run0.classification)) {
-      const std::string column = "/baseline/" + run::layout::baseline_column(set, field.first);
+    for (const auto& field : layout::score_fields(run0.classification)) {
+      const std::string column = layout::baseline_score(set, field.first);
       if (r0.exists(column)) m.baseline.push_back({set, field.first, concatenated<double>(inputs, column)});
     }
   }
   m.ensemble = merge_scores(inputs, f, pooled);
   merge_diagnostics(inputs, f, chains, m);
   merge_deep_ensemble(inputs, f, run0, m);
-  for (const auto& in : inputs) m.members += in.reader->attribute_integer(run::layout::kMetrics, run::layout::kMembers);
+  for (const auto& in : inputs) m.members += in.reader->attribute_integer(layout::kMetrics, layout::kMembers);
   return m;
 }
 

@@ -22,6 +22,7 @@
 namespace simmer::analyze {
 namespace {
 
+namespace layout = run::layout;
 using Votes = ensemble::VoteAccumulator::Votes;
 
 /// True when no rank failed; otherwise the lowest failing rank prints its message once.
@@ -51,7 +52,7 @@ struct Setup {
   Matrix x;  ///< points, scaled to the network's input range
   /// The networks: (chain, draw) rows of `source` (draw ignored for /baseline/params).
   std::vector<std::pair<std::int64_t, std::int64_t>> draws;
-  std::string source = "/posterior/params";
+  std::string source = layout::kPosteriorParams;
   std::string candidate;  ///< what they are, for the closing line
 };
 
@@ -61,18 +62,18 @@ void choose_networks(Setup& s, const std::string& requested) {
   const io::ArchiveReader& r = *s.reader;
   std::string name = requested;
   if (name.empty()) {
-    name = r.has_attribute(run::layout::kMetrics, run::layout::kEnsembleName)
-               ? r.attribute_text(run::layout::kMetrics, run::layout::kEnsembleName)
+    name = r.has_attribute(layout::kMetrics, layout::kEnsembleName)
+               ? r.attribute_text(layout::kMetrics, layout::kEnsembleName)
                : std::string("all");
-    if (name == "simmering") name = "all";
+    if (name == layout::kSimmeringName) name = "all";
   }
   s.candidate = name;
-  if (name == "deep_ensemble") {
-    if (!r.exists("/deep_ensemble") || !r.exists("/baseline/params")) {
+  if (name == layout::kDeepEnsembleName) {
+    if (!r.exists(layout::kDeepEnsemble) || !r.exists(layout::kBaselineParams)) {
       throw Error("'" + s.run.path +
                   "': --candidate deep_ensemble: this run has no deep ensemble (it is not a retrofit)");
     }
-    s.source = "/baseline/params";
+    s.source = layout::kBaselineParams;
     s.draws.clear();
     for (std::int64_t c = 0; c < s.run.chains; ++c) s.draws.emplace_back(c, 0);
     return;
@@ -83,7 +84,7 @@ void choose_networks(Setup& s, const std::string& requested) {
     return;
   }
   const std::vector<double> ladder = s.run.config.simmer.ladder;
-  const std::string prefix = "rung_";
+  const std::string prefix = layout::kRungPrefix;
   std::int64_t rung = -1;
   if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
       name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
@@ -172,8 +173,9 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       Matrix wide;
       for (std::int64_t i = begin; i < end; ++i) {
         const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
-        const std::vector<double> params = s.source == "/posterior/params" ? s.reader->read_slab(s.source, chain, draw)
-                                                                           : s.reader->read_slab(s.source, chain);
+        const std::vector<double> params = s.source == layout::kPosteriorParams
+                                               ? s.reader->read_slab(s.source, chain, draw)
+                                               : s.reader->read_slab(s.source, chain);
         net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size())).cast<S>();
         if (!net.parameters().allFinite()) {
           throw Error("'" + o.archive + "': " + s.source + "[" + std::to_string(chain) + ", " + std::to_string(draw) +

@@ -11,6 +11,8 @@
 namespace simmer::analyze {
 namespace {
 
+namespace layout = run::layout;
+
 Eigen::RowVectorXd row_of(const std::vector<double>& v) {
   return Eigen::Map<const Eigen::RowVectorXd>(v.data(), static_cast<Index>(v.size()));
 }
@@ -25,16 +27,16 @@ std::string dims_text(const std::vector<std::int64_t>& dims) {
 /// creates them from) has the dims and type the table gives for this archive's chains, draws,
 /// parameters and trace records; the required ones exist.
 void check_chain_datasets(const io::ArchiveReader& r, const RunArchive& run) {
-  run::layout::ArchiveCounts counts;
+  layout::ArchiveCounts counts;
   counts.chains = run.chains;
   counts.draws = run.draws;
   counts.parameters = run.parameters;
   counts.float32 = run.store_type == io::Type::f32;
-  if (r.exists("/trace/step")) {
-    const auto t = r.dims("/trace/step");
+  if (r.exists(layout::kTraceStep)) {
+    const auto t = r.dims(layout::kTraceStep);
     counts.trace_records = t.size() == 2 ? t[1] : -1;
   }
-  for (const auto& d : run::layout::chain_datasets(counts)) {
+  for (const auto& d : layout::chain_datasets(counts)) {
     if (!r.exists(d.path)) {
       if (d.required) r.require(d.path, "a dataset every simmer archive has");
       continue;
@@ -67,7 +69,8 @@ std::vector<Index> parse_input_shape(const std::string& text, const std::string&
     shape.push_back(static_cast<Index>(v));
   }
   if (shape.size() != 3) {
-    throw Error("'" + origin + "': /model attribute input_shape '" + text + "' is not 'HEIGHTxWIDTHxCHANNELS'");
+    throw Error("'" + origin + "': " + layout::kModel + " attribute " + layout::kInputShape + " '" + text +
+                "' is not 'HEIGHTxWIDTHxCHANNELS'");
   }
   return shape;
 }
@@ -76,45 +79,45 @@ RunArchive load_run(const io::ArchiveReader& r) {
   RunArchive run;
   run.path = r.path();
   // The objects every subcommand relies on, in the order a reader meets them.
-  if (!r.has_attribute("/", "simmer_version")) {
-    throw Error("'" + r.path() + "' is not a simmer archive: no root attribute 'simmer_version'");
+  if (!r.has_attribute(layout::kRoot, layout::kSimmerVersion)) {
+    throw Error("'" + r.path() + "' is not a simmer archive: no root attribute '" + layout::kSimmerVersion + "'");
   }
-  r.require("/config", "the run's configuration");
-  r.require("/model", "the network layout");
-  r.require("/data/feature_names", "the input columns");
-  r.require("/data/scaling/x_min", "the input scaling");
-  r.require("/data/scaling/x_max", "the input scaling");
-  r.require("/posterior/params", "the stored networks");
-  r.require("/sample_stats/step", "the stored draws' steps");
-  r.require("/ensemble", "the run's ensemble");
-  r.require(run::layout::kMetrics, "the run's metrics");
-  if (!r.has_attribute("/model", "parameters")) {
-    throw Error("'" + r.path() + "' is not a simmer archive: /model has no attribute 'parameters'");
+  r.require(layout::kConfig, "the run's configuration");
+  r.require(layout::kModel, "the network layout");
+  r.require(layout::kFeatureNames, "the input columns");
+  r.require(layout::kXMin, "the input scaling");
+  r.require(layout::kXMax, "the input scaling");
+  r.require(layout::kPosteriorParams, "the stored networks");
+  r.require(layout::kSampleStep, "the stored draws' steps");
+  r.require(layout::kEnsemble, "the run's ensemble");
+  r.require(layout::kMetrics, "the run's metrics");
+  if (!r.has_attribute(layout::kModel, layout::kParameters)) {
+    throw Error("'" + r.path() + "' is not a simmer archive: " + layout::kModel + " has no attribute '" +
+                layout::kParameters + "'");
   }
 
-  const auto config = r.read_strings("/config");
-  if (config.size() != 1) throw Error("'" + r.path() + "': /config does not hold one INI text");
+  const auto config = r.read_strings(layout::kConfig);
+  if (config.size() != 1) throw Error("'" + r.path() + "': " + layout::kConfig + " does not hold one INI text");
   run.config_text = config.front();
-  cli::apply_ini(run.config_text, r.path() + ":/config", run.config);
+  cli::apply_ini(run.config_text, r.path() + ":" + layout::kConfig, run.config);
   const cli::Config& c = run.config;
 
-  run.classification = r.has_attribute("/", "task") ? r.attribute_text("/", "task") == "classification"
-                                                    : c.data.task == data::Task::classification;
-  run.feature_names = r.read_strings("/data/feature_names");
-  if (r.exists("/data/target_names")) run.target_names = r.read_strings("/data/target_names");
+  run.classification = r.has_attribute(layout::kRoot, layout::kTask)
+                           ? r.attribute_text(layout::kRoot, layout::kTask) == to_string(data::Task::classification)
+                           : c.data.task == data::Task::classification;
+  run.feature_names = r.read_strings(layout::kFeatureNames);
+  if (r.exists(layout::kTargetNames)) run.target_names = r.read_strings(layout::kTargetNames);
   if (run.classification) {
-    r.require("/data/class_names", "the class labels of a classification run");
-    run.class_names = r.read_strings("/data/class_names");
+    r.require(layout::kClassNames, "the class labels of a classification run");
+    run.class_names = r.read_strings(layout::kClassNames);
   } else {
-    r.require("/data/scaling/y_min", "the output scaling of a regression run");
-    r.require("/data/scaling/y_max", "the output scaling of a regression run");
-    run.y_scaler = data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/y_min")),
-                                      row_of(r.read_doubles("/data/scaling/y_max")));
+    r.require(layout::kYMin, "the output scaling of a regression run");
+    r.require(layout::kYMax, "the output scaling of a regression run");
+    run.y_scaler = data::MinMaxScaler(row_of(r.read_doubles(layout::kYMin)), row_of(r.read_doubles(layout::kYMax)));
   }
-  run.x_scaler =
-      data::MinMaxScaler(row_of(r.read_doubles("/data/scaling/x_min")), row_of(r.read_doubles("/data/scaling/x_max")));
+  run.x_scaler = data::MinMaxScaler(row_of(r.read_doubles(layout::kXMin)), row_of(r.read_doubles(layout::kXMax)));
   if (run.x_scaler.columns() != static_cast<Index>(run.feature_names.size())) {
-    throw Error("'" + r.path() + "': /data/scaling/x_min has " + std::to_string(run.x_scaler.columns()) +
+    throw Error("'" + r.path() + "': " + layout::kXMin + " has " + std::to_string(run.x_scaler.columns()) +
                 " columns for " + std::to_string(run.feature_names.size()) + " feature names");
   }
 
@@ -129,23 +132,25 @@ RunArchive load_run(const io::ArchiveReader& r) {
   run.architecture.pooling = c.model.pooling;
   run.architecture.outputs = run.outputs;
   if (model::is_image_architecture(c.model.architecture)) {
-    run.architecture.input_shape = parse_input_shape(r.attribute_text("/model", "input_shape"), r.path());
+    run.architecture.input_shape = parse_input_shape(r.attribute_text(layout::kModel, layout::kInputShape), r.path());
   }
-  run.parameters = static_cast<Index>(r.attribute_integer("/model", "parameters"));
+  run.parameters = static_cast<Index>(r.attribute_integer(layout::kModel, layout::kParameters));
 
-  const auto shape = r.dims("/posterior/params");
+  const auto shape = r.dims(layout::kPosteriorParams);
   if (shape.size() != 3 || shape[2] != run.parameters) {
-    throw Error("'" + r.path() + "': /posterior/params is not [chain, draw, " + std::to_string(run.parameters) + "]");
+    throw Error("'" + r.path() + "': " + layout::kPosteriorParams + " is not [chain, draw, " +
+                std::to_string(run.parameters) + "]");
   }
   run.chains = shape[0];
   run.draws = shape[1];
-  run.store_type = r.type("/posterior/params");
+  run.store_type = r.type(layout::kPosteriorParams);
   // Archives before run.precision computed in float64.
-  run.precision =
-      r.has_attribute("/", "precision") ? parse_precision(r.attribute_text("/", "precision")) : Precision::float64;
+  run.precision = r.has_attribute(layout::kRoot, layout::kPrecision)
+                      ? parse_precision(r.attribute_text(layout::kRoot, layout::kPrecision))
+                      : Precision::float64;
   check_chain_datasets(r, run);
-  for (const auto& name : r.members("/ensemble")) {
-    if (r.is_group("/ensemble/" + name)) run.sets.push_back(name);
+  for (const auto& name : r.members(layout::kEnsemble)) {
+    if (r.is_group(layout::ensemble_group(name))) run.sets.push_back(name);
   }
   return run;
 }
@@ -173,7 +178,7 @@ template model::BasicNetwork<float> build_network(const RunArchive&);
 
 std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
                                                                  const RunArchive& run) {
-  const auto steps = reader.read_doubles("/sample_stats/step");
+  const auto steps = reader.read_doubles(layout::kSampleStep);
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
   for (std::int64_t c = 0; c < run.chains; ++c) {
     for (std::int64_t d = 0; d < run.draws; ++d) {

@@ -23,6 +23,7 @@
 namespace simmer::analyze {
 namespace {
 
+namespace layout = run::layout;
 using detail::health;
 using detail::printf_string;
 using detail::real_attr;
@@ -53,13 +54,12 @@ std::int64_t rows_of(const io::ArchiveReader& r, const std::string& dataset) {
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const bool retrofit = run.config.simmer.mode != cli::SimmerMode::abinitio;  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
-  namespace layout = run::layout;
   const char* const metrics = layout::kMetrics;
   const std::int64_t members =
       r.has_attribute(metrics, layout::kMembers) ? r.attribute_integer(metrics, layout::kMembers) : 0;
   // The scored sets this archive has (a validation set since data.validation_fraction).
-  std::vector<std::string> splits{"train", "test"};
-  if (r.exists("/data/validation/y")) splits.emplace_back("validation");
+  std::vector<std::string> splits{layout::kTrain, layout::kTest};
+  if (r.exists(layout::data_y(layout::kValidation))) splits.emplace_back(layout::kValidation);
   using Cell = std::function<std::string(const std::string&)>;
   const auto row = [&](const std::string& label, const Cell& cell) {
     out << "  " << pad(label, 44, false);
@@ -88,12 +88,13 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   const std::string chosen =
       r.has_attribute(metrics, layout::kEnsembleName) ? r.attribute_text(metrics, layout::kEnsembleName) : "";
   const std::string E = layout::kEnsemblePrefix, D = layout::kDeepEnsemblePrefix;
-  const bool deep = r.has_attribute(metrics, layout::score_key(D, "test", layout::kNll)) && chosen != "deep_ensemble";
-  const std::string label = chosen == "deep_ensemble"                 ? "deep ensemble"
-                            : chosen.empty() || chosen == "simmering" ? "ensemble"
-                                                                      : "ensemble (" + chosen + ")";
+  const bool deep = r.has_attribute(metrics, layout::score_key(D, layout::kTest, layout::kNll)) &&
+                    chosen != layout::kDeepEnsembleName;
+  const std::string label = chosen == layout::kDeepEnsembleName                  ? "deep ensemble"
+                            : chosen.empty() || chosen == layout::kSimmeringName ? "ensemble"
+                                                                                 : "ensemble (" + chosen + ")";
   const std::string ensemble_members =
-      " (" + std::to_string(members) + (chosen == "deep_ensemble" ? " Adam nets)" : " members)");
+      " (" + std::to_string(members) + (chosen == layout::kDeepEnsembleName ? " Adam nets)" : " members)");
   const std::string deep_members =
       r.has_attribute(metrics, layout::kDeepEnsembleMembers)
           ? " (" + std::to_string(r.attribute_integer(metrics, layout::kDeepEnsembleMembers)) + " Adam nets)"
@@ -113,7 +114,7 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     row(label + " R²", ens(E, layout::kR2, "%.4f"));
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
-  if (!r.has_attribute(metrics, layout::score_key(E, "test", layout::kNll))) return;
+  if (!r.has_attribute(metrics, layout::score_key(E, layout::kTest, layout::kNll))) return;
   const auto coverage = [&](const std::string& prefix) {
     return [&, prefix](const std::string& split) {
       std::string cells;
@@ -142,39 +143,41 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     if (deep) row("deep ensemble 50/90/95% coverage", coverage(D));
     row("member 50/90/95% interval coverage", coverage(E));
   }
-  const double share = real_attr(r, metrics, layout::worst_point_share_key(E, "test"));
+  const double share = real_attr(r, metrics, layout::worst_point_share_key(E, layout::kTest));
   if (!std::isnan(share)) {
     out << "  largest single test point's share of the ensemble's "
         << (run.classification ? "Brier score" : "squared error") << ": " << printf_string("%.1f", 100 * share)
-        << "% (row " << r.attribute_integer(metrics, layout::worst_point_key(E, "test")) << ")\n";
+        << "% (row " << r.attribute_integer(metrics, layout::worst_point_key(E, layout::kTest)) << ")\n";
   }
 }
 
 /// /selection: a ladder's candidates (the deep ensemble and every rung) and the run's choice.
 void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  if (!r.exists("/selection/candidate")) return;
-  const auto names = r.read_strings("/selection/candidate");
+  const std::string candidate = layout::selection_column(layout::kCandidate);
+  if (!r.exists(candidate)) return;
+  const auto names = r.read_strings(candidate);
   const auto read = [&](const std::string& name) {
-    const std::string path = "/selection/" + name;
+    const std::string path = layout::selection_column(name);
     return r.exists(path) ? r.read_doubles(path) : std::vector<double>(names.size(), std::nan(""));
   };
-  namespace layout = run::layout;
   const char* const metric = layout::main_score(run.classification);
-  const auto t = read("temperature"), over = read("temperature_over_bayes"), members = read("members"),
-             val = read(layout::baseline_column("validation", metric)),
-             val_nll = read(layout::baseline_column("validation", layout::kNll)), loss = read("validation_loss"),
-             se = read("validation_loss_stderr"), diff_se = read("validation_loss_stderr_difference"),
-             test = read(layout::baseline_column("test", metric)),
-             test_nll = read(layout::baseline_column("test", layout::kNll)), drifting = read("trajectories_drifting");
-  const std::int64_t selected =
-      r.has_attribute("/selection", "selected") ? r.attribute_integer("/selection", "selected") : -1;
-  const std::int64_t best = r.has_attribute("/selection", "best") ? r.attribute_integer("/selection", "best") : -1;
-  const std::int64_t one_se =
-      r.has_attribute("/selection", "one_se") ? r.attribute_integer("/selection", "one_se") : -1;
-  out << "\ncandidates (/selection; chosen by " << text_attr(r, "/selection", "select_by") << ", rule "
-      << text_attr(r, "/selection", "select_rule");
-  if (r.has_attribute("/selection", "validation_rows")) {
-    out << ", " << r.attribute_integer("/selection", "validation_rows") << " validation rows";
+  const auto t = read(layout::kTemperature), over = read(layout::kTemperatureOverBayes),
+             members = read(layout::kMembers), val = read(layout::baseline_column(layout::kValidation, metric)),
+             val_nll = read(layout::baseline_column(layout::kValidation, layout::kNll)),
+             loss = read(layout::kValidationLoss), se = read(layout::kValidationLossStderr),
+             diff_se = read(layout::kValidationLossStderrDifference),
+             test = read(layout::baseline_column(layout::kTest, metric)),
+             test_nll = read(layout::baseline_column(layout::kTest, layout::kNll)),
+             drifting = read(layout::kTrajectoriesDrifting);
+  const char* const selection = layout::kSelection;
+  const auto index = [&](const char* name) {
+    return r.has_attribute(selection, name) ? r.attribute_integer(selection, name) : std::int64_t{-1};
+  };
+  const std::int64_t selected = index(layout::kSelected), best = index(layout::kBest), one_se = index(layout::kOneSe);
+  out << "\ncandidates (/selection; chosen by " << text_attr(r, selection, layout::kSelectBy) << ", rule "
+      << text_attr(r, selection, layout::kSelectRule);
+  if (r.has_attribute(selection, layout::kValidationRows)) {
+    out << ", " << r.attribute_integer(selection, layout::kValidationRows) << " validation rows";
   }
   out << ")\n";
   char buf[300];
@@ -203,23 +206,24 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.
 void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   out << "\nstationarity (/diagnostics; verdicts and thresholds: docs/STATIONARITY.md)\n";
-  if (!r.exists("/diagnostics/verdict")) {
+  const auto path = [](const std::string& name) { return layout::join(layout::kDiagnostics, name); };
+  if (!r.exists(path(layout::kVerdict))) {
     out << "  n/a: this archive predates the drift diagnostics (or the run did not finish)\n";
     return;
   }
   const auto read = [&](const std::string& name) {
-    const std::string path = "/diagnostics/" + name;
-    return r.exists(path) ? r.read_doubles(path)
-                          : std::vector<double>(static_cast<std::size_t>(run.chains), std::nan(""));
+    return r.exists(path(name)) ? r.read_doubles(path(name))
+                                : std::vector<double>(static_cast<std::size_t>(run.chains), std::nan(""));
   };
-  const auto verdict = r.read_strings("/diagnostics/verdict");
-  const auto ratio = read("window_ballistic_ratio"), whole = read("ballistic_ratio"), rms0 = read("rms_window_start"),
-             rms1 = read("rms_end"), top = read("max_abs_end"), rhat = read("rhat"),
-             median = read("member_test_metric_median"), q25 = read("member_test_metric_q25"),
-             q75 = read("member_test_metric_q75"), distance = read("distance");
-  const auto blocks = r.exists("/diagnostics/block_test_metric") ? r.dims("/diagnostics/block_test_metric").back() : 0;
-  const auto block = r.exists("/diagnostics/block_test_metric") ? r.read_doubles("/diagnostics/block_test_metric")
-                                                                : std::vector<double>();
+  const auto verdict = r.read_strings(path(layout::kVerdict));
+  const auto ratio = read(layout::kWindowBallisticRatio), whole = read(layout::kBallisticRatio),
+             rms0 = read(layout::kRmsWindowStart), rms1 = read(layout::kRmsEnd), top = read(layout::kMaxAbsEnd),
+             rhat = read(layout::kRhat), median = read(layout::kMemberTestMetricMedian),
+             q25 = read(layout::kMemberTestMetricQ25), q75 = read(layout::kMemberTestMetricQ75),
+             distance = read(layout::kDistance);
+  const std::string block_test = path(layout::block_metric(layout::kTest));
+  const auto blocks = r.exists(block_test) ? r.dims(block_test).back() : 0;
+  const auto block = r.exists(block_test) ? r.read_doubles(block_test) : std::vector<double>();
   const std::string metric = run.classification ? "accuracy" : "R²";
   char buf[400];
   std::snprintf(buf, sizeof buf, "  %5s %-11s %8s %8s %17s %9s %7s %24s  %s\n", "chain", "verdict", "ratio", "(run)",
@@ -227,7 +231,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
                 ("ensemble test " + metric + " per block").c_str());
   out << buf;
   // The rows' trajectories (a parallel ladder's rung has every K-th; older archives: the row).
-  const auto chain = r.exists("/diagnostics/chain") ? r.read_doubles("/diagnostics/chain") : std::vector<double>();
+  const std::string chain_path = layout::join(layout::kDiagnostics, layout::kChainAxis);
+  const auto chain = r.exists(chain_path) ? r.read_doubles(chain_path) : std::vector<double>();
   std::map<std::string, int> counts;
   for (std::size_t c = 0; c < verdict.size(); ++c) {
     counts[verdict[c]] += 1;
@@ -241,9 +246,10 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
                   rms0[c], rms1[c], top[c], rhat[c], median[c], q25[c], q75[c], blocks_text.c_str());
     out << buf;
   }
-  if (r.exists("/diagnostics/pooled_block_test_metric")) {
+  const std::string pooled_block_test = path(layout::pooled_block_metric(layout::kTest));
+  if (r.exists(pooled_block_test)) {
     std::string pooled;
-    for (const double v : r.read_doubles("/diagnostics/pooled_block_test_metric")) {
+    for (const double v : r.read_doubles(pooled_block_test)) {
       if (!pooled.empty()) pooled += ' ';
       pooled += printf_string("%.4g", v);
     }
@@ -255,28 +261,29 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
-  if (r.has_attribute("/diagnostics", "bulk_ess_train_loss")) {
+  if (r.has_attribute(layout::kDiagnostics, layout::series_bulk_ess("train_loss"))) {
     // Every member's series (not only the stored draws), pooled over the trajectories.
-    const double wall = real_attr(r, "/", "wall_seconds");
+    const double wall = real_attr(r, layout::kRoot, layout::kWallSeconds);
     out << "  member series (every member; rank-normalised R̂, bulk ESS, per second of the run's "
         << printf_string("%.1f", wall) << " s):";
     std::string sep = " ";
-    for (const std::string name : {"train_loss", "test_metric", "point_0", "point_1", "point_2"}) {
-      if (!r.has_attribute("/diagnostics", "bulk_ess_" + name)) continue;
-      out << sep << name << " " << ensemble::format_diagnostic(real_attr(r, "/diagnostics", "rank_rhat_" + name), 3)
-          << ", " << ensemble::format_diagnostic(real_attr(r, "/diagnostics", "bulk_ess_" + name), 0) << ", "
-          << printf_string("%.3g", real_attr(r, "/diagnostics", "bulk_ess_" + name) / wall) << "/s";
+    for (const std::string& name : layout::member_series_names()) {
+      if (!r.has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name))) continue;
+      const double bulk = real_attr(r, layout::kDiagnostics, layout::series_bulk_ess(name));
+      out << sep << name << " "
+          << ensemble::format_diagnostic(real_attr(r, layout::kDiagnostics, layout::series_rank_rhat(name)), 3) << ", "
+          << ensemble::format_diagnostic(bulk, 0) << ", " << printf_string("%.3g", bulk / wall) << "/s";
       sep = "; ";
     }
     out << " (point_<j>: " << (run.classification ? "log-probability of the true class" : "the prediction")
         << " at fixed test rows)\n";
   }
-  const double rise = real_attr(r, run::layout::kMetrics, "observed_loss_rise");
+  const double rise = real_attr(r, layout::kMetrics, layout::kObservedLossRise);
   if (!std::isnan(rise)) {
     out << "  loss rise of the members over the start: " << printf_string("%.4g", rise)
         << "; harmonic estimate N_f T/2 = "
-        << printf_string("%.4g", real_attr(r, run::layout::kMetrics, "harmonic_loss_rise"));
-    const auto stiff = read("eigenvalues_above_T_start");
+        << printf_string("%.4g", real_attr(r, layout::kMetrics, layout::kHarmonicLossRise));
+    const auto stiff = read(layout::kEigenvaluesAboveTStart);
     double mean = 0.0;
     std::size_t n = 0;
     for (const double v : stiff) {
@@ -288,15 +295,15 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     if (n > 0) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
           << " Hessian eigenvalues above T at the start";
-      const double stiff_rise = real_attr(r, run::layout::kMetrics, "harmonic_loss_rise_stiff_modes");
+      const double stiff_rise = real_attr(r, layout::kMetrics, layout::kHarmonicLossRiseStiffModes);
       if (std::isfinite(stiff_rise)) out << " give " << printf_string("%.4g", stiff_rise);
     }
     out << "\n";
   }
-  const double over = real_attr(r, run::layout::kMetrics, "temperature_over_bayes");
+  const double over = real_attr(r, layout::kMetrics, layout::kTemperatureOverBayes);
   if (std::isfinite(over)) {
     out << "  T = " << printf_string("%.3g", over) << " x the Bayesian temperature T_Bayes = "
-        << printf_string("%.4g", real_attr(r, run::layout::kMetrics, "bayes_temperature")) << "\n";
+        << printf_string("%.4g", real_attr(r, layout::kMetrics, layout::kBayesTemperature)) << "\n";
   }
 }
 
@@ -316,7 +323,7 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
                               std::int64_t steps) {
   std::string why;
   const io::LockHolder lock = io::OutputLock::holder(archive);
-  if (run::layout::is_stopped(status)) {
+  if (layout::is_stopped(status)) {
     why = "the run was stopped by a signal";
   } else if (lock.state == io::LockHolder::State::running) {
     why = "the run is still going (" + lock.text() + " holds its lock)";
@@ -327,7 +334,7 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
   } else {
     why = "the run was killed, or is still going: it never recorded an end";
   }
-  const std::int64_t written = last_finite(r, "/sample_stats/step");
+  const std::int64_t written = last_finite(r, layout::kSampleStep);
   why += written >= 0
              ? "; its last stored draw is from step " + std::to_string(written) + " of " + std::to_string(steps)
              : "; it holds no stored draw yet";
@@ -338,7 +345,9 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
   }
   try {
     const io::RunCheckpoint c = io::load_checkpoint(checkpoint);
-    const std::string id = r.has_attribute("/", "run_id") ? r.attribute_text("/", "run_id") : std::string();
+    const std::string id = r.has_attribute(layout::kRoot, layout::kRunId)
+                               ? r.attribute_text(layout::kRoot, layout::kRunId)
+                               : std::string();
     if (!id.empty() && c.run_id != id) {
       return why + "; the checkpoint '" + checkpoint + "' belongs to another run (" + c.run_id + ", this one is " + id +
              ")";
@@ -364,13 +373,18 @@ void summary(const std::string& archive, std::ostream& out) {
 
   // A run sets "running" at creation and its final status at the end; none at all is an archive
   // written before the run set one, by a run that never ended.
-  const std::string status = r.has_attribute("/", "status") ? r.attribute_text("/", "status") : std::string();
-  const bool incomplete = status.empty() || status == run::layout::kStatusRunning || run::layout::is_stopped(status);
+  const std::string status = r.has_attribute(layout::kRoot, layout::kStatus)
+                                 ? r.attribute_text(layout::kRoot, layout::kStatus)
+                                 : std::string();
+  const bool incomplete = status.empty() || status == layout::kStatusRunning || layout::is_stopped(status);
   out << "archive   " << archive << " (" << (ec ? std::string("?") : run::human_bytes(static_cast<std::int64_t>(bytes)))
-      << "): simmer " << text_attr(r, "/", "simmer_version") << ", created " << text_attr(r, "/", "created_at")
+      << "): simmer " << text_attr(r, layout::kRoot, layout::kSimmerVersion) << ", created "
+      << text_attr(r, layout::kRoot, layout::kCreatedAt)
       << (incomplete ? ", status: INCOMPLETE" : ", status '" + status + "'") << "\n";
   if (incomplete) out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps) << "\n";
-  if (r.has_attribute("/", "merged_from")) out << "merged    " << r.attribute_text("/", "merged_from") << "\n";
+  if (r.has_attribute(layout::kRoot, layout::kMergedFrom)) {
+    out << "merged    " << r.attribute_text(layout::kRoot, layout::kMergedFrom) << "\n";
+  }
 
   std::string source(cli::kDataSourceNames.name(c.data.source));
   if (!c.data.path.empty()) source += " '" + c.data.path + "'";
@@ -382,17 +396,23 @@ void summary(const std::string& archive, std::ostream& out) {
     out << run.feature_names.front() << ".." << run.feature_names.back();
   out << " -> " << join(run.target_names, ",");
   if (run.classification) out << " (" << run.class_names.size() << " classes: " << join(run.class_names, ", ") << ")";
-  out << "; " << rows_of(r, "/data/train/x") << " train / " << rows_of(r, "/data/test/x") << " test rows";
-  if (r.exists("/data/validation/x")) out << " / " << rows_of(r, "/data/validation/x") << " validation rows";
-  if (r.exists("/data/points/x")) out << ", " << rows_of(r, "/data/points/x") << " extra points";
+  out << "; " << rows_of(r, layout::data_x(layout::kTrain)) << " train / " << rows_of(r, layout::data_x(layout::kTest))
+      << " test rows";
+  if (r.exists(layout::data_x(layout::kValidation))) {
+    out << " / " << rows_of(r, layout::data_x(layout::kValidation)) << " validation rows";
+  }
+  if (r.exists(layout::data_x(layout::kPoints)))
+    out << ", " << rows_of(r, layout::data_x(layout::kPoints)) << " extra points";
   out << "\n";
   // What loading dropped (/data attributes; archives before the reasons have only the counts).
-  if (r.has_attribute("/data", "rows_dropped_reasons")) {
-    out << "          " << r.attribute_text("/data", "rows_dropped_reasons") << "\n";
-  } else if (r.has_attribute("/data", "rows_dropped") && r.attribute_integer("/data", "rows_dropped") > 0) {
-    out << "          " << r.attribute_integer("/data", "rows_dropped") << " of "
-        << (r.has_attribute("/data", "rows_read") ? std::to_string(r.attribute_integer("/data", "rows_read"))
-                                                  : std::string("?"))
+  if (r.has_attribute(layout::kData, layout::kRowsDroppedReasons)) {
+    out << "          " << r.attribute_text(layout::kData, layout::kRowsDroppedReasons) << "\n";
+  } else if (r.has_attribute(layout::kData, layout::kRowsDropped) &&
+             r.attribute_integer(layout::kData, layout::kRowsDropped) > 0) {
+    out << "          " << r.attribute_integer(layout::kData, layout::kRowsDropped) << " of "
+        << (r.has_attribute(layout::kData, layout::kRowsRead)
+                ? std::to_string(r.attribute_integer(layout::kData, layout::kRowsRead))
+                : std::string("?"))
         << " rows dropped (missing values)\n";
   }
   out << "model     " << c.model.architecture << ", " << model::to_string(c.model.activation) << " -> "
@@ -408,7 +428,7 @@ void summary(const std::string& archive, std::ostream& out) {
           << (c.simmer.ladder_mode == run::LadderMode::parallel ? " side by side" : "") << " × ";
     }
     out << c.simmer.steps << " steps, h = " << c.simmer.time_step;
-    const double limit = real_attr(r, "/", "time_step_limit");
+    const double limit = real_attr(r, layout::kRoot, layout::kTimeStepLimit);
     // The margin: h sqrt(lambda_max) / 2 = h / limit (1 at the leapfrog limit; the step's slack).
     if (!std::isnan(limit)) {
       out << " (stability limit " << printf_string("%.4g", limit) << ", h at "
@@ -417,8 +437,8 @@ void summary(const std::string& archive, std::ostream& out) {
     if (c.simmer.mode == cli::SimmerMode::retrofit) out << ", after " << c.adam.epochs << " Adam epochs";
   }
   out << ", seed " << c.run.seed;
-  if (r.exists("/config") && r.has_attribute("/config", "run_seeds"))
-    out << " (merged: " << r.attribute_text("/config", "run_seeds") << ")";
+  if (r.exists(layout::kConfig) && r.has_attribute(layout::kConfig, layout::kRunSeeds))
+    out << " (merged: " << r.attribute_text(layout::kConfig, layout::kRunSeeds) << ")";
   out << "\n";
   const std::string unit = c.simmer.temperature_unit == cli::TemperatureUnit::posterior ? " x T_Bayes" : "";
   if (c.simmer.mode == cli::SimmerMode::adam) {
@@ -435,21 +455,20 @@ void summary(const std::string& archive, std::ostream& out) {
         << " every " << c.simmer.every << " steps\n";
   }
   // /metrics is written at the end of a run; /ensemble/<set> at every gather.
-  std::int64_t members = r.has_attribute(run::layout::kMetrics, run::layout::kMembers)
-                             ? r.attribute_integer(run::layout::kMetrics, run::layout::kMembers)
-                             : 0;
-  const std::string gathered = run.sets.empty() ? std::string() : "/ensemble/" + run.sets.front();
-  if (incomplete && !gathered.empty() && r.has_attribute(gathered, run::layout::kMembers)) {
-    members = r.attribute_integer(gathered, run::layout::kMembers);
+  std::int64_t members =
+      r.has_attribute(layout::kMetrics, layout::kMembers) ? r.attribute_integer(layout::kMetrics, layout::kMembers) : 0;
+  const std::string gathered = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
+  if (incomplete && !gathered.empty() && r.has_attribute(gathered, layout::kMembers)) {
+    members = r.attribute_integer(gathered, layout::kMembers);
   }
   if (incomplete && !c.simmer.ladder.empty() && !run.sets.empty()) {
     // A ladder run writes /ensemble at its end; during the run each rung's members are in
     // /ladder/rung_<k>.
     members = 0;
     for (std::size_t k = 0; k < c.simmer.ladder.size(); ++k) {
-      const std::string g = "/ladder/rung_" + std::to_string(k) + "/" + run.sets.front();
-      if (r.exists(g) && r.has_attribute(g, run::layout::kMembers))
-        members += r.attribute_integer(g, run::layout::kMembers);
+      const std::string g =
+          layout::join(layout::ladder_group(layout::rung_name(static_cast<std::int64_t>(k))), run.sets.front());
+      if (r.exists(g) && r.has_attribute(g, layout::kMembers)) members += r.attribute_integer(g, layout::kMembers);
     }
   }
   out << "ensemble  window " << c.ensemble.window << ", stride " << c.ensemble.stride;
@@ -467,12 +486,14 @@ void summary(const std::string& archive, std::ostream& out) {
       << run::human_bytes(
              static_cast<std::int64_t>(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)))
       << "), " << written.size() << " written";
-  if (r.exists("/trace/step")) out << "; trace " << r.dims("/trace/step").back() << " records per trajectory";
+  if (r.exists(layout::kTraceStep)) out << "; trace " << r.dims(layout::kTraceStep).back() << " records per trajectory";
   out << "\n";
-  const double wall = real_attr(r, "/", "wall_seconds");
+  const double wall = real_attr(r, layout::kRoot, layout::kWallSeconds);
   if (!std::isnan(wall)) {
     out << "run       " << printf_string("%.1f", wall) << " s wall on "
-        << (r.has_attribute("/", "mpi_ranks") ? r.attribute_integer("/", "mpi_ranks") : 0) << " rank(s)\n";
+        << (r.has_attribute(layout::kRoot, layout::kMpiRanks) ? r.attribute_integer(layout::kRoot, layout::kMpiRanks)
+                                                              : 0)
+        << " rank(s)\n";
   }
 
   if (incomplete) {
@@ -482,7 +503,7 @@ void summary(const std::string& archive, std::ostream& out) {
     health(r, run, out);
     return;
   }
-  for (const auto& line : r.attribute_mismatches(run::layout::kMetrics)) {
+  for (const auto& line : r.attribute_mismatches(layout::kMetrics)) {
     out << "WARNING   " << line << ": the attribute was damaged on disk (simmer_analyze verify); the "
         << "checksummed copy is the run's\n";
   }

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "simmer/ensemble/convergence.hpp"
+#include "simmer/run/archive_layout.hpp"
+#include "simmer/run/problem.hpp"
 #include "summary_parts.hpp"
 
 namespace simmer::analyze::detail {
@@ -22,6 +24,7 @@ double real_attr(const io::ArchiveReader& r, const std::string& obj, const std::
 
 namespace {
 
+namespace layout = run::layout;
 using ensemble::bulk_ess;
 using ensemble::Chains;
 using ensemble::effective_sample_size;
@@ -51,15 +54,15 @@ std::vector<Stage> stages_of(const std::vector<double>& temperature) {
 void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   const auto C = static_cast<std::size_t>(run.chains);
   const auto D = static_cast<std::size_t>(run.draws);
-  const auto read = [&](const std::string& name) {
-    return r.exists("/sample_stats/" + name) ? r.read_doubles("/sample_stats/" + name)
-                                             : std::vector<double>(C * D, std::nan(""));
+  const auto read = [&](const char* name) {
+    const std::string path = layout::sample_stat(name);
+    return r.exists(path) ? r.read_doubles(path) : std::vector<double>(C * D, std::nan(""));
   };
-  const auto step = read("step"), temperature = read("temperature"), loss = read("loss"),
-             kinetic = read("kinetic_temperature"), energy = read("extended_energy");
+  const auto step = read(layout::kStep), temperature = read(layout::kTemperature), loss = read(layout::kLoss),
+             kinetic = read(layout::kKineticTemperature), energy = read(layout::kExtendedEnergy);
   std::vector<std::int64_t> diverged(C, -1);
-  if (r.exists("/sample_stats/diverged_at_step")) {
-    const auto d = r.read_ints("/sample_stats/diverged_at_step");
+  if (r.exists(layout::kDivergedAtStep)) {
+    const auto d = r.read_ints(layout::kDivergedAtStep);
     if (d.size() == C) diverged = d;
   }
   out << "\ntrajectory health (stored draws grouped by temperature stage; H_ext drift = max |H_ext - first| "
@@ -121,7 +124,7 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
   // (where R̂ also sees the ramp), over the last stage's draws alone.
   // The rank-normalised R̂ and bulk ESS (Vehtari et al. 2021) follow on a line of their own, with
   // the bulk ESS per second of the run's wall time (the whole run's: Adam, every stage and I/O).
-  const double wall = real_attr(r, "/", "wall_seconds");
+  const double wall = real_attr(r, layout::kRoot, layout::kWallSeconds);
   const auto diagnose = [&](const Chains& chains, const std::string& which) {
     const Chains usable = usable_chains(chains, 4);
     out << "  " << which << ": split-R̂ " << format_diagnostic(split_rhat(usable), 3) << ", ESS "
@@ -142,7 +145,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
     }
   };
   out << "\nloss (/sample_stats/loss) across trajectories\n";
-  if (r.exists("/ladder") && r.has_attribute("/ladder", "mode") && r.attribute_text("/ladder", "mode") == "parallel") {
+  if (r.exists(layout::kLadder) && r.has_attribute(layout::kLadder, layout::kLadderMode) &&
+      r.attribute_text(layout::kLadder, layout::kLadderMode) == run::kLadderModeNames.name(run::LadderMode::parallel)) {
     // Parallel rungs: each trajectory index is one temperature for the whole run (replica
     // exchange swaps configurations, not temperatures), so the chains of one T are compared.
     std::vector<double> temperatures;

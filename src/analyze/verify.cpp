@@ -47,10 +47,10 @@ int verify(const std::string& archive, std::ostream& out) {
   try {
     attributes = reader->attribute_mismatches(run::layout::kMetrics);
   } catch (const std::exception& e) {
-    attributes.push_back(std::string("/metrics: its attributes cannot be read: ") + e.what());
+    attributes.push_back(std::string(run::layout::kMetrics) + ": its attributes cannot be read: " + e.what());
   }
   for (const auto& line : attributes) out << "DAMAGED     " << line << "\n";
-  if (!attributes.empty()) damaged.push_back("/metrics attributes");
+  if (!attributes.empty()) damaged.push_back(std::string(run::layout::kMetrics) + " attributes");
   out << datasets << " datasets, " << run::human_bytes(bytes);
   if (!damaged.empty()) {
     out << ": " << damaged.size() << " DAMAGED (";

@@ -151,14 +151,17 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   try {
     io::silence_hdf5_errors();
     const io::ArchiveReader reader(archive);
-    if (!reader.exists("/config") || !reader.exists("/posterior/params"))
+    namespace layout = run::layout;
+    if (!reader.exists(layout::kConfig) || !reader.exists(layout::kPosteriorParams))
       throw Error("it has no /config or /posterior");
-    if (reader.has_attribute("/", "run_id")) archive_run_id = reader.attribute_text("/", "run_id");
-    if (reader.has_attribute("/", "status")) archive_status = reader.attribute_text("/", "status");
-    if (reader.has_attribute("/", run::layout::kCheckpointGeneration)) {
-      archive_generation = reader.attribute_integer("/", run::layout::kCheckpointGeneration);
+    if (reader.has_attribute(layout::kRoot, layout::kRunId))
+      archive_run_id = reader.attribute_text(layout::kRoot, layout::kRunId);
+    if (reader.has_attribute(layout::kRoot, layout::kStatus))
+      archive_status = reader.attribute_text(layout::kRoot, layout::kStatus);
+    if (reader.has_attribute(layout::kRoot, layout::kCheckpointGeneration)) {
+      archive_generation = reader.attribute_integer(layout::kRoot, layout::kCheckpointGeneration);
     }
-    archive_config = reader.read_strings("/config").at(0);
+    archive_config = reader.read_strings(layout::kConfig).at(0);
   } catch (const std::exception& e) {
     throw Error("--resume: '" + archive + "' is not a simmer archive that can be resumed (" + e.what() + ")");
   }

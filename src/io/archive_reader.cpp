@@ -360,7 +360,7 @@ std::string render_attribute(const AttributeValue& value) {
 
 std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& group) const {
   std::vector<std::string> out;
-  const std::string names_path = group + "/attribute_names", values_path = group + "/attribute_values";
+  const std::string names_path = group + "/" + kAttributeNames, values_path = group + "/" + kAttributeValues;
   if (!exists(names_path) || !exists(values_path)) return out;
   const auto names = read_strings(names_path);
   const auto values = read_strings(values_path);

@@ -463,9 +463,9 @@ void ParallelFile::mirror_attributes(const std::string& group) {
     values.push_back(value);
   }
   if (names.empty()) return;
-  put_strings(group + "/attribute_names", names);
-  put_strings(group + "/attribute_values", values);
-  attribute(group + "/attribute_values", "meaning",
+  put_strings(group + "/" + kAttributeNames, names);
+  put_strings(group + "/" + kAttributeValues, values);
+  attribute(group + "/" + kAttributeValues, "meaning",
             std::string("the group's attributes (attribute_names) as text: a checksummed copy, which simmer_analyze "
                         "verify compares with them"));
 }

@@ -202,7 +202,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
     }
     f.attribute("/ladder", "temperatures", temperatures);
     f.attribute("/ladder", "steps_per_rung", p.run.steps);
-    f.attribute("/ladder", "mode", std::string(run::kLadderModeNames.name(p.ladder_mode)));
+    f.attribute(run::layout::kLadder, run::layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
     f.attribute("/ladder", "meaning",
                 std::string(p.parallel_rungs()
                                 ? "trajectory i simmers rung i mod K for run.steps steps (the rungs side by side; with "

@@ -17,6 +17,8 @@
 
 namespace simmer::mpi::detail {
 
+namespace layout = run::layout;
+
 void Run::exchange() {
   const double t0 = run::cpu_seconds();
   // Every trajectory's loss at its current position, on every rank: each group's leader gives
@@ -97,19 +99,19 @@ void Run::write_exchange() {
     rate.push_back(proposed[k] > 0 ? static_cast<double>(accepted[k]) / static_cast<double>(proposed[k])
                                    : std::nan(""));
   }
-  f.put("/ladder/exchange_proposed", proposed, {pairs});
-  f.put("/ladder/exchange_accepted", accepted, {pairs});
-  f.put("/ladder/exchange_acceptance", rate, {pairs});
+  f.put(layout::kExchangeProposed, proposed, {pairs});
+  f.put(layout::kExchangeAccepted, accepted, {pairs});
+  f.put(layout::kExchangeAcceptance, rate, {pairs});
   f.attribute(
-      "/ladder/exchange_acceptance", "meaning",
+      layout::kExchangeAcceptance, "meaning",
       std::string("accepted / proposed swaps of rungs (k, k + 1), k = 0..K-2, over every set of K trajectories"));
   const std::vector<std::int64_t> trips = replicas_.round_trips();
-  f.put("/ladder/round_trips", trips, {p_.run.trajectories});
-  f.attribute("/ladder/round_trips", "meaning",
+  f.put(layout::kRoundTrips, trips, {p_.run.trajectories});
+  f.attribute(layout::kRoundTrips, "meaning",
               std::string("per configuration (the one that started at trajectory i): its trips from the coldest rung "
                           "to the hottest and back"));
-  f.attribute("/ladder", "exchange_every", p_.exchange_every);
-  f.attribute("/ladder", "exchange_rounds", replicas_.rounds());
+  f.attribute(layout::kLadder, layout::kExchangeEvery, p_.exchange_every);
+  f.attribute(layout::kLadder, layout::kExchangeRounds, replicas_.rounds());
   if (rank_ != 0) return;
   std::string rates;
   for (std::size_t k = 0; k < rate.size(); ++k) {

@@ -80,8 +80,7 @@ void write_metrics(io::ParallelFile& f, const Metrics& m) {
   namespace layout = run::layout;
   const std::string g = layout::kMetrics;
   for (const auto& c : m.baseline) {
-    f.put("/baseline/" + layout::baseline_column(c.set, c.score), c.values,
-          {static_cast<std::int64_t>(c.values.size())});
+    f.put(layout::baseline_score(c.set, c.score), c.values, {static_cast<std::int64_t>(c.values.size())});
     const auto [mean, sd] = finite_mean_sd(c.values);
     f.attribute(g, layout::baseline_mean_key(c.set, c.score), mean);
     f.attribute(g, layout::baseline_sd_key(c.set, c.score), sd);

@@ -107,29 +107,32 @@ void write_member_series(io::ParallelFile& f, const std::vector<run::ChainReport
       std::copy(one.begin(), one.end(), rows.begin() + static_cast<std::ptrdiff_t>(c * members));
       pooled.push_back(std::move(one));
     }
-    f.put(group + "/series_" + name, rows, {chains, m});
-    by_chain.emplace_back(group + "/series_" + name, 0U);
-    by_member.emplace_back(group + "/series_" + name, 1U);
+    const std::string path = run::layout::join(group, run::layout::member_series(name));
+    f.put(path, rows, {chains, m});
+    by_chain.emplace_back(path, 0U);
+    by_member.emplace_back(path, 1U);
     const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
     const double bulk = usable.size() >= 2 ? ensemble::bulk_ess(usable) : kNaN;
-    f.attribute(group, "rank_rhat_" + name, usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
-    f.attribute(group, "bulk_ess_" + name, bulk);
+    f.attribute(group, run::layout::series_rank_rhat(name), usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
+    f.attribute(group, run::layout::series_bulk_ess(name), bulk);
   };
+  // The names' order: training loss, test metric, then the fixed test points.
+  const auto& names = run::layout::member_series_names();
   write(
-      "train_loss", [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_loss; }, 1,
-      0);
+      names[0], [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_loss; }, 1, 0);
   write(
-      "test_metric",
-      [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_test_metric; }, 1, 0);
-  for (std::size_t j = 0; j < points; ++j) {
+      names[1], [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_test_metric; },
+      1, 0);
+  for (std::size_t j = 0; j < points && 2 + j < names.size(); ++j) {
     write(
-        "point_" + std::to_string(j),
+        names[2 + j],
         [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_points; }, points, j);
   }
   std::vector<double> ids(members);
   std::iota(ids.begin(), ids.end(), 0.0);
-  f.put(group + "/member", ids, {m});
-  f.attach_scale(group + "/member", "member", by_member);
+  const std::string scale = run::layout::join(group, run::layout::kMemberAxis);
+  f.put(scale, ids, {m});
+  f.attach_scale(scale, run::layout::kMemberAxis, by_member);
   f.attribute(group, "member_series",
               std::string("series_train_loss, series_test_metric and series_point_<j> [chain, member]: every member's "
                           "training loss, test metric and, at fixed test rows (the first, middle and last), the "

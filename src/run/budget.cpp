@@ -98,7 +98,7 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
                                      p.store.float32};
   for (const auto& d : layout::chain_datasets(counts)) {
     chain_bytes += d.bytes();
-    if (d.path == "/posterior/params") e.posterior_bytes = d.bytes();
+    if (d.path == layout::kPosteriorParams) e.posterior_bytes = d.bytes();
   }
   const std::int64_t tracked =
       p.classification

@@ -376,6 +376,14 @@ with tempfile.TemporaryDirectory() as tmp:
                     fail(f"merged /{key} is not A's then B's")
             if fm.attrs["trajectories"] != 5 or fm["posterior/params"].shape[0] != 5:
                 fail("merged archive does not have 5 chains")
+            # Every member's series: A's chains then B's, their R-hat and bulk ESS recomputed over all five.
+            for name in ("train_loss", "test_metric", "point_0"):
+                got, want = fm[f"diagnostics/series_{name}"][()], both(f"diagnostics/series_{name}")
+                if not np.array_equal(got, want):
+                    fail(f"merged /diagnostics/series_{name} is not A's then B's")
+                for key, value in (("bulk_ess", bulk_ess(want)), ("rank_rhat", rank_rhat(want))):
+                    if not np.isclose(fm["diagnostics"].attrs[f"{key}_{name}"], value, rtol=1e-9, atol=0):
+                        fail(f"merged /diagnostics {key}_{name} is not numpy's over the five chains")
             if not np.array_equal(fm["posterior/chain"][()], np.arange(5)):
                 fail("chains not renumbered 0..4")
             for split in ("train", "test"):

@@ -72,8 +72,8 @@ struct Position {
 };
 
 /// The test rows whose per-member value is a series of its own (TrajectorySummary::series_points):
-/// the first, the middle and the last (fewer when the set has fewer rows).
-inline constexpr int kFixedPoints = 3;
+/// the first, the middle and the last (fewer when the set has fewer rows; the archive names them
+/// point_0..2, run/archive_paths.hpp's member_series_names).
 std::vector<Index> fixed_test_rows(Index rows);
 
 struct TrajectorySummary {
@@ -87,7 +87,7 @@ struct TrajectorySummary {
   double mean_member_loss = 0;                      ///< mean training loss of the members
   double rhat = 0;  ///< largest split-R̂ over the member loss, rms and test metric series
   /// Every member's series, in member order (the pooled R̂ and bulk ESS across trajectories, issue
-  /// 21): its training loss, its test metric, and at kFixedPoints fixed test rows
+  /// 21): its training loss, its test metric, and at the fixed test rows
   /// (fixed_test_rows) the log-probability of the true class (classification) or the prediction
   /// of output 0 (regression), [member][point].
   std::vector<double> series_loss, series_test_metric, series_points;

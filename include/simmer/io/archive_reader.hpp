@@ -26,6 +26,12 @@ struct AttributeValue {
   double real = 0.0;
 };
 
+/// The checksummed copy of a group's attributes (ParallelFile::mirror_attributes, read back by
+/// ArchiveReader::attribute_mismatches): <group>/attribute_names and <group>/attribute_values
+/// [attribute] (text). Named here, not in run/archive_paths.hpp, because io/ may not see run/.
+inline constexpr const char* kAttributeNames = "attribute_names";
+inline constexpr const char* kAttributeValues = "attribute_values";
+
 /// The text an attribute's value is mirrored as (ParallelFile::mirror_attributes): reals with 17
 /// significant digits, integers in decimal, text as it is.
 std::string render_attribute(double value);

@@ -2,7 +2,8 @@
 /// \file
 /// Names in the archive that several writers and readers share (ARCHITECTURE.md, "Archive
 /// layout"): the run (mpi/driver, mpi/report), simmer_analyze merge and export, and the
-/// resource estimate. One list each, so a field added here reaches all of them.
+/// resource estimate. One list each, so a field added here reaches all of them. The groups',
+/// datasets' and attributes' names are in archive_paths.hpp, /metrics' in metrics.hpp.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/run/archive_paths.hpp"
 #include "simmer/run/metrics.hpp"
 
 namespace simmer::run::layout {
@@ -42,41 +44,42 @@ inline constexpr const char* kCheckpointGeneration = "checkpoint_generation";
 /// simmering step; distance and path_length are measured from the simmering start point (NaN
 /// during Adam); param_rms = |x|/sqrt(N), param_max_abs = max |x_i|.
 inline const std::vector<std::string>& trace_fields() {
-  static const std::vector<std::string> names{"phase",    "step",        "temperature", "train_loss",   "test_loss",
-                                              "distance", "path_length", "param_rms",   "param_max_abs"};
+  static const std::vector<std::string> names{kPhase,    kStep,       kTemperature, kTrainLoss,  kTestLoss,
+                                              kDistance, kPathLength, kParamRms,    kParamMaxAbs};
   return names;
 }
 
 /// /sample_stats/<field> [chain, draw] of every stored draw.
 inline const std::vector<std::string>& sample_stat_fields() {
-  static const std::vector<std::string> names{"step", "temperature", "loss", "kinetic_temperature", "extended_energy"};
+  static const std::vector<std::string> names{kStep, kTemperature, kLoss, kKineticTemperature, kExtendedEnergy};
   return names;
 }
 
 /// /diagnostics/<field> [chain]: each trajectory's drift and stationarity numbers
 /// (docs/STATIONARITY.md); /diagnostics/verdict [chain] holds the verdict as text and
-/// /diagnostics/block_{train,test}_metric [chain, block] the ensemble metric per block.
+/// /diagnostics/block_{train,test}_metric [chain, block] the ensemble metric per block
+/// (archive_paths.hpp: kVerdict, block_metric).
 inline const std::vector<std::string>& diagnostic_fields() {
-  static const std::vector<std::string> names{"members",
-                                              "distance",
-                                              "path_length",
-                                              "ballistic_ratio",
+  static const std::vector<std::string> names{kMembers,
+                                              kDistance,
+                                              kPathLength,
+                                              kBallisticRatio,
                                               "window_distance",
                                               "window_path_length",
-                                              "window_ballistic_ratio",
+                                              kWindowBallisticRatio,
                                               "rms_start",
-                                              "rms_window_start",
-                                              "rms_end",
-                                              "max_abs_end",
+                                              kRmsWindowStart,
+                                              kRmsEnd,
+                                              kMaxAbsEnd,
                                               "member_train_metric_median",
-                                              "member_test_metric_median",
-                                              "member_test_metric_q25",
-                                              "member_test_metric_q75",
-                                              "mean_member_loss",
-                                              "start_loss",
-                                              "rhat",
+                                              kMemberTestMetricMedian,
+                                              kMemberTestMetricQ25,
+                                              kMemberTestMetricQ75,
+                                              kMeanMemberLoss,
+                                              kStartLoss,
+                                              kRhat,
                                               "slow_to_heat_at_step",
-                                              "eigenvalues_above_T_start",
+                                              kEigenvaluesAboveTStart,
                                               "eigenvalues_above_T_start_stderr",
                                               "lambda_max_start",
                                               "eigenvalues_above_T_end",
@@ -142,11 +145,11 @@ inline std::vector<ChainDataset> chain_datasets(const ArchiveCounts& a) {
   const std::int64_t C = a.chains, D = a.draws, P = a.parameters, R = a.trace_records;
   const std::int64_t d1 = D > 1 ? D : 1, r1 = R > 1 ? R : 1;
   std::vector<ChainDataset> out{
-      {"/baseline", "/baseline/params", Dtype::f64, {C, P}, {1, P}, true},
-      {"/initial", "/initial/params", Dtype::f64, {C, P}, {1, P}, false},
-      {"/initial", "/initial/velocity", Dtype::f64, {C, P}, {1, P}, false},
-      {"/posterior",
-       "/posterior/params",
+      {kBaseline, kBaselineParams, Dtype::f64, {C, P}, {1, P}, true},
+      {kInitial, kInitialParams, Dtype::f64, {C, P}, {1, P}, false},
+      {kInitial, kInitialVelocity, Dtype::f64, {C, P}, {1, P}, false},
+      {kPosterior,
+       kPosteriorParams,
        a.float32 ? Dtype::f32 : Dtype::f64,
        {C, D, P},
        {1, posterior_draw_chunk(D, P, a.float32 ? 4 : 8), P},
@@ -154,8 +157,8 @@ inline std::vector<ChainDataset> chain_datasets(const ArchiveCounts& a) {
        true},
   };
   for (const auto& n : sample_stat_fields())
-    out.push_back({"/sample_stats", "/sample_stats/" + n, Dtype::f64, {C, D}, {1, d1}, true, n == "step"});
-  for (const auto& n : trace_fields()) out.push_back({"/trace", "/trace/" + n, Dtype::f64, {C, R}, {1, r1}, true});
+    out.push_back({kSampleStats, sample_stat(n), Dtype::f64, {C, D}, {1, d1}, true, n == kStep});
+  for (const auto& n : trace_fields()) out.push_back({kTrace, trace_field(n), Dtype::f64, {C, R}, {1, r1}, true});
   return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/run/archive_paths.hpp"
 
 namespace simmer::run::layout {
 
@@ -84,6 +85,10 @@ inline std::string coverage_key(std::string_view prefix, std::string_view set, d
 /// `<set>_<score>`: the per-trajectory column /baseline/<set>_<score> [chain] (and /selection's).
 inline std::string baseline_column(std::string_view set, std::string_view score) {
   return std::string(set).append("_").append(score);
+}
+/// /baseline/<set>_<score> [chain]: each trajectory's baseline network's score.
+inline std::string baseline_score(std::string_view set, std::string_view score) {
+  return join(kBaseline, baseline_column(set, score));
 }
 /// The baseline networks' mean and sd over trajectories: "baseline_test_accuracy_mean".
 inline std::string baseline_mean_key(std::string_view set, std::string_view score) {

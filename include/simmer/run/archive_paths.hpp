@@ -1,0 +1,317 @@
+#pragma once
+/// \file
+/// The archive's groups, datasets and shared attribute names (ARCHITECTURE.md, "Archive layout"),
+/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report: still spelling them as
+/// literals, to be switched), simmer_analyze (merge, summary, predict, export, verify,
+/// run_archive), mpi::write_metrics, the resume check and the resource estimate, which build
+/// every path from these names. /metrics and its attribute names are in metrics.hpp, the
+/// statuses and the per-chain field lists in archive_layout.hpp (which includes this header);
+/// the checksummed copy of a group's attributes (attribute_names, attribute_values) belongs to
+/// the HDF5 layer (io::kAttributeNames, io::kAttributeValues in io/archive_reader.hpp).
+///
+/// A constant is a full path ("/posterior/params") when the object sits at one place, a member
+/// name ("votes") when it recurs under several groups; `join` and the builders put them together.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace simmer::run::layout {
+
+/// `parent`/`name`: a member of a group ("/name" under the root "/").
+inline std::string join(std::string_view parent, std::string_view name) {
+  std::string out(parent);
+  if (out.empty() || out.back() != '/') out += '/';
+  return out.append(name);
+}
+
+// ---- The root --------------------------------------------------------------------------------
+
+/// The root group, whose attributes describe the run.
+inline constexpr const char* kRoot = "/";
+/// Root attributes (text unless said): the writing simmer's version; the creation time (UTC,
+/// ISO 8601); the command line; MPI ranks (integer); trajectories (integer: the chain axis);
+/// simmer.mode; the task (classification or regression); run.precision (float64 or float32).
+inline constexpr const char* kSimmerVersion = "simmer_version";
+inline constexpr const char* kCreatedAt = "created_at";
+inline constexpr const char* kCommandLine = "command_line";
+inline constexpr const char* kMpiRanks = "mpi_ranks";
+inline constexpr const char* kTrajectories = "trajectories";
+inline constexpr const char* kMode = "mode";
+inline constexpr const char* kTask = "task";
+inline constexpr const char* kPrecision = "precision";
+/// The run's identity (text; also an attribute of /config): binds archive, checkpoint and lock.
+inline constexpr const char* kRunId = "run_id";
+/// The run's status (text: archive_layout.hpp's kStatus*).
+inline constexpr const char* kStatus = "status";
+/// The thermostat (text) and its masses as resolved (real).
+inline constexpr const char* kThermostat = "thermostat";
+inline constexpr const char* kThermostatMasses = "thermostat_masses";
+/// The curvature at the start (real): the largest Hessian eigenvalue and the stability limit 2/√λ.
+inline constexpr const char* kLambdaMax = "lambda_max";
+inline constexpr const char* kTimeStepLimit = "time_step_limit";
+/// The run's wall time in seconds (real; a merge's: the inputs' sum).
+inline constexpr const char* kWallSeconds = "wall_seconds";
+/// HDF5 transfers the run made, all and collective (integer).
+inline constexpr const char* kIoTransfers = "io_transfers";
+inline constexpr const char* kIoCollectiveTransfers = "io_collective_transfers";
+/// A merge's inputs, "path (run.seed s, n trajectories), ..." (text; root and /config).
+inline constexpr const char* kMergedFrom = "merged_from";
+
+// ---- /config ---------------------------------------------------------------------------------
+
+/// /config [1] (text): the effective INI of the run.
+inline constexpr const char* kConfig = "/config";
+/// /config attributes: the input files' fingerprints (text) and a merge's run seeds ("1,2,3").
+inline constexpr const char* kInputFiles = "input_files";
+inline constexpr const char* kRunSeeds = "run_seeds";
+
+// ---- /data -----------------------------------------------------------------------------------
+
+/// /data: the run's data in raw units; attributes kRowsRead, kRowsDropped (integer) and, when rows
+/// were dropped, kRowsDroppedReasons (text).
+inline constexpr const char* kData = "/data";
+inline constexpr const char* kRowsRead = "rows_read";
+inline constexpr const char* kRowsDropped = "rows_dropped";
+inline constexpr const char* kRowsDroppedReasons = "rows_dropped_reasons";
+/// The evaluation sets, as they name /data/<set>, /ensemble/<set> and the score keys: train and
+/// test always, validation with data.validation_fraction, points for extra inputs (no target).
+inline constexpr const char* kTrain = "train";
+inline constexpr const char* kTest = "test";
+inline constexpr const char* kValidation = "validation";
+inline constexpr const char* kPoints = "points";
+/// The sets with targets, which every ensemble is scored on (train, test, validation; not points).
+inline bool is_scored_set(std::string_view set) { return set == kTrain || set == kTest || set == kValidation; }
+/// /data/<set>: x [row, feature] (raw units) and y [row, target] (regression) or [row] (class index).
+inline std::string data_group(std::string_view set) { return join(kData, set); }
+inline std::string data_x(std::string_view set) { return join(data_group(set), "x"); }
+inline std::string data_y(std::string_view set) { return join(data_group(set), "y"); }
+/// /data/scaling: the min-max scaling of inputs (x_min, x_max [feature]) and, for regression,
+/// targets (y_min, y_max [target]).
+inline constexpr const char* kScaling = "/data/scaling";
+inline constexpr const char* kXMin = "/data/scaling/x_min";
+inline constexpr const char* kXMax = "/data/scaling/x_max";
+inline constexpr const char* kYMin = "/data/scaling/y_min";
+inline constexpr const char* kYMax = "/data/scaling/y_max";
+/// Column names (text): inputs [feature], targets [target], class labels [class] (classification).
+inline constexpr const char* kFeatureNames = "/data/feature_names";
+inline constexpr const char* kTargetNames = "/data/target_names";
+inline constexpr const char* kClassNames = "/data/class_names";
+
+// ---- /model ----------------------------------------------------------------------------------
+
+/// /model: the network's layout, as attributes (text unless said): model.architecture,
+/// activation, output, loss, init, the parameter count (integer), the flattening order, and for
+/// images the pooling and input shape ("HxWxC (height x width x channels)").
+inline constexpr const char* kModel = "/model";
+inline constexpr const char* kArchitecture = "architecture";
+inline constexpr const char* kActivation = "activation";
+inline constexpr const char* kOutput = "output";
+inline constexpr const char* kModelLoss = "loss";
+inline constexpr const char* kInit = "init";
+inline constexpr const char* kParameters = "parameters";
+inline constexpr const char* kFlattening = "flattening";
+inline constexpr const char* kPooling = "pooling";
+inline constexpr const char* kInputShape = "input_shape";
+/// The parameter vector's tensors: name (text), offset [tensor], shape [tensor, 4] (padded with 1)
+/// and rank [tensor].
+inline constexpr const char* kTensorName = "/model/tensor_name";
+inline constexpr const char* kTensorOffset = "/model/tensor_offset";
+inline constexpr const char* kTensorShape = "/model/tensor_shape";
+inline constexpr const char* kTensorRank = "/model/tensor_rank";
+
+// ---- An ensemble's arrays (/ensemble, /deep_ensemble, /ladder/<rung>) ------------------------
+
+/// An ensemble's group holds one group per evaluation set (/ensemble/<set>, attribute kMembers),
+/// whose datasets are: classification kVotes [row, class] (integer), kPrediction [row] (the
+/// majority; ties to the lowest class), kFraction [row, class] and, for the scored sets,
+/// kProbability [row, class] (the members' mean softmax); regression kMean, kVariance [row,
+/// output] and, for the scored sets, kCoverageBelow, kCoverageEqual [row, output] (integer:
+/// members below / equal to the truth). kPrediction also names /baseline/<set>/prediction.
+inline constexpr const char* kVotes = "votes";
+inline constexpr const char* kPrediction = "prediction";
+inline constexpr const char* kFraction = "fraction";
+inline constexpr const char* kProbability = "probability";
+inline constexpr const char* kMean = "mean";
+inline constexpr const char* kVariance = "variance";
+inline constexpr const char* kCoverageBelow = "coverage_below";
+inline constexpr const char* kCoverageEqual = "coverage_equal";
+/// `<group>/<set>/<field>`: one of those datasets ("/ensemble/test/votes").
+inline std::string ensemble_dataset(std::string_view group, std::string_view set, std::string_view field) {
+  return join(join(group, set), field);
+}
+
+// ---- Per-chain groups ------------------------------------------------------------------------
+
+/// Dimension scales, each a dataset named after its axis holding 0, 1, ..: chain, draw, param
+/// (/posterior, /sample_stats) and block (/diagnostics).
+inline constexpr const char* kChainAxis = "chain";
+inline constexpr const char* kDrawAxis = "draw";
+inline constexpr const char* kParamAxis = "param";
+inline constexpr const char* kBlockAxis = "block";
+
+/// /baseline: each trajectory's baseline network (the Adam end point of a retrofit, else the
+/// first member): params [chain, param], the scores /baseline/<set>_<score> [chain]
+/// (metrics.hpp's baseline_score) and the outputs /baseline/<set>/prediction [chain, row, output].
+inline constexpr const char* kBaseline = "/baseline";
+inline constexpr const char* kBaselineParams = "/baseline/params";
+/// /baseline/<set> and its prediction [chain, row, output] (target units, or logits).
+inline std::string baseline_set_group(std::string_view set) { return join(kBaseline, set); }
+inline std::string baseline_prediction(std::string_view set) { return join(baseline_set_group(set), kPrediction); }
+
+/// /initial/{params,velocity} [chain, param]: where simmering started.
+inline constexpr const char* kInitial = "/initial";
+inline constexpr const char* kInitialParams = "/initial/params";
+inline constexpr const char* kInitialVelocity = "/initial/velocity";
+
+/// /posterior/params [chain, draw, param]: the stored networks (run precision or
+/// ensemble.store_dtype), with the scales /posterior/{chain,draw,param}; attributes kStoreEvery
+/// and kDrawsPerStage (integer).
+inline constexpr const char* kPosterior = "/posterior";
+inline constexpr const char* kPosteriorParams = "/posterior/params";
+inline constexpr const char* kStoreEvery = "store_every";
+inline constexpr const char* kDrawsPerStage = "draws_per_stage";
+
+/// Field names of /sample_stats (per stored draw) and /trace (per record); archive_layout.hpp
+/// lists them in order (sample_stat_fields, trace_fields). kTemperature is also a /selection
+/// column and a ladder rung's attribute.
+inline constexpr const char* kStep = "step";
+inline constexpr const char* kTemperature = "temperature";
+inline constexpr const char* kLoss = "loss";
+inline constexpr const char* kKineticTemperature = "kinetic_temperature";
+inline constexpr const char* kExtendedEnergy = "extended_energy";
+inline constexpr const char* kPhase = "phase";
+inline constexpr const char* kTrainLoss = "train_loss";
+inline constexpr const char* kTestLoss = "test_loss";
+inline constexpr const char* kDistance = "distance";  ///< also a /diagnostics field
+inline constexpr const char* kPathLength = "path_length";
+inline constexpr const char* kParamRms = "param_rms";
+inline constexpr const char* kParamMaxAbs = "param_max_abs";
+
+/// /sample_stats/<field> [chain, draw] of every stored draw (NaN step: a row never written), with
+/// the scales /sample_stats/{chain,draw}; /sample_stats/diverged_at_step [chain] (integer, -1:
+/// never).
+inline constexpr const char* kSampleStats = "/sample_stats";
+inline std::string sample_stat(std::string_view field) { return join(kSampleStats, field); }
+inline constexpr const char* kSampleStep = "/sample_stats/step";
+inline constexpr const char* kDivergedAtStep = "/sample_stats/diverged_at_step";
+
+/// /trace/<field> [chain, record]: every Adam epoch and simmering step recorded.
+inline constexpr const char* kTrace = "/trace";
+inline std::string trace_field(std::string_view field) { return join(kTrace, field); }
+inline constexpr const char* kTraceStep = "/trace/step";
+
+// ---- /diagnostics ----------------------------------------------------------------------------
+
+/// /diagnostics: the run's trajectories judged (docs/STATIONARITY.md), and the same under each
+/// ladder rung (ladder_diagnostics). Members: archive_layout.hpp's diagnostic_fields [chain];
+/// kVerdict and kVerdictReason [chain] (text); block_metric(split) [chain, block],
+/// pooled_block_metric(split) [block], kBlockFirstStep [block]; the scales chain and block.
+/// Attributes: the verdict thresholds, kStage (the stage judged: its candidate name) and, in a
+/// merged archive, kPooledBlockMetrics (why the pooled per-block metrics are missing).
+inline constexpr const char* kDiagnostics = "/diagnostics";
+inline constexpr const char* kVerdict = "verdict";
+inline constexpr const char* kVerdictReason = "verdict_reason";
+inline constexpr const char* kBlockFirstStep = "block_first_step";
+inline constexpr const char* kStage = "stage";
+inline constexpr const char* kPooledBlockMetrics = "pooled_block_metrics";
+/// "block_<split>_metric" [chain, block]: each trajectory's ensemble metric per block of the window.
+inline std::string block_metric(std::string_view split) {
+  return std::string("block_").append(split).append("_metric");
+}
+/// "pooled_block_<split>_metric" [block]: the pooled ensemble's metric per block.
+inline std::string pooled_block_metric(std::string_view split) { return "pooled_" + block_metric(split); }
+/// The /diagnostics fields the readers name (the others only pass through diagnostic_fields).
+inline constexpr const char* kBallisticRatio = "ballistic_ratio";
+inline constexpr const char* kWindowBallisticRatio = "window_ballistic_ratio";
+inline constexpr const char* kRmsWindowStart = "rms_window_start";
+inline constexpr const char* kRmsEnd = "rms_end";
+inline constexpr const char* kMaxAbsEnd = "max_abs_end";
+inline constexpr const char* kMemberTestMetricMedian = "member_test_metric_median";
+inline constexpr const char* kMemberTestMetricQ25 = "member_test_metric_q25";
+inline constexpr const char* kMemberTestMetricQ75 = "member_test_metric_q75";
+inline constexpr const char* kMeanMemberLoss = "mean_member_loss";
+inline constexpr const char* kStartLoss = "start_loss";
+inline constexpr const char* kRhat = "rhat";
+inline constexpr const char* kEigenvaluesAboveTStart = "eigenvalues_above_T_start";
+/// Every member's series (issue 21): member_series(name) [chain, member] for name in
+/// kMemberSeries, with the scale member (kMemberAxis), and per series the attributes
+/// series_rank_rhat(name) and series_bulk_ess(name) (pooled over the chains, Vehtari et al. 2021);
+/// point_<j>: at fixed test rows, the log-probability of the true class or the prediction.
+inline constexpr const char* kMemberAxis = "member";
+inline const std::vector<std::string>& member_series_names() {
+  static const std::vector<std::string> names{"train_loss", "test_metric", "point_0", "point_1", "point_2"};
+  return names;
+}
+inline std::string member_series(std::string_view name) { return std::string("series_").append(name); }
+inline std::string series_rank_rhat(std::string_view name) { return std::string("rank_rhat_").append(name); }
+inline std::string series_bulk_ess(std::string_view name) { return std::string("bulk_ess_").append(name); }
+
+// ---- Ensembles: /ensemble, /deep_ensemble, /ladder -------------------------------------------
+
+/// /ensemble: the run's ensemble, one group per set; its attribute kCandidate names the candidate
+/// it is (as /deep_ensemble's and each /ladder/<rung>'s name theirs).
+inline constexpr const char* kEnsemble = "/ensemble";
+/// /ensemble/<set>.
+inline std::string ensemble_group(std::string_view set) { return join(kEnsemble, set); }
+/// /ensemble/test/tracked [chain, member, point] (ensemble.track) and the test rows it tracks
+/// (tracked_rows [point], integer).
+inline constexpr const char* kTracked = "/ensemble/test/tracked";
+inline constexpr const char* kTrackedRows = "/ensemble/test/tracked_rows";
+
+/// /deep_ensemble (retrofit and Adam alone): the same arrays for the trajectories' Adam end points.
+inline constexpr const char* kDeepEnsemble = "/deep_ensemble";
+
+/// A candidate ensemble's name (/selection/candidate, /metrics' kEnsembleName, /diagnostics'
+/// kStage): the deep ensemble, a ladder's rung_<k>, or "simmering" (the stage without a ladder).
+inline constexpr const char* kDeepEnsembleName = "deep_ensemble";
+inline constexpr const char* kSimmeringName = "simmering";
+inline constexpr const char* kRungPrefix = "rung_";
+inline std::string rung_name(std::int64_t k) { return kRungPrefix + std::to_string(k); }
+
+/// /ladder (with simmer.ladder): attributes kTemperatures [rung] and kStepsPerRung; per rung
+/// ladder_group(rung_name(k)) with the rung's ensemble arrays per set, attributes kTemperature,
+/// kTemperatureOverBayes, kMembers and its scores, and ladder_diagnostics (as /diagnostics).
+inline constexpr const char* kLadder = "/ladder";
+inline constexpr const char* kTemperatures = "temperatures";
+inline constexpr const char* kStepsPerRung = "steps_per_rung";
+/// /ladder's simmer.ladder_mode ("sequential" or "parallel": run::kLadderModeNames).
+inline constexpr const char* kLadderMode = "mode";
+/// Replica exchange (simmer.exchange_every > 0): /ladder/exchange_{proposed,accepted,acceptance}
+/// [rung pair] summed over the sets, /ladder/round_trips [chain] (per configuration, by the
+/// trajectory it started at); /ladder attributes kExchangeEvery and kExchangeRounds.
+inline constexpr const char* kExchangeProposed = "/ladder/exchange_proposed";
+inline constexpr const char* kExchangeAccepted = "/ladder/exchange_accepted";
+inline constexpr const char* kExchangeAcceptance = "/ladder/exchange_acceptance";
+inline constexpr const char* kRoundTrips = "/ladder/round_trips";
+inline constexpr const char* kExchangeEvery = "exchange_every";
+inline constexpr const char* kExchangeRounds = "exchange_rounds";
+/// /ladder/<name>: one rung ("rung_0").
+inline std::string ladder_group(std::string_view name) { return join(kLadder, name); }
+/// /ladder/<name>/diagnostics.
+inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), "diagnostics"); }
+
+// ---- /selection ------------------------------------------------------------------------------
+
+/// /selection (a ladder): one row per candidate (the deep ensemble first, then the rungs). Columns
+/// [candidate]: kCandidate (text), kTemperature, kTemperatureOverBayes, kMembers,
+/// kTrajectoriesDrifting, each set's scores `<set>_<score>` (metrics.hpp's baseline_column) and,
+/// when compared on a validation set, kValidationLoss, kValidationLossStderr and
+/// kValidationLossStderrDifference. Attributes: kSelectBy, kSelectRule (text), kSelected (integer
+/// row), kSelectedName, and when compared kBest, kOneSe (integer rows), kValidationRows.
+inline constexpr const char* kSelection = "/selection";
+inline std::string selection_column(std::string_view name) { return join(kSelection, name); }
+inline constexpr const char* kCandidate = "candidate";  ///< also the attribute naming an ensemble group's candidate
+inline constexpr const char* kTrajectoriesDrifting = "trajectories_drifting";
+inline constexpr const char* kValidationLoss = "validation_loss";
+inline constexpr const char* kValidationLossStderr = "validation_loss_stderr";
+inline constexpr const char* kValidationLossStderrDifference = "validation_loss_stderr_difference";
+inline constexpr const char* kSelectBy = "select_by";
+inline constexpr const char* kSelectRule = "select_rule";
+inline constexpr const char* kSelected = "selected";
+inline constexpr const char* kSelectedName = "selected_name";
+inline constexpr const char* kBest = "best";
+inline constexpr const char* kOneSe = "one_se";
+inline constexpr const char* kValidationRows = "validation_rows";
+
+}  // namespace simmer::run::layout
