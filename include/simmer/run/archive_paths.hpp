@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace simmer::run::layout {
 
@@ -24,6 +25,10 @@ inline std::string join(std::string_view parent, std::string_view name) {
   if (out.empty() || out.back() != '/') out += '/';
   return out.append(name);
 }
+
+/// The attribute saying in words what a group or dataset holds (text), where its name alone does
+/// not (/ladder, /ensemble/<set>/coverage_below, /ladder/exchange_acceptance, ...).
+inline constexpr const char* kMeaning = "meaning";
 
 // ---- The root --------------------------------------------------------------------------------
 
@@ -158,6 +163,10 @@ inline constexpr const char* kBaselineParams = "/baseline/params";
 /// /baseline/<set> and its prediction [chain, row, output] (target units, or logits).
 inline std::string baseline_set_group(std::string_view set) { return join(kBaseline, set); }
 inline std::string baseline_prediction(std::string_view set) { return join(baseline_set_group(set), kPrediction); }
+/// /baseline's attribute: which network the baseline is (text); the prediction's: its units and
+/// axes (text).
+inline constexpr const char* kBaselineKind = "kind";
+inline constexpr const char* kUnits = "units";
 
 /// /initial/{params,velocity} [chain, param]: where simmering started.
 inline constexpr const char* kInitial = "/initial";
@@ -200,6 +209,11 @@ inline constexpr const char* kDivergedAtStep = "/sample_stats/diverged_at_step";
 inline constexpr const char* kTrace = "/trace";
 inline std::string trace_field(std::string_view field) { return join(kTrace, field); }
 inline constexpr const char* kTraceStep = "/trace/step";
+/// /trace attributes (text): what phase's values mean, what train_loss is in each phase, and how
+/// distance, path_length, param_rms and param_max_abs are measured.
+inline constexpr const char* kPhaseMeaning = "phase_meaning";
+inline constexpr const char* kTrainLossMeaning = "train_loss_meaning";
+inline constexpr const char* kPositionMeaning = "position_meaning";
 
 // ---- /diagnostics ----------------------------------------------------------------------------
 
@@ -210,11 +224,22 @@ inline constexpr const char* kTraceStep = "/trace/step";
 /// Attributes: the verdict thresholds, kStage (the stage judged: its candidate name) and, in a
 /// merged archive, kPooledBlockMetrics (why the pooled per-block metrics are missing).
 inline constexpr const char* kDiagnostics = "/diagnostics";
+/// The member name of a rung's diagnostics group (ladder_diagnostics).
+inline constexpr const char* kDiagnosticsName = "diagnostics";
 inline constexpr const char* kVerdict = "verdict";
 inline constexpr const char* kVerdictReason = "verdict_reason";
 inline constexpr const char* kBlockFirstStep = "block_first_step";
 inline constexpr const char* kStage = "stage";
 inline constexpr const char* kPooledBlockMetrics = "pooled_block_metrics";
+/// The verdict's rule (text) and thresholds (real: ensemble::VerdictThresholds), the prior's rms
+/// (real) and the block metric's name (text: accuracy or r2), as attributes of each /diagnostics.
+inline constexpr const char* kVerdictRule = "verdict_rule";
+inline constexpr const char* kBallisticThreshold = "ballistic_threshold";
+inline constexpr const char* kRmsGrowthThreshold = "rms_growth_threshold";
+inline constexpr const char* kPriorBound = "prior_bound";
+inline constexpr const char* kRhatThreshold = "rhat_threshold";
+inline constexpr const char* kPriorRms = "prior_rms";
+inline constexpr const char* kBlockMetricName = "metric";
 /// "block_<split>_metric" [chain, block]: each trajectory's ensemble metric per block of the window.
 inline std::string block_metric(std::string_view split) {
   return std::string("block_").append(split).append("_metric");
@@ -246,6 +271,8 @@ inline const std::vector<std::string>& member_series_names() {
 inline std::string member_series(std::string_view name) { return std::string("series_").append(name); }
 inline std::string series_rank_rhat(std::string_view name) { return std::string("rank_rhat_").append(name); }
 inline std::string series_bulk_ess(std::string_view name) { return std::string("bulk_ess_").append(name); }
+/// The attribute describing the member series (text).
+inline constexpr const char* kMemberSeriesMeaning = "member_series";
 
 // ---- Ensembles: /ensemble, /deep_ensemble, /ladder -------------------------------------------
 
@@ -289,7 +316,7 @@ inline constexpr const char* kExchangeRounds = "exchange_rounds";
 /// /ladder/<name>: one rung ("rung_0").
 inline std::string ladder_group(std::string_view name) { return join(kLadder, name); }
 /// /ladder/<name>/diagnostics.
-inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), "diagnostics"); }
+inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), kDiagnosticsName); }
 
 // ---- /selection ------------------------------------------------------------------------------
 
@@ -313,5 +340,7 @@ inline constexpr const char* kSelectedName = "selected_name";
 inline constexpr const char* kBest = "best";
 inline constexpr const char* kOneSe = "one_se";
 inline constexpr const char* kValidationRows = "validation_rows";
+/// /selection's attribute saying what validation_loss and its stderr columns are (text).
+inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
 
 }  // namespace simmer::run::layout
