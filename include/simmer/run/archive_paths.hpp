@@ -1,13 +1,13 @@
 #pragma once
 /// \file
 /// The archive's groups, datasets and shared attribute names (ARCHITECTURE.md, "Archive layout"),
-/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report: still spelling them as
-/// literals, to be switched), simmer_analyze (merge, summary, predict, export, verify,
-/// run_archive), mpi::write_metrics, the resume check and the resource estimate, which build
-/// every path from these names. /metrics and its attribute names are in metrics.hpp, the
-/// statuses and the per-chain field lists in archive_layout.hpp (which includes this header);
-/// the checksummed copy of a group's attributes (attribute_names, attribute_values) belongs to
-/// the HDF5 layer (io::kAttributeNames, io::kAttributeValues in io/archive_reader.hpp).
+/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report and the driver),
+/// simmer_analyze (merge, summary, predict, export, verify, run_archive), mpi::write_metrics,
+/// the resume check and the resource estimate, which build every path from these names.
+/// /metrics and its attribute names are in metrics.hpp, the statuses and the per-chain field
+/// lists in archive_layout.hpp (which includes this header); the checksummed copy of a group's
+/// attributes (attribute_names, attribute_values) belongs to the HDF5 layer (io::kAttributeNames,
+/// io::kAttributeValues in io/archive_reader.hpp).
 ///
 /// A constant is a full path ("/posterior/params") when the object sits at one place, a member
 /// name ("votes") when it recurs under several groups; `join` and the builders put them together.
