@@ -246,19 +246,42 @@ inline std::string block_metric(std::string_view split) {
 }
 /// "pooled_block_<split>_metric" [block]: the pooled ensemble's metric per block.
 inline std::string pooled_block_metric(std::string_view split) { return "pooled_" + block_metric(split); }
-/// The /diagnostics fields the readers name (the others only pass through diagnostic_fields).
+/// The /diagnostics fields [chain] (archive_layout.hpp's diagnostic_fields lists them in order;
+/// mpi/report fills each by name; docs/STATIONARITY.md says what they measure): the ballistic
+/// ratios of the whole run and of the window, distance and path length over the window, the
+/// parameters' rms at the start, the window's start and the end, max |x_i| at the end.
 inline constexpr const char* kBallisticRatio = "ballistic_ratio";
+inline constexpr const char* kWindowDistance = "window_distance";
+inline constexpr const char* kWindowPathLength = "window_path_length";
 inline constexpr const char* kWindowBallisticRatio = "window_ballistic_ratio";
+inline constexpr const char* kRmsStart = "rms_start";
 inline constexpr const char* kRmsWindowStart = "rms_window_start";
 inline constexpr const char* kRmsEnd = "rms_end";
 inline constexpr const char* kMaxAbsEnd = "max_abs_end";
+/// The members' metric: median on the training set, median and quartiles on the test set; the
+/// members' mean loss and the loss at the stage's start; the largest split R-hat of the member
+/// series (loss, rms, test metric).
+inline constexpr const char* kMemberTrainMetricMedian = "member_train_metric_median";
 inline constexpr const char* kMemberTestMetricMedian = "member_test_metric_median";
 inline constexpr const char* kMemberTestMetricQ25 = "member_test_metric_q25";
 inline constexpr const char* kMemberTestMetricQ75 = "member_test_metric_q75";
 inline constexpr const char* kMeanMemberLoss = "mean_member_loss";
 inline constexpr const char* kStartLoss = "start_loss";
 inline constexpr const char* kRhat = "rhat";
+/// The first step a health check found the kinetic temperature below T/100 (-1: never).
+inline constexpr const char* kSlowToHeatAtStep = "slow_to_heat_at_step";
+/// The curvature at the stage's start and end: loss-Hessian eigenvalues above T (stochastic
+/// Lanczos: estimate and its stderr) and the largest eigenvalue.
 inline constexpr const char* kEigenvaluesAboveTStart = "eigenvalues_above_T_start";
+inline constexpr const char* kEigenvaluesAboveTStartStderr = "eigenvalues_above_T_start_stderr";
+inline constexpr const char* kLambdaMaxStart = "lambda_max_start";
+inline constexpr const char* kEigenvaluesAboveTEnd = "eigenvalues_above_T_end";
+inline constexpr const char* kEigenvaluesAboveTEndStderr = "eigenvalues_above_T_end_stderr";
+inline constexpr const char* kLambdaMaxEnd = "lambda_max_end";
+/// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
+inline constexpr const char* kMassMin = "mass_min";
+inline constexpr const char* kMassMedian = "mass_median";
+inline constexpr const char* kMassMax = "mass_max";
 /// Every member's series (issue 21): member_series(name) [chain, member] for name in
 /// kMemberSeries, with the scale member (kMemberAxis), and per series the attributes
 /// series_rank_rhat(name) and series_bulk_ess(name) (pooled over the chains, Vehtari et al. 2021);
