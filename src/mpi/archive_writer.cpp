@@ -16,6 +16,8 @@
 
 namespace simmer::mpi {
 
+namespace layout = run::layout;
+
 ArchiveShape ArchiveShape::of(const run::Problem& p) {
   ArchiveShape s;
   s.chains = p.run.trajectories;
@@ -23,13 +25,13 @@ ArchiveShape ArchiveShape::of(const run::Problem& p) {
   // d / draws_per_stage).
   s.members = p.chain_stages() * p.members_per_stage();
   s.draws = p.chain_stages() * p.draws_per_stage();
-  s.trace_records = run::layout::trace_records(p.adam.epochs, p.total_steps(), p.run.trace_every);
+  s.trace_records = layout::trace_records(p.adam.epochs, p.total_steps(), p.run.trace_every);
   s.parameters = p.parameters;
   s.float32 = p.store.float32;
   return s;
 }
 
-run::layout::ArchiveCounts ArchiveShape::counts() const { return {chains, draws, parameters, trace_records, float32}; }
+layout::ArchiveCounts ArchiveShape::counts() const { return {chains, draws, parameters, trace_records, float32}; }
 
 ArchiveWriter::ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_Comm comm)
     : file_(std::move(file)), p_(&p), comm_(comm), shape_(ArchiveShape::of(p)) {
@@ -38,7 +40,7 @@ ArchiveWriter::ArchiveWriter(io::ParallelFile file, const run::Problem& p, MPI_C
 
 ArchiveWriter ArchiveWriter::reopen(const run::Problem& p, MPI_Comm comm) {
   ArchiveWriter w(io::ParallelFile::open_write(p.run.output, comm), p, comm);
-  w.file_.attribute("/", "status", std::string(run::layout::kStatusRunning));
+  w.file_.attribute(layout::kRoot, layout::kStatus, std::string(layout::kStatusRunning));
   w.file_.flush();
   return w;
 }
@@ -73,19 +75,20 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   char stamp[64];
   const std::time_t tt = static_cast<std::time_t>(now);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
-  f.attribute("/", "simmer_version", std::string(SIMMER_VERSION));
-  f.attribute("/", "created_at", std::string(stamp));
-  f.attribute("/", "command_line", command_line);
-  f.attribute("/", "mpi_ranks", static_cast<std::int64_t>(size));
-  f.attribute("/", "trajectories", C);
-  f.attribute("/", "mode", train::to_string(p.mode));
-  f.attribute("/", "task", to_string(p.classification ? data::Task::classification : data::Task::regression));
-  f.attribute("/", "precision", to_string(p.run.precision));  // the compute scalar (run.precision)
-  f.attribute("/", "run_id", run_id);
-  f.attribute("/", "status", std::string(run::layout::kStatusRunning));  // until the run ends
-  f.put_strings("/config", {p.config_ini});
-  f.attribute("/config", "run_id", run_id);
-  f.attribute("/config", "input_files", p.input_fingerprints);
+  f.attribute(layout::kRoot, layout::kSimmerVersion, std::string(SIMMER_VERSION));
+  f.attribute(layout::kRoot, layout::kCreatedAt, std::string(stamp));
+  f.attribute(layout::kRoot, layout::kCommandLine, command_line);
+  f.attribute(layout::kRoot, layout::kMpiRanks, static_cast<std::int64_t>(size));
+  f.attribute(layout::kRoot, layout::kTrajectories, C);
+  f.attribute(layout::kRoot, layout::kMode, train::to_string(p.mode));
+  f.attribute(layout::kRoot, layout::kTask,
+              to_string(p.classification ? data::Task::classification : data::Task::regression));
+  f.attribute(layout::kRoot, layout::kPrecision, to_string(p.run.precision));  // the compute scalar (run.precision)
+  f.attribute(layout::kRoot, layout::kRunId, run_id);
+  f.attribute(layout::kRoot, layout::kStatus, std::string(layout::kStatusRunning));  // until the run ends
+  f.put_strings(layout::kConfig, {p.config_ini});
+  f.attribute(layout::kConfig, layout::kRunId, run_id);
+  f.attribute(layout::kConfig, layout::kInputFiles, p.input_fingerprints);
   // The thermostat as it was resolved (Martyna masses follow from N_f, T and tau).
   std::string masses;
   for (int k = 0; k < p.nhc.chain_length; ++k) {
@@ -94,116 +97,118 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
     if (k > 0) masses += ',';
     masses += q;
   }
-  f.attribute("/", "thermostat", train::to_string(p.nhc.thermostat));
-  f.attribute("/", "thermostat_masses", masses);
+  f.attribute(layout::kRoot, layout::kThermostat, train::to_string(p.nhc.thermostat));
+  f.attribute(layout::kRoot, layout::kThermostatMasses, masses);
 
   // /data: raw sets and scaling.
-  f.create_group("/data");
+  f.create_group(layout::kData);
   for (const auto& s : p.sets) {
-    const std::string g = "/data/" + s.name;
+    const std::string g = layout::data_group(s.name);
     f.create_group(g);
-    f.put(g + "/x", std::vector<double>(s.x_raw.data(), s.x_raw.data() + s.x_raw.size()),
+    f.put(layout::data_x(s.name), std::vector<double>(s.x_raw.data(), s.x_raw.data() + s.x_raw.size()),
           {s.x_raw.rows(), s.x_raw.cols()});
     if (s.has_targets()) {
       if (p.classification)
-        f.put(g + "/y", s.labels, {static_cast<std::int64_t>(s.labels.size())});
+        f.put(layout::data_y(s.name), s.labels, {static_cast<std::int64_t>(s.labels.size())});
       else
-        f.put(g + "/y", std::vector<double>(s.y.data(), s.y.data() + s.y.size()), {s.y.rows(), s.y.cols()});
+        f.put(layout::data_y(s.name), std::vector<double>(s.y.data(), s.y.data() + s.y.size()),
+              {s.y.rows(), s.y.cols()});
     }
   }
-  f.create_group("/data/scaling");
+  f.create_group(layout::kScaling);
   const auto put_row = [&](const std::string& path, const Eigen::RowVectorXd& v) {
     f.put(path, std::vector<double>(v.data(), v.data() + v.size()), {v.size()});
   };
-  put_row("/data/scaling/x_min", p.x_scaler.min());
-  put_row("/data/scaling/x_max", p.x_scaler.max());
+  put_row(layout::kXMin, p.x_scaler.min());
+  put_row(layout::kXMax, p.x_scaler.max());
   if (!p.classification) {
-    put_row("/data/scaling/y_min", p.y_scaler.min());
-    put_row("/data/scaling/y_max", p.y_scaler.max());
+    put_row(layout::kYMin, p.y_scaler.min());
+    put_row(layout::kYMax, p.y_scaler.max());
   }
-  f.put_strings("/data/feature_names", p.train.feature_names);
-  f.put_strings("/data/target_names", p.train.target_names);
-  if (p.classification) f.put_strings("/data/class_names", p.train.class_names);
-  f.attribute("/data", "rows_read", p.rows_read);
-  f.attribute("/data", "rows_dropped", p.rows_dropped);
-  if (!p.rows_dropped_reasons.empty()) f.attribute("/data", "rows_dropped_reasons", p.rows_dropped_reasons);
+  f.put_strings(layout::kFeatureNames, p.train.feature_names);
+  f.put_strings(layout::kTargetNames, p.train.target_names);
+  if (p.classification) f.put_strings(layout::kClassNames, p.train.class_names);
+  f.attribute(layout::kData, layout::kRowsRead, p.rows_read);
+  f.attribute(layout::kData, layout::kRowsDropped, p.rows_dropped);
+  if (!p.rows_dropped_reasons.empty()) f.attribute(layout::kData, layout::kRowsDroppedReasons, p.rows_dropped_reasons);
 
   // /model: architecture and the flat parameter layout.
-  const std::vector<model::TensorLayout> layout = model::network_layout(p.architecture);
-  f.create_group("/model");
-  f.attribute("/model", "architecture", p.model_text.architecture);
-  f.attribute("/model", "activation", p.model_text.activation);
-  f.attribute("/model", "output", p.model_text.output);
-  f.attribute("/model", "loss", p.model_text.loss);
-  f.attribute("/model", "init", p.model_text.init);
-  f.attribute("/model", "parameters", static_cast<std::int64_t>(P));
-  f.attribute("/model", "flattening",
+  const std::vector<model::TensorLayout> tensor_layout = model::network_layout(p.architecture);
+  f.create_group(layout::kModel);
+  f.attribute(layout::kModel, layout::kArchitecture, p.model_text.architecture);
+  f.attribute(layout::kModel, layout::kActivation, p.model_text.activation);
+  f.attribute(layout::kModel, layout::kOutput, p.model_text.output);
+  f.attribute(layout::kModel, layout::kModelLoss, p.model_text.loss);
+  f.attribute(layout::kModel, layout::kInit, p.model_text.init);
+  f.attribute(layout::kModel, layout::kParameters, static_cast<std::int64_t>(P));
+  f.attribute(layout::kModel, layout::kFlattening,
               std::string("layer by layer; dense: kernel [fan_in][fan_out] row-major, then bias; "
                           "y = act(x W + b); conv2d: kernel [kh][kw][in_channels][filters] "
                           "row-major, then bias; image rows are height x width x channels (HWC)"));
   if (!p.architecture.input_shape.empty()) {
-    f.attribute("/model", "pooling", p.model_text.pooling);
+    f.attribute(layout::kModel, layout::kPooling, p.model_text.pooling);
     std::string image;
     for (const Index d : p.architecture.input_shape) {
       if (!image.empty()) image += 'x';
       image += std::to_string(d);
     }
-    f.attribute("/model", "input_shape", image + " (height x width x channels)");
+    f.attribute(layout::kModel, layout::kInputShape, image + " (height x width x channels)");
   }
   std::vector<std::string> names;
   std::vector<std::int64_t> offsets, shapes;
-  for (const auto& t : layout) {
+  for (const auto& t : tensor_layout) {
     names.push_back(t.name);
     offsets.push_back(t.offset);
   }
   const std::size_t max_rank = 4;
-  for (const auto& t : layout) {
+  for (const auto& t : tensor_layout) {
     for (std::size_t d = 0; d < max_rank; ++d) shapes.push_back(d < t.shape.size() ? t.shape[d] : 1);
   }
-  const auto tensors = static_cast<std::int64_t>(layout.size());
-  f.put_strings("/model/tensor_name", names);
-  f.put("/model/tensor_offset", offsets, {tensors});
-  f.put("/model/tensor_shape", shapes, {tensors, static_cast<std::int64_t>(max_rank)});
+  const auto tensors = static_cast<std::int64_t>(tensor_layout.size());
+  f.put_strings(layout::kTensorName, names);
+  f.put(layout::kTensorOffset, offsets, {tensors});
+  f.put(layout::kTensorShape, shapes, {tensors, static_cast<std::int64_t>(max_rank)});
   std::vector<std::int64_t> ranks;
-  for (const auto& t : layout) ranks.push_back(static_cast<std::int64_t>(t.shape.size()));
-  f.put("/model/tensor_rank", ranks, {tensors});
+  for (const auto& t : tensor_layout) ranks.push_back(static_cast<std::int64_t>(t.shape.size()));
+  f.put(layout::kTensorRank, ranks, {tensors});
 
   // Per-chain datasets (run/archive_layout.hpp): chunks never span two chains, so no chunk is
   // shared by two ranks.
-  for (const auto& d : run::layout::chain_datasets(shape.counts())) {
+  for (const auto& d : layout::chain_datasets(shape.counts())) {
     f.create_group(d.group);
     f.create_dataset(d.path, d.dtype, d.dims, d.chunk, d.nan_fill);
   }
-  f.attribute("/posterior/params", "store_every", p.store.every);
-  f.attribute("/posterior/params", "draws_per_stage", p.draws_per_stage());
-  f.attribute("/trace", "phase_meaning", std::string("0 = Adam epoch, 1 = simmering step"));
-  f.attribute("/trace", "train_loss_meaning",
+  f.attribute(layout::kPosteriorParams, layout::kStoreEvery, p.store.every);
+  f.attribute(layout::kPosteriorParams, layout::kDrawsPerStage, p.draws_per_stage());
+  f.attribute(layout::kTrace, layout::kPhaseMeaning, std::string("0 = Adam epoch, 1 = simmering step"));
+  f.attribute(layout::kTrace, layout::kTrainLossMeaning,
               std::string("Adam: loss of the epoch's update; simmering: loss at the half-step position"));
-  f.attribute("/trace", "position_meaning",
+  f.attribute(layout::kTrace, layout::kPositionMeaning,
               std::string("distance = |x - x0| and path_length = integral of |v| dt from the simmering start x0 "
                           "(NaN during Adam); param_rms = |x|/sqrt(N); param_max_abs = max |x_i|"));
   // Dimension scales so xarray sees named dimensions.
-  write_posterior_scales(f, C, D, P, run::layout::sample_stat_fields());
+  write_posterior_scales(f, C, D, P, layout::sample_stat_fields());
 
   // /ensemble: the run's ensemble, rewritten by rank 0 at every gather (a ladder's rungs each in
   // /ladder/rung_<k>, and /ensemble written at the end with the candidate chosen).
-  create_ensemble_group(f, p, "/ensemble");
+  create_ensemble_group(f, p, layout::kEnsemble);
   if (!p.ladder.empty()) {
-    f.create_group("/ladder");
+    f.create_group(layout::kLadder);
     std::string temperatures;
     for (std::int64_t k = 0; k < p.stages(); ++k) {
       char t[32];
       std::snprintf(t, sizeof t, "%.17g", p.stage_temperature(k));
       if (k > 0) temperatures += ',';
       temperatures += t;
-      create_ensemble_group(f, p, "/ladder/" + p.stage_name(k));
-      f.attribute("/ladder/" + p.stage_name(k), "temperature", p.stage_temperature(k));
-      f.attribute("/ladder/" + p.stage_name(k), "temperature_over_bayes", p.stage_temperature(k) / p.bayes_temperature);
+      const std::string rung = layout::ladder_group(p.stage_name(k));
+      create_ensemble_group(f, p, rung);
+      f.attribute(rung, layout::kTemperature, p.stage_temperature(k));
+      f.attribute(rung, layout::kTemperatureOverBayes, p.stage_temperature(k) / p.bayes_temperature);
     }
-    f.attribute("/ladder", "temperatures", temperatures);
-    f.attribute("/ladder", "steps_per_rung", p.run.steps);
-    f.attribute(run::layout::kLadder, run::layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
-    f.attribute("/ladder", "meaning",
+    f.attribute(layout::kLadder, layout::kTemperatures, temperatures);
+    f.attribute(layout::kLadder, layout::kStepsPerRung, p.run.steps);
+    f.attribute(layout::kLadder, layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
+    f.attribute(layout::kLadder, layout::kMeaning,
                 std::string(p.parallel_rungs()
                                 ? "trajectory i simmers rung i mod K for run.steps steps (the rungs side by side; with "
                                   "simmer.exchange_every > 0 neighbouring rungs swap configurations, so a trajectory "
@@ -215,11 +220,11 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   }
   if (!p.store.track.empty() && !p.classification) {
     const auto k = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;
-    f.create_dataset("/ensemble/test/tracked", io::Type::f64, {C, shape.members, k},
+    f.create_dataset(layout::kTracked, io::Type::f64, {C, shape.members, k},
                      {1, std::max<std::int64_t>(shape.members, 1), k}, true);
-    f.put("/ensemble/test/tracked_rows", p.store.track, {static_cast<std::int64_t>(p.store.track.size())});
+    f.put(layout::kTrackedRows, p.store.track, {static_cast<std::int64_t>(p.store.track.size())});
   }
-  f.create_group(run::layout::kMetrics);
+  f.create_group(layout::kMetrics);
   f.flush();
 }
 
@@ -238,9 +243,9 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
       base.insert(base.end(), baseline.begin(), baseline.end());
     }
   }
-  file_.write_rows("/initial/params", blocks, x);
-  file_.write_rows("/initial/velocity", blocks, v);
-  if (p.mode == train::StartMode::retrofit) file_.write_rows("/baseline/params", blocks, base);
+  file_.write_rows(layout::kInitialParams, blocks, x);
+  file_.write_rows(layout::kInitialVelocity, blocks, v);
+  if (p.mode == train::StartMode::retrofit) file_.write_rows(layout::kBaselineParams, blocks, base);
 }
 
 namespace {
@@ -257,15 +262,15 @@ void ensure_dataset(io::ParallelFile& f, const std::string& path, io::Type type,
 void ArchiveWriter::create_ensemble_group(io::ParallelFile& f, const run::Problem& p, const std::string& group) {
   f.create_group(group);
   for (const auto& s : p.sets) {
-    const std::string g = group + "/" + s.name;
+    const std::string g = layout::join(group, s.name);
     f.create_group(g);
     if (p.classification) {
-      ensure_dataset(f, g + "/votes", io::Type::i64, {s.rows(), p.classes});
-      ensure_dataset(f, g + "/prediction", io::Type::i64, {s.rows()});
-      ensure_dataset(f, g + "/fraction", io::Type::f64, {s.rows(), p.classes});
+      ensure_dataset(f, layout::join(g, layout::kVotes), io::Type::i64, {s.rows(), p.classes});
+      ensure_dataset(f, layout::join(g, layout::kPrediction), io::Type::i64, {s.rows()});
+      ensure_dataset(f, layout::join(g, layout::kFraction), io::Type::f64, {s.rows(), p.classes});
     } else {
-      ensure_dataset(f, g + "/mean", io::Type::f64, {s.rows(), p.outputs});
-      ensure_dataset(f, g + "/variance", io::Type::f64, {s.rows(), p.outputs});
+      ensure_dataset(f, layout::join(g, layout::kMean), io::Type::f64, {s.rows(), p.outputs});
+      ensure_dataset(f, layout::join(g, layout::kVariance), io::Type::f64, {s.rows(), p.outputs});
     }
   }
 }
@@ -276,8 +281,8 @@ void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRow
   std::vector<io::RowBlock> draw_blocks, trace_blocks;
   std::vector<double> params;
   std::vector<float> params32;
-  const auto& stat_fields = run::layout::sample_stat_fields();
-  const auto& trace_fields = run::layout::trace_fields();
+  const auto& stat_fields = layout::sample_stat_fields();
+  const auto& trace_fields = layout::trace_fields();
   std::vector<std::vector<double>> stats(stat_fields.size()), trace(trace_fields.size());
   for (const auto& [index, r] : rows) {
     draw_blocks.push_back({index, r.draw_first, r.draw_count});
@@ -288,15 +293,15 @@ void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRow
     for (std::size_t i = 0; i < r.trace.size(); ++i) trace[i % trace.size()].push_back(r.trace[i]);
   }
   if (p.store.float32) {
-    file_.write_rows("/posterior/params", draw_blocks, params32);
+    file_.write_rows(layout::kPosteriorParams, draw_blocks, params32);
   } else {
-    file_.write_rows("/posterior/params", draw_blocks, params);
+    file_.write_rows(layout::kPosteriorParams, draw_blocks, params);
   }
   for (std::size_t i = 0; i < stat_fields.size(); ++i) {
-    file_.write_rows("/sample_stats/" + stat_fields[i], draw_blocks, stats[i]);
+    file_.write_rows(layout::sample_stat(stat_fields[i]), draw_blocks, stats[i]);
   }
   for (std::size_t i = 0; i < trace_fields.size(); ++i) {
-    file_.write_rows("/trace/" + trace_fields[i], trace_blocks, trace[i]);
+    file_.write_rows(layout::trace_field(trace_fields[i]), trace_blocks, trace[i]);
   }
   if (!p.store.track.empty() && !p.classification) {
     // Every stage's tracked members of this gather, in one transfer (blocks sorted by chain).
@@ -323,14 +328,14 @@ void ArchiveWriter::rows(const std::vector<std::pair<std::int64_t, run::ChainRow
       blocks.push_back(t.block);
       values.insert(values.end(), t.rows, t.rows + t.block.count * width);
     }
-    file_.write_rows("/ensemble/test/tracked", blocks, values);
+    file_.write_rows(layout::kTracked, blocks, values);
   }
 }
 
 void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled, const std::string& group) {
   const run::Problem& p = *p_;
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
-    const std::string g = group + "/" + p.sets[s].name;
+    const std::string g = layout::join(group, p.sets[s].name);
     if (p.classification) {
       ensemble::VoteAccumulator::Votes votes;
       std::vector<std::int64_t> majority;
@@ -340,21 +345,21 @@ void ArchiveWriter::ensemble(const ensemble::PooledEnsemble& pooled, const std::
         majority = pooled.votes(s).majority();
         fraction = pooled.votes(s).fractions();
       }
-      file_.write_from_root(g + "/votes", votes);
-      file_.write_from_root(g + "/prediction", majority);
-      file_.write_from_root(g + "/fraction", fraction);
+      file_.write_from_root(layout::join(g, layout::kVotes), votes);
+      file_.write_from_root(layout::join(g, layout::kPrediction), majority);
+      file_.write_from_root(layout::join(g, layout::kFraction), fraction);
     } else {
       Matrix mean, var;
       if (rank_ == 0) {
         mean = pooled.means(s).mean();
         var = pooled.means(s).variance();
       }
-      file_.write_from_root(g + "/mean", mean);
-      file_.write_from_root(g + "/variance", var);
+      file_.write_from_root(layout::join(g, layout::kMean), mean);
+      file_.write_from_root(layout::join(g, layout::kVariance), var);
     }
     std::int64_t m = rank_ == 0 ? pooled.members(s) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm_);
-    file_.attribute(g, run::layout::kMembers, m);
+    file_.attribute(g, layout::kMembers, m);
   }
 }
 
@@ -370,7 +375,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       const Vector baseline = ch->baseline_f64();
       rows.insert(rows.end(), baseline.begin(), baseline.end());
     }
-    file_.write_rows("/baseline/params", blocks, rows);
+    file_.write_rows(layout::kBaselineParams, blocks, rows);
   }
   // The baseline network's outputs on every evaluation set (raw target units for regression,
   // logits for classification): Adam's fit on the extra points, for figures, with no network
@@ -379,9 +384,9 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
     const auto& s = p.sets[set];
     // (This may run again on a resumed archive: create_group keeps an existing group and
     // create_dataset replaces the dataset.)
-    const std::string g = "/baseline/" + s.name;
+    const std::string g = layout::baseline_set_group(s.name);
     file_.create_group(g);
-    file_.create_dataset(g + "/prediction", io::Type::f64, {C, s.rows(), p.outputs},
+    file_.create_dataset(layout::baseline_prediction(s.name), io::Type::f64, {C, s.rows(), p.outputs},
                          {1, std::max<std::int64_t>(s.rows(), 1), p.outputs}, true);
     std::vector<io::RowBlock> blocks;
     std::vector<double> rows;
@@ -391,13 +396,13 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       rows.insert(rows.end(), pred.data(), pred.data() + pred.size());
       blocks.push_back({ch->index(), 0, s.rows()});
     }
-    file_.write_rows(g + "/prediction", blocks, rows);
-    file_.attribute(g + "/prediction", "units",
+    file_.write_rows(layout::baseline_prediction(s.name), blocks, rows);
+    file_.attribute(layout::baseline_prediction(s.name), layout::kUnits,
                     std::string(!p.classification ? "target units [chain, row, output]"
                                 : p.outputs == 1  ? "logit of class 1 [chain, row, 1]"
                                                   : "logits [chain, row, class]"));
   }
-  file_.attribute("/baseline", "kind",
+  file_.attribute(layout::kBaseline, layout::kBaselineKind,
                   std::string(p.mode == train::StartMode::retrofit ? "Adam end point of each trajectory"
                                                                    : "first ensemble member of each trajectory"));
 }
@@ -422,7 +427,7 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
   if ((rank == 0) != (c != nullptr)) throw Error("internal: a candidate is written from rank 0's");
   f.create_group(group);
   for (std::size_t s = 0; s < l.sets.size(); ++s) {
-    const std::string g = group + "/" + l.sets[s];
+    const std::string g = layout::join(group, l.sets[s]);
     f.create_group(g);
     const Index rows = l.rows[s];
     const bool scored = s < l.scored;
@@ -435,15 +440,19 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
         majority = c->votes[s].majority();
         fraction = c->votes[s].fractions();
       }
-      ensure_dataset(f, g + "/votes", io::Type::i64, {rows, l.classes});
-      ensure_dataset(f, g + "/prediction", io::Type::i64, {rows});
-      ensure_dataset(f, g + "/fraction", io::Type::f64, {rows, l.classes});
-      f.write_from_root(g + "/votes", votes);
-      f.write_from_root(g + "/prediction", majority);
-      f.write_from_root(g + "/fraction", fraction);
+      const std::string votes_path = layout::join(g, layout::kVotes);
+      const std::string prediction_path = layout::join(g, layout::kPrediction);
+      const std::string fraction_path = layout::join(g, layout::kFraction);
+      ensure_dataset(f, votes_path, io::Type::i64, {rows, l.classes});
+      ensure_dataset(f, prediction_path, io::Type::i64, {rows});
+      ensure_dataset(f, fraction_path, io::Type::f64, {rows, l.classes});
+      f.write_from_root(votes_path, votes);
+      f.write_from_root(prediction_path, majority);
+      f.write_from_root(fraction_path, fraction);
       if (scored) {
-        ensure_dataset(f, g + "/probability", io::Type::f64, {rows, l.classes});
-        f.write_from_root(g + "/probability", c != nullptr ? c->probability.at(s) : Matrix());
+        const std::string probability_path = layout::join(g, layout::kProbability);
+        ensure_dataset(f, probability_path, io::Type::f64, {rows, l.classes});
+        f.write_from_root(probability_path, c != nullptr ? c->probability.at(s) : Matrix());
       }
     } else {
       Matrix mean, var;
@@ -451,30 +460,34 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
         mean = c->means.at(s).mean();
         var = c->means[s].variance();
       }
-      ensure_dataset(f, g + "/mean", io::Type::f64, {rows, l.outputs});
-      ensure_dataset(f, g + "/variance", io::Type::f64, {rows, l.outputs});
-      f.write_from_root(g + "/mean", mean);
-      f.write_from_root(g + "/variance", var);
+      const std::string mean_path = layout::join(g, layout::kMean);
+      const std::string variance_path = layout::join(g, layout::kVariance);
+      ensure_dataset(f, mean_path, io::Type::f64, {rows, l.outputs});
+      ensure_dataset(f, variance_path, io::Type::f64, {rows, l.outputs});
+      f.write_from_root(mean_path, mean);
+      f.write_from_root(variance_path, var);
       if (scored) {
-        ensure_dataset(f, g + "/coverage_below", io::Type::i64, {rows, l.outputs});
-        ensure_dataset(f, g + "/coverage_equal", io::Type::i64, {rows, l.outputs});
+        const std::string below_path = layout::join(g, layout::kCoverageBelow);
+        const std::string equal_path = layout::join(g, layout::kCoverageEqual);
+        ensure_dataset(f, below_path, io::Type::i64, {rows, l.outputs});
+        ensure_dataset(f, equal_path, io::Type::i64, {rows, l.outputs});
         const std::vector<std::int64_t> none;
-        f.write_from_root(g + "/coverage_below", c != nullptr ? c->coverage.at(s).below() : none);
-        f.write_from_root(g + "/coverage_equal", c != nullptr ? c->coverage.at(s).equal() : none);
-        f.attribute(g + "/coverage_below", "meaning",
+        f.write_from_root(below_path, c != nullptr ? c->coverage.at(s).below() : none);
+        f.write_from_root(equal_path, c != nullptr ? c->coverage.at(s).equal() : none);
+        f.attribute(below_path, layout::kMeaning,
                     std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
       }
     }
     std::int64_t m = c != nullptr ? (l.classification ? c->votes[s].members() : c->means[s].members()) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm);
-    f.attribute(g, run::layout::kMembers, m);
+    f.attribute(g, layout::kMembers, m);
   }
   std::string name = c != nullptr ? c->name : std::string();
   std::int64_t size = static_cast<std::int64_t>(name.size());
   MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm);
   name.resize(static_cast<std::size_t>(size));
   MPI_Bcast(name.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
-  f.attribute(group, "candidate", name);
+  f.attribute(group, layout::kCandidate, name);
 }
 
 void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidate* c) {
@@ -488,21 +501,26 @@ void write_posterior_scales(io::ParallelFile& f, std::int64_t chains, std::int64
     std::iota(v.begin(), v.end(), 0.0);
     return v;
   };
-  f.put("/posterior/chain", ids(chains), {chains});
-  f.put("/posterior/draw", ids(draws), {draws});
-  f.put("/posterior/param", ids(params), {params});
-  f.attach_scale("/posterior/chain", "chain", {{"/posterior/params", 0}});
-  f.attach_scale("/posterior/draw", "draw", {{"/posterior/params", 1}});
-  f.attach_scale("/posterior/param", "param", {{"/posterior/params", 2}});
-  f.put("/sample_stats/chain", ids(chains), {chains});
-  f.put("/sample_stats/draw", ids(draws), {draws});
+  const std::string chain = layout::join(layout::kPosterior, layout::kChainAxis);
+  const std::string draw = layout::join(layout::kPosterior, layout::kDrawAxis);
+  const std::string param = layout::join(layout::kPosterior, layout::kParamAxis);
+  f.put(chain, ids(chains), {chains});
+  f.put(draw, ids(draws), {draws});
+  f.put(param, ids(params), {params});
+  f.attach_scale(chain, layout::kChainAxis, {{layout::kPosteriorParams, 0}});
+  f.attach_scale(draw, layout::kDrawAxis, {{layout::kPosteriorParams, 1}});
+  f.attach_scale(param, layout::kParamAxis, {{layout::kPosteriorParams, 2}});
+  const std::string stat_chain = layout::sample_stat(layout::kChainAxis);
+  const std::string stat_draw = layout::sample_stat(layout::kDrawAxis);
+  f.put(stat_chain, ids(chains), {chains});
+  f.put(stat_draw, ids(draws), {draws});
   std::vector<std::pair<std::string, unsigned>> axes0, axes1;
   for (const auto& n : stats) {
-    axes0.emplace_back("/sample_stats/" + n, 0U);
-    axes1.emplace_back("/sample_stats/" + n, 1U);
+    axes0.emplace_back(layout::sample_stat(n), 0U);
+    axes1.emplace_back(layout::sample_stat(n), 1U);
   }
-  f.attach_scale("/sample_stats/chain", "chain", axes0);
-  f.attach_scale("/sample_stats/draw", "draw", axes1);
+  f.attach_scale(stat_chain, layout::kChainAxis, axes0);
+  f.attach_scale(stat_draw, layout::kDrawAxis, axes1);
 }
 
 }  // namespace simmer::mpi

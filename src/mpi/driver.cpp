@@ -126,7 +126,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
     adam_epoch_ = retrofit ? 0 : -1;
   }
   const auto stopped = [&](int code) {
-    archive_->file().attribute("/", "status", std::string(run::layout::kStatusStopped));
+    archive_->file().attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusStopped));
     archive_->file().close();
     return code;
   };
@@ -246,8 +246,8 @@ bool Run::stability_check() {
   const run::StabilityVerdict v =
       run::judge_stability(out.value, out.index, p_.nhc.time_step, p_.health.stability_check);
   auto& f = archive_->file();
-  f.attribute("/", "lambda_max", v.lambda_max);
-  f.attribute("/", "time_step_limit", v.limit);
+  f.attribute(run::layout::kRoot, run::layout::kLambdaMax, v.lambda_max);
+  f.attribute(run::layout::kRoot, run::layout::kTimeStepLimit, v.limit);
   f.flush();  // on disk before the first checkpoint: a resume must find them
   if (rank_ == 0) {
     std::fputs(v.report().c_str(), stdout);
@@ -255,7 +255,7 @@ bool Run::stability_check() {
     std::fputs(v.problem().c_str(), stderr);
   }
   if (v.proceed) return true;
-  f.attribute("/", "status", std::string(run::layout::kStatusRefusedUnstable));
+  f.attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusRefusedUnstable));
   return false;
 }
 
@@ -372,7 +372,8 @@ void Run::gather() {
   for (std::int64_t k = 0; k < p_.stages(); ++k) {
     const ensemble::PooledEnsemble empty;
     const auto& pooled = rank_ == 0 ? pooled_[static_cast<std::size_t>(k)] : empty;
-    archive_->ensemble(pooled, p_.ladder.empty() ? "/ensemble" : "/ladder/" + p_.stage_name(k));
+    archive_->ensemble(
+        pooled, p_.ladder.empty() ? std::string(run::layout::kEnsemble) : run::layout::ladder_group(p_.stage_name(k)));
   }
   archive_->file().flush();
   comm_io_seconds_ += run::cpu_seconds() - t0;
@@ -386,7 +387,7 @@ void Run::checkpoint() {
   watch_output();
   const double t0 = run::cpu_seconds();
   const std::int64_t generation = generation_ + 1;
-  archive_->file().attribute("/", run::layout::kCheckpointGeneration, generation);
+  archive_->file().attribute(run::layout::kRoot, run::layout::kCheckpointGeneration, generation);
   archive_->file().flush();
   std::vector<Record> mine;
   for (const run::Chain* ch : chains()) {

@@ -103,11 +103,11 @@ void Run::write_exchange() {
   f.put(layout::kExchangeAccepted, accepted, {pairs});
   f.put(layout::kExchangeAcceptance, rate, {pairs});
   f.attribute(
-      layout::kExchangeAcceptance, "meaning",
+      layout::kExchangeAcceptance, layout::kMeaning,
       std::string("accepted / proposed swaps of rungs (k, k + 1), k = 0..K-2, over every set of K trajectories"));
   const std::vector<std::int64_t> trips = replicas_.round_trips();
   f.put(layout::kRoundTrips, trips, {p_.run.trajectories});
-  f.attribute(layout::kRoundTrips, "meaning",
+  f.attribute(layout::kRoundTrips, layout::kMeaning,
               std::string("per configuration (the one that started at trajectory i): its trips from the coldest rung "
                           "to the hottest and back"));
   f.attribute(layout::kLadder, layout::kExchangeEvery, p_.exchange_every);

@@ -104,13 +104,13 @@ void Run::finish() {
   // The arrays of every candidate: the run's ensemble in /ensemble, the deep ensemble in
   // /deep_ensemble, a ladder's rungs in /ladder/rung_<k>.
   const auto candidate = [&](std::size_t c) { return rank_ == 0 ? &candidates.at(c) : nullptr; };
-  archive_->candidate("/ensemble", candidate(static_cast<std::size_t>(report.selected)));
+  archive_->candidate(run::layout::kEnsemble, candidate(static_cast<std::size_t>(report.selected)));
   for (std::size_t c = 0; c < report.candidates.size(); ++c) {
     const EnsembleReport& e = report.candidates[c];
     if (e.stage < 0) {
-      archive_->candidate("/deep_ensemble", candidate(c));
+      archive_->candidate(run::layout::kDeepEnsemble, candidate(c));
     } else if (!p_.ladder.empty()) {
-      archive_->candidate("/ladder/" + e.name, candidate(c));
+      archive_->candidate(run::layout::ladder_group(e.name), candidate(c));
     }
   }
   write_report(f, p_, reports, report);
@@ -118,7 +118,7 @@ void Run::finish() {
   f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
-  f.put("/sample_stats/diverged_at_step", diverged, {p_.run.trajectories});
+  f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});
   const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
 
   // Where the CPU time went, summed over ranks.
@@ -137,17 +137,17 @@ void Run::finish() {
   MPI_Reduce(exchange, exchange_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm_);
   double wall = progress_.elapsed();
   MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm_);  // attributes must be identical on all ranks
-  f.attribute("/", "wall_seconds", wall);
+  f.attribute(run::layout::kRoot, run::layout::kWallSeconds, wall);
   const std::int64_t io_counts[2] = {f.transfers(), f.collective_transfers()};
-  f.attribute("/", "io_transfers", io_counts[0]);
-  f.attribute("/", "io_collective_transfers", io_counts[1]);
+  f.attribute(run::layout::kRoot, run::layout::kIoTransfers, io_counts[0]);
+  f.attribute(run::layout::kRoot, run::layout::kIoCollectiveTransfers, io_counts[1]);
   // The run's end: its checkpoint is removed next, so the archive must be the one it wrote and
   // the lock still its own before the archive is called complete (else it stays "running" and
   // the checkpoint resumable).
   watch_output();
-  f.attribute("/", "status", run::layout::final_status(any));
+  f.attribute(run::layout::kRoot, run::layout::kStatus, run::layout::final_status(any));
   // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
-  f.attribute("/", run::layout::kCheckpointGeneration, generation_ + 1);
+  f.attribute(run::layout::kRoot, run::layout::kCheckpointGeneration, generation_ + 1);
   f.close();
   if (rank_ == 0) {
     // The run is complete: its checkpoint can only mislead (docs: a finished run has none).

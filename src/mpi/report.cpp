@@ -18,46 +18,48 @@ namespace simmer::mpi {
 namespace {
 
 using namespace detail;
+namespace layout = run::layout;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const char* const kSplits[2] = {"train", "test"};  ///< the sets with block metrics
+const char* const kSplits[2] = {layout::kTrain, layout::kTest};  ///< the sets with block metrics
 using Verdict = ensemble::Verdict;
 
 using run::layout::score_fields;
 
-/// One value per trajectory of the diagnostics named in run::layout::diagnostic_fields(), of
+/// One value per trajectory of the diagnostics named in layout::diagnostic_fields(), of
 /// simmering stage `stage`.
 double diagnostic(const run::ChainReport& r, std::size_t stage, const std::string& name) {
   const auto& s = r.stages.at(stage).summary;
-  if (name == "members") return static_cast<double>(s.members);
-  if (name == "distance") return s.distance;
-  if (name == "path_length") return s.path_length;
-  if (name == "ballistic_ratio") return s.ballistic_ratio();
-  if (name == "window_distance") return s.window_distance;
-  if (name == "window_path_length") return s.window_path_length;
-  if (name == "window_ballistic_ratio") return s.window_ballistic_ratio();
-  if (name == "rms_start") return s.rms_start;
-  if (name == "rms_window_start") return s.rms_window_start;
-  if (name == "rms_end") return s.rms_end;
-  if (name == "max_abs_end") return s.max_abs_end;
-  if (name == "member_train_metric_median") return s.member_train_median;
-  if (name == "member_test_metric_median") return s.member_test_median;
-  if (name == "member_test_metric_q25") return s.member_test_q25;
-  if (name == "member_test_metric_q75") return s.member_test_q75;
-  if (name == "mean_member_loss") return s.mean_member_loss;
-  if (name == "start_loss") return r.stages[stage].start_loss;
-  if (name == "rhat") return s.rhat;
-  if (name == "slow_to_heat_at_step") return static_cast<double>(r.slow_to_heat_at);
+  if (name == layout::kMembers) return static_cast<double>(s.members);
+  if (name == layout::kDistance) return s.distance;
+  if (name == layout::kPathLength) return s.path_length;
+  if (name == layout::kBallisticRatio) return s.ballistic_ratio();
+  if (name == layout::kWindowDistance) return s.window_distance;
+  if (name == layout::kWindowPathLength) return s.window_path_length;
+  if (name == layout::kWindowBallisticRatio) return s.window_ballistic_ratio();
+  if (name == layout::kRmsStart) return s.rms_start;
+  if (name == layout::kRmsWindowStart) return s.rms_window_start;
+  if (name == layout::kRmsEnd) return s.rms_end;
+  if (name == layout::kMaxAbsEnd) return s.max_abs_end;
+  if (name == layout::kMemberTrainMetricMedian) return s.member_train_median;
+  if (name == layout::kMemberTestMetricMedian) return s.member_test_median;
+  if (name == layout::kMemberTestMetricQ25) return s.member_test_q25;
+  if (name == layout::kMemberTestMetricQ75) return s.member_test_q75;
+  if (name == layout::kMeanMemberLoss) return s.mean_member_loss;
+  if (name == layout::kStartLoss) return r.stages[stage].start_loss;
+  if (name == layout::kRhat) return s.rhat;
+  if (name == layout::kSlowToHeatAtStep) return static_cast<double>(r.slow_to_heat_at);
   const auto curvature = [](const train::SpectrumEstimate& c, double v) { return c.probes > 0 ? v : kNaN; };
-  if (name == "eigenvalues_above_T_start") return curvature(r.curvature_start, r.curvature_start.count_above);
-  if (name == "eigenvalues_above_T_start_stderr") return curvature(r.curvature_start, r.curvature_start.count_stderr);
-  if (name == "lambda_max_start") return curvature(r.curvature_start, r.curvature_start.lambda_max);
-  if (name == "eigenvalues_above_T_end") return curvature(r.curvature_end, r.curvature_end.count_above);
-  if (name == "eigenvalues_above_T_end_stderr") return curvature(r.curvature_end, r.curvature_end.count_stderr);
-  if (name == "lambda_max_end") return curvature(r.curvature_end, r.curvature_end.lambda_max);
-  if (name == "mass_min") return r.masses[0];
-  if (name == "mass_median") return r.masses[1];
-  if (name == "mass_max") return r.masses[2];
+  if (name == layout::kEigenvaluesAboveTStart) return curvature(r.curvature_start, r.curvature_start.count_above);
+  if (name == layout::kEigenvaluesAboveTStartStderr)
+    return curvature(r.curvature_start, r.curvature_start.count_stderr);
+  if (name == layout::kLambdaMaxStart) return curvature(r.curvature_start, r.curvature_start.lambda_max);
+  if (name == layout::kEigenvaluesAboveTEnd) return curvature(r.curvature_end, r.curvature_end.count_above);
+  if (name == layout::kEigenvaluesAboveTEndStderr) return curvature(r.curvature_end, r.curvature_end.count_stderr);
+  if (name == layout::kLambdaMaxEnd) return curvature(r.curvature_end, r.curvature_end.lambda_max);
+  if (name == layout::kMassMin) return r.masses[0];
+  if (name == layout::kMassMedian) return r.masses[1];
+  if (name == layout::kMassMax) return r.masses[2];
   throw Error("internal: unknown diagnostic '" + name + "'");
 }
 
@@ -107,17 +109,17 @@ void write_member_series(io::ParallelFile& f, const std::vector<run::ChainReport
       std::copy(one.begin(), one.end(), rows.begin() + static_cast<std::ptrdiff_t>(c * members));
       pooled.push_back(std::move(one));
     }
-    const std::string path = run::layout::join(group, run::layout::member_series(name));
+    const std::string path = layout::join(group, layout::member_series(name));
     f.put(path, rows, {chains, m});
     by_chain.emplace_back(path, 0U);
     by_member.emplace_back(path, 1U);
     const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
     const double bulk = usable.size() >= 2 ? ensemble::bulk_ess(usable) : kNaN;
-    f.attribute(group, run::layout::series_rank_rhat(name), usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
-    f.attribute(group, run::layout::series_bulk_ess(name), bulk);
+    f.attribute(group, layout::series_rank_rhat(name), usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
+    f.attribute(group, layout::series_bulk_ess(name), bulk);
   };
   // The names' order: training loss, test metric, then the fixed test points.
-  const auto& names = run::layout::member_series_names();
+  const auto& names = layout::member_series_names();
   write(
       names[0], [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_loss; }, 1, 0);
   write(
@@ -130,10 +132,10 @@ void write_member_series(io::ParallelFile& f, const std::vector<run::ChainReport
   }
   std::vector<double> ids(members);
   std::iota(ids.begin(), ids.end(), 0.0);
-  const std::string scale = run::layout::join(group, run::layout::kMemberAxis);
+  const std::string scale = layout::join(group, layout::kMemberAxis);
   f.put(scale, ids, {m});
-  f.attach_scale(scale, run::layout::kMemberAxis, by_member);
-  f.attribute(group, "member_series",
+  f.attach_scale(scale, layout::kMemberAxis, by_member);
+  f.attribute(group, layout::kMemberSeriesMeaning,
               std::string("series_train_loss, series_test_metric and series_point_<j> [chain, member]: every member's "
                           "training loss, test metric and, at fixed test rows (the first, middle and last), the "
                           "log-probability of the true class (classification) or the prediction of output 0 "
@@ -149,35 +151,35 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   const auto chains = static_cast<std::int64_t>(t.size());
   f.create_group(group);
   const ensemble::VerdictThresholds thresholds;
-  f.attribute(group, "verdict_rule",
+  f.attribute(group, layout::kVerdictRule,
               std::string("drifting: window ballistic ratio >= ballistic_threshold and rms_end/rms_window_start >= "
                           "rms_growth_threshold and (no prior or rms_end > prior_bound x prior rms); not mixed: "
                           "otherwise when the ratio >= ballistic_threshold or rhat > rhat_threshold; else "
                           "stationary (docs/STATIONARITY.md)"));
-  f.attribute(group, "ballistic_threshold", thresholds.ballistic);
-  f.attribute(group, "rms_growth_threshold", thresholds.rms_growth);
-  f.attribute(group, "prior_bound", thresholds.prior_bound);
-  f.attribute(group, "rhat_threshold", thresholds.rhat);
-  f.attribute(group, "prior_rms", p.prior_rms);
-  f.attribute(group, "metric", std::string(p.classification ? "accuracy" : "r2"));
-  f.attribute(group, "stage", p.stage_name(static_cast<std::int64_t>(stage)));
+  f.attribute(group, layout::kBallisticThreshold, thresholds.ballistic);
+  f.attribute(group, layout::kRmsGrowthThreshold, thresholds.rms_growth);
+  f.attribute(group, layout::kPriorBound, thresholds.prior_bound);
+  f.attribute(group, layout::kRhatThreshold, thresholds.rhat);
+  f.attribute(group, layout::kPriorRms, p.prior_rms);
+  f.attribute(group, layout::kBlockMetricName, std::string(p.classification ? layout::kAccuracy : layout::kR2));
+  f.attribute(group, layout::kStage, p.stage_name(static_cast<std::int64_t>(stage)));
   std::vector<std::pair<std::string, unsigned>> by_chain, by_block, by_chain_block;
-  for (const auto& name : run::layout::diagnostic_fields()) {
+  for (const auto& name : layout::diagnostic_fields()) {
     std::vector<double> values;
     for (const auto& r : t) values.push_back(diagnostic(r, stage, name));
-    f.put(group + "/" + name, values, {chains});
-    by_chain.emplace_back(group + "/" + name, 0U);
+    f.put(layout::join(group, name), values, {chains});
+    by_chain.emplace_back(layout::join(group, name), 0U);
   }
   std::vector<std::string> verdicts, reasons;
   for (const auto& r : t) {
     verdicts.push_back(ensemble::to_string(r.stages[stage].summary.verdict));
     reasons.push_back(r.stages[stage].summary.reason);
   }
-  f.put_strings(group + "/verdict", verdicts);
-  f.put_strings(group + "/verdict_reason", reasons);
+  f.put_strings(layout::join(group, layout::kVerdict), verdicts);
+  f.put_strings(layout::join(group, layout::kVerdictReason), reasons);
   const std::int64_t blocks = p.diagnostics.blocks;
   for (int split = 0; split < 2; ++split) {
-    const std::string name = group + "/block_" + kSplits[split] + "_metric";
+    const std::string name = layout::join(group, layout::block_metric(kSplits[split]));
     std::vector<double> rows;
     for (const auto& r : t) {
       const auto& summary = r.stages[stage].summary;
@@ -188,7 +190,7 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
     }
     f.put(name, rows, {chains, blocks});
     by_chain_block.emplace_back(name, 0U);
-    const std::string pooled = group + "/pooled_block_" + kSplits[split] + "_metric";
+    const std::string pooled = layout::join(group, layout::pooled_block_metric(kSplits[split]));
     std::vector<double> pooled_values = e.block_metric[static_cast<std::size_t>(split)];
     pooled_values.resize(static_cast<std::size_t>(blocks), kNaN);
     f.put(pooled, pooled_values, {blocks});
@@ -201,25 +203,28 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   for (std::int64_t b = 0; b < blocks; ++b) {
     first_step.push_back(static_cast<double>(window_first + (b * p.sampling.window + blocks - 1) / blocks));
   }
-  f.put(group + "/block_first_step", first_step, {blocks});
-  by_block.emplace_back(group + "/block_first_step", 0U);
+  const std::string first_step_path = layout::join(group, layout::kBlockFirstStep);
+  f.put(first_step_path, first_step, {blocks});
+  by_block.emplace_back(first_step_path, 0U);
   std::vector<double> ids;  // the trajectories' indices (a parallel ladder's rung has every K-th)
   for (const auto& r : t) ids.push_back(static_cast<double>(r.index));
-  f.put(group + "/chain", ids, {chains});
+  const std::string chain_scale = layout::join(group, layout::kChainAxis);
+  f.put(chain_scale, ids, {chains});
   std::vector<double> block_ids(static_cast<std::size_t>(blocks));
   std::iota(block_ids.begin(), block_ids.end(), 0.0);
-  f.put(group + "/block", block_ids, {blocks});
+  const std::string block_scale = layout::join(group, layout::kBlockAxis);
+  f.put(block_scale, block_ids, {blocks});
   for (const auto& [path, axis] : by_chain_block) by_block.emplace_back(path, 1U);
   by_chain.insert(by_chain.end(), by_chain_block.begin(), by_chain_block.end());
   write_member_series(f, t, stage, group, by_chain);
-  f.attach_scale(group + "/chain", "chain", by_chain);
-  f.attach_scale(group + "/block", "block", by_block);
+  f.attach_scale(chain_scale, layout::kChainAxis, by_chain);
+  f.attach_scale(block_scale, layout::kBlockAxis, by_block);
 }
 
 /// /selection: the candidates' table (a ladder's rungs and the deep ensemble) and the choice.
 void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
                      const RunReport& report) {
-  const std::string g = "/selection";
+  const std::string g = layout::kSelection;
   f.create_group(g);
   const auto n = static_cast<std::int64_t>(report.candidates.size());
   std::vector<std::string> names;
@@ -234,31 +239,31 @@ void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vect
                                  p, t, static_cast<std::size_t>(c.stage))[static_cast<std::size_t>(Verdict::drifting)])
                            : kNaN);
   }
-  f.put_strings(g + "/candidate", names);
-  f.put(g + "/temperature", temperature, {n});
-  f.put(g + "/temperature_over_bayes", over_bayes, {n});
-  f.put(g + "/members", members, {n});
-  f.put(g + "/trajectories_drifting", drifting, {n});
+  f.put_strings(layout::selection_column(layout::kCandidate), names);
+  f.put(layout::selection_column(layout::kTemperature), temperature, {n});
+  f.put(layout::selection_column(layout::kTemperatureOverBayes), over_bayes, {n});
+  f.put(layout::selection_column(layout::kMembers), members, {n});
+  f.put(layout::selection_column(layout::kTrajectoriesDrifting), drifting, {n});
   for (std::size_t split = 0; split < p.scored_sets(); ++split) {
     for (const auto& [name, field] : score_fields(p.classification)) {
       std::vector<double> values;
       for (const auto& c : report.candidates) values.push_back(c.scores.at(split).*field);
-      f.put(g + "/" + run::layout::baseline_column(p.sets[split].name, name), values, {n});
+      f.put(layout::selection_column(layout::baseline_column(p.sets[split].name, name)), values, {n});
     }
   }
-  f.attribute(g, "select_by", ensemble::to_string(p.select_by));
-  f.attribute(g, "select_rule", ensemble::to_string(p.select_rule));
-  f.attribute(g, "selected", report.selected);
-  f.attribute(g, "selected_name", report.chosen().name);
+  f.attribute(g, layout::kSelectBy, ensemble::to_string(p.select_by));
+  f.attribute(g, layout::kSelectRule, ensemble::to_string(p.select_rule));
+  f.attribute(g, layout::kSelected, report.selected);
+  f.attribute(g, layout::kSelectedName, report.chosen().name);
   if (report.compared) {
     const auto& s = report.selection;
-    f.put(g + "/validation_loss", s.loss, {n});
-    f.put(g + "/validation_loss_stderr", s.stderr_loss, {n});
-    f.put(g + "/validation_loss_stderr_difference", s.stderr_difference, {n});
-    f.attribute(g, "best", static_cast<std::int64_t>(s.best));
-    f.attribute(g, "one_se", static_cast<std::int64_t>(s.one_se));
-    f.attribute(g, "validation_rows", static_cast<std::int64_t>(p.validation.rows()));
-    f.attribute(g, "validation_loss_meaning",
+    f.put(layout::selection_column(layout::kValidationLoss), s.loss, {n});
+    f.put(layout::selection_column(layout::kValidationLossStderr), s.stderr_loss, {n});
+    f.put(layout::selection_column(layout::kValidationLossStderrDifference), s.stderr_difference, {n});
+    f.attribute(g, layout::kBest, static_cast<std::int64_t>(s.best));
+    f.attribute(g, layout::kOneSe, static_cast<std::int64_t>(s.one_se));
+    f.attribute(g, layout::kValidationRows, static_cast<std::int64_t>(p.validation.rows()));
+    f.attribute(g, layout::kValidationLossMeaning,
                 std::string(p.select_by == ensemble::SelectBy::nll
                                 ? "mean per-row negative log-likelihood on the validation set"
                                 : (p.classification ? "validation error rate (1 - accuracy of the vote)"
@@ -385,7 +390,7 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
     EnsembleReport e;
     e.name = c.name;
     e.temperature = c.temperature;
-    e.stage = c.name == "deep_ensemble" ? -1 : stage++;
+    e.stage = c.name == layout::kDeepEnsembleName ? -1 : stage++;
     const ensemble::CandidateScores scores = ensemble::score(c, scored);
     e.scores = scores.sets;
     e.coverage = scores.coverage;
@@ -457,17 +462,17 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
     for (const auto& c : report.candidates) {
       if (c.stage == report.diagnostics_stage) pooled = &c;
     }
-    write_diagnostics(f, p, t, static_cast<std::size_t>(report.diagnostics_stage), "/diagnostics", *pooled);
+    write_diagnostics(f, p, t, static_cast<std::size_t>(report.diagnostics_stage), layout::kDiagnostics, *pooled);
   }
   if (p.ladder.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {
     if (c.stage < 0) continue;
-    const std::string g = "/ladder/" + c.name;
-    write_set_metrics(f, g, run::layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c));
-    f.attribute(g, run::layout::kMembers, c.members);
+    const std::string g = layout::ladder_group(c.name);
+    write_set_metrics(f, g, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c));
+    f.attribute(g, layout::kMembers, c.members);
     write_stage_metrics(f, g, stage_metrics(p, t, static_cast<std::size_t>(c.stage)));
-    write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), g + "/diagnostics", c);
+    write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), layout::ladder_diagnostics(c.name), c);
   }
   write_selection(f, p, t, report);
 }

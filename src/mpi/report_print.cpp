@@ -118,7 +118,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                        ", ensemble.select_rule = " + ensemble::to_string(p.select_rule))
                           .c_str()
                     : "not compared: ensemble.select_by = none, the last rung is the run's ensemble",
-                "/selection");
+                run::layout::kSelection);
     std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9s %9s\n", "candidate", "T", "T/T_Bayes", "members",
                 (std::string("val ") + metric).c_str(), "val loss ± se (diff se)",
                 (std::string("test ") + metric).c_str(), "test NLL", "drifting");

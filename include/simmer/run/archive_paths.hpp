@@ -1,13 +1,13 @@
 #pragma once
 /// \file
 /// The archive's groups, datasets and shared attribute names (ARCHITECTURE.md, "Archive layout"),
-/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report: still spelling them as
-/// literals, to be switched), simmer_analyze (merge, summary, predict, export, verify,
-/// run_archive), mpi::write_metrics, the resume check and the resource estimate, which build
-/// every path from these names. /metrics and its attribute names are in metrics.hpp, the
-/// statuses and the per-chain field lists in archive_layout.hpp (which includes this header);
-/// the checksummed copy of a group's attributes (attribute_names, attribute_values) belongs to
-/// the HDF5 layer (io::kAttributeNames, io::kAttributeValues in io/archive_reader.hpp).
+/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report and the driver),
+/// simmer_analyze (merge, summary, predict, export, verify, run_archive), mpi::write_metrics,
+/// the resume check and the resource estimate, which build every path from these names.
+/// /metrics and its attribute names are in metrics.hpp, the statuses and the per-chain field
+/// lists in archive_layout.hpp (which includes this header); the checksummed copy of a group's
+/// attributes (attribute_names, attribute_values) belongs to the HDF5 layer (io::kAttributeNames,
+/// io::kAttributeValues in io/archive_reader.hpp).
 ///
 /// A constant is a full path ("/posterior/params") when the object sits at one place, a member
 /// name ("votes") when it recurs under several groups; `join` and the builders put them together.
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace simmer::run::layout {
 
@@ -24,6 +25,10 @@ inline std::string join(std::string_view parent, std::string_view name) {
   if (out.empty() || out.back() != '/') out += '/';
   return out.append(name);
 }
+
+/// The attribute saying in words what a group or dataset holds (text), where its name alone does
+/// not (/ladder, /ensemble/<set>/coverage_below, /ladder/exchange_acceptance, ...).
+inline constexpr const char* kMeaning = "meaning";
 
 // ---- The root --------------------------------------------------------------------------------
 
@@ -158,6 +163,10 @@ inline constexpr const char* kBaselineParams = "/baseline/params";
 /// /baseline/<set> and its prediction [chain, row, output] (target units, or logits).
 inline std::string baseline_set_group(std::string_view set) { return join(kBaseline, set); }
 inline std::string baseline_prediction(std::string_view set) { return join(baseline_set_group(set), kPrediction); }
+/// /baseline's attribute: which network the baseline is (text); the prediction's: its units and
+/// axes (text).
+inline constexpr const char* kBaselineKind = "kind";
+inline constexpr const char* kUnits = "units";
 
 /// /initial/{params,velocity} [chain, param]: where simmering started.
 inline constexpr const char* kInitial = "/initial";
@@ -200,6 +209,11 @@ inline constexpr const char* kDivergedAtStep = "/sample_stats/diverged_at_step";
 inline constexpr const char* kTrace = "/trace";
 inline std::string trace_field(std::string_view field) { return join(kTrace, field); }
 inline constexpr const char* kTraceStep = "/trace/step";
+/// /trace attributes (text): what phase's values mean, what train_loss is in each phase, and how
+/// distance, path_length, param_rms and param_max_abs are measured.
+inline constexpr const char* kPhaseMeaning = "phase_meaning";
+inline constexpr const char* kTrainLossMeaning = "train_loss_meaning";
+inline constexpr const char* kPositionMeaning = "position_meaning";
 
 // ---- /diagnostics ----------------------------------------------------------------------------
 
@@ -210,30 +224,64 @@ inline constexpr const char* kTraceStep = "/trace/step";
 /// Attributes: the verdict thresholds, kStage (the stage judged: its candidate name) and, in a
 /// merged archive, kPooledBlockMetrics (why the pooled per-block metrics are missing).
 inline constexpr const char* kDiagnostics = "/diagnostics";
+/// The member name of a rung's diagnostics group (ladder_diagnostics).
+inline constexpr const char* kDiagnosticsName = "diagnostics";
 inline constexpr const char* kVerdict = "verdict";
 inline constexpr const char* kVerdictReason = "verdict_reason";
 inline constexpr const char* kBlockFirstStep = "block_first_step";
 inline constexpr const char* kStage = "stage";
 inline constexpr const char* kPooledBlockMetrics = "pooled_block_metrics";
+/// The verdict's rule (text) and thresholds (real: ensemble::VerdictThresholds), the prior's rms
+/// (real) and the block metric's name (text: accuracy or r2), as attributes of each /diagnostics.
+inline constexpr const char* kVerdictRule = "verdict_rule";
+inline constexpr const char* kBallisticThreshold = "ballistic_threshold";
+inline constexpr const char* kRmsGrowthThreshold = "rms_growth_threshold";
+inline constexpr const char* kPriorBound = "prior_bound";
+inline constexpr const char* kRhatThreshold = "rhat_threshold";
+inline constexpr const char* kPriorRms = "prior_rms";
+inline constexpr const char* kBlockMetricName = "metric";
 /// "block_<split>_metric" [chain, block]: each trajectory's ensemble metric per block of the window.
 inline std::string block_metric(std::string_view split) {
   return std::string("block_").append(split).append("_metric");
 }
 /// "pooled_block_<split>_metric" [block]: the pooled ensemble's metric per block.
 inline std::string pooled_block_metric(std::string_view split) { return "pooled_" + block_metric(split); }
-/// The /diagnostics fields the readers name (the others only pass through diagnostic_fields).
+/// The /diagnostics fields [chain] (archive_layout.hpp's diagnostic_fields lists them in order;
+/// mpi/report fills each by name; docs/STATIONARITY.md says what they measure): the ballistic
+/// ratios of the whole run and of the window, distance and path length over the window, the
+/// parameters' rms at the start, the window's start and the end, max |x_i| at the end.
 inline constexpr const char* kBallisticRatio = "ballistic_ratio";
+inline constexpr const char* kWindowDistance = "window_distance";
+inline constexpr const char* kWindowPathLength = "window_path_length";
 inline constexpr const char* kWindowBallisticRatio = "window_ballistic_ratio";
+inline constexpr const char* kRmsStart = "rms_start";
 inline constexpr const char* kRmsWindowStart = "rms_window_start";
 inline constexpr const char* kRmsEnd = "rms_end";
 inline constexpr const char* kMaxAbsEnd = "max_abs_end";
+/// The members' metric: median on the training set, median and quartiles on the test set; the
+/// members' mean loss and the loss at the stage's start; the largest split R-hat of the member
+/// series (loss, rms, test metric).
+inline constexpr const char* kMemberTrainMetricMedian = "member_train_metric_median";
 inline constexpr const char* kMemberTestMetricMedian = "member_test_metric_median";
 inline constexpr const char* kMemberTestMetricQ25 = "member_test_metric_q25";
 inline constexpr const char* kMemberTestMetricQ75 = "member_test_metric_q75";
 inline constexpr const char* kMeanMemberLoss = "mean_member_loss";
 inline constexpr const char* kStartLoss = "start_loss";
 inline constexpr const char* kRhat = "rhat";
+/// The first step a health check found the kinetic temperature below T/100 (-1: never).
+inline constexpr const char* kSlowToHeatAtStep = "slow_to_heat_at_step";
+/// The curvature at the stage's start and end: loss-Hessian eigenvalues above T (stochastic
+/// Lanczos: estimate and its stderr) and the largest eigenvalue.
 inline constexpr const char* kEigenvaluesAboveTStart = "eigenvalues_above_T_start";
+inline constexpr const char* kEigenvaluesAboveTStartStderr = "eigenvalues_above_T_start_stderr";
+inline constexpr const char* kLambdaMaxStart = "lambda_max_start";
+inline constexpr const char* kEigenvaluesAboveTEnd = "eigenvalues_above_T_end";
+inline constexpr const char* kEigenvaluesAboveTEndStderr = "eigenvalues_above_T_end_stderr";
+inline constexpr const char* kLambdaMaxEnd = "lambda_max_end";
+/// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
+inline constexpr const char* kMassMin = "mass_min";
+inline constexpr const char* kMassMedian = "mass_median";
+inline constexpr const char* kMassMax = "mass_max";
 /// Every member's series (issue 21): member_series(name) [chain, member] for name in
 /// kMemberSeries, with the scale member (kMemberAxis), and per series the attributes
 /// series_rank_rhat(name) and series_bulk_ess(name) (pooled over the chains, Vehtari et al. 2021);
@@ -246,6 +294,8 @@ inline const std::vector<std::string>& member_series_names() {
 inline std::string member_series(std::string_view name) { return std::string("series_").append(name); }
 inline std::string series_rank_rhat(std::string_view name) { return std::string("rank_rhat_").append(name); }
 inline std::string series_bulk_ess(std::string_view name) { return std::string("bulk_ess_").append(name); }
+/// The attribute describing the member series (text).
+inline constexpr const char* kMemberSeriesMeaning = "member_series";
 
 // ---- Ensembles: /ensemble, /deep_ensemble, /ladder -------------------------------------------
 
@@ -289,7 +339,7 @@ inline constexpr const char* kExchangeRounds = "exchange_rounds";
 /// /ladder/<name>: one rung ("rung_0").
 inline std::string ladder_group(std::string_view name) { return join(kLadder, name); }
 /// /ladder/<name>/diagnostics.
-inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), "diagnostics"); }
+inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), kDiagnosticsName); }
 
 // ---- /selection ------------------------------------------------------------------------------
 
@@ -313,5 +363,7 @@ inline constexpr const char* kSelectedName = "selected_name";
 inline constexpr const char* kBest = "best";
 inline constexpr const char* kOneSe = "one_se";
 inline constexpr const char* kValidationRows = "validation_rows";
+/// /selection's attribute saying what validation_loss and its stderr columns are (text).
+inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
 
 }  // namespace simmer::run::layout

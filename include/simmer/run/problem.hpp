@@ -16,6 +16,7 @@
 #include "simmer/ensemble/selection.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/loss.hpp"
+#include "simmer/run/archive_paths.hpp"
 #include "simmer/train/adam.hpp"
 #include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
@@ -265,7 +266,7 @@ struct Problem {
   }
   /// "rung_<k>" with a ladder, else "simmering": the stage's candidate name (/ladder/<name>).
   [[nodiscard]] std::string stage_name(std::int64_t k) const {
-    return ladder.empty() ? std::string("simmering") : "rung_" + std::to_string(k);
+    return ladder.empty() ? std::string(layout::kSimmeringName) : layout::rung_name(k);
   }
   /// T of every simmering step of trajectory `index`, all stages: the ramp, rung
   /// stage_of(step) (sequential), or its own rung (parallel).
