@@ -94,7 +94,16 @@ void choose_networks(Setup& s, const std::string& requested) {
     throw Error("'" + s.run.path + "': --candidate '" + name + "': not one of deep_ensemble, all" +
                 (ladder.empty() ? std::string() : ", rung_0 .. rung_" + std::to_string(ladder.size() - 1)));
   }
-  const std::int64_t per_stage = s.run.draws / static_cast<std::int64_t>(ladder.size());
+  const auto rungs = static_cast<std::int64_t>(ladder.size());
+  if (s.run.config.simmer.ladder_mode == run::LadderMode::parallel) {
+    // Parallel rungs: rung k is every draw of the trajectories i with i mod K = k.
+    for (const auto& d : all) {
+      if (d.first % rungs == rung) s.draws.push_back(d);
+    }
+    return;
+  }
+  // Sequential rungs: rung k is each trajectory's k-th block of draws.
+  const std::int64_t per_stage = s.run.draws / rungs;
   for (const auto& d : all) {
     if (d.second / per_stage == rung) s.draws.push_back(d);
   }

@@ -446,8 +446,14 @@ void summary(const std::string& archive, std::ostream& out) {
   } else if (!c.simmer.ladder.empty()) {
     std::string rungs;
     for (const double t : c.simmer.ladder) rungs += (rungs.empty() ? "" : ", ") + printf_string("%g", t);
-    out << "T         ladder " << rungs << unit << " (one stage of " << c.simmer.steps
-        << " steps each, coldest first)\n";
+    out << "T         ladder " << rungs << unit
+        << (c.simmer.ladder_mode == run::LadderMode::parallel
+                ? " (side by side: trajectory i at rung i mod " + std::to_string(c.simmer.ladder.size()) +
+                      (c.simmer.exchange_every > 0
+                           ? ", replica exchange every " + std::to_string(c.simmer.exchange_every) + " steps)"
+                           : ")")
+                : " (one stage of " + std::to_string(c.simmer.steps) + " steps each, coldest first)")
+        << "\n";
   } else if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
     out << "T         constant " << c.simmer.T_target << unit << "\n";
   } else {

@@ -221,8 +221,24 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"accepted swaps {list(accepted)} of {list(proposed)}")
             if f["ladder/round_trips"].shape != (6,):
                 fail("round trips are not per configuration")
+        # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
+        # ensemble (every member is stored here).
+        with h5py.File(paths[0], "r") as f:
+            names = [n.decode() for n in f["data/feature_names"][()]]
+            x = f["data/test/x"][()]
+            expected = f["ladder/rung_1/test/fraction"][()]
+        points = os.path.join(tmp, "exchange_points.csv")
+        with open(points, "w") as fh:
+            fh.write(",".join(names) + "\n" + "".join(",".join(repr(v) for v in r) + "\n" for r in x))
+        p = subprocess.run([ANALYZE, "predict", paths[0], "--points", points, "--candidate", "rung_1"], env=st.ENV,
+                           capture_output=True, text=True)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        got = np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows])
+        if p.returncode != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
+            fail(f"predict --candidate rung_1 of a parallel ladder differs from /ladder/rung_1/test/fraction:\n"
+                 f"{p.stderr}")
         summary = subprocess.run([ANALYZE, "summary", paths[0]], env=st.ENV, capture_output=True, text=True)
-        if summary.returncode != 0 or "rung 2, T = " not in summary.stdout:
+        if summary.returncode != 0 or "rung 2, T = " not in summary.stdout or "side by side" not in summary.stdout:
             fail(f"summary of a parallel ladder does not diagnose each rung:\n{summary.stdout}\n{summary.stderr}")
         # Stopped at step 150 (between the rounds after 140 and 160) on 2 ranks, resumed on 1.
         st.stopped_and_resumed(SIMMER, parallel, os.path.join(tmp, "exchange_resumed.h5"), [], [],
