@@ -162,21 +162,16 @@ void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, 
   m.deep_ensemble_members = deep.candidate().members;
 }
 
-/// /diagnostics concatenated in input order (each trajectory's numbers are its own), and in `m`
-/// the verdict counts, loss rises and T's reading. The pooled per-block metrics need the runs'
-/// block ensembles, which archives do not keep: a merged archive has none.
 /// Every member's series [chain, member] concatenated (shorter runs padded with NaN) and their
 /// pooled rank-normalised R-hat and bulk ESS recomputed over all the merged chains (NaN when an
 /// input lacks a series: the copied attributes of the first input would be its alone).
-void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
-                         std::vector<std::pair<std::string, unsigned>>& by_chain) {
-  std::vector<std::pair<std::string, unsigned>> by_member;
+void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, mpi::ScaleAxes& by_chain) {
+  mpi::ScaleAxes by_member;
   std::int64_t members = 0;
   for (const auto& name : layout::member_series_names()) {
     const std::string path = layout::join(layout::kDiagnostics, layout::member_series(name));
-    const bool had = inputs.front().reader->has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name));
     if (!all_have(inputs, path)) {
-      if (had) {
+      if (inputs.front().reader->has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name))) {
         f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name), std::nan(""));
         f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name), std::nan(""));
       }
@@ -194,30 +189,14 @@ void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, 
         pooled.push_back(std::move(one));
       }
     }
-    std::size_t longest = 0;
-    for (const auto& one : pooled) longest = std::max(longest, one.size());
-    members = static_cast<std::int64_t>(longest);
-    std::vector<double> rows(pooled.size() * longest, std::nan(""));
-    for (std::size_t c = 0; c < pooled.size(); ++c) {
-      std::copy(pooled[c].begin(), pooled[c].end(), rows.begin() + static_cast<std::ptrdiff_t>(c * longest));
-    }
-    f.put(path, rows, {chains, members});
-    by_chain.emplace_back(path, 0U);
-    by_member.emplace_back(path, 1U);
-    const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
-    f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name),
-                usable.size() >= 2 ? ensemble::rank_rhat(usable) : std::nan(""));
-    f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name),
-                usable.size() >= 2 ? ensemble::bulk_ess(usable) : std::nan(""));
+    members = mpi::write_member_series(f, layout::kDiagnostics, name, pooled, by_chain, by_member);
   }
-  if (by_member.empty()) return;
-  std::vector<double> ids(static_cast<std::size_t>(members));
-  std::iota(ids.begin(), ids.end(), 0.0);
-  const std::string scale = layout::join(layout::kDiagnostics, layout::kMemberAxis);
-  f.put(scale, ids, {members});
-  f.attach_scale(scale, layout::kMemberAxis, by_member);
+  if (!by_member.empty()) mpi::write_member_scale(f, layout::kDiagnostics, members, by_member);
 }
 
+/// /diagnostics concatenated in input order (each trajectory's numbers are its own), and in `m`
+/// the verdict counts, loss rises and T's reading. The pooled per-block metrics need the runs'
+/// block ensembles, which archives do not keep: a merged archive has none.
 void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains, mpi::Metrics& m) {
   const std::string verdict_path = layout::join(layout::kDiagnostics, layout::kVerdict);
   const std::string reason_path = layout::join(layout::kDiagnostics, layout::kVerdictReason);
@@ -269,7 +248,7 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
     by_chain.emplace_back(path, 0U);
     by_block.emplace_back(path, 1U);
   }
-  merge_member_series(inputs, f, chains, by_chain);
+  merge_member_series(inputs, f, by_chain);
   std::vector<double> ids(static_cast<std::size_t>(chains));
   std::iota(ids.begin(), ids.end(), 0.0);
   const std::string chain_scale = layout::join(layout::kDiagnostics, layout::kChainAxis);

@@ -1,8 +1,10 @@
 #include "simmer/mpi/metrics_writer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,35 @@
 namespace simmer::mpi {
 
 using run::layout::score_fields;
+namespace layout = run::layout;
+
+std::int64_t write_member_series(io::ParallelFile& f, const std::string& group, const std::string& name,
+                                 const ensemble::Chains& chains, ScaleAxes& by_chain, ScaleAxes& by_member) {
+  std::size_t longest = 0;
+  for (const auto& one : chains) longest = std::max(longest, one.size());
+  std::vector<double> rows(chains.size() * longest, std::nan(""));
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    std::copy(chains[c].begin(), chains[c].end(), rows.begin() + static_cast<std::ptrdiff_t>(c * longest));
+  }
+  const std::string path = layout::join(group, layout::member_series(name));
+  f.put(path, rows, {static_cast<std::int64_t>(chains.size()), static_cast<std::int64_t>(longest)});
+  by_chain.emplace_back(path, 0U);
+  by_member.emplace_back(path, 1U);
+  const ensemble::Chains usable = ensemble::usable_chains(chains, 4);
+  const bool enough = usable.size() >= 2;
+  f.attribute(group, layout::series_rank_rhat(name), enough ? ensemble::rank_rhat(usable) : std::nan(""));
+  f.attribute(group, layout::series_bulk_ess(name), enough ? ensemble::bulk_ess(usable) : std::nan(""));
+  return static_cast<std::int64_t>(longest);
+}
+
+void write_member_scale(io::ParallelFile& f, const std::string& group, std::int64_t members,
+                        const ScaleAxes& by_member) {
+  std::vector<double> ids(static_cast<std::size_t>(members));
+  std::iota(ids.begin(), ids.end(), 0.0);
+  const std::string scale = layout::join(group, layout::kMemberAxis);
+  f.put(scale, ids, {members});
+  f.attach_scale(scale, layout::kMemberAxis, by_member);
+}
 
 std::pair<double, double> finite_mean_sd(const std::vector<double>& values) {
   double m = 0.0, q = 0.0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <numeric>
 #include <string>
 
@@ -82,59 +81,39 @@ StageMetrics stage_metrics(const run::Problem& p, const std::vector<run::ChainRe
   return out;
 }
 
-/// <group>/series_<series> [chain, member] (NaN after a stopped trajectory's last member) and, per
-/// series, the attributes rank_rhat_<series> and bulk_ess_<series> (Vehtari et al. 2021, pooled
-/// over the stage's trajectories). Per second: over the root's wall_seconds (simmer_analyze
-/// summary divides), so that the archive's numbers stay the same for any rank count.
-void write_member_series(io::ParallelFile& f, const std::vector<run::ChainReport>& t, std::size_t stage,
-                         const std::string& group, std::vector<std::pair<std::string, unsigned>>& by_chain) {
-  std::size_t members = 0, points = 0;
+/// Every member series of stage `stage` (write_member_series: training loss, test metric, the
+/// fixed test points) under <group>, with its member scale. Per second: over the root's
+/// wall_seconds (simmer_analyze summary divides), so the archive is the same for any rank count.
+void write_stage_series(io::ParallelFile& f, const std::vector<run::ChainReport>& t, std::size_t stage,
+                        const std::string& group, ScaleAxes& by_chain) {
+  std::size_t points = 0;
   for (const auto& r : t) {
     const auto& s = r.stages[stage].summary;
-    members = std::max(members, s.series_loss.size());
     if (!s.series_loss.empty()) points = s.series_points.size() / s.series_loss.size();
   }
-  const auto chains = static_cast<std::int64_t>(t.size());
-  const auto m = static_cast<std::int64_t>(members);
-  std::vector<std::pair<std::string, unsigned>> by_member;
-  const auto write = [&](const std::string& name,
-                         const std::function<const std::vector<double>&(const ensemble::TrajectorySummary&)>& series,
-                         std::size_t stride, std::size_t offset) {
-    std::vector<double> rows(t.size() * members, kNaN);
-    ensemble::Chains pooled;
-    for (std::size_t c = 0; c < t.size(); ++c) {
-      const auto& v = series(t[c].stages[stage].summary);
-      std::vector<double> one;
+  // Each trajectory's values series[offset], series[offset + stride], ...
+  const auto chains = [&](std::vector<double> ensemble::TrajectorySummary::*series, std::size_t stride,
+                          std::size_t offset) {
+    ensemble::Chains out;
+    for (const auto& r : t) {
+      const auto& v = r.stages[stage].summary.*series;
+      auto& one = out.emplace_back();
       for (std::size_t i = offset; i < v.size(); i += stride) one.push_back(v[i]);
-      std::copy(one.begin(), one.end(), rows.begin() + static_cast<std::ptrdiff_t>(c * members));
-      pooled.push_back(std::move(one));
     }
-    const std::string path = layout::join(group, layout::member_series(name));
-    f.put(path, rows, {chains, m});
-    by_chain.emplace_back(path, 0U);
-    by_member.emplace_back(path, 1U);
-    const ensemble::Chains usable = ensemble::usable_chains(pooled, 4);
-    const double bulk = usable.size() >= 2 ? ensemble::bulk_ess(usable) : kNaN;
-    f.attribute(group, layout::series_rank_rhat(name), usable.size() >= 2 ? ensemble::rank_rhat(usable) : kNaN);
-    f.attribute(group, layout::series_bulk_ess(name), bulk);
+    return out;
   };
   // The names' order: training loss, test metric, then the fixed test points.
   const auto& names = layout::member_series_names();
-  write(
-      names[0], [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_loss; }, 1, 0);
-  write(
-      names[1], [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_test_metric; },
-      1, 0);
+  ScaleAxes by_member;
+  const std::int64_t members = write_member_series(
+      f, group, names[0], chains(&ensemble::TrajectorySummary::series_loss, 1, 0), by_chain, by_member);
+  write_member_series(f, group, names[1], chains(&ensemble::TrajectorySummary::series_test_metric, 1, 0), by_chain,
+                      by_member);
   for (std::size_t j = 0; j < points && 2 + j < names.size(); ++j) {
-    write(
-        names[2 + j],
-        [](const ensemble::TrajectorySummary& s) -> const std::vector<double>& { return s.series_points; }, points, j);
+    write_member_series(f, group, names[2 + j], chains(&ensemble::TrajectorySummary::series_points, points, j),
+                        by_chain, by_member);
   }
-  std::vector<double> ids(members);
-  std::iota(ids.begin(), ids.end(), 0.0);
-  const std::string scale = layout::join(group, layout::kMemberAxis);
-  f.put(scale, ids, {m});
-  f.attach_scale(scale, layout::kMemberAxis, by_member);
+  write_member_scale(f, group, members, by_member);
   f.attribute(group, layout::kMemberSeriesMeaning,
               std::string("series_train_loss, series_test_metric and series_point_<j> [chain, member]: every member's "
                           "training loss, test metric and, at fixed test rows (the first, middle and last), the "
@@ -216,7 +195,7 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   f.put(block_scale, block_ids, {blocks});
   for (const auto& [path, axis] : by_chain_block) by_block.emplace_back(path, 1U);
   by_chain.insert(by_chain.end(), by_chain_block.begin(), by_chain_block.end());
-  write_member_series(f, t, stage, group, by_chain);
+  write_stage_series(f, t, stage, group, by_chain);
   f.attach_scale(chain_scale, layout::kChainAxis, by_chain);
   f.attach_scale(block_scale, layout::kBlockAxis, by_block);
 }

@@ -48,18 +48,10 @@ std::vector<Swap> ReplicaSets::round(std::int64_t steps, const std::vector<doubl
   return swaps;
 }
 
-std::vector<std::int64_t> ReplicaSets::proposed() const {
+std::vector<std::int64_t> ReplicaSets::summed(PairCounts counts) const {
   std::vector<std::int64_t> out(static_cast<std::size_t>(rungs_ > 0 ? rungs_ - 1 : 0), 0);
   for (const auto& l : ladders_) {
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] += l.proposed()[k];
-  }
-  return out;
-}
-
-std::vector<std::int64_t> ReplicaSets::accepted() const {
-  std::vector<std::int64_t> out(static_cast<std::size_t>(rungs_ > 0 ? rungs_ - 1 : 0), 0);
-  for (const auto& l : ladders_) {
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] += l.accepted()[k];
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] += (l.*counts)()[k];
   }
   return out;
 }

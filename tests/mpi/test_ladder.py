@@ -60,6 +60,21 @@ def run(ranks, args, expect=0):
     return st.run(SIMMER, ranks, args, expect=expect)
 
 
+def predicted_test_fractions(archive, extra=()):
+    """simmer_analyze predict of `archive` on its own test inputs (raw units, written as a points
+    CSV beside it): (exit code, the fraction_* columns as an array [row, class], stderr)."""
+    with h5py.File(archive, "r") as f:
+        names = [n.decode() for n in f["data/feature_names"][()]]
+        x = f["data/test/x"][()]
+    points = archive[:-3] + "_points.csv"
+    with open(points, "w") as fh:
+        fh.write(",".join(names) + "\n" + "".join(",".join(repr(v) for v in r) + "\n" for r in x))
+    p = subprocess.run([ANALYZE, "predict", archive, "--points", points, *extra], env=st.ENV, capture_output=True,
+                       text=True)
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    return p.returncode, np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows]), p.stderr
+
+
 def text(v):
     return v.decode() if isinstance(v, bytes) else v
 
@@ -224,19 +239,10 @@ with tempfile.TemporaryDirectory() as tmp:
         # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
         # ensemble (every member is stored here).
         with h5py.File(paths[0], "r") as f:
-            names = [n.decode() for n in f["data/feature_names"][()]]
-            x = f["data/test/x"][()]
             expected = f["ladder/rung_1/test/fraction"][()]
-        points = os.path.join(tmp, "exchange_points.csv")
-        with open(points, "w") as fh:
-            fh.write(",".join(names) + "\n" + "".join(",".join(repr(v) for v in r) + "\n" for r in x))
-        p = subprocess.run([ANALYZE, "predict", paths[0], "--points", points, "--candidate", "rung_1"], env=st.ENV,
-                           capture_output=True, text=True)
-        rows = list(csv.DictReader(io.StringIO(p.stdout)))
-        got = np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows])
-        if p.returncode != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
-            fail(f"predict --candidate rung_1 of a parallel ladder differs from /ladder/rung_1/test/fraction:\n"
-                 f"{p.stderr}")
+        rc, got, err = predicted_test_fractions(paths[0], ["--candidate", "rung_1"])
+        if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
+            fail(f"predict --candidate rung_1 of a parallel ladder differs from /ladder/rung_1/test/fraction:\n{err}")
         summary = subprocess.run([ANALYZE, "summary", paths[0]], env=st.ENV, capture_output=True, text=True)
         if summary.returncode != 0 or "rung 2, T = " not in summary.stdout or "side by side" not in summary.stdout:
             fail(f"summary of a parallel ladder does not diagnose each rung:\n{summary.stdout}\n{summary.stderr}")
@@ -286,18 +292,10 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"select_by = metric: chose {f['selection'].attrs['selected']}, error rates {errors}")
         # predict evaluates the chosen candidate's networks by default.
         with h5py.File(os.path.join(tmp, "best.h5"), "r") as f:
-            names = [n.decode() for n in f["data/feature_names"][()]]
-            x = f["data/test/x"][()]
             expected = f["ensemble/test/fraction"][()]
-        points = os.path.join(tmp, "points.csv")
-        with open(points, "w") as fh:
-            fh.write(",".join(names) + "\n" + "".join(",".join(repr(v) for v in r) + "\n" for r in x))
-        p = subprocess.run([ANALYZE, "predict", os.path.join(tmp, "best.h5"), "--points", points], env=st.ENV,
-                           capture_output=True, text=True)
-        rows = list(csv.DictReader(io.StringIO(p.stdout)))
-        got = np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows])
-        if p.returncode != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
-            fail(f"predict of the chosen candidate differs from /ensemble/test/fraction:\n{p.stderr}")
+        rc, got, err = predicted_test_fractions(os.path.join(tmp, "best.h5"))
+        if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
+            fail(f"predict of the chosen candidate differs from /ensemble/test/fraction:\n{err}")
         print("select: the choice, its standard errors and /ensemble agree with numpy; predict follows it")
     elif CASE == "merge":
         parts = []

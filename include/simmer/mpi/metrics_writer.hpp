@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "simmer/ensemble/convergence.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
@@ -72,6 +73,20 @@ void write_set_metrics(io::ParallelFile& f, const std::string& object, const std
 
 /// Collective. The verdict counts and loss rises of `s` (those known) as attributes of `object`.
 void write_stage_metrics(io::ParallelFile& f, const std::string& object, const StageMetrics& s);
+
+/// Axes of datasets to attach a dimension scale to: (dataset path, axis).
+using ScaleAxes = std::vector<std::pair<std::string, unsigned>>;
+
+/// Collective. One member series of a diagnostics group (run/archive_paths.hpp,
+/// member_series_names), for a run's report and a merge alike: <group>/series_<name> [chain,
+/// member] from `chains` (one per trajectory, each padded with NaN to the longest), its axes added
+/// to `by_chain` and `by_member`, and the attributes rank_rhat_<name> and bulk_ess_<name> pooled
+/// over the chains (NaN with fewer than two of at least 4 values). Returns the member axis' length.
+std::int64_t write_member_series(io::ParallelFile& f, const std::string& group, const std::string& name,
+                                 const ensemble::Chains& chains, ScaleAxes& by_chain, ScaleAxes& by_member);
+/// Collective. <group>/member [members] (0, 1, ...) as the member scale of `by_member`.
+void write_member_scale(io::ParallelFile& f, const std::string& group, std::int64_t members,
+                        const ScaleAxes& by_member);
 
 /// The sets of an ensemble's scores (`names` the scored sets, train first), all known.
 std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names,

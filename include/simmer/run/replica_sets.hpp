@@ -40,8 +40,8 @@ class ReplicaSets {
   std::vector<Swap> round(std::int64_t steps, const std::vector<double>& loss_by_trajectory);
 
   /// Summed over the sets: proposed and accepted swaps of each rung pair (k, k + 1).
-  [[nodiscard]] std::vector<std::int64_t> proposed() const;
-  [[nodiscard]] std::vector<std::int64_t> accepted() const;
+  [[nodiscard]] std::vector<std::int64_t> proposed() const { return summed(&train::ReplicaLadder::proposed); }
+  [[nodiscard]] std::vector<std::int64_t> accepted() const { return summed(&train::ReplicaLadder::accepted); }
   /// Round trips (coldest → hottest → coldest) of the configuration that started at trajectory i.
   [[nodiscard]] std::vector<std::int64_t> round_trips() const;
   /// The trajectory whose configuration is now the one that started at trajectory i.
@@ -55,6 +55,9 @@ class ReplicaSets {
   }
 
  private:
+  using PairCounts = const std::vector<std::int64_t>& (train::ReplicaLadder::*)() const;
+  /// A per-pair count of every set's ladder, summed over the sets.
+  [[nodiscard]] std::vector<std::int64_t> summed(PairCounts counts) const;
   std::int64_t every_ = 0, total_steps_ = 0, rungs_ = 0;
   std::vector<train::ReplicaLadder> ladders_;  ///< per set
   std::vector<Rng> streams_;                   ///< per set
