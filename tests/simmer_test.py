@@ -88,6 +88,13 @@ def _comparable(f, value):
     return value
 
 
+def text(value):
+    """An HDF5 text attribute or string as str (h5py gives bytes for fixed-length strings)."""
+    if isinstance(value, np.ndarray):
+        value = value.reshape(-1)[0] if value.size else b""
+    return value.decode("utf-8", "replace").rstrip("\x00") if isinstance(value, bytes) else str(value)
+
+
 def _config_lines(ds):
     """/config's INI lines without the placement ones: where the archive is (run.output) and how
     many ranks share a gradient (run.ranks_per_trajectory) say nothing about what was computed."""

@@ -228,6 +228,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.create_group(layout::kEnsemble);
   std::vector<ensemble::VoteAccumulator> vote_sets;
   std::vector<ensemble::MeanAccumulator> mean_sets;
+  std::vector<std::vector<ensemble::MeanAccumulator>> component_sets;
   for (const auto& set : run0.sets) {
     const std::string g = layout::ensemble_group(set);
     f.create_group(g);
@@ -269,6 +270,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
             {rows, run0.outputs});
       f.attribute(g, layout::kMembers, acc.members());
       mean_sets.push_back(std::move(acc));
+      component_sets.push_back(merging::merge_components(inputs, f, g, rows, run0.outputs, C));
     }
   }
   if (r0.exists(layout::kTracked)) {
@@ -283,7 +285,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
 
   // /metrics (with the /baseline columns) as the run's report writes it, from the pooled inputs.
   f.create_group(layout::kMetrics);
-  mpi::write_metrics(f, merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets)}));
+  mpi::write_metrics(f, merging::merged_metrics(
+                            inputs, f, C, {std::move(vote_sets), std::move(mean_sets), std::move(component_sets)}));
   std::vector<std::int64_t> diverged;
   for (const auto& in : inputs) {
     if (in.reader->exists(layout::kDivergedAtStep)) {

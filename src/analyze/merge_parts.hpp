@@ -68,7 +68,17 @@ inline Matrix as_matrix(const std::vector<double>& v, Index rows, Index cols) {
 struct PooledSets {
   std::vector<ensemble::VoteAccumulator> votes;  ///< classification
   std::vector<ensemble::MeanAccumulator> means;  ///< regression
+  /// Regression, per set: the predictive mixture's components, every input's trajectories in input
+  /// order (empty when an input has none: an archive from before issue 26).
+  std::vector<std::vector<ensemble::MeanAccumulator>> components;
 };
+
+/// Regression: the predictive mixture's components of /ensemble/<set> (`group`, `rows` rows) of
+/// every input, concatenated in input order and written to the merged archive (none, and nothing
+/// written, when an input lacks them).
+std::vector<ensemble::MeanAccumulator> merge_components(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                                        const std::string& group, Index rows, Index outputs,
+                                                        std::int64_t chains);
 
 /// Writes what the merged archive pools beyond /ensemble's votes or means (the mean
 /// probabilities or coverage counts, /diagnostics, /deep_ensemble) and returns its /metrics,

@@ -13,6 +13,7 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/convergence.hpp"
+#include "simmer/ensemble/predictive.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/mpi/archive_writer.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -27,12 +28,42 @@ namespace layout = run::layout;
 /// and the uncertainty scores again (issue 10) from what each run kept of them: the members' mean
 /// class probabilities (averaged, weighted by members, written) or the coverage counts (summed,
 /// written). Inputs without them (older archives) leave those scores out.
+/// The merged ensemble's σ² by the run's rule (ensemble/predictive.hpp): the pooled mean's
+/// residuals on the validation set where the runs have one, else on the training set; unknown
+/// without the targets (classification, or an archive without /data/<set>/y).
+ensemble::NoiseEstimate merged_noise(const io::ArchiveReader& r0, const RunArchive& run0, const PooledSets& pooled) {
+  if (run0.classification) return {};
+  std::size_t train = run0.sets.size(), validation = run0.sets.size();
+  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
+    if (run0.sets[s] == layout::kTrain) train = s;
+    if (run0.sets[s] == layout::kValidation) validation = s;
+  }
+  const bool held_out = validation < run0.sets.size() && r0.exists(layout::data_y(layout::kValidation)) &&
+                        pooled.means.at(validation).mean().rows() > 0;
+  const std::size_t s = held_out ? validation : train;
+  if (s >= run0.sets.size() || !r0.exists(layout::data_y(run0.sets[s]))) return {};
+  const auto& acc = pooled.means.at(s);
+  if (acc.members() == 0) return {};
+  const Matrix truth = as_matrix(r0.read_doubles(layout::data_y(run0.sets[s])), acc.mean().rows(), acc.mean().cols());
+  return ensemble::noise_from_residuals(view(acc.mean()), view(truth),
+                                        held_out ? ensemble::NoiseSource::validation : ensemble::NoiseSource::training);
+}
+
+/// <group>/noise_variance [output] with its source, as the run writes it (mpi::write_candidate).
+void write_noise(io::ParallelFile& f, const std::string& group, const ensemble::NoiseEstimate& noise) {
+  const std::string path = layout::join(group, layout::kNoiseVariance);
+  f.put(path, std::vector<double>(noise.variance.data(), noise.variance.data() + noise.variance.size()),
+        {noise.variance.cols()});
+  f.attribute(path, layout::kNoiseSource, std::string(ensemble::kNoiseSourceNames.name(noise.source)));
+}
+
 std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::ParallelFile& f,
-                                          const PooledSets& pooled) {
+                                          const PooledSets& pooled, ensemble::NoiseEstimate& noise_out) {
   const io::ArchiveReader& r0 = *inputs.front().reader;
   const RunArchive& run0 = inputs.front().run;
   std::vector<mpi::SetMetrics> out;
-  Matrix noise;
+  const ensemble::NoiseEstimate noise = merged_noise(r0, run0, pooled);
+  if (noise.known()) write_noise(f, layout::kEnsemble, noise);
   for (std::size_t s = 0; s < run0.sets.size(); ++s) {
     const std::string& set = run0.sets[s];
     if (!is_scored(set)) continue;
@@ -72,10 +103,12 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
       const bool any = acc.members() > 0;
       const double mse = any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan("");
       const double r2 = any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan("");
-      if (set == layout::kTrain) noise = ensemble::residual_variance(view(acc.mean()), view(truth));
-      if (noise.size() != 0) {
-        scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise, view(truth));
+      if (noise.known()) {
+        scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise.variance, view(truth));
         metrics.uncertainty = true;
+        if (!pooled.components.at(s).empty()) {
+          metrics.coverage = ensemble::predictive_coverage(pooled.components[s], noise, view(truth));
+        }
       }
       scores.metric = mse;
       scores.r2 = r2;
@@ -102,7 +135,7 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
         f.put(equal_path, equal, {acc.mean().rows(), acc.mean().cols()});
         ensemble::CoverageCounter counts;
         counts.restore(members, std::move(below), std::move(equal));
-        auto& coverage = metrics.coverage.emplace();
+        auto& coverage = metrics.mean_coverage.emplace();
         for (std::size_t l = 0; l < ensemble::kCoverageLevels.size(); ++l) {
           coverage[l] = counts.coverage(ensemble::kCoverageLevels[l]);
         }
@@ -110,6 +143,7 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
     }
     out.push_back(std::move(metrics));
   }
+  noise_out = noise;
   return out;
 }
 
@@ -122,6 +156,8 @@ void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, 
   if (!all_have(inputs, layout::kDeepEnsemble)) return;
   const io::ArchiveReader& r0 = *inputs.front().reader;
   mpi::EnsembleLayout shape;
+  shape.chains = 0;
+  for (const auto& in : inputs) shape.chains += in.run.chains;
   shape.classification = run0.classification;
   shape.classes = run0.classes;
   shape.outputs = run0.outputs;
@@ -158,7 +194,8 @@ void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, 
   }
   mpi::write_candidate(f, MPI_COMM_SELF, shape, layout::kDeepEnsemble, &deep.candidate());
   const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
-  m.deep_ensemble = mpi::set_metrics(shape.sets, scores.sets, scores.coverage, run0.classification);
+  m.deep_ensemble = mpi::set_metrics(shape.sets, scores, run0.classification);
+  m.deep_ensemble_noise = scores.noise;
   m.deep_ensemble_members = deep.candidate().members;
 }
 
@@ -315,6 +352,26 @@ void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std:
   }
 }
 
+std::vector<ensemble::MeanAccumulator> merge_components(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                                        const std::string& group, Index rows, Index outputs,
+                                                        std::int64_t chains) {
+  std::vector<ensemble::MeanAccumulator> out;
+  for (const auto& in : inputs) {
+    auto parts = read_components(*in.reader, group, rows, outputs);
+    if (!parts) return {};
+    if (static_cast<std::int64_t>(parts->size()) != in.run.chains) {
+      throw Error("'" + in.run.path + "': " + layout::join(group, layout::kTrajectoryMembers) + " has " +
+                  std::to_string(parts->size()) + " trajectories, not " + std::to_string(in.run.chains));
+    }
+    out.insert(out.end(), parts->begin(), parts->end());
+  }
+  mpi::EnsembleLayout shape;
+  shape.outputs = outputs;
+  shape.chains = chains;
+  mpi::write_components(f, group, rows, shape, &out);
+  return out;
+}
+
 mpi::Metrics merged_metrics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
                             const PooledSets& pooled) {
   const io::ArchiveReader& r0 = *inputs.front().reader;
@@ -329,7 +386,7 @@ mpi::Metrics merged_metrics(const std::vector<Input>& inputs, io::ParallelFile& 
       if (r0.exists(column)) m.baseline.push_back({set, field.first, concatenated<double>(inputs, column)});
     }
   }
-  m.ensemble = merge_scores(inputs, f, pooled);
+  m.ensemble = merge_scores(inputs, f, pooled, m.ensemble_noise);
   merge_diagnostics(inputs, f, chains, m);
   merge_deep_ensemble(inputs, f, run0, m);
   for (const auto& in : inputs) m.members += in.reader->attribute_integer(layout::kMetrics, layout::kMembers);

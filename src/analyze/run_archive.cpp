@@ -188,6 +188,49 @@ std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::Archi
   return out;
 }
 
+std::optional<std::vector<ensemble::MeanAccumulator>> read_components(const io::ArchiveReader& r,
+                                                                      const std::string& set_group, Index rows,
+                                                                      Index outputs) {
+  const std::string members_path = layout::join(set_group, layout::kTrajectoryMembers);
+  const std::string mean_path = layout::join(set_group, layout::kTrajectoryMean);
+  const std::string variance_path = layout::join(set_group, layout::kTrajectoryVariance);
+  if (!r.exists(members_path) || !r.exists(mean_path) || !r.exists(variance_path)) return std::nullopt;
+  const auto members = r.read_ints(members_path);
+  const auto mean = r.read_doubles(mean_path);
+  const auto variance = r.read_doubles(variance_path);
+  const auto cells = static_cast<std::size_t>(rows * outputs);
+  if (mean.size() != members.size() * cells || variance.size() != mean.size()) {
+    throw Error("'" + r.path() + "': " + mean_path + " is " + dims_text(r.dims(mean_path)) + ", not [" +
+                std::to_string(members.size()) + ", " + std::to_string(rows) + ", " + std::to_string(outputs) + "]");
+  }
+  std::vector<ensemble::MeanAccumulator> out;
+  for (std::size_t c = 0; c < members.size(); ++c) {
+    ensemble::MeanAccumulator& part = out.emplace_back(rows, outputs);
+    if (members[c] <= 0) continue;
+    const auto n = static_cast<double>(members[c]);
+    const Matrix m = Eigen::Map<const Matrix>(mean.data() + c * cells, rows, outputs);
+    const Matrix m2 = n * Eigen::Map<const Matrix>(variance.data() + c * cells, rows, outputs).array();
+    part.merge(members[c], m, m2);
+  }
+  return out;
+}
+
+std::optional<ensemble::NoiseEstimate> read_noise(const io::ArchiveReader& r, const std::string& group, Index outputs) {
+  const std::string path = layout::join(group, layout::kNoiseVariance);
+  if (!r.exists(path)) return std::nullopt;
+  const auto values = r.read_doubles(path);
+  if (static_cast<Index>(values.size()) != outputs) {
+    throw Error("'" + r.path() + "': " + path + " holds " + std::to_string(values.size()) +
+                " values, not one per output (" + std::to_string(outputs) + ")");
+  }
+  ensemble::NoiseEstimate noise;
+  noise.variance = Eigen::Map<const Matrix>(values.data(), 1, outputs);
+  const std::string source =
+      r.has_attribute(path, layout::kNoiseSource) ? r.attribute_text(path, layout::kNoiseSource) : "training";
+  noise.source = ensemble::kNoiseSourceNames.parse(source);
+  return noise;
+}
+
 std::vector<std::string> output_names(const RunArchive& run) {
   std::vector<std::string> names = run.target_names;
   names.resize(static_cast<std::size_t>(run.outputs));

@@ -115,12 +115,13 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
   }
   // Uncertainty quality (issue 10): archives written before it have none of these.
   if (!r.has_attribute(metrics, layout::score_key(E, layout::kTest, layout::kNll))) return;
-  const auto coverage = [&](const std::string& prefix) {
-    return [&, prefix](const std::string& split) {
+  using KeyOf = std::string (*)(std::string_view, std::string_view, double);
+  const auto coverage = [&](const std::string& prefix, KeyOf key) {
+    return [&, prefix, key](const std::string& split) {
       std::string cells;
       for (const double level : ensemble::kCoverageLevels) {
         if (!cells.empty()) cells += '/';
-        const double v = real_attr(r, metrics, layout::coverage_key(prefix, split, level));
+        const double v = real_attr(r, metrics, key(prefix, split, level));
         cells += std::isnan(v) ? std::string("n/a") : printf_string("%.2f", v);
       }
       return cells;
@@ -140,8 +141,25 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     row(base + " Gaussian NLL", mean_sd(layout::kNll, "%.4g"));
     if (deep) row("deep ensemble Gaussian NLL", ens(D, layout::kNll, "%.4g"));
     row(label + " Gaussian NLL", ens(E, layout::kNll, "%.4g"));
-    if (deep) row("deep ensemble 50/90/95% coverage", coverage(D));
-    row("member 50/90/95% interval coverage", coverage(E));
+    // Archives before issue 26 hold the members' coverage under coverage_<level> and no noise.
+    const bool predictive = r.has_attribute(metrics, layout::noise_variance_key(E));
+    if (!predictive) {
+      if (deep) row("deep ensemble members' 50/90/95% coverage", coverage(D, layout::coverage_key));
+      row("members' 50/90/95% coverage (no noise)", coverage(E, layout::coverage_key));
+    } else {
+      const auto noise = [&](const std::string& prefix) {
+        return printf_string("%.4g", std::sqrt(real_attr(r, metrics, layout::noise_variance_key(prefix)))) + " (" +
+               r.attribute_text(metrics, layout::noise_source_key(prefix)) + " residuals)";
+      };
+      if (deep) row("deep ensemble 50/90/95% predictive coverage", coverage(D, layout::coverage_key));
+      row(label + " 50/90/95% predictive coverage", coverage(E, layout::coverage_key));
+      row("  members alone (no noise)", coverage(E, layout::mean_coverage_key));
+      if (deep && r.has_attribute(metrics, layout::noise_variance_key(D))) {
+        out << "  noise sd: deep ensemble " << noise(D) << ", " << label << " " << noise(E) << "\n";
+      } else {
+        out << "  noise sd: " << noise(E) << "\n";
+      }
+    }
   }
   const double share = real_attr(r, metrics, layout::worst_point_share_key(E, layout::kTest));
   if (!std::isnan(share)) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "simmer/core/error.hpp"
+#include "simmer/ensemble/predictive.hpp"
 
 namespace simmer::ensemble {
 namespace {
@@ -11,34 +12,49 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLog2Pi = 1.8378770664093453;  // log(2π)
 
-/// Regression: the noise variance [1][outputs], the candidate mean's training MSE (set 0).
-Matrix noise_of(const Candidate& c, const std::vector<ScoredSet>& scored) {
-  return residual_variance(view(c.means.at(0).mean()), view(*scored.at(0).truth));
+constexpr std::size_t kValidationSet = 2;  ///< scored sets: 0 train, 1 test, 2 validation
+
+/// Regression: the candidate's σ², or the rule's when it has none yet.
+NoiseEstimate noise_of(const Candidate& c, const std::vector<ScoredSet>& scored) {
+  return c.noise.known() ? c.noise : estimate_noise(c, scored);
 }
 
 }  // namespace
 
+NoiseEstimate estimate_noise(const Candidate& c, const std::vector<ScoredSet>& scored) {
+  if (c.classification) return {};
+  const bool held_out = scored.size() > kValidationSet && scored[kValidationSet].rows() > 0;
+  const std::size_t set = held_out ? kValidationSet : 0;
+  return noise_from_residuals(view(c.means.at(set).mean()), view(*scored.at(set).truth),
+                              held_out ? NoiseSource::validation : NoiseSource::training);
+}
+
 CandidateScores score(const Candidate& c, const std::vector<ScoredSet>& scored) {
   CandidateScores out;
   const std::vector<double> nan(SetScores::kFields, kNaN);
-  Matrix noise;
+  if (!c.classification && c.members > 0) out.noise = noise_of(c, scored);
   for (std::size_t s = 0; s < scored.size(); ++s) {
     SetScores scores = SetScores::from(nan.data());
-    std::array<double, kCoverageLevels.size()> coverage{};
+    std::array<double, kCoverageLevels.size()> coverage{}, mean_coverage{};
     coverage.fill(kNaN);
+    mean_coverage.fill(kNaN);
     if (c.members > 0) {
       if (c.classification) {
         scores = score_probabilities(view(c.probability.at(s)), *scored[s].labels);
         scores.metric = accuracy(c.votes.at(s).majority(), *scored[s].labels);
       } else {
-        if (s == 0) noise = noise_of(c, scored);
-        scores = score_with_noise(view(c.means.at(s).mean()), c.means[s].variance(), noise, view(*scored[s].truth));
+        const ConstBatchView truth = view(*scored[s].truth);
+        scores = score_with_noise(view(c.means.at(s).mean()), c.means[s].variance(), out.noise.variance, truth);
+        if (s < c.components.size()) coverage = predictive_coverage(c.components[s], out.noise, truth);
         for (std::size_t l = 0; l < kCoverageLevels.size(); ++l)
-          coverage[l] = c.coverage.at(s).coverage(kCoverageLevels[l]);
+          mean_coverage[l] = c.coverage.at(s).coverage(kCoverageLevels[l]);
       }
     }
     out.sets.push_back(scores);
-    if (!c.classification) out.coverage.push_back(coverage);
+    if (!c.classification) {
+      out.coverage.push_back(coverage);
+      out.mean_coverage.push_back(mean_coverage);
+    }
   }
   return out;
 }
@@ -61,7 +77,7 @@ RowLosses row_losses(const Candidate& c, const std::vector<ScoredSet>& scored, s
     }
     return out;
   }
-  const Matrix noise = noise_of(c, scored);
+  const Matrix noise = noise_of(c, scored).variance;
   const Matrix& mean = c.means.at(set).mean();
   const Matrix variance = c.means[set].variance();
   const Matrix& y = *truth.truth;
@@ -93,6 +109,7 @@ DeepEnsembleBuilder::DeepEnsembleBuilder(bool classification, Index classes, Ind
       if (s < scored_.size()) probability_sums_.emplace_back(rows[s], classes);
     } else {
       candidate_.means.emplace_back(rows[s], outputs);
+      candidate_.components.emplace_back();
       if (s < scored_.size()) candidate_.coverage.emplace_back(rows[s], outputs);
     }
   }
@@ -109,8 +126,14 @@ void DeepEnsembleBuilder::add(std::size_t set, ConstBatchView prediction) {
     }
   } else {
     candidate_.means.at(set).add(prediction);
+    candidate_.components.at(set).emplace_back(prediction.rows(), prediction.cols()).add(prediction);
     if (set < scored_.size()) candidate_.coverage[set].add(prediction, view(*scored_[set].truth));
   }
+}
+
+void DeepEnsembleBuilder::done() {
+  candidate_.members += 1;
+  if (!candidate_.classification && candidate_.members > 0) candidate_.noise = estimate_noise(candidate_, scored_);
 }
 
 }  // namespace simmer::ensemble

@@ -99,4 +99,11 @@ void PooledEnsemble::load(ByteReader& r) {
   ar(*this);
 }
 
+std::vector<MeanAccumulator> PooledEnsemble::trajectory_means(std::size_t set) const {
+  std::vector<MeanAccumulator> out;
+  out.reserve(per_trajectory_.size());
+  for (const auto& sets : per_trajectory_) out.push_back(sets.at(set));
+  return out;
+}
+
 }  // namespace simmer::ensemble

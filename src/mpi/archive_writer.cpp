@@ -417,7 +417,40 @@ EnsembleLayout EnsembleLayout::of(const run::Problem& p) {
   l.classification = p.classification;
   l.classes = p.classes;
   l.outputs = p.outputs;
+  l.chains = p.run.trajectories;
   return l;
+}
+
+void write_components(io::ParallelFile& f, const std::string& g, Index rows, const EnsembleLayout& l,
+                      const std::vector<ensemble::MeanAccumulator>* parts) {
+  const std::int64_t C = l.chains;
+  std::vector<std::int64_t> members;
+  std::vector<double> mean, variance;
+  if (parts != nullptr) {
+    if (static_cast<std::int64_t>(parts->size()) != C) throw Error("internal: one mixture component per trajectory");
+    const auto cells = static_cast<std::size_t>(rows * l.outputs);
+    mean.reserve(static_cast<std::size_t>(C) * cells);
+    variance.reserve(mean.capacity());
+    for (const auto& p : *parts) {
+      members.push_back(p.members());
+      const auto n = static_cast<double>(p.members());
+      for (Index i = 0; i < rows; ++i) {
+        for (Index o = 0; o < l.outputs; ++o) {
+          mean.push_back(n > 0 ? p.mean()(i, o) : std::nan(""));
+          variance.push_back(n > 0 ? p.m2()(i, o) / n : std::nan(""));
+        }
+      }
+    }
+  }
+  const std::string members_path = layout::join(g, layout::kTrajectoryMembers);
+  const std::string mean_path = layout::join(g, layout::kTrajectoryMean);
+  const std::string variance_path = layout::join(g, layout::kTrajectoryVariance);
+  ensure_dataset(f, members_path, io::Type::i64, {C});
+  ensure_dataset(f, mean_path, io::Type::f64, {C, rows, l.outputs});
+  ensure_dataset(f, variance_path, io::Type::f64, {C, rows, l.outputs});
+  f.write_from_root(members_path, members);
+  f.write_from_root(mean_path, mean);
+  f.write_from_root(variance_path, variance);
 }
 
 void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l, const std::string& group,
@@ -477,10 +510,28 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
         f.attribute(below_path, layout::kMeaning,
                     std::string("members whose prediction is below the truth (coverage_equal: equal), per value"));
       }
+      write_components(f, g, rows, l, c != nullptr ? &c->components.at(s) : nullptr);
     }
     std::int64_t m = c != nullptr ? (l.classification ? c->votes[s].members() : c->means[s].members()) : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm);
     f.attribute(g, layout::kMembers, m);
+  }
+  if (!l.classification) {
+    // σ² and its source, once the candidate is complete.
+    std::int64_t source = c != nullptr && c->noise.known() ? static_cast<std::int64_t>(c->noise.source) : -1;
+    MPI_Bcast(&source, 1, MPI_INT64_T, 0, comm);
+    if (source >= 0) {
+      const std::string path = layout::join(group, layout::kNoiseVariance);
+      ensure_dataset(f, path, io::Type::f64, {l.outputs});
+      f.write_from_root(path, c != nullptr ? c->noise.variance : Matrix());
+      f.attribute(path, layout::kNoiseSource,
+                  std::string(ensemble::kNoiseSourceNames.name(static_cast<ensemble::NoiseSource>(source))));
+      f.attribute(path, layout::kMeaning,
+                  std::string("the noise variance per output: the mean squared residual of the ensemble's mean on "
+                              "the set noise_source names; the predictive law of a value is the mixture of "
+                              "N(trajectory_mean, trajectory_variance + noise_variance) weighted by "
+                              "trajectory_members (docs/ANALYZE.md)"));
+    }
   }
   std::string name = c != nullptr ? c->name : std::string();
   std::int64_t size = static_cast<std::int64_t>(name.size());

@@ -60,23 +60,28 @@ std::pair<double, double> finite_mean_sd(const std::vector<double>& values) {
   return {m, n > 1 ? std::sqrt(q / static_cast<double>(n - 1)) : 0.0};
 }
 
-std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names,
-                                    const std::vector<ensemble::SetScores>& scores,
-                                    const std::vector<std::array<double, kCoverageLevels.size()>>& coverage,
+std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names, const ensemble::CandidateScores& scores,
                                     bool classification) {
   std::vector<SetMetrics> out;
-  for (std::size_t s = 0; s < scores.size(); ++s) {
+  for (std::size_t s = 0; s < scores.sets.size(); ++s) {
     SetMetrics m;
     m.set = names.at(s);
-    m.scores = scores[s];
-    if (!classification) m.coverage = coverage.at(s);
+    m.scores = scores.sets[s];
+    if (!classification) {
+      m.coverage = scores.coverage.at(s);
+      m.mean_coverage = scores.mean_coverage.at(s);
+    }
     out.push_back(std::move(m));
   }
   return out;
 }
 
 void write_set_metrics(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
-                       const std::vector<SetMetrics>& sets) {
+                       const std::vector<SetMetrics>& sets, const ensemble::NoiseEstimate& noise) {
+  if (!classification && noise.known()) {
+    f.attribute(object, layout::noise_variance_key(prefix), noise.mean());
+    f.attribute(object, layout::noise_source_key(prefix), std::string(ensemble::kNoiseSourceNames.name(noise.source)));
+  }
   namespace layout = run::layout;
   for (const auto& s : sets) {
     for (const auto& [score, field] : score_fields(classification)) {
@@ -91,6 +96,11 @@ void write_set_metrics(io::ParallelFile& f, const std::string& object, const std
     if (!classification && s.coverage) {
       for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
         f.attribute(object, layout::coverage_key(prefix, s.set, kCoverageLevels[l]), (*s.coverage)[l]);
+      }
+    }
+    if (!classification && s.mean_coverage) {
+      for (std::size_t l = 0; l < kCoverageLevels.size(); ++l) {
+        f.attribute(object, layout::mean_coverage_key(prefix, s.set, kCoverageLevels[l]), (*s.mean_coverage)[l]);
       }
     }
   }
@@ -116,11 +126,11 @@ void write_metrics(io::ParallelFile& f, const Metrics& m) {
     f.attribute(g, layout::baseline_mean_key(c.set, c.score), mean);
     f.attribute(g, layout::baseline_sd_key(c.set, c.score), sd);
   }
-  write_set_metrics(f, g, layout::kEnsemblePrefix, m.classification, m.ensemble);
+  write_set_metrics(f, g, layout::kEnsemblePrefix, m.classification, m.ensemble, m.ensemble_noise);
   f.attribute(g, layout::kMembers, m.members);
   if (m.ensemble_name) f.attribute(g, layout::kEnsembleName, *m.ensemble_name);
   if (m.deep_ensemble) {
-    write_set_metrics(f, g, layout::kDeepEnsemblePrefix, m.classification, *m.deep_ensemble);
+    write_set_metrics(f, g, layout::kDeepEnsemblePrefix, m.classification, *m.deep_ensemble, m.deep_ensemble_noise);
     f.attribute(g, layout::kDeepEnsembleMembers, m.deep_ensemble_members);
   }
   if (m.stage) write_stage_metrics(f, g, *m.stage);

@@ -66,7 +66,7 @@ double diagnostic(const run::ChainReport& r, std::size_t stage, const std::strin
 std::vector<SetMetrics> ensemble_sets(const run::Problem& p, const EnsembleReport& e) {
   std::vector<std::string> sets;
   for (std::size_t s = 0; s < e.scores.size(); ++s) sets.push_back(p.sets[s].name);
-  return set_metrics(sets, e.scores, e.coverage, p.classification);
+  return set_metrics(sets, ensemble::CandidateScores{e.scores, e.coverage, e.mean_coverage, e.noise}, p.classification);
 }
 
 /// Stage `stage`'s verdict counts and loss rises.
@@ -348,6 +348,7 @@ ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, c
       c.votes.push_back(pooled.votes(s));
     } else {
       c.means.push_back(pooled.means(s));
+      c.components.push_back(pooled.trajectory_means(s));
     }
   }
   for (std::size_t s = 0; s < p.scored_sets(); ++s) {
@@ -357,6 +358,7 @@ ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, c
       c.coverage.push_back(diagnostics.coverage_counts(static_cast<int>(s)));
     }
   }
+  if (!p.classification && c.members > 0) c.noise = ensemble::estimate_noise(c, run::scored_sets(p));
   return c;
 }
 
@@ -373,6 +375,8 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
     const ensemble::CandidateScores scores = ensemble::score(c, scored);
     e.scores = scores.sets;
     e.coverage = scores.coverage;
+    e.mean_coverage = scores.mean_coverage;
+    e.noise = scores.noise;
     e.members = c.members;
     if (e.stage >= 0) {
       const auto* d = diagnostics.at(static_cast<std::size_t>(e.stage));
@@ -426,10 +430,12 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
   }
   const EnsembleReport& chosen = report.chosen();
   m.ensemble = ensemble_sets(p, chosen);
+  m.ensemble_noise = chosen.noise;
   m.members = chosen.members;
   m.ensemble_name = chosen.name;
   if (const EnsembleReport* deep = report.deep()) {
     m.deep_ensemble = ensemble_sets(p, *deep);
+    m.deep_ensemble_noise = deep->noise;
     m.deep_ensemble_members = deep->members;
   }
   if (report.diagnostics_stage >= 0) m.stage = stage_metrics(p, t, static_cast<std::size_t>(report.diagnostics_stage));
@@ -448,7 +454,7 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
   for (const auto& c : report.candidates) {
     if (c.stage < 0) continue;
     const std::string g = layout::ladder_group(c.name);
-    write_set_metrics(f, g, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c));
+    write_set_metrics(f, g, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c), c.noise);
     f.attribute(g, layout::kMembers, c.members);
     write_stage_metrics(f, g, stage_metrics(p, t, static_cast<std::size_t>(c.stage)));
     write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), layout::ladder_diagnostics(c.name), c);

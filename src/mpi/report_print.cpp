@@ -76,10 +76,19 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
       row(label + " MSE" + size, ens_cell(e, &S::metric, "%.5g"));
       row(label + " R²", ens_cell(e, &S::r2, "%.4f"));
       row(label + " Gaussian NLL", ens_cell(e, &S::nll, "%.4g"));
-      row(label + " 50/90/95% interval coverage", [&e](int split) {
-        const auto& c = e.coverage[static_cast<std::size_t>(split)];
-        return format("%.2f", c[0]) + "/" + format("%.2f", c[1]) + "/" + format("%.2f", c[2]);
-      });
+      const auto levels = [](const std::vector<std::array<double, kCoverageLevels.size()>>& coverage) -> Cell {
+        return [&coverage](int split) {
+          const auto& c = coverage[static_cast<std::size_t>(split)];
+          return format("%.2f", c[0]) + "/" + format("%.2f", c[1]) + "/" + format("%.2f", c[2]);
+        };
+      };
+      row(label + " 50/90/95% predictive coverage", levels(e.coverage));
+      row("  (members alone, no noise)", levels(e.mean_coverage));
+      if (e.noise.known()) {
+        std::printf("%-42s %s (sigma %s, from the %s residuals of its mean)\n", (label + " noise variance").c_str(),
+                    format("%.4g", e.noise.mean()).c_str(), format("%.4g", std::sqrt(e.noise.mean())).c_str(),
+                    std::string(ensemble::kNoiseSourceNames.name(e.noise.source)).c_str());
+      }
     }
   };
   std::printf("\n");

@@ -122,8 +122,9 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
       per_stage * ((2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble);
   e.archive_bytes = chain_bytes + tracked + data_in_archive +
                     ensembles * (3 * eval_values * kDouble + 2 * scored_values * kDouble) + (1LL << 20) +
-                    per_stage * C * (2 * p.diagnostics.blocks + 40) * kDouble +  // /diagnostics
-                    C * eval_outputs * kDouble;                                  // /baseline/<set>/prediction
+                    per_stage * C * (2 * p.diagnostics.blocks + 40) * kDouble +           // /diagnostics
+                    C * eval_outputs * kDouble +                                          // /baseline/<set>/prediction
+                    (p.classification ? 0 : ensembles * C * 2 * eval_outputs * kDouble);  // the mixture's components
   // Checkpoint: per trajectory parameters, velocities, baseline, its running aggregates and
   // its diagnostics.
   e.checkpoint_bytes = C * (3 * P * kDouble + 2 * per_stage * eval_values * kDouble + diagnostics_state) + (64LL << 10);

@@ -10,7 +10,7 @@ cases: validation  data.validation_fraction carves its rows out of the training 
                    recomputation from /ensemble/validation and /baseline/validation
        deep        the deep ensemble's /metrics equal a vote and mean softmax computed by hand
                    from /baseline/<set>/prediction (Iris), and a mean and variance of them
-                   (sine, Gaussian NLL with the training MSE as noise); simmer.mode = adam trains
+                   (sine, Gaussian NLL and predictive coverage with the validation residuals as noise); simmer.mode = adam trains
                    the same Adam networks as the retrofit run and reports them as its ensemble
        identical   a ladder run gives bit-identical archives at -n 1, 2 and 4, and stopped by
                    SIGUSR1 mid-ladder on 2 ranks and resumed on 1
@@ -35,6 +35,7 @@ import tempfile
 
 import h5py
 import numpy as np
+from scipy import stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
@@ -157,7 +158,11 @@ with tempfile.TemporaryDirectory() as tmp:
         with h5py.File(sine, "r") as f:
             m = f["metrics"].attrs
             preds = {s: f[f"baseline/{s}/prediction"][()] for s in ("train", "test", "validation")}
-            noise = np.mean((preds["train"].mean(axis=0) - f["data/train/y"][()]) ** 2, axis=0)
+            # σ²: the deep ensemble mean's residuals on the validation split (issue 26).
+            noise = np.mean((preds["validation"].mean(axis=0) - f["data/validation/y"][()]) ** 2, axis=0)
+            close(f["deep_ensemble/noise_variance"][()], noise, "sine deep ensemble noise variance", rtol=1e-12)
+            if st.text(f["deep_ensemble/noise_variance"].attrs["noise_source"]) != "validation":
+                fail("the deep ensemble's noise is not from the validation residuals")
             for split, pr in preds.items():
                 mean, var = pr.mean(axis=0), pr.var(axis=0, ddof=1)
                 y = f[f"data/{split}/y"][()]
@@ -166,6 +171,13 @@ with tempfile.TemporaryDirectory() as tmp:
                 sd2 = var + noise
                 nll = np.mean(0.5 * (np.log(2 * np.pi * sd2) + (y - mean) ** 2 / sd2))
                 close(m[f"deep_ensemble_{split}_nll"], nll, f"sine {split} Gaussian NLL", rtol=1e-10)
+                # The predictive law: the networks' equal mixture of N(prediction, σ²).
+                close(f[f"deep_ensemble/{split}/trajectory_mean"][()], pr, f"sine {split} components", rtol=1e-12)
+                pit = np.mean(stats.norm.cdf((y - pr) / np.sqrt(noise)), axis=0)
+                for level in (50, 90, 95):
+                    a = (1 - level / 100) / 2
+                    close(m[f"deep_ensemble_{split}_coverage_{level}"], np.mean((pit >= a) & (pit <= 1 - a)),
+                          f"sine {split} predictive coverage {level}", rtol=1e-12)
         # Adam alone: the retrofit run's Adam networks, reported as the run's ensemble.
         alone = os.path.join(tmp, "adam.h5")
         p = run(2, IRIS + ["--simmer.mode", "adam", "--output", alone])

@@ -23,6 +23,7 @@ import tempfile
 
 import h5py
 import numpy as np
+from scipy import stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
@@ -242,14 +243,31 @@ with tempfile.TemporaryDirectory() as tmp:
                     fail(f"sine {split} Gaussian NLL: archive {m[f'ensemble_{split}_nll']}, numpy {nll}")
                 members = preds[split].shape[0]
                 u = ((preds[split] < y).sum(axis=0) + 0.5 * (preds[split] == y).sum(axis=0)) / members
+                # The predictive mixture: one component per trajectory (its members' mean and
+                # variance, weighted by their count) with the noise (training residuals: no
+                # validation split), and where its CDF puts the truth.
+                per_chain = preds[split].reshape(params.shape[0], params.shape[1], *y.shape)
+                comp_mean, comp_var = per_chain.mean(axis=1), per_chain.var(axis=1)
+                g = f[f"ensemble/{split}"]
+                if not (np.allclose(g["trajectory_mean"][()], comp_mean, rtol=1e-6, atol=1e-9)
+                        and np.allclose(g["trajectory_variance"][()], comp_var, rtol=1e-4, atol=1e-12)
+                        and np.array_equal(g["trajectory_members"][()], [params.shape[1]] * params.shape[0])):
+                    fail(f"sine {split}: the mixture's components differ from the stored networks'")
+                pit = np.mean(stats.norm.cdf((y - comp_mean) / np.sqrt(comp_var + noise)), axis=0)
                 for level in (50, 90, 95):
                     a = (1 - level / 100) / 2
                     want = np.mean((u >= a) & (u <= 1 - a))
+                    if not np.isclose(m[f"ensemble_{split}_mean_coverage_{level}"], want):
+                        fail(f"sine {split} members' coverage {level}: archive "
+                             f"{m[f'ensemble_{split}_mean_coverage_{level}']}, numpy {want}")
+                    want = np.mean((pit >= a) & (pit <= 1 - a))
                     if not np.isclose(m[f"ensemble_{split}_coverage_{level}"], want):
-                        fail(f"sine {split} coverage {level}: archive {m[f'ensemble_{split}_coverage_{level}']}, "
-                             f"numpy {want}")
-        print("uncertainty: NLL/Brier/ECE (Iris) and Gaussian NLL/coverage (sine) equal numpy's from the "
-              "stored networks")
+                        fail(f"sine {split} predictive coverage {level}: archive "
+                             f"{m[f'ensemble_{split}_coverage_{level}']}, scipy {want}")
+            if st.text(m["ensemble_noise_source"]) != "training" or not np.isclose(m["ensemble_noise_variance"], noise[0]):
+                fail(f"sine noise: archive {m['ensemble_noise_variance']} ({m['ensemble_noise_source']}), numpy {noise}")
+        print("uncertainty: NLL/Brier/ECE (Iris) and Gaussian NLL, predictive and members' coverage (sine) equal "
+              "numpy's and scipy's from the stored networks")
 
     elif CASE == "heat":
         out = os.path.join(tmp, "heavy.h5")

@@ -6,11 +6,13 @@
 /// member predictions.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "simmer/cli/config.hpp"
 #include "simmer/data/scaler.hpp"
+#include "simmer/ensemble/predictive.hpp"
 #include "simmer/io/archive_reader.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/model/loss.hpp"
@@ -53,6 +55,18 @@ model::BasicNetwork<S> build_network(const RunArchive& run);
 /// /sample_stats/step is finite (a stopped trajectory's unwritten rows read NaN).
 std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
                                                                  const RunArchive& run);
+
+/// Regression: the predictive mixture's components of an ensemble's set group `set_group`
+/// ("/ensemble/test": trajectory_members, trajectory_mean, trajectory_variance), one accumulator
+/// per trajectory; nullopt when the group has none (an unfinished run, an archive before issue 26).
+/// Throws naming the file when they have another shape than [chain, `rows`, `outputs`].
+std::optional<std::vector<ensemble::MeanAccumulator>> read_components(const io::ArchiveReader& reader,
+                                                                      const std::string& set_group, Index rows,
+                                                                      Index outputs);
+
+/// Regression: an ensemble group's σ² (`group`/noise_variance and its source); nullopt without one.
+std::optional<ensemble::NoiseEstimate> read_noise(const io::ArchiveReader& reader, const std::string& group,
+                                                  Index outputs);
 
 /// "28x28x1 (height x width x channels)" -> {28, 28, 1}; throws naming the file and the text.
 std::vector<Index> parse_input_shape(const std::string& text, const std::string& origin);

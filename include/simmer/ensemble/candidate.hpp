@@ -16,6 +16,7 @@
 
 #include "simmer/core/types.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/predictive.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 
@@ -30,16 +31,29 @@ struct Candidate {
   std::vector<VoteAccumulator> votes;     ///< classification, per evaluation set
   std::vector<Matrix> probability;        ///< classification, per scored set: the members' mean softmax
   std::vector<MeanAccumulator> means;     ///< regression, per evaluation set
-  std::vector<CoverageCounter> coverage;  ///< regression, per scored set
+  std::vector<CoverageCounter> coverage;  ///< regression, per scored set: members-only coverage counts
+  /// Regression, per evaluation set: the predictive mixture's components (ensemble/predictive.hpp),
+  /// one per trajectory (its members of this stage; none: zero weight) or, for the deep ensemble,
+  /// one per Adam end point.
+  std::vector<std::vector<MeanAccumulator>> components;
+  /// Regression: σ² per output (estimate_noise), unknown until the candidate is complete.
+  NoiseEstimate noise;
 };
 
+/// The noise rule (ensemble/predictive.hpp): the mean squared residual of the candidate's mean on
+/// the validation set (scored set 2) where there is one with rows, else on the training set.
+NoiseEstimate estimate_noise(const Candidate& c, const std::vector<ScoredSet>& scored);
+
 /// One candidate's scores on each scored set: classification: the vote's accuracy and the
-/// NLL, Brier score and ECE of the mean probabilities; regression: MSE and R² of the mean, and
-/// the Gaussian NLL of mean ± sd with sd² = the members' variance + the mean's training MSE
-/// (scored set 0 is the training set), and the coverage of the members' central intervals.
+/// NLL, Brier score and ECE of the mean probabilities; regression: MSE and R² of the mean, the
+/// Gaussian NLL of mean ± sd with sd² = the members' variance + σ² (the candidate's `noise`, or
+/// estimate_noise's when unknown), the predictive coverage of the mixture's central intervals
+/// and the coverage of the members' own central intervals (no noise).
 struct CandidateScores {
-  std::vector<SetScores> sets;                                       ///< per scored set
-  std::vector<std::array<double, kCoverageLevels.size()>> coverage;  ///< regression, per scored set
+  std::vector<SetScores> sets;                                            ///< per scored set
+  std::vector<std::array<double, kCoverageLevels.size()>> coverage;       ///< regression, per scored set: predictive
+  std::vector<std::array<double, kCoverageLevels.size()>> mean_coverage;  ///< regression, per scored set: members only
+  NoiseEstimate noise;                                                    ///< regression: the σ² used
 };
 CandidateScores score(const Candidate& c, const std::vector<ScoredSet>& scored);
 
@@ -62,7 +76,8 @@ class DeepEnsembleBuilder {
                       std::vector<ScoredSet> scored);
   /// One network's outputs on evaluation set `set`; call for every set, then `done`.
   void add(std::size_t set, ConstBatchView prediction);
-  void done() { candidate_.members += 1; }
+  /// The network is complete (its noise estimate updated: the deep ensemble so far).
+  void done();
   [[nodiscard]] const Candidate& candidate() const { return candidate_; }
 
  private:

@@ -62,6 +62,9 @@ class PooledEnsemble {
   [[nodiscard]] const VoteAccumulator& votes(std::size_t set) const { return votes_[set]; }
   [[nodiscard]] const MeanAccumulator& means(std::size_t set) const { return means_[set]; }
   [[nodiscard]] std::int64_t members(std::size_t set) const;
+  /// Regression: each trajectory's running totals on evaluation set `set`, in trajectory order
+  /// (the predictive mixture's components; a trajectory without members of this ensemble has none).
+  [[nodiscard]] std::vector<MeanAccumulator> trajectory_means(std::size_t set) const;
   /// Mean of the trajectories' last training losses (NaN before the first gather).
   [[nodiscard]] double mean_train_loss() const { return mean_train_loss_; }
   [[nodiscard]] const std::vector<std::int64_t>& diverged_at() const { return diverged_at_; }

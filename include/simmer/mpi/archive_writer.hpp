@@ -39,16 +39,24 @@ struct EnsembleLayout {
   std::size_t scored = 2;  ///< train, test[, validation]
   bool classification = false;
   Index classes = 0, outputs = 1;
+  std::int64_t chains = 0;  ///< regression: the predictive mixture's components (one per trajectory)
   static EnsembleLayout of(const run::Problem& p);
 };
 
 /// Collective. <group>/<set> of a candidate ensemble (rank 0's `c`; nullptr elsewhere): votes,
 /// majority and fractions, or mean and variance, and for the scored sets the members' mean
 /// probabilities or where each truth fell among the members (coverage counts), so simmer_analyze
-/// merge can pool them again; every dataset created unless it exists, and the group's attribute
-/// `candidate` naming it. The run's end and simmer_analyze merge both write with it.
+/// merge can pool them again; regression also the predictive mixture's components per trajectory
+/// and, when `c` knows it, <group>/noise_variance; every dataset created unless it exists, and the
+/// group's attribute `candidate` naming it. The run's end and simmer_analyze merge both write with it.
 void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& layout, const std::string& group,
                      const ensemble::Candidate* c);
+
+/// Collective. <g>/trajectory_{members,mean,variance} [chain(, row, output)] of a set of `rows`
+/// rows (run/archive_paths.hpp): rank 0's predictive-mixture components, one per trajectory of
+/// `l.chains` (`parts`; nullptr elsewhere). write_candidate and simmer_analyze merge write them.
+void write_components(io::ParallelFile& f, const std::string& g, Index rows, const EnsembleLayout& l,
+                      const std::vector<ensemble::MeanAccumulator>* parts);
 
 class ArchiveWriter {
  public:

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/convergence.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
@@ -28,8 +29,9 @@ struct SetMetrics {
   /// Whether the scores beyond the metric (nll, and brier and ece; the worst point) are known: a
   /// merge of archives without the members' probabilities or a noise estimate leaves them out.
   bool uncertainty = true;
-  /// Regression: the coverage of the members' 50, 90 and 95 % intervals, when known.
-  std::optional<std::array<double, kCoverageLevels.size()>> coverage;
+  /// Regression, when known: the coverage of the predictive mixture's (members and noise) 50, 90
+  /// and 95 % central intervals, and of the members' own (mean_coverage).
+  std::optional<std::array<double, kCoverageLevels.size()>> coverage, mean_coverage;
 };
 
 /// A simmering stage's verdict counts and loss rises (each written when known).
@@ -49,10 +51,12 @@ struct Metrics {
     std::vector<double> values;
   };
   std::vector<BaselineColumn> baseline;
-  std::vector<SetMetrics> ensemble;  ///< the run's ensemble: ensemble_<set>_<score>
+  std::vector<SetMetrics> ensemble;        ///< the run's ensemble: ensemble_<set>_<score>
+  ensemble::NoiseEstimate ensemble_noise;  ///< regression: its σ² (ensemble_noise_variance, _source)
   std::int64_t members = 0;
   std::optional<std::string> ensemble_name;              ///< the candidate chosen (a merge has none)
   std::optional<std::vector<SetMetrics>> deep_ensemble;  ///< deep_ensemble_<set>_<score>
+  ensemble::NoiseEstimate deep_ensemble_noise;
   std::int64_t deep_ensemble_members = 0;
   std::optional<StageMetrics> stage;  ///< of the stage in /diagnostics
   std::optional<double> bayes_temperature, temperature_over_bayes;
@@ -67,9 +71,10 @@ void write_metrics(io::ParallelFile& f, const Metrics& m);
 
 /// Collective. `<prefix><set>_<score>` attributes on `object` for each set of `sets`: the metric
 /// (accuracy, or mse and r2); where known nll, for classification brier and ece, and the worst
-/// point and its share; for regression the coverage of the members' intervals where known.
+/// point and its share; for regression the predictive and the members' coverage where known, and
+/// `noise`'s σ² and source (<prefix>noise_variance, <prefix>noise_source) when it is known.
 void write_set_metrics(io::ParallelFile& f, const std::string& object, const std::string& prefix, bool classification,
-                       const std::vector<SetMetrics>& sets);
+                       const std::vector<SetMetrics>& sets, const ensemble::NoiseEstimate& noise);
 
 /// Collective. The verdict counts and loss rises of `s` (those known) as attributes of `object`.
 void write_stage_metrics(io::ParallelFile& f, const std::string& object, const StageMetrics& s);
@@ -89,9 +94,7 @@ void write_member_scale(io::ParallelFile& f, const std::string& group, std::int6
                         const ScaleAxes& by_member);
 
 /// The sets of an ensemble's scores (`names` the scored sets, train first), all known.
-std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names,
-                                    const std::vector<ensemble::SetScores>& scores,
-                                    const std::vector<std::array<double, kCoverageLevels.size()>>& coverage,
+std::vector<SetMetrics> set_metrics(const std::vector<std::string>& names, const ensemble::CandidateScores& scores,
                                     bool classification);
 
 }  // namespace simmer::mpi

@@ -39,13 +39,15 @@ struct EnsembleReport {
   /// of the mean; NLL, Brier, ECE from the members' mean probabilities, or the Gaussian NLL of
   /// mean ± sd (regression).
   std::vector<ensemble::SetScores> scores;
-  std::vector<std::array<double, kCoverageLevels.size()>> coverage;  ///< regression, per scored set
-  std::array<std::vector<double>, 2> block_metric;                   ///< stages: train, test per block of the window
+  /// Regression, per scored set: the predictive mixture's coverage and the members' own.
+  std::vector<std::array<double, kCoverageLevels.size()>> coverage, mean_coverage;
+  ensemble::NoiseEstimate noise;                    ///< regression: the σ² behind the NLL and the coverage
+  std::array<std::vector<double>, 2> block_metric;  ///< stages: train, test per block of the window
   std::int64_t members = 0;
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(name, temperature, stage, scores, coverage, block_metric, members);
+    ar(name, temperature, stage, scores, coverage, mean_coverage, noise, block_metric, members);
   }
   void save(ByteWriter& w) const;
   static EnsembleReport load(ByteReader& r);

@@ -141,6 +141,17 @@ inline constexpr const char* kMean = "mean";
 inline constexpr const char* kVariance = "variance";
 inline constexpr const char* kCoverageBelow = "coverage_below";
 inline constexpr const char* kCoverageEqual = "coverage_equal";
+/// Regression, every set, once the run has ended (issue 26): the predictive mixture's components
+/// (ensemble/predictive.hpp), one per trajectory: kTrajectoryMembers [chain] (integer: its members
+/// in this ensemble; the deep ensemble's: 1, its Adam end point), kTrajectoryMean and
+/// kTrajectoryVariance [chain, row, output] (their mean and variance Σ(p − mean)²/n); and in the
+/// ensemble's group kNoiseVariance [output], σ², with the attribute kNoiseSource (text:
+/// validation or training, ensemble::kNoiseSourceNames).
+inline constexpr const char* kTrajectoryMembers = "trajectory_members";
+inline constexpr const char* kTrajectoryMean = "trajectory_mean";
+inline constexpr const char* kTrajectoryVariance = "trajectory_variance";
+inline constexpr const char* kNoiseVariance = "noise_variance";
+inline constexpr const char* kNoiseSource = "noise_source";
 /// `<group>/<set>/<field>`: one of those datasets ("/ensemble/test/votes").
 inline std::string ensemble_dataset(std::string_view group, std::string_view set, std::string_view field) {
   return join(join(group, set), field);

@@ -77,10 +77,20 @@ inline std::string worst_point_key(std::string_view prefix, std::string_view set
 inline std::string worst_point_share_key(std::string_view prefix, std::string_view set) {
   return score_key(prefix, set, "worst_point_share");
 }
-/// Regression: the share of values inside the members' central `level` interval ("_coverage_90").
+/// Regression: the share of values inside the central `level` interval of the predictive mixture
+/// (members and noise, ensemble/predictive.hpp): "ensemble_test_coverage_90".
 inline std::string coverage_key(std::string_view prefix, std::string_view set, double level) {
   return score_key(prefix, set, "coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))));
 }
+/// Regression: the same for the members' own predictions, without noise (the spread of the mean
+/// function only): "ensemble_test_mean_coverage_90".
+inline std::string mean_coverage_key(std::string_view prefix, std::string_view set, double level) {
+  return score_key(prefix, set, "mean_coverage_" + std::to_string(static_cast<int>(std::lround(100 * level))));
+}
+/// Regression: an ensemble's noise variance σ² (real; the mean over outputs, each output's in its
+/// group's noise_variance dataset) and where it came from (text: ensemble::kNoiseSourceNames).
+inline std::string noise_variance_key(std::string_view prefix) { return std::string(prefix) + "noise_variance"; }
+inline std::string noise_source_key(std::string_view prefix) { return std::string(prefix) + "noise_source"; }
 
 /// `<set>_<score>`: the per-trajectory column /baseline/<set>_<score> [chain] (and /selection's).
 inline std::string baseline_column(std::string_view set, std::string_view score) {
@@ -123,8 +133,15 @@ inline std::vector<std::string> metric_keys(const MetricsShape& s) {
       out.push_back(worst_point_key(prefix, set));
       out.push_back(worst_point_share_key(prefix, set));
       if (!s.classification) {
-        for (const double level : ensemble::kCoverageLevels) out.push_back(coverage_key(prefix, set, level));
+        for (const double level : ensemble::kCoverageLevels) {
+          out.push_back(coverage_key(prefix, set, level));
+          out.push_back(mean_coverage_key(prefix, set, level));
+        }
       }
+    }
+    if (!s.classification) {
+      out.push_back(noise_variance_key(prefix));
+      out.push_back(noise_source_key(prefix));
     }
   };
   for (const auto& set : s.scored_sets) {
