@@ -1,5 +1,9 @@
 // simmer_analyze export: the archive's tables as tidy CSV (one observation per row).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -8,6 +12,9 @@
 #include "simmer/analyze/commands.hpp"
 #include "simmer/analyze/run_archive.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/predictive.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
@@ -84,52 +91,147 @@ void export_samples(const io::ArchiveReader& r, const RunArchive& run, bool para
   }
 }
 
-void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, std::ostream& csv) {
-  csv << "set,row";
-  if (run.classification) {
-    for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
-    csv << ",prediction,prediction_class\n";
-  } else {
-    for (const auto& name : output_names(run)) {
-      csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name);
-    }
-    csv << "\n";
-  }
+/// Each value's truth ([rows][width] of /data/<set>/y), or none for a set without targets.
+std::optional<std::vector<double>> truth_of(const io::ArchiveReader& r, const std::string& set) {
+  if (!layout::is_scored_set(set) || !r.exists(layout::data_y(set))) return std::nullopt;
+  return r.read_doubles(layout::data_y(set));
+}
+
+std::string quantile_label(double q) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "q%g", q);
+  return buf;
+}
+
+/// Classification: the truth, the prediction by mean probability and the probabilities with their
+/// entropy and mutual information (scored sets: the run keeps no probabilities for points), the
+/// vote fractions and the majority.
+void ensemble_classification(const io::ArchiveReader& r, const RunArchive& run, std::ostream& csv) {
+  const auto K = static_cast<std::size_t>(run.classes);
+  const auto name_of = [&](std::int64_t k) {
+    return k >= 0 && static_cast<std::size_t>(k) < run.class_names.size()
+               ? csv_text(run.class_names[static_cast<std::size_t>(k)])
+               : std::string();
+  };
+  csv << "set,row,label,label_class,prediction,prediction_class";
+  for (const auto& name : run.class_names) csv << "," << csv_text("probability_" + name);
+  csv << ",entropy,mutual_information";
+  for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
+  csv << ",vote_prediction,vote_prediction_class\n";
   for (const auto& set : run.sets) {
     const std::string g = layout::ensemble_group(set);
-    if (run.classification) {
-      r.require(layout::join(g, layout::kFraction), "the ensemble's vote fractions");
-      r.require(layout::join(g, layout::kPrediction), "the ensemble's majority");
-      const auto fraction = r.read_doubles(layout::join(g, layout::kFraction));
-      const auto prediction = r.read_ints(layout::join(g, layout::kPrediction));
-      const auto K = static_cast<std::size_t>(run.classes);
-      if (fraction.size() != prediction.size() * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
-      for (std::size_t i = 0; i < prediction.size(); ++i) {
-        csv << set << "," << i;
-        for (std::size_t k = 0; k < K; ++k) csv << "," << csv_number(fraction[i * K + k]);
-        const auto m = prediction[i];
-        const std::string label = m >= 0 && static_cast<std::size_t>(m) < run.class_names.size()
-                                      ? run.class_names[static_cast<std::size_t>(m)]
-                                      : std::string();
-        csv << "," << m << "," << csv_text(label) << "\n";
+    r.require(layout::join(g, layout::kFraction), "the ensemble's vote fractions");
+    r.require(layout::join(g, layout::kPrediction), "the ensemble's majority");
+    const auto fraction = r.read_doubles(layout::join(g, layout::kFraction));
+    const auto vote = r.read_ints(layout::join(g, layout::kPrediction));
+    const std::size_t rows = vote.size();
+    if (fraction.size() != rows * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
+    const std::string probability_path = layout::join(g, layout::kProbability);
+    const std::string entropy_path = layout::join(g, layout::kMemberEntropy);
+    std::vector<double> probability, member_entropy;
+    if (r.exists(probability_path)) probability = r.read_doubles(probability_path);
+    if (r.exists(entropy_path)) member_entropy = r.read_doubles(entropy_path);
+    if (!probability.empty() && probability.size() != rows * K)
+      throw Error("'" + r.path() + "': " + g + " shapes disagree");
+    std::vector<double> labels;
+    if (const auto y = truth_of(r, set)) labels = *y;
+    Matrix p(1, static_cast<Index>(K)), h;
+    for (std::size_t i = 0; i < rows; ++i) {
+      csv << set << "," << i << ",";
+      if (i < labels.size()) {
+        const auto label = static_cast<std::int64_t>(labels[i]);
+        csv << label << "," << name_of(label);
+      } else {
+        csv << ",";
       }
-    } else {
-      r.require(layout::join(g, layout::kMean), "the ensemble mean");
-      r.require(layout::join(g, layout::kVariance), "the ensemble variance");
-      const auto mean = r.read_doubles(layout::join(g, layout::kMean));
-      const auto variance = r.read_doubles(layout::join(g, layout::kVariance));
-      const auto K = static_cast<std::size_t>(run.outputs);
-      if (mean.size() != variance.size() || mean.size() % K != 0) {
-        throw Error("'" + r.path() + "': " + g + " shapes disagree");
+      if (!probability.empty()) {
+        for (std::size_t k = 0; k < K; ++k) p(0, static_cast<Index>(k)) = probability[i * K + k];
+        const auto best = ensemble::argmax_rows(view(p)).front();
+        ensemble::row_entropy(view(p), h);
+        const double mi = i < member_entropy.size() ? std::max(0.0, h(0, 0) - member_entropy[i]) : std::nan("");
+        csv << "," << best << "," << name_of(best);
+        for (std::size_t k = 0; k < K; ++k) csv << "," << csv_number(probability[i * K + k]);
+        csv << "," << csv_number(h(0, 0)) << "," << csv_number(mi);
+      } else {
+        csv << ",,";
+        for (std::size_t k = 0; k < K + 2; ++k) csv << "," << csv_number(std::nan(""));
       }
-      for (std::size_t i = 0; i < mean.size() / K; ++i) {
-        csv << set << "," << i;
-        for (std::size_t k = 0; k < K; ++k) {
-          csv << "," << csv_number(mean[i * K + k]) << "," << csv_number(std::sqrt(variance[i * K + k]));
-        }
-        csv << "\n";
-      }
+      for (std::size_t k = 0; k < K; ++k) csv << "," << csv_number(fraction[i * K + k]);
+      csv << "," << vote[i] << "," << name_of(vote[i]) << "\n";
     }
+  }
+}
+
+/// Regression: per output the truth, the mean, the predictive and the members' sd and the
+/// predictive mixture's quantiles (its components as the run archived them; an archive without
+/// them, from an unfinished run or before issue 26, one Gaussian of the members' mean and variance).
+void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, const std::vector<double>& quantiles,
+                         std::ostream& csv) {
+  const auto K = static_cast<std::size_t>(run.outputs);
+  bool estimated = false;
+  const ensemble::NoiseEstimate noise = group_noise(r, run, layout::kEnsemble, estimated);
+  csv << "set,row";
+  for (const auto& name : output_names(run)) {
+    csv << "," << csv_text("y_" + name) << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name) << ","
+        << csv_text("sd_model_" + name);
+    for (const double q : quantiles) csv << "," << csv_text(quantile_label(q) + "_" + name);
+  }
+  csv << "\n";
+  for (const auto& set : run.sets) {
+    const std::string g = layout::ensemble_group(set);
+    r.require(layout::join(g, layout::kMean), "the ensemble mean");
+    r.require(layout::join(g, layout::kVariance), "the ensemble variance");
+    const auto mean = r.read_doubles(layout::join(g, layout::kMean));
+    const auto variance = r.read_doubles(layout::join(g, layout::kVariance));
+    if (mean.size() != variance.size() || mean.size() % K != 0) {
+      throw Error("'" + r.path() + "': " + g + " shapes disagree");
+    }
+    const auto rows = static_cast<Index>(mean.size() / K);
+    std::vector<ensemble::MeanAccumulator> parts;
+    if (auto read = read_components(r, g, rows, run.outputs)) {
+      parts = std::move(*read);
+    } else {
+      ensemble::MeanAccumulator& one = parts.emplace_back(rows, run.outputs);
+      const std::int64_t n = r.has_attribute(g, layout::kMembers) ? r.attribute_integer(g, layout::kMembers) : 1;
+      const Matrix m = Eigen::Map<const Matrix>(mean.data(), rows, run.outputs);
+      const Matrix v = Eigen::Map<const Matrix>(variance.data(), rows, run.outputs);
+      if (n > 0) one.merge(n, m, v * static_cast<double>(n));
+    }
+    std::vector<double> truth;
+    if (const auto y = truth_of(r, set)) truth = *y;
+    ensemble::Mixture m;
+    for (Index i = 0; i < rows; ++i) {
+      csv << set << "," << i;
+      for (Index k = 0; k < run.outputs; ++k) {
+        const auto at = static_cast<std::size_t>(i) * K + static_cast<std::size_t>(k);
+        ensemble::mixture_at(parts, i, k, m);
+        const double sigma2 = noise.variance(0, k);
+        const ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
+        csv << "," << (at < truth.size() ? csv_number(truth[at]) : std::string()) << "," << csv_number(mean[at]) << ","
+            << csv_number(std::sqrt(mo.total)) << "," << csv_number(std::sqrt(mo.model));
+        for (const double q : quantiles) csv << "," << csv_number(ensemble::mixture_quantile(m, sigma2, q));
+      }
+      csv << "\n";
+    }
+  }
+  std::cerr << "simmer_analyze export: intervals of /ensemble: the mixture of its trajectories' members with noise sd "
+            << csv_number(std::sqrt(noise.mean())) << " ("
+            << std::string(ensemble::kNoiseSourceNames.name(noise.source)) << " residuals of its mean"
+            << (estimated ? ", estimated here: the archive records none" : "") << ")\n";
+}
+
+void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, const ExportOptions& o, std::ostream& csv) {
+  const std::string first = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
+  const std::int64_t members =
+      !first.empty() && r.has_attribute(first, layout::kMembers) ? r.attribute_integer(first, layout::kMembers) : 0;
+  const std::string holds = "/ensemble's " + std::to_string(members) + " members gathered so far of " +
+                            std::to_string(planned_members(run)) + " planned";
+  const std::string warning = check_complete(r, "export --what ensemble", holds, o.allow_incomplete);
+  if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
+  if (run.classification) {
+    ensemble_classification(r, run, csv);
+  } else {
+    ensemble_regression(r, run, o.quantiles, csv);
   }
 }
 
@@ -148,7 +250,7 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   else if (o.what == "samples")
     export_samples(r, run, o.params, file.stream());
   else
-    export_ensemble(r, run, file.stream());
+    export_ensemble(r, run, o, file.stream());
   file.close();
 }
 

@@ -81,21 +81,28 @@ std::vector<mpi::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::
       const auto& acc = pooled.votes[s];
       const auto labels = r0.read_ints(y);
       const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), labels) : std::nan("");
-      if (all_have(inputs, probability_path)) {
-        const Index rows = acc.votes().rows();
-        Matrix sum = Matrix::Zero(rows, run0.classes);
+      const Index rows = acc.votes().rows();
+      // A per-member mean of the runs (`width` values per row), weighted by their members, written.
+      const auto pool = [&](const std::string& path, Index width) {
+        Matrix sum = Matrix::Zero(rows, width);
         std::int64_t n = 0;
         for (const auto& in : inputs) {
           const std::int64_t m = set_members(*in.reader, g);
-          sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(probability_path), rows, run0.classes);
+          sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(path), rows, width);
           n += m;
         }
-        const Matrix probability = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
-        f.put(probability_path, std::vector<double>(probability.data(), probability.data() + probability.size()),
-              {rows, run0.classes});
+        const Matrix mean = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
+        f.put(path, std::vector<double>(mean.data(), mean.data() + mean.size()),
+              width == 1 ? std::vector<std::int64_t>{rows} : std::vector<std::int64_t>{rows, width});
+        return mean;
+      };
+      if (all_have(inputs, probability_path)) {
+        const Matrix probability = pool(probability_path, run0.classes);
         scores = ensemble::score_probabilities(view(probability), labels);
         metrics.uncertainty = true;
       }
+      const std::string entropy_path = layout::join(g, layout::kMemberEntropy);
+      if (all_have(inputs, entropy_path)) pool(entropy_path, 1);
       scores.metric = accuracy;  // the vote's, not arg max of the mean probabilities
     } else {
       const auto& acc = pooled.means[s];

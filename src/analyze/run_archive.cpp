@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "simmer/core/error.hpp"
+#include "simmer/ensemble/sampling.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::analyze {
@@ -229,6 +230,61 @@ std::optional<ensemble::NoiseEstimate> read_noise(const io::ArchiveReader& r, co
       r.has_attribute(path, layout::kNoiseSource) ? r.attribute_text(path, layout::kNoiseSource) : "training";
   noise.source = ensemble::kNoiseSourceNames.parse(source);
   return noise;
+}
+
+ensemble::NoiseEstimate group_noise(const io::ArchiveReader& r, const RunArchive& run, const std::string& group,
+                                    bool& estimated) {
+  estimated = false;
+  if (auto noise = read_noise(r, group, run.outputs)) return *noise;
+  estimated = true;
+  const bool held_out = r.exists(layout::data_y(layout::kValidation)) &&
+                        r.exists(layout::ensemble_dataset(group, layout::kValidation, layout::kMean));
+  const std::string set = held_out ? layout::kValidation : layout::kTrain;
+  const std::string mean_path = layout::ensemble_dataset(group, set, layout::kMean);
+  r.require(mean_path, "the ensemble mean (for the noise estimate)");
+  r.require(layout::data_y(set), "the targets (for the noise estimate)");
+  const auto mean = r.read_doubles(mean_path);
+  const auto y = r.read_doubles(layout::data_y(set));
+  if (mean.size() != y.size() || mean.size() % static_cast<std::size_t>(run.outputs) != 0) {
+    throw Error("'" + r.path() + "': " + mean_path + " and " + layout::data_y(set) + " differ in shape");
+  }
+  const auto rows = static_cast<Index>(mean.size()) / run.outputs;
+  const Matrix m = Eigen::Map<const Matrix>(mean.data(), rows, run.outputs);
+  const Matrix t = Eigen::Map<const Matrix>(y.data(), rows, run.outputs);
+  return ensemble::noise_from_residuals(view(m), view(t),
+                                        held_out ? ensemble::NoiseSource::validation : ensemble::NoiseSource::training);
+}
+
+std::int64_t planned_members(const RunArchive& run) {
+  ensemble::SamplingOptions o;
+  o.window = run.config.ensemble.window;
+  o.stride = run.config.ensemble.stride;
+  o.count = run.config.ensemble.count;
+  o.fraction = run.config.ensemble.fraction;
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
+  const std::int64_t chains = run.config.simmer.ladder_mode == run::LadderMode::parallel && rungs > 0
+                                  ? (run.chains + rungs - 1) / rungs
+                                  : run.chains;
+  return chains * ensemble::member_count(run.config.simmer.steps, o);
+}
+
+std::string run_status(const io::ArchiveReader& r) {
+  return r.has_attribute(layout::kRoot, layout::kStatus) ? r.attribute_text(layout::kRoot, layout::kStatus)
+                                                         : std::string();
+}
+
+std::string check_complete(const io::ArchiveReader& r, const std::string& command, const std::string& holds,
+                           bool allow) {
+  const std::string status = run_status(r);
+  if (layout::is_complete(status)) return {};
+  const std::string what = "'" + r.path() + "': the run is not complete (status '" +
+                           (status.empty() ? std::string("none recorded") : status) + "'): it holds " + holds;
+  if (!allow) {
+    throw Error(what + "; " + command +
+                " uses finished runs only (pass --allow-incomplete to use what it holds, or "
+                "resume the run with simmer_mpi --resume)");
+  }
+  return what + "; using them (--allow-incomplete)";
 }
 
 std::vector<std::string> output_names(const RunArchive& run) {

@@ -31,8 +31,9 @@ int main(int argc, char** argv) {
     if (rank == 0) std::cout << inv.help_text;
   } else if (code == 0 && inv.command == "predict") {
     // Collective: every rank evaluates its share of the draws.
-    code = analyze::predict({inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate},
-                            MPI_COMM_WORLD, std::cout);
+    code = analyze::predict(
+        {inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate, inv.allow_incomplete},
+        MPI_COMM_WORLD, std::cout);
   } else if (code == 0) {
     // Serial commands run on rank 0; other ranks (under mpirun) only wait for the exit code.
     if (rank == 0) {
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
         } else if (inv.command == "merge") {
           analyze::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {
-          analyze::export_csv({inv.archives.front(), inv.what, inv.params, inv.output}, std::cout);
+          analyze::export_csv(
+              {inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles, inv.allow_incomplete}, std::cout);
         }
         std::cout.flush();
       } catch (const std::exception& e) {

@@ -40,16 +40,27 @@ const Command kCommands[] = {
      "temperature stage against the target T, the relative drift of H_ext over the last stage, and\n"
      "the split-R-hat and effective sample size of /sample_stats/loss across trajectories (n/a\n"
      "with fewer than 2 trajectories of 4 stored draws)."},
-    {"predict", "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST] [--candidate NAME]",
+    {"predict",
+     "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST] [--candidate NAME] "
+     "[--allow-incomplete]",
      "Evaluates the networks of the run's ensemble on the rows of FILE.csv: every stored network\n"
      "(/posterior/params) of its simmering stage, or of the candidate a ladder chose (a rung's\n"
      "draws, or the deep ensemble's /baseline/params); --candidate picks another (deep_ensemble,\n"
      "rung_<k>, or all: every stored network). FILE.csv's header\n"
      "names the archive's feature columns (/data/feature_names; other columns are ignored), in\n"
      "raw units. Inputs are scaled with the archive's /data/scaling and regression outputs\n"
-     "un-scaled, as in the run. Output CSV, one row per point:\n"
-     "  classification: point, fraction_<class>... (vote fraction), majority, majority_class\n"
-     "  regression:     point, then per output mean_<y>, sd_<y>, q<p>_<y>... (member quantiles)\n"
+     "un-scaled, as in the run. Output CSV, one row per point (docs/ANALYZE.md explains each column):\n"
+     "  classification: point, prediction, prediction_class (arg max of the mean probability),\n"
+     "                  probability_<class>... (the networks' mean softmax), entropy, mutual_information\n"
+     "                  (nats), fraction_<class>... (vote fractions), vote_prediction, vote_prediction_class,\n"
+     "                  outside_training_range\n"
+     "  regression:     point, then per output mean_<y>, sd_<y> (predictive: networks and noise),\n"
+     "                  sd_model_<y> (the networks' spread), q<p>_<y>... (quantiles of the mixture of\n"
+     "                  N(prediction, noise variance) over the networks), then outside_training_range\n"
+     "outside_training_range counts the point's features outside the training data's [min, max]\n"
+     "widened by 10 % of the range on each side (0 = inside): a range check, not a density estimate.\n"
+     "A point whose scaled value or any network's output is not finite is an error (exit 2, nothing\n"
+     "written). An unfinished run's archive is refused unless --allow-incomplete.\n"
      "Under mpirun the draws are split over the ranks; the output does not depend on their number."},
     {"merge", "simmer_analyze merge A.h5 B.h5 ... -o ALL.h5 [--overwrite]",
      "Combines archives of one study that differ only in run.seed (and run.trajectories or how\n"
@@ -57,15 +68,21 @@ const Command kCommands[] = {
      "/posterior, /sample_stats, /trace, /initial and /baseline concatenated, /ensemble\n"
      "recomputed (votes summed; regression mean/variance combined), /metrics recomputed.\n"
      "data.split_seed may differ only when the data are identical."},
-    {"export", "simmer_analyze export RUN.h5 --what trace|samples|ensemble [--params] [--out FILE.csv]",
+    {"export",
+     "simmer_analyze export RUN.h5 --what trace|samples|ensemble [--params] [--quantiles LIST] [--allow-incomplete] "
+     "[--out FILE.csv]",
      "Writes one tidy table (one observation per row, a header row):\n"
      "  trace:    chain,phase,step,temperature,train_loss,test_loss,distance,path_length,param_rms,\n"
      "            param_max_abs (phase 0 = Adam, 1 = simmering; distance and path length from the\n"
      "            simmering start, NaN during Adam)\n"
      "  samples:  chain,draw,step,temperature,loss,kinetic_temperature,extended_energy\n"
      "            (--params: chain,draw,param,value for every stored network instead)\n"
-     "  ensemble: set,row, then fraction_<class>...,prediction,prediction_class\n"
-     "            or mean_<y>,sd_<y> per output"},
+     "  ensemble: set,row, then classification: label,label_class (the truth; empty for points),\n"
+     "            prediction,prediction_class (arg max of the mean probability),probability_<class>...,\n"
+     "            entropy,mutual_information (scored sets only; nan for points),fraction_<class>...,\n"
+     "            vote_prediction,vote_prediction_class; regression per output: y_<y> (the truth),\n"
+     "            mean_<y>,sd_<y> (predictive),sd_model_<y>,q<p>_<y>... (--quantiles)\n"
+     "An unfinished run's archive is refused for --what ensemble unless --allow-incomplete."},
     {"verify", "simmer_analyze verify RUN.h5",
      "Reads every dataset of the archive back in full, one chunk at a time, with HDF5's Fletcher-32\n"
      "checking on (simmer_mpi stores a checksum with every chunk of every dataset; attributes and\n"
@@ -93,7 +110,7 @@ std::vector<double> parse_quantiles(const std::string& text) {
     char* end = nullptr;
     const double q = std::strtod(part.c_str(), &end);
     if (end == nullptr || *end != '\0' || !(q >= 0.0 && q <= 1.0)) {
-      throw Error("predict: --quantiles '" + text + "': '" + part + "' is not a probability in [0, 1]");
+      throw Error("--quantiles '" + text + "': '" + part + "' is not a probability in [0, 1]");
     }
     out.push_back(q);
   }
@@ -108,7 +125,8 @@ po::options_description options_of(const std::string& command) {
         ("points", po::value<std::string>()->value_name("FILE.csv"), "inputs to evaluate (raw units)")  //
         ("out", po::value<std::string>()->value_name("OUT.csv"), "write here instead of stdout")        //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.5,0.975"),
-         "regression: member quantiles per output (comma-separated; '' for none)")  //
+         "regression: quantiles of the predictive mixture per output (comma-separated; '' for none)")       //
+        ("allow-incomplete", "use an unfinished run's archive (status not complete): its networks so far")  //
         ("candidate", po::value<std::string>()->value_name("NAME"),
          "the networks to evaluate: the run's ensemble (default: /metrics 'ensemble'), deep_ensemble (the "
          "Adam end points), rung_<k> (a ladder's rung) or all (every stored network)");
@@ -120,6 +138,9 @@ po::options_description options_of(const std::string& command) {
     desc.add_options()                                                                         //
         ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")  //
         ("params", "with --what samples: the parameters as chain,draw,param,value")            //
+        ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.975"),
+         "with --what ensemble, regression: quantiles of the predictive mixture per output")                //
+        ("allow-incomplete", "use an unfinished run's archive (status not complete): its ensemble so far")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }
   return desc;
@@ -190,8 +211,11 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     if (inv.points.empty()) throw Error("predict: --points FILE.csv is missing");
     inv.quantiles = parse_quantiles(text("quantiles"));
     inv.candidate = text("candidate");
+    inv.allow_incomplete = vm.count("allow-incomplete") != 0;
   } else if (first == "export") {
     inv.what = text("what");
+    inv.quantiles = parse_quantiles(text("quantiles"));
+    inv.allow_incomplete = vm.count("allow-incomplete") != 0;
     inv.params = vm.count("params") != 0;
     if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble") {
       throw Error("export: --what '" + inv.what + "' must be trace, samples or ensemble");

@@ -106,7 +106,10 @@ DeepEnsembleBuilder::DeepEnsembleBuilder(bool classification, Index classes, Ind
   for (std::size_t s = 0; s < rows.size(); ++s) {
     if (classification) {
       candidate_.votes.emplace_back(rows[s], classes);
-      if (s < scored_.size()) probability_sums_.emplace_back(rows[s], classes);
+      if (s < scored_.size()) {
+        probability_sums_.emplace_back(rows[s], classes);
+        entropy_sums_.emplace_back(rows[s], 1);
+      }
     } else {
       candidate_.means.emplace_back(rows[s], outputs);
       candidate_.components.emplace_back();
@@ -121,8 +124,12 @@ void DeepEnsembleBuilder::add(std::size_t set, ConstBatchView prediction) {
     if (set < scored_.size()) {
       class_probabilities(prediction, scratch_);
       probability_sums_[set].add(view(scratch_));
+      row_entropy(view(scratch_), entropy_scratch_);
+      entropy_sums_[set].add(view(entropy_scratch_));
       candidate_.probability.resize(scored_.size());
       candidate_.probability[set] = probability_sums_[set].mean();
+      candidate_.member_entropy.resize(scored_.size());
+      candidate_.member_entropy[set] = entropy_sums_[set].mean();
     }
   } else {
     candidate_.means.at(set).add(prediction);

@@ -100,6 +100,7 @@ DiagnosticsPartials::DiagnosticsPartials(const DiagnosticsSetup& setup) {
     const Index rows = set.rows();
     if (setup.classification) {
       probabilities.emplace_back(rows, setup.classes);
+      entropies.emplace_back(rows, 1);
       block_votes.emplace_back(static_cast<std::size_t>(setup.blocks), VoteAccumulator(rows, setup.classes));
     } else {
       coverage.emplace_back(rows, setup.outputs);
@@ -112,6 +113,8 @@ void DiagnosticsPartials::merge(const DiagnosticsPartials& other) {
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
     const MeanAccumulator& m = other.probabilities[i];
     probabilities[i].merge(m.members(), m.mean(), m.m2());
+    const MeanAccumulator& h = other.entropies[i];
+    entropies[i].merge(h.members(), h.mean(), h.m2());
     for (std::size_t b = 0; b < block_votes[i].size(); ++b) {
       const VoteAccumulator& v = other.block_votes[i][b];
       block_votes[i][b].add_votes(v.votes(), v.members());
@@ -188,6 +191,8 @@ void TrajectoryDiagnostics::member_predictions(int set, ConstBatchView predictio
   if (setup_.classification) {
     class_probabilities(prediction, probability_scratch_);
     partials_.probabilities[i].add(view(probability_scratch_));
+    row_entropy(view(probability_scratch_), entropy_scratch_);
+    partials_.entropies[i].add(view(entropy_scratch_));
     partials_.block_votes[i][block].add(prediction);
     if (i < 2) pending_metric_[i] = accuracy(predicted_classes(prediction), *s.labels);
     if (i == 1) {

@@ -40,6 +40,18 @@ void class_probabilities(ConstBatchView logits, Matrix& out) {
   }
 }
 
+void row_entropy(ConstBatchView p, Matrix& out) {
+  if (out.rows() != p.rows() || out.cols() != 1) out.resize(p.rows(), 1);
+  for (Index i = 0; i < p.rows(); ++i) {
+    double h = 0.0;
+    for (Index k = 0; k < p.cols(); ++k) {
+      const double q = p(i, k);
+      if (q > 0.0) h -= q * std::log(q);
+    }
+    out(i, 0) = h;
+  }
+}
+
 std::vector<double> SetScores::to_vector() const {
   return {metric, r2, nll, brier, ece, static_cast<double>(worst_row), worst_share};
 }

@@ -486,6 +486,9 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
         const std::string probability_path = layout::join(g, layout::kProbability);
         ensure_dataset(f, probability_path, io::Type::f64, {rows, l.classes});
         f.write_from_root(probability_path, c != nullptr ? c->probability.at(s) : Matrix());
+        const std::string entropy_path = layout::join(g, layout::kMemberEntropy);
+        ensure_dataset(f, entropy_path, io::Type::f64, {rows});
+        f.write_from_root(entropy_path, c != nullptr ? c->member_entropy.at(s) : Matrix());
       }
     } else {
       Matrix mean, var;

@@ -354,6 +354,7 @@ ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, c
   for (std::size_t s = 0; s < p.scored_sets(); ++s) {
     if (p.classification) {
       c.probability.push_back(diagnostics.probabilities(static_cast<int>(s)));
+      c.member_entropy.push_back(diagnostics.member_entropy(static_cast<int>(s)));
     } else {
       c.coverage.push_back(diagnostics.coverage_counts(static_cast<int>(s)));
     }

@@ -25,7 +25,8 @@ cases: summary   configuration, metrics and health of an Iris and a sine run; sp
                  'incomplete', that the run was killed, the step its checkpoint resumes from (the
                  step the resume then reports) and how to resume, with the members gathered so
                  far; a live lock holder is reported as a run still going; an archive with no
-                 status attribute is incomplete too; verify passes on the killed archive; after
+                 status attribute is incomplete too; verify passes on the killed archive; predict
+                 and export refuse it (exit 2) unless --allow-incomplete; after
                  the resume the summary says 'complete'
 """
 import csv
@@ -40,6 +41,7 @@ import tempfile
 
 import h5py
 import numpy as np
+from scipy import optimize, stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
@@ -270,15 +272,19 @@ with tempfile.TemporaryDirectory() as tmp:
         if not outs[1] == outs[2] == outs[3]:
             fail("iris: predict output differs between mpirun -n 1, 2 and 3")
         header, rows = read_csv(outs[1])
-        if header != ["point"] + [f"fraction_{c}" for c in classes] + ["majority", "majority_class"]:
+        want = (["point", "prediction", "prediction_class"] + [f"probability_{c}" for c in classes]
+                + ["entropy", "mutual_information"] + [f"fraction_{c}" for c in classes]
+                + ["vote_prediction", "vote_prediction_class", "outside_training_range"])
+        if header != want:
             fail(f"iris: header {header}")
-        fraction = np.array([[float(v) for v in r[1:1 + len(classes)]] for r in rows])
+        at = {name: i for i, name in enumerate(header)}
+        fraction = np.array([[float(r[at[f"fraction_{c}"]]) for c in classes] for r in rows])
         members = votes.sum(axis=1)[0]
         if not np.array_equal(np.rint(fraction * members).astype(np.int64), votes):
             fail("iris: predicted vote fractions differ from /ensemble/test/votes")
-        if not np.array_equal([int(r[-2]) for r in rows], majority):
+        if not np.array_equal([int(r[at["vote_prediction"]]) for r in rows], majority):
             fail("iris: predicted majority differs from /ensemble/test/prediction")
-        if [r[-1] for r in rows] != [classes[m] for m in majority]:
+        if [r[at["vote_prediction_class"]] for r in rows] != [classes[m] for m in majority]:
             fail("iris: majority class names wrong")
         # Without mpirun (a singleton MPI process) too, to stdout.
         if analyze(["predict", iris, "--points", pts]).stdout != outs[1]:
@@ -289,6 +295,7 @@ with tempfile.TemporaryDirectory() as tmp:
         with h5py.File(sine, "r") as f:
             write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()], extra=False)
             mean, var = f["ensemble/test/mean"][()][:, 0], f["ensemble/test/variance"][()][:, 0]
+            noise = f["ensemble/noise_variance"][0]
             params = f["posterior/params"][()]
             x = f["data/test/x"][()]
             lo, hi = f["data/scaling/x_min"][()], f["data/scaling/x_max"][()]
@@ -302,21 +309,27 @@ with tempfile.TemporaryDirectory() as tmp:
         if outs[1] != outs[3]:
             fail("sine: predict output differs between mpirun -n 1 and 3")
         header, rows = read_csv(outs[1])
-        if header != ["point", "mean_y", "sd_y", "q0.1_y", "q0.5_y", "q0.9_y"]:
+        if header != ["point", "mean_y", "sd_y", "sd_model_y", "q0.1_y", "q0.5_y", "q0.9_y", "outside_training_range"]:
             fail(f"sine: header {header}")
         table = np.array([[float(v) for v in r] for r in rows])
         rel = np.max(np.abs(table[:, 1] - mean) / np.maximum(np.abs(mean), 1e-300))
         if rel > 1e-12:
             fail(f"sine: predicted mean differs from /ensemble/test/mean by {rel:.3g} (relative)")
-        if not np.allclose(table[:, 2] ** 2, var, rtol=1e-9, atol=1e-15):
-            fail("sine: predicted sd² differs from /ensemble/test/variance")
-        # Quantiles against numpy's on the members' predictions (forward pass in numpy).
+        members = params.shape[0] * params.shape[1]
+        if not np.allclose(table[:, 3] ** 2, var * (members - 1) / members, rtol=1e-9, atol=1e-15):
+            fail("sine: the networks' sd (sd_model) differs from /ensemble/test/variance")
+        if not np.allclose(table[:, 2] ** 2, table[:, 3] ** 2 + noise, rtol=1e-9, atol=1e-15):
+            fail("sine: the predictive sd is not the networks' sd with the noise added")
+        # Quantiles against scipy's of the predictive mixture (forward pass in numpy).
         xs = 2 * (x - lo) / (hi - lo) - 1
-        preds = [st.forward(params[c, d], layout, xs)[:, 0] * (yhi - ylo) / 2 + (yhi + ylo) / 2
-                 for c in range(params.shape[0]) for d in range(params.shape[1])]
-        q = np.quantile(np.array(preds), [0.1, 0.5, 0.9], axis=0).T
-        if not np.allclose(table[:, 3:6], q, rtol=1e-9, atol=1e-12):
-            fail("sine: quantiles differ from numpy's")
+        preds = np.array([st.forward(params[c, d], layout, xs)[:, 0] * (yhi - ylo) / 2 + (yhi + ylo) / 2
+                          for c in range(params.shape[0]) for d in range(params.shape[1])])
+        for i in range(len(rows)):
+            cdf = lambda y: np.mean(stats.norm.cdf((y - preds[:, i]) / np.sqrt(noise)))  # noqa: E731
+            for j, level in enumerate((0.1, 0.5, 0.9)):
+                want = optimize.brentq(lambda y: cdf(y) - level, -50, 50, xtol=1e-13)
+                if not np.isclose(table[i, 4 + j], want, rtol=1e-9, atol=1e-9):
+                    fail(f"sine point {i}: predictive quantile {level} {table[i, 4 + j]}, scipy {want}")
 
         # float32 storage, every 2nd member: reads and evaluates every stored network.
         f32 = os.path.join(tmp, "sine32.h5")
@@ -348,8 +361,9 @@ with tempfile.TemporaryDirectory() as tmp:
         with h5py.File(lenet, "r") as f:
             write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()])
             votes = f["ensemble/test/votes"][()]
-        _, rows = read_csv(analyze(["predict", lenet, "--points", pts], ranks=2).stdout)
-        fraction = np.array([[float(v) for v in r[1:11]] for r in rows])
+        header, rows = read_csv(analyze(["predict", lenet, "--points", pts], ranks=2).stdout)
+        first = header.index([h for h in header if h.startswith("fraction_")][0])
+        fraction = np.array([[float(v) for v in r[first:first + 10]] for r in rows])
         if not np.array_equal(np.rint(fraction * votes.sum(axis=1)[0]).astype(np.int64), votes):
             fail("lenet5: predicted votes differ from /ensemble/test/votes")
         print("predict: votes (Iris, LeNet-5) and means (sine) equal the run's ensemble; identical for -n 1, 2, 3")
@@ -512,13 +526,30 @@ with tempfile.TemporaryDirectory() as tmp:
                     fail(f"samples column {k} differs")
             header, rows = read_csv(analyze(["export", iris, "--what", "ensemble"]).stdout)
             classes = names_of(f, "data/class_names")
-            if header != ["set", "row"] + [f"fraction_{c}" for c in classes] + ["prediction", "prediction_class"]:
+            want = (["set", "row", "label", "label_class", "prediction", "prediction_class"]
+                    + [f"probability_{c}" for c in classes] + ["entropy", "mutual_information"]
+                    + [f"fraction_{c}" for c in classes] + ["vote_prediction", "vote_prediction_class"])
+            if header != want:
                 fail(f"ensemble header {header}")
+            at = {name: i for i, name in enumerate(header)}
             test = [r for r in rows if r[0] == "test"]
-            if not np.array_equal(np.array([[float(v) for v in r[2:5]] for r in test]), f["ensemble/test/fraction"][()]):
+            column = lambda name: np.array([float(r[at[name]]) for r in test])  # noqa: E731
+            fraction = np.stack([column(f"fraction_{c}") for c in classes], axis=1)
+            if not np.array_equal(fraction, f["ensemble/test/fraction"][()]):
                 fail("ensemble fractions differ")
-            if [int(r[5]) for r in test] != list(f["ensemble/test/prediction"][()]):
-                fail("ensemble predictions differ")
+            if list(column("vote_prediction").astype(int)) != list(f["ensemble/test/prediction"][()]):
+                fail("ensemble votes' predictions differ")
+            if list(column("label").astype(int)) != list(f["data/test/y"][()]):
+                fail("ensemble labels differ from /data/test/y")
+            # The mean probability, its entropy and the mutual information against numpy.
+            p = f["ensemble/test/probability"][()]
+            probability = np.stack([column(f"probability_{c}") for c in classes], axis=1)
+            entropy = -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0), axis=1)
+            mi = np.maximum(entropy - f["ensemble/test/member_entropy"][()], 0)
+            if not (np.array_equal(probability, p) and list(column("prediction").astype(int)) == list(p.argmax(axis=1))
+                    and np.allclose(column("entropy"), entropy, rtol=1e-12, atol=1e-15)
+                    and np.allclose(column("mutual_information"), mi, rtol=1e-9, atol=1e-14)):
+                fail("ensemble probability, prediction, entropy or mutual information differ from numpy's")
             if len(rows) != f["data/train/x"].shape[0] + f["data/test/x"].shape[0]:
                 fail("ensemble rows")
         # Samples with parameters (sine: 481 parameters), and a stopped trajectory's NaN rows.
@@ -544,12 +575,26 @@ with tempfile.TemporaryDirectory() as tmp:
             if len(rows) != 150:
                 fail("NaN sample rows were not skipped")
             header, rows = read_csv(analyze(["export", sine, "--what", "ensemble"]).stdout)
-            if header != ["set", "row", "mean_y", "sd_y"]:
+            if header != ["set", "row", "y_y", "mean_y", "sd_y", "sd_model_y", "q0.025_y", "q0.975_y"]:
                 fail(f"regression ensemble header {header}")
             test = np.array([[float(v) for v in r[2:]] for r in rows if r[0] == "test"])
-            if not np.array_equal(test[:, 0], f["ensemble/test/mean"][()][:, 0]) or \
-                    not np.allclose(test[:, 1] ** 2, f["ensemble/test/variance"][()][:, 0], rtol=1e-14):
-                fail("regression ensemble mean/sd differ")
+            if not np.array_equal(test[:, 0], f["data/test/y"][()][:, 0]) or \
+                    not np.array_equal(test[:, 1], f["ensemble/test/mean"][()][:, 0]):
+                fail("regression ensemble truth or mean differ")
+            # The predictive mixture of the archived components with the noise, against scipy.
+            g, noise = f["ensemble/test"], f["ensemble/noise_variance"][0]
+            w, m, v = g["trajectory_members"][()], g["trajectory_mean"][()][:, :, 0], g["trajectory_variance"][()][:, :, 0]
+            w = w / w.sum()
+            model = np.sum(w[:, None] * (v + (m - np.sum(w[:, None] * m, axis=0)) ** 2), axis=0)
+            if not (np.allclose(test[:, 3] ** 2, model, rtol=1e-9, atol=1e-14)
+                    and np.allclose(test[:, 2] ** 2, model + noise, rtol=1e-9, atol=1e-14)):
+                fail("regression ensemble sd or sd_model differ from the archived mixture's")
+            for i in range(len(test)):
+                cdf = lambda y: np.sum(w * stats.norm.cdf((y - m[:, i]) / np.sqrt(v[:, i] + noise)))  # noqa: E731
+                for j, level in ((4, 0.025), (5, 0.975)):
+                    want = optimize.brentq(lambda y: cdf(y) - level, -50, 50, xtol=1e-13)
+                    if not np.isclose(test[i, j], want, rtol=1e-9, atol=1e-9):
+                        fail(f"regression ensemble row {i}: quantile {level} {test[i, j]}, scipy {want}")
         p = analyze(["export", sine, "--what", "nonsense"], expect=2)
         if "--what" not in p.stderr:
             fail("bad --what not named")
@@ -759,6 +804,22 @@ with tempfile.TemporaryDirectory() as tmp:
         p = analyze(["verify", killed])
         if "all checksums good" not in p.stdout:
             fail(f"verify of a killed run's archive:\n{p.stdout}")
+        # predict and export refuse the unfinished run (exit 2, naming its status and what it
+        # holds) unless --allow-incomplete, which says how much of the plan it uses.
+        pts = os.path.join(tmp, "killed_points.csv")
+        with open(pts, "w") as fh:
+            fh.write("sepal_width,petal_width\n3.0,0.2\n")
+        with h5py.File(killed, "r") as f:
+            chains, draws = f["posterior/params"].shape[:2]
+        for args, planned in ((["predict", killed, "--points", pts], f"of {chains * draws} planned stored networks"),
+                              (["export", killed, "--what", "ensemble"], f"of {4 * 200} planned")):
+            p = analyze(args, expect=2)
+            if "status 'running'" not in p.stderr or "--allow-incomplete" not in p.stderr or planned not in p.stderr \
+                    or p.stdout:
+                fail(f"{args[0]} on a killed run's archive: not refused naming its status and members:\n{p.stderr}")
+            p = analyze(args + ["--allow-incomplete"])
+            if "using them" not in p.stderr or planned not in p.stderr or not p.stdout:
+                fail(f"{args[0]} --allow-incomplete: no output, or it does not say what it uses:\n{p.stderr}")
 
         # The lock naming a live process on this host (this test): a run still going, no advice to
         # resume it. An archive with no status at all (a run that never set one) is incomplete too.

@@ -34,10 +34,11 @@ struct PredictOptions {
   std::string archive;
   std::string points;             ///< CSV with the archive's feature columns (raw units)
   std::string output;             ///< CSV to write ("" = standard output)
-  std::vector<double> quantiles;  ///< regression: member quantiles per output
+  std::vector<double> quantiles;  ///< regression: quantiles of the predictive mixture per output
   /// Which networks: "" = the run's ensemble (/metrics 'ensemble'), "deep_ensemble" (the
   /// /baseline/params rows), "rung_<k>" (a ladder's rung: its block of draws), "all".
   std::string candidate;
+  bool allow_incomplete = false;  ///< use an archive whose run has not finished
 };
 
 /// Every stored network on the points. Collective over `comm`: the draws are split over the
@@ -61,9 +62,11 @@ void merge(const MergeOptions& options, std::ostream& out);
 
 struct ExportOptions {
   std::string archive;
-  std::string what;     ///< trace | samples | ensemble
-  bool params = false;  ///< samples: the long parameter table instead
-  std::string output;   ///< "" = standard output
+  std::string what;                             ///< trace | samples | ensemble
+  bool params = false;                          ///< samples: the long parameter table instead
+  std::string output;                           ///< "" = standard output
+  std::vector<double> quantiles{0.025, 0.975};  ///< ensemble, regression: predictive quantiles
+  bool allow_incomplete = false;                ///< ensemble: use an archive whose run has not finished
 };
 
 /// One tidy CSV table (one observation per row, header row).

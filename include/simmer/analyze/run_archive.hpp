@@ -68,6 +68,26 @@ std::optional<std::vector<ensemble::MeanAccumulator>> read_components(const io::
 std::optional<ensemble::NoiseEstimate> read_noise(const io::ArchiveReader& reader, const std::string& group,
                                                   Index outputs);
 
+/// Regression: σ² of the ensemble in `group` ("/ensemble", "/deep_ensemble", "/ladder/rung_2"): its
+/// noise_variance, or, where it has none (an unfinished run, an archive before issue 26), the rule
+/// applied to the group's stored mean: the validation residuals where the archive has validation
+/// targets, else the training ones (`estimated` then set).
+ensemble::NoiseEstimate group_noise(const io::ArchiveReader& reader, const RunArchive& run, const std::string& group,
+                                    bool& estimated);
+
+/// The members of one simmering stage's ensemble when the run has finished: every trajectory's
+/// (a parallel ladder's rung: its trajectories').
+std::int64_t planned_members(const RunArchive& run);
+
+/// The root attribute status ("" where the archive has none).
+std::string run_status(const io::ArchiveReader& reader);
+
+/// predict and export take finished runs only. Returns "" for a complete run. Otherwise throws an
+/// Error naming the file, the status and `holds` (what the archive has, "349 of 400 planned
+/// stored networks"), unless `allow` (--allow-incomplete): then returns the warning to print.
+std::string check_complete(const io::ArchiveReader& reader, const std::string& command, const std::string& holds,
+                           bool allow);
+
 /// "28x28x1 (height x width x channels)" -> {28, 28, 1}; throws naming the file and the text.
 std::vector<Index> parse_input_shape(const std::string& text, const std::string& origin);
 

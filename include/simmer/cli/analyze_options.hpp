@@ -13,7 +13,8 @@ struct AnalyzeInvocation {
   std::vector<std::string> archives;  ///< positional archive paths
   std::string points;                 ///< predict --points
   std::string output;                 ///< predict/export --out, merge -o
-  std::vector<double> quantiles;      ///< predict --quantiles
+  std::vector<double> quantiles;      ///< predict and export --quantiles
+  bool allow_incomplete = false;      ///< predict and export --allow-incomplete
   std::string candidate;              ///< predict --candidate ("": the run's ensemble)
   std::string what;                   ///< export --what
   bool params = false;                ///< export --params

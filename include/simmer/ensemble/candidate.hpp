@@ -30,6 +30,7 @@ struct Candidate {
   std::int64_t members = 0;               ///< networks that voted or entered the means (on the training set)
   std::vector<VoteAccumulator> votes;     ///< classification, per evaluation set
   std::vector<Matrix> probability;        ///< classification, per scored set: the members' mean softmax
+  std::vector<Matrix> member_entropy;     ///< classification, per scored set: the members' mean entropy [rows][1]
   std::vector<MeanAccumulator> means;     ///< regression, per evaluation set
   std::vector<CoverageCounter> coverage;  ///< regression, per scored set: members-only coverage counts
   /// Regression, per evaluation set: the predictive mixture's components (ensemble/predictive.hpp),
@@ -83,8 +84,8 @@ class DeepEnsembleBuilder {
  private:
   Candidate candidate_;
   std::vector<ScoredSet> scored_;
-  std::vector<MeanAccumulator> probability_sums_;
-  Matrix scratch_;
+  std::vector<MeanAccumulator> probability_sums_, entropy_sums_;
+  Matrix scratch_, entropy_scratch_;
 };
 
 }  // namespace simmer::ensemble

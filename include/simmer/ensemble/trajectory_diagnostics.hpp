@@ -115,6 +115,7 @@ struct DiagnosticsPartials {
   DiagnosticsPartials() = default;
   explicit DiagnosticsPartials(const DiagnosticsSetup& setup);
   std::vector<MeanAccumulator> probabilities;             ///< classification, [set]
+  std::vector<MeanAccumulator> entropies;                 ///< classification, [set]: each member's entropy per row
   std::vector<CoverageCounter> coverage;                  ///< regression, [set]
   std::vector<std::vector<VoteAccumulator>> block_votes;  ///< classification, [set][block]
   std::vector<std::vector<MeanAccumulator>> block_means;  ///< regression, [set][block]
@@ -122,7 +123,7 @@ struct DiagnosticsPartials {
   /// constructed shapes.
   template <class Ar>
   void fields(Ar& ar) {
-    ar(fixed(probabilities), fixed(block_votes), fixed(coverage), fixed(block_means));
+    ar(fixed(probabilities), fixed(entropies), fixed(block_votes), fixed(coverage), fixed(block_means));
   }
   /// Adds what another trajectory's fields hold (votes and counts add, means merge by Chan's
   /// formula).
@@ -188,7 +189,7 @@ class TrajectoryDiagnostics {
   std::int64_t pending_step_ = 0;
   std::int64_t pending_block_ = 0;
   DiagnosticsPartials partials_;
-  Matrix probability_scratch_;
+  Matrix probability_scratch_, entropy_scratch_;
 };
 
 /// Rank 0's merge of every trajectory's partials, in trajectory order.
@@ -200,6 +201,11 @@ class PooledDiagnostics {
   /// Mean class probabilities of all members on a set [rows][classes] (classification).
   [[nodiscard]] const Matrix& probabilities(int set) const {
     return partials_.probabilities[static_cast<std::size_t>(set)].mean();
+  }
+  /// The members' mean entropy per row [rows][1] (classification): the aleatoric part of the
+  /// mean probabilities' entropy, whose rest is the mutual information.
+  [[nodiscard]] const Matrix& member_entropy(int set) const {
+    return partials_.entropies[static_cast<std::size_t>(set)].mean();
   }
   [[nodiscard]] double coverage(int set, double level) const {
     return partials_.coverage[static_cast<std::size_t>(set)].coverage(level);

@@ -32,6 +32,10 @@ inline constexpr std::array<double, 3> kCoverageLevels{0.5, 0.9, 0.95};
 /// differs (no allocation when called again with the same shape).
 void class_probabilities(ConstBatchView logits, Matrix& out);
 
+/// The entropy −Σ_k p_k log p_k (nats; 0 log 0 = 0) of each row of probabilities [rows][classes],
+/// into `out` [rows][1] (resized only when its shape differs).
+void row_entropy(ConstBatchView probabilities, Matrix& out);
+
 /// Scores of one set. NaN where a score does not apply (r2 for classification, the
 /// classification scores for regression and the reverse).
 struct SetScores {

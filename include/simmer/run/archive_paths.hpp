@@ -141,6 +141,10 @@ inline constexpr const char* kMean = "mean";
 inline constexpr const char* kVariance = "variance";
 inline constexpr const char* kCoverageBelow = "coverage_below";
 inline constexpr const char* kCoverageEqual = "coverage_equal";
+/// Classification, the scored sets (issue 26): kMemberEntropy [row], the members' mean entropy
+/// of their softmax (nats); with kProbability's entropy H it gives the mutual information
+/// H − member_entropy (the members' disagreement).
+inline constexpr const char* kMemberEntropy = "member_entropy";
 /// Regression, every set, once the run has ended (issue 26): the predictive mixture's components
 /// (ensemble/predictive.hpp), one per trajectory: kTrajectoryMembers [chain] (integer: its members
 /// in this ensemble; the deep ensemble's: 1, its Adam end point), kTrajectoryMean and
