@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""What a user carries away (issue 26): predictive intervals that cover what they say,
+probabilities from predict, inputs the ensemble has never seen flagged, bad inputs refused.
+
+usage: test_predictive.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
+
+CASE:
+  linear          known truth: y = 2x + 1 + N(0, 0.5²), a 1-1 (linear) network retrofitted on 3000
+                  rows with 600 held out for validation; the run's predictive test coverage at 90 %
+                  over 2000 test rows is within 0.03 of 0.90 (50 % and 95 % likewise), σ² is named
+                  as the validation residuals', and predict's intervals on the test inputs cover
+                  the same share (its mixture is over the stored networks, the run's over the
+                  trajectories' members)
+  classification  Iris: predict's probability_<class>, entropy and mutual_information equal numpy's
+                  from the stored networks (forward pass in numpy), prediction is their arg max,
+                  vote_prediction the majority; the same for mpirun -n 1 and 3
+  inputs          a row 9,9 is flagged outside_training_range = 2 and a row inside 0; a row
+                  1e100,1e100 exits 2 naming the file line and column and writes nothing (--out);
+                  the same for a float32 archive
+  autompg         the issue's check: jobs/autompg_m_ladder.ini with 2000 steps and a window of
+                  1500 reports the run's ensemble's predictive test coverage at 90 % in [0.80, 0.97]
+                  and at 50 % in [0.35, 0.65], and /metrics names the noise estimate it used
+"""
+import csv
+import io
+import os
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402
+
+SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+fail, opts = st.fail, st.opts
+IRIS = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
+        "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50", "--ensemble.window", "200",
+        "--ensemble.stride", "2", "--ensemble.store_every", "1", "--run.trajectories", "3"]
+
+
+def analyze(args, ranks=None, expect=0):
+    return st.run(ANALYZE, ranks, args, expect=expect)
+
+
+def table(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+def column(header, rows, name):
+    j = header.index(name)
+    return np.array([float(r[j]) for r in rows])
+
+
+def coverage(y, lo, hi):
+    return float(np.mean((y >= lo) & (y <= hi)))
+
+
+def linear_case(tmp):
+    rng = np.random.default_rng(26)
+    n_train, n_test = 3000, 2000
+    x = rng.uniform(-1, 1, n_train + n_test)
+    y = 2 * x + 1 + 0.5 * rng.standard_normal(x.size)
+    data = os.path.join(tmp, "linear.csv")
+    np.savetxt(data, np.stack([x, y], axis=1), delimiter=",", header="x,y", comments="")
+    out = os.path.join(tmp, "linear.h5")
+    st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--data.source", "csv",
+                       "--data.path", data, "--data.features", "x", "--data.target", "y",
+                       "--data.train", str(n_train), "--data.test", str(n_test), "--data.validation_fraction", "0.2",
+                       "--model.architecture", "1-1", "--model.loss", "mse", "--adam.epochs", "2000",
+                       "--adam.lr", "0.01", "--simmer.steps", "600", "--simmer.every", "100",
+                       "--simmer.T_target", "0.001", "--simmer.dT", "0.0002", "--ensemble.window", "300",
+                       "--ensemble.store_every", "10", "--run.trajectories", "4", "--output", out])
+    with h5py.File(out, "r") as f:
+        m = f["metrics"].attrs
+        if st.text(m["ensemble_noise_source"]) != "validation":
+            fail(f"the noise is not from the validation residuals: {m['ensemble_noise_source']}")
+        sigma = np.sqrt(float(m["ensemble_noise_variance"]))
+        if not 0.45 < sigma < 0.55:
+            fail(f"noise sd {sigma}, the truth's is 0.5")
+        for level, margin in ((50, 0.03), (90, 0.03), (95, 0.02)):
+            got = float(m[f"ensemble_test_coverage_{level}"])
+            if abs(got - level / 100) > margin:
+                fail(f"predictive test coverage at {level} %: {got:.4f}, not within {margin} of {level / 100}")
+            if float(m[f"ensemble_test_mean_coverage_{level}"]) > 0.5 * level / 100:
+                fail("the members' own coverage (no noise) is as wide as the predictive one")
+        x_test, y_test = f["data/test/x"][()], f["data/test/y"][()][:, 0]
+    points = os.path.join(tmp, "linear_points.csv")
+    np.savetxt(points, x_test, delimiter=",", header="x", comments="")
+    header, rows = table(analyze(["predict", out, "--points", points, "--quantiles", "0.05,0.95"], ranks=2).stdout)
+    got = coverage(y_test, column(header, rows, "q0.05_y"), column(header, rows, "q0.95_y"))
+    if abs(got - m_coverage(out)) > 0.01:
+        fail(f"predict's 90 % intervals cover {got:.4f} of the test rows, the run's {m_coverage(out):.4f}")
+    sd, sd_model = column(header, rows, "sd_y"), column(header, rows, "sd_model_y")
+    if not np.allclose(sd ** 2, sd_model ** 2 + sigma ** 2, rtol=1e-9):
+        fail("predict's sd is not the networks' spread with the noise added")
+    print(f"linear: sigma {sigma:.4f} (truth 0.5) from the validation residuals; predictive test coverage "
+          f"50/90/95 % within 0.03/0.03/0.02 of nominal over {n_test} rows; predict's 90 % intervals cover {got:.4f}")
+
+
+def m_coverage(path):
+    with h5py.File(path, "r") as f:
+        return float(f["metrics"].attrs["ensemble_test_coverage_90"])
+
+
+def classification_case(tmp):
+    out = os.path.join(tmp, "iris.h5")
+    st.run(SIMMER, 2, IRIS + ["--output", out])
+    points = os.path.join(tmp, "iris_points.csv")
+    with h5py.File(out, "r") as f:
+        names = [st.text(n) for n in f["data/feature_names"][()]]
+        x = f["data/test/x"][()]
+        params = f["posterior/params"][()].reshape(-1, f["posterior/params"].shape[2])
+        layout = st.read_layout(f)
+        probs = []
+        for p in params:
+            z = st.forward(p, layout, st.scaled(f, x))
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            probs.append(e / e.sum(axis=1, keepdims=True))
+        classes = [st.text(c) for c in f["data/class_names"][()]]
+    np.savetxt(points, x, delimiter=",", header=",".join(names), comments="")
+    outs = [analyze(["predict", out, "--points", points], ranks=n).stdout for n in (1, 3)]
+    if outs[0] != outs[1]:
+        fail("iris: predict's probabilities differ between mpirun -n 1 and 3")
+    header, rows = table(outs[0])
+    probs = np.array(probs)
+    mean = probs.mean(axis=0)
+    entropy = lambda p: -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0), axis=-1)  # noqa: E731
+    mi = entropy(mean) - entropy(probs).mean(axis=0)
+    got = np.stack([column(header, rows, f"probability_{c}") for c in classes], axis=1)
+    if not np.allclose(got, mean, rtol=1e-9, atol=1e-12):
+        fail(f"iris: probability_<class> differs from numpy's mean softmax by {np.abs(got - mean).max():.3g}")
+    if not np.allclose(column(header, rows, "entropy"), entropy(mean), rtol=1e-9, atol=1e-12):
+        fail("iris: entropy differs from numpy's")
+    if not np.allclose(column(header, rows, "mutual_information"), np.maximum(mi, 0), rtol=1e-7, atol=1e-12):
+        fail("iris: mutual_information differs from numpy's")
+    if list(column(header, rows, "prediction").astype(int)) != list(mean.argmax(axis=1)):
+        fail("iris: prediction is not the arg max of the mean probability")
+    votes = np.bincount(probs.argmax(axis=2).T.reshape(-1) + 3 * np.repeat(np.arange(len(x)), len(probs)),
+                        minlength=3 * len(x)).reshape(len(x), 3)
+    if list(column(header, rows, "vote_prediction").astype(int)) != list(votes.argmax(axis=1)):
+        fail("iris: vote_prediction is not the networks' majority")
+    print(f"classification: probability, entropy, mutual information and both predictions equal numpy's from "
+          f"{len(probs)} stored networks; the same on 1 and 3 ranks")
+
+
+def inputs_case(tmp):
+    for precision in ("float64", "float32"):
+        out = os.path.join(tmp, f"iris_{precision}.h5")
+        st.run(SIMMER, 2, IRIS + ["--run.precision", precision, "--output", out])
+        good = os.path.join(tmp, "good.csv")
+        with open(good, "w") as fh:
+            fh.write("sepal_width,petal_width\n3.0,0.2\n9,9\n3.0,9\n")
+        header, rows = table(analyze(["predict", out, "--points", good]).stdout)
+        flags = list(column(header, rows, "outside_training_range").astype(int))
+        if flags != [0, 2, 1]:
+            fail(f"{precision}: outside_training_range {flags}, expected [0, 2, 1]")
+        bad = os.path.join(tmp, "bad.csv")
+        with open(bad, "w") as fh:
+            fh.write("sepal_width,petal_width\n3.0,0.2\n1e100,1e100\n")
+        written = os.path.join(tmp, "written.csv")
+        p = analyze(["predict", out, "--points", bad, "--out", written], ranks=2, expect=2)
+        if "bad.csv:3" not in p.stderr or "'sepal_width'" not in p.stderr or os.path.exists(written):
+            fail(f"{precision}: a row 1e100,1e100 is not refused naming line 3 and its column, or output was "
+                 f"written:\n{p.stderr}")
+    print("inputs: 9,9 flagged (2 features outside the training range), 1e100 refused naming bad.csv:3 "
+          "(float64 and float32 archives), nothing written")
+
+
+def autompg_case(tmp):
+    out = os.path.join(tmp, "autompg.h5")
+    st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/autompg_m_ladder.ini"),
+                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv"),
+                       "--simmer.steps", "2000", "--ensemble.window", "1500", "--output", out], timeout=900)
+    with h5py.File(out, "r") as f:
+        m = f["metrics"].attrs
+        c50, c90 = float(m["ensemble_test_coverage_50"]), float(m["ensemble_test_coverage_90"])
+        source = st.text(m["ensemble_noise_source"])
+        variance = float(m["ensemble_noise_variance"])
+        chosen = st.text(m["ensemble"])
+    if not (0.80 <= c90 <= 0.97 and 0.35 <= c50 <= 0.65):
+        fail(f"Auto-MPG M ladder ({chosen}): predictive test coverage 50/90 % = {c50:.3f}/{c90:.3f}, outside "
+             "[0.35, 0.65] / [0.80, 0.97]")
+    if source != "validation" or not variance > 0:
+        fail(f"Auto-MPG: /metrics does not name the noise estimate: {source} {variance}")
+    print(f"autompg: the run's ensemble ({chosen}) covers {c50:.3f} / {c90:.3f} of the test rows at 50 / 90 %; "
+          f"noise variance {variance:.4g} from the {source} residuals")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    {"linear": linear_case, "classification": classification_case, "inputs": inputs_case,
+     "autompg": autompg_case}[CASE](tmp)
