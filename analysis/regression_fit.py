@@ -2,8 +2,11 @@
 """The fit of a one-feature regression run, and the distribution of member predictions.
 
 Left: train and test data (/data/*), the ground truth sin(2πx) when data.source = sine, the
-ensemble mean with a 95 % band (mean ± 1.96 sd of the members, /ensemble/<set>/{mean,variance})
-on the archive's dense evaluation set (default `points`: run simmer_mpi with
+ensemble mean with two bands: the 95 % predictive interval (the quantiles of the mixture of the
+members' N(prediction, σ²), σ² the archived noise variance: /ensemble/<set>/trajectory_*,
+/ensemble/noise_variance; archives before issue 26 lack it) and, darker, the members' own
+spread (mean ± 1.96 sd, /ensemble/<set>/{mean,variance}: no noise, the uncertainty of the mean
+function alone), on the archive's dense evaluation set (default `points`: run simmer_mpi with
 --ensemble.points analysis/sine_grid.csv), and Adam's fit when the archive stores it
 (/baseline/<set>/prediction; otherwise the legend says it is not in the archive).
 Right: histograms of every member's prediction at two tracked test inputs
@@ -71,6 +74,12 @@ def main():
             data[s] = (np.asarray(ar.require(f"data/{s}/x", figure), dtype=float)[:, 0],
                        np.asarray(ar.require(f"data/{s}/y", figure), dtype=float).reshape(-1))
         members = ar.attr("members", f"ensemble/{set_name}")
+        # The predictive 95 % interval (members and noise) where the run archived its mixture.
+        predictive = None
+        if ar.has(f"ensemble/{set_name}/trajectory_mean") and ar.has("ensemble/noise_variance"):
+            mix = sa.Predictive(ar, "ensemble", set_name, figure)
+            predictive = (mix.quantile(0.025)[:, 0], mix.quantile(0.975)[:, 0], mix.source,
+                          float(np.sqrt(mix.noise[0])))
         sine = ar.config.get("data.source") == "sine"
         adam_grid = adam_predictions(ar, set_name)
         adam_test = adam_predictions(ar, "test") if adam_grid is None else None
@@ -105,8 +114,14 @@ def main():
         tx = np.linspace(min(gx.min(), -1.0), max(gx.max(), 1.0), 600)
         ax.plot(tx, np.sin(2 * np.pi * tx), color="black", lw=1.0, ls="--", label="truth sin(2πx)",
                 zorder=2)
-    ax.fill_between(gx, gmean - 1.96 * gsd, gmean + 1.96 * gsd, color=sa.ENSEMBLE_COLOUR, alpha=0.22,
-                    lw=0, label="ensemble mean ± 1.96 sd", zorder=1)
+    if predictive is not None:
+        _, lo = sorted_curve(grid_x[:, 0], predictive[0])
+        _, hi = sorted_curve(grid_x[:, 0], predictive[1])
+        ax.fill_between(gx, lo, hi, color=sa.ENSEMBLE_COLOUR, alpha=0.13, lw=0, zorder=0,
+                        label=f"95 % predictive interval (members + noise σ = {predictive[3]:.3g}, "
+                              f"{predictive[2]} residuals)")
+    ax.fill_between(gx, gmean - 1.96 * gsd, gmean + 1.96 * gsd, color=sa.ENSEMBLE_COLOUR, alpha=0.3,
+                    lw=0, label="members' spread: mean ± 1.96 sd (no noise)", zorder=1)
     ens_label = f"ensemble mean ({members} members)" if members else "ensemble mean"
     ax.plot(gx, gmean, color=sa.ENSEMBLE_COLOUR, lw=1.8, label=ens_label, zorder=3)
     if adam_grid is not None:

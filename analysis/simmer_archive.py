@@ -170,6 +170,57 @@ class Archive:
         return self.file[f"data/{name}/y"].shape[0] if self.has(f"data/{name}/y") else None
 
 
+# ---- regression's predictive law (docs/ANALYZE.md, "Predictive intervals") ------------------------
+class Predictive:
+    """An ensemble's predictive mixture on one set, as the run archived it: per value the mixture
+    Σ_c w_c N(mean_c, variance_c + σ²) over the components c (one per trajectory: its members'
+    count w_c, mean and variance; the deep ensemble: one per Adam end point), σ² per output."""
+
+    def __init__(self, ar, group, set_name, purpose):
+        g = f"{group.strip('/')}/{set_name}"
+        hint = "the archive predates issue 26 or its run did not finish"
+        self.weight = np.asarray(ar.require(f"{g}/trajectory_members", purpose, hint), dtype=float)
+        self.mean = np.asarray(ar.require(f"{g}/trajectory_mean", purpose, hint), dtype=float)
+        self.variance = np.asarray(ar.require(f"{g}/trajectory_variance", purpose, hint), dtype=float)
+        noise = f"{group.strip('/')}/noise_variance"
+        self.noise = np.asarray(ar.require(noise, purpose, hint), dtype=float).reshape(-1)
+        self.source = _text(ar.file[noise].attrs.get("noise_source", b"training"))
+        keep = self.weight > 0
+        self.weight, self.mean, self.variance = self.weight[keep], self.mean[keep], self.variance[keep]
+        self.weight = self.weight / self.weight.sum()
+
+    def _sd(self):
+        return np.sqrt(self.variance + self.noise)  # [component, row, output]
+
+    def cdf(self, y):
+        """F(y) per value of y [row, output]: where the truth falls (its probability integral transform)."""
+        from scipy.stats import norm
+        z = (np.asarray(y, dtype=float)[None] - self.mean) / self._sd()
+        return np.tensordot(self.weight, norm.cdf(z), axes=1)
+
+    def quantile(self, level, iterations=200):
+        """The mixture's `level` quantile per value [row, output], by bisection."""
+        sd = self._sd()
+        lo, hi = (self.mean - 40 * sd).min(axis=0), (self.mean + 40 * sd).max(axis=0)
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            below = self.cdf(mid) < level
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        return 0.5 * (lo + hi)
+
+    def sd(self):
+        """Total predictive sd and the members' spread (model) per value."""
+        m = np.tensordot(self.weight, self.mean, axes=1)
+        model = np.tensordot(self.weight, self.variance + (self.mean - m) ** 2, axes=1)
+        return np.sqrt(model + self.noise), np.sqrt(model)
+
+
+def central_coverage(pit, levels):
+    """Observed coverage of the central `levels` intervals: the share of transforms in [(1−q)/2, (1+q)/2]."""
+    pit = np.asarray(pit, dtype=float).reshape(-1)
+    return np.array([np.mean((pit >= (1 - q) / 2) & (pit <= (1 + q) / 2)) for q in levels])
+
+
 # ---- command-line and output helpers ----------------------------------------------------------
 def parser(description, epilog=None):
     return argparse.ArgumentParser(description=description, epilog=epilog,

@@ -126,7 +126,8 @@ def main():
                 "--run.gather_interval", "300", "--output", iris], tmp)
 
         out = os.path.join(tmp, "out")
-        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py", "drift.py"):
+        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py", "drift.py",
+                       "reliability.py"):
             p = figure(script, ["--help"], tmp)
             if p.returncode != 0 or "usage:" not in p.stdout:
                 fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
@@ -138,6 +139,15 @@ def main():
         expect_figure("decision_map.py", [iris, "--at", "3,1", "3.5,0.6"], os.path.join(out, "iris_map_at"), tmp)
         expect_figure("bars.py", [sine, iris], os.path.join(out, "bars"), tmp)
         expect_figure("drift.py", [sine, iris], os.path.join(out, "drift"), tmp)
+        expect_figure("reliability.py", [sine, sine], os.path.join(out, "reliability"), tmp)
+        # Its printed coverage (recomputed from the archived mixture) at 50, 90 and 95 % is /metrics'.
+        p = figure("reliability.py", [sine, "--set", "test", "-o", os.path.join(out, "reliability_one")], tmp)
+        row = [line for line in p.stdout.splitlines() if line.startswith("run's ens")]
+        with h5py.File(sine, "r") as f:
+            want = [float(f["metrics"].attrs[f"ensemble_test_coverage_{q}"]) for q in (50, 90, 95)]
+        got = [float(v) for v in row[0].split()[2:]] if row else []
+        if len(got) != 10 or any(abs(got[i] - w) > 6e-4 for i, w in zip((4, 8, 9), want)):
+            fail(f"reliability.py's coverage {got} differs from /metrics' {want} at 50/90/95 %")
         table = os.path.join(tmp, "summary.csv")
         with open(table, "w") as f:
             f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
@@ -151,6 +161,12 @@ def main():
         # Archives lacking what a figure needs.
         expect_error("regression_fit.py", [iris], iris, "classification", tmp)
         expect_error("decision_map.py", [sine], sine, "regression", tmp)
+        expect_error("reliability.py", [iris], iris, "classification", tmp)
+        no_mixture = os.path.join(tmp, "sine_no_mixture.h5")
+        shutil.copy(sine, no_mixture)
+        with h5py.File(no_mixture, "a") as f:
+            del f["ensemble/test/trajectory_mean"]
+        expect_error("reliability.py", [no_mixture], no_mixture, "/ensemble/test/trajectory_mean", tmp)
         no_grid = os.path.join(tmp, "sine_no_grid.h5")
         shutil.copy(sine, no_grid)
         with h5py.File(no_grid, "a") as f:
