@@ -220,19 +220,18 @@ void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, cons
             << (estimated ? ", estimated here: the archive records none" : "") << ")\n";
 }
 
-void export_ensemble(const io::ArchiveReader& r, const RunArchive& run, const ExportOptions& o, std::ostream& csv) {
-  const std::string first = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
-  const std::int64_t members =
-      !first.empty() && r.has_attribute(first, layout::kMembers) ? r.attribute_integer(first, layout::kMembers) : 0;
-  const std::string holds = "/ensemble's " + std::to_string(members) + " members gathered so far of " +
-                            std::to_string(planned_members(run)) + " planned";
-  const std::string warning = check_complete(r, "export --what ensemble", holds, o.allow_incomplete);
-  if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
-  if (run.classification) {
-    ensemble_classification(r, run, csv);
-  } else {
-    ensemble_regression(r, run, o.quantiles, csv);
+/// What an archive holds of the plan, for the message on an unfinished run: the run's ensemble's
+/// members (--what ensemble) or the stored draws written (trace, samples).
+std::string holdings(const io::ArchiveReader& r, const RunArchive& run, const std::string& what) {
+  if (what == "ensemble") {
+    const std::string first = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
+    const std::int64_t members =
+        !first.empty() && r.has_attribute(first, layout::kMembers) ? r.attribute_integer(first, layout::kMembers) : 0;
+    return "/ensemble's " + std::to_string(members) + " members gathered so far of " +
+           std::to_string(planned_members(run)) + " planned";
   }
+  return std::to_string(written_draws(r, run).size()) + " of " + std::to_string(run.chains * run.draws) +
+         " planned stored draws";
 }
 
 }  // namespace
@@ -244,13 +243,18 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   if (o.params && o.what != "samples") throw Error("export: --params goes with --what samples");
   const io::ArchiveReader r(o.archive);
   const RunArchive run = load_run(r);
+  // An unfinished run's tables are refused before anything is written (--allow-incomplete).
+  const std::string warning = check_complete(r, "export", holdings(r, run, o.what), o.allow_incomplete);
+  if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
   OutputFile file(o.output, out);
   if (o.what == "trace")
     export_trace(r, run, file.stream());
   else if (o.what == "samples")
     export_samples(r, run, o.params, file.stream());
+  else if (run.classification)
+    ensemble_classification(r, run, file.stream());
   else
-    export_ensemble(r, run, o, file.stream());
+    ensemble_regression(r, run, o.quantiles, file.stream());
   file.close();
 }
 

@@ -82,7 +82,8 @@ const Command kCommands[] = {
      "            entropy,mutual_information (scored sets only; nan for points),fraction_<class>...,\n"
      "            vote_prediction,vote_prediction_class; regression per output: y_<y> (the truth),\n"
      "            mean_<y>,sd_<y> (predictive),sd_model_<y>,q<p>_<y>... (--quantiles)\n"
-     "An unfinished run's archive is refused for --what ensemble unless --allow-incomplete."},
+     "An unfinished run's archive (status not complete) is refused unless --allow-incomplete\n"
+     "(simmer_analyze summary tells what happened to it and how to resume it)."},
     {"verify", "simmer_analyze verify RUN.h5",
      "Reads every dataset of the archive back in full, one chunk at a time, with HDF5's Fletcher-32\n"
      "checking on (simmer_mpi stores a checksum with every chunk of every dataset; attributes and\n"
@@ -140,7 +141,7 @@ po::options_description options_of(const std::string& command) {
         ("params", "with --what samples: the parameters as chain,draw,param,value")            //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.975"),
          "with --what ensemble, regression: quantiles of the predictive mixture per output")                //
-        ("allow-incomplete", "use an unfinished run's archive (status not complete): its ensemble so far")  //
+        ("allow-incomplete", "use an unfinished run's archive (status not complete): what it holds so far")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }
   return desc;

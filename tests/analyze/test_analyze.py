@@ -812,7 +812,8 @@ with tempfile.TemporaryDirectory() as tmp:
         with h5py.File(killed, "r") as f:
             chains, draws = f["posterior/params"].shape[:2]
         for args, planned in ((["predict", killed, "--points", pts], f"of {chains * draws} planned stored networks"),
-                              (["export", killed, "--what", "ensemble"], f"of {4 * 200} planned")):
+                              (["export", killed, "--what", "ensemble"], f"of {4 * 200} planned"),
+                              (["export", killed, "--what", "trace"], f"of {chains * draws} planned stored draws")):
             p = analyze(args, expect=2)
             if "status 'running'" not in p.stderr or "--allow-incomplete" not in p.stderr or planned not in p.stderr \
                     or p.stdout:

@@ -17,6 +17,9 @@ CASE:
   inputs          a row 9,9 is flagged outside_training_range = 2 and a row inside 0; a row
                   1e100,1e100 exits 2 naming the file line and column and writes nothing (--out);
                   the same for a float32 archive
+  merge           two sine runs merged: the mixture's components are the inputs' concatenated, σ² the
+                  merged mean's validation residuals, and the predictive coverage of the merged
+                  ensemble and of the merged deep ensemble equal a scipy transcription
   autompg         the issue's check: jobs/autompg_m_ladder.ini with 2000 steps and a window of
                   1500 reports the run's ensemble's predictive test coverage at 90 % in [0.80, 0.97]
                   and at 50 % in [0.35, 0.65], and /metrics names the noise estimate it used
@@ -169,6 +172,47 @@ def inputs_case(tmp):
           "(float64 and float32 archives), nothing written")
 
 
+def merge_case(tmp):
+    sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "200", "--simmer.steps", "300",
+            "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "10",
+            "--data.validation_fraction", "0.2", "--run.trajectories", "2"]
+    a, b, ab = (os.path.join(tmp, n) for n in ("a.h5", "b.h5", "ab.h5"))
+    st.run(SIMMER, 2, opts(sine, "--run.seed", "3", "--output", a))
+    st.run(SIMMER, 2, opts(sine, "--run.seed", "4", "--output", b))
+    analyze(["merge", a, b, "-o", ab])
+    from scipy import stats
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb, h5py.File(ab, "r") as f:
+        m = f["metrics"].attrs
+        parts = {k: np.concatenate([fa[f"ensemble/test/{k}"][()], fb[f"ensemble/test/{k}"][()]])
+                 for k in ("trajectory_members", "trajectory_mean", "trajectory_variance")}
+        for k, v in parts.items():
+            if not np.array_equal(f[f"ensemble/test/{k}"][()], v):
+                fail(f"merge: /ensemble/test/{k} is not the inputs' concatenated")
+        noise = np.mean((f["ensemble/validation/mean"][()] - f["data/validation/y"][()]) ** 2, axis=0)
+        if not np.allclose(f["ensemble/noise_variance"][()], noise, rtol=1e-12) or \
+                st.text(m["ensemble_noise_source"]) != "validation":
+            fail("merge: the merged ensemble's noise is not its mean's validation residuals")
+        w = parts["trajectory_members"] / parts["trajectory_members"].sum()
+        y = f["data/test/y"][()]
+        pit = np.tensordot(w, stats.norm.cdf((y - parts["trajectory_mean"]) /
+                                             np.sqrt(parts["trajectory_variance"] + noise)), axes=1)
+        for level in (50, 90, 95):
+            q = (1 - level / 100) / 2
+            want = np.mean((pit >= q) & (pit <= 1 - q))
+            if not np.isclose(float(m[f"ensemble_test_coverage_{level}"]), want, rtol=0, atol=1e-15):
+                fail(f"merge: predictive coverage {level} % {m[f'ensemble_test_coverage_{level}']}, scipy {want}")
+        deep = np.concatenate([fa["baseline/test/prediction"][()], fb["baseline/test/prediction"][()]])
+        deep_noise = np.mean((np.concatenate([fa["baseline/validation/prediction"][()],
+                                              fb["baseline/validation/prediction"][()]]).mean(axis=0)
+                              - f["data/validation/y"][()]) ** 2, axis=0)
+        pit = np.mean(stats.norm.cdf((y - deep) / np.sqrt(deep_noise)), axis=0)
+        want = np.mean((pit >= 0.05) & (pit <= 0.95))
+        if not np.isclose(float(m["deep_ensemble_test_coverage_90"]), want, rtol=0, atol=1e-15):
+            fail(f"merge: the deep ensemble's coverage {m['deep_ensemble_test_coverage_90']}, scipy {want}")
+    print("merge: the mixture's components concatenated, sigma^2 from the merged mean's validation residuals, "
+          "predictive coverage (run's and deep ensemble's) equal to scipy's")
+
+
 def autompg_case(tmp):
     out = os.path.join(tmp, "autompg.h5")
     st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/autompg_m_ladder.ini"),
@@ -190,5 +234,5 @@ def autompg_case(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    {"linear": linear_case, "classification": classification_case, "inputs": inputs_case,
+    {"linear": linear_case, "classification": classification_case, "inputs": inputs_case, "merge": merge_case,
      "autompg": autompg_case}[CASE](tmp)
