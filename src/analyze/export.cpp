@@ -97,10 +97,11 @@ std::optional<std::vector<double>> truth_of(const io::ArchiveReader& r, const st
   return r.read_doubles(layout::data_y(set));
 }
 
-std::string quantile_label(double q) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "q%g", q);
-  return buf;
+/// <g>/<field> (an ensemble set's dataset), which `what` needs.
+std::vector<double> required_doubles(const io::ArchiveReader& r, const std::string& g, const char* field,
+                                     const char* what) {
+  r.require(layout::join(g, field), what);
+  return r.read_doubles(layout::join(g, field));
 }
 
 /// Classification: the truth, the prediction by mean probability and the probabilities with their
@@ -120,9 +121,8 @@ void ensemble_classification(const io::ArchiveReader& r, const RunArchive& run, 
   csv << ",vote_prediction,vote_prediction_class\n";
   for (const auto& set : run.sets) {
     const std::string g = layout::ensemble_group(set);
-    r.require(layout::join(g, layout::kFraction), "the ensemble's vote fractions");
+    const auto fraction = required_doubles(r, g, layout::kFraction, "the ensemble's vote fractions");
     r.require(layout::join(g, layout::kPrediction), "the ensemble's majority");
-    const auto fraction = r.read_doubles(layout::join(g, layout::kFraction));
     const auto vote = r.read_ints(layout::join(g, layout::kPrediction));
     const std::size_t rows = vote.size();
     if (fraction.size() != rows * K) throw Error("'" + r.path() + "': " + g + " shapes disagree");
@@ -174,15 +174,13 @@ void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, cons
   for (const auto& name : output_names(run)) {
     csv << "," << csv_text("y_" + name) << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name) << ","
         << csv_text("sd_model_" + name);
-    for (const double q : quantiles) csv << "," << csv_text(quantile_label(q) + "_" + name);
+    for (const double q : quantiles) csv << "," << csv_text(quantile_column(q, name));
   }
   csv << "\n";
   for (const auto& set : run.sets) {
     const std::string g = layout::ensemble_group(set);
-    r.require(layout::join(g, layout::kMean), "the ensemble mean");
-    r.require(layout::join(g, layout::kVariance), "the ensemble variance");
-    const auto mean = r.read_doubles(layout::join(g, layout::kMean));
-    const auto variance = r.read_doubles(layout::join(g, layout::kVariance));
+    const auto mean = required_doubles(r, g, layout::kMean, "the ensemble mean");
+    const auto variance = required_doubles(r, g, layout::kVariance, "the ensemble variance");
     if (mean.size() != variance.size() || mean.size() % K != 0) {
       throw Error("'" + r.path() + "': " + g + " shapes disagree");
     }

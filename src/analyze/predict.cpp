@@ -44,12 +44,6 @@ bool agree(MPI_Comm comm, bool failed, const std::string& message) {
   return mpi::agree_on_failure(comm, failed, message, "simmer_analyze");
 }
 
-std::string quantile_label(double q) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "q%g", q);
-  return buf;
-}
-
 /// Everything a rank needs before evaluating: identical on every rank.
 struct Setup {
   std::optional<io::ArchiveReader> reader;
@@ -234,7 +228,7 @@ void write_regression(const Setup& s, const std::vector<double>& all, const ense
   csv << "point";
   for (const auto& name : output_names(run)) {
     csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name) << "," << csv_text("sd_model_" + name);
-    for (const double q : quantiles) csv << "," << csv_text(quantile_label(q) + "_" + name);
+    for (const double q : quantiles) csv << "," << csv_text(quantile_column(q, name));
   }
   csv << ",outside_training_range\n";
   ensemble::Mixture m;

@@ -299,6 +299,12 @@ std::vector<std::string> output_names(const RunArchive& run) {
   return names;
 }
 
+std::string quantile_column(double q, const std::string& output) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "q%g_", q);
+  return buf + output;
+}
+
 std::string csv_number(double value) {
   if (std::isnan(value)) return "nan";
   char buf[40];

@@ -162,28 +162,24 @@ def main():
         expect_error("regression_fit.py", [iris], iris, "classification", tmp)
         expect_error("decision_map.py", [sine], sine, "regression", tmp)
         expect_error("reliability.py", [iris], iris, "classification", tmp)
-        no_mixture = os.path.join(tmp, "sine_no_mixture.h5")
-        shutil.copy(sine, no_mixture)
-        with h5py.File(no_mixture, "a") as f:
-            del f["ensemble/test/trajectory_mean"]
+        def without(archive, name, *objects):
+            """A copy of `archive` named `name` without `objects` (groups or datasets)."""
+            path = os.path.join(tmp, name)
+            shutil.copy(archive, path)
+            with h5py.File(path, "a") as f:
+                for obj in objects:
+                    del f[obj]
+            return path
+
+        no_mixture = without(sine, "sine_no_mixture.h5", "ensemble/test/trajectory_mean")
         expect_error("reliability.py", [no_mixture], no_mixture, "/ensemble/test/trajectory_mean", tmp)
-        no_grid = os.path.join(tmp, "sine_no_grid.h5")
-        shutil.copy(sine, no_grid)
-        with h5py.File(no_grid, "a") as f:
-            del f["ensemble/points"]
-            del f["data/points"]
+        no_grid = without(sine, "sine_no_grid.h5", "ensemble/points", "data/points")
         expect_error("regression_fit.py", [no_grid], no_grid, "/data/points/x", tmp)
-        iris_no_grid = os.path.join(tmp, "iris_no_grid.h5")
-        shutil.copy(iris, iris_no_grid)
-        with h5py.File(iris_no_grid, "a") as f:
-            del f["ensemble/points"]
+        iris_no_grid = without(iris, "iris_no_grid.h5", "ensemble/points")
         expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
         expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
                      "no such file", tmp)
-        no_diagnostics = os.path.join(tmp, "sine_no_diagnostics.h5")
-        shutil.copy(sine, no_diagnostics)
-        with h5py.File(no_diagnostics, "a") as f:
-            del f["diagnostics"]
+        no_diagnostics = without(sine, "sine_no_diagnostics.h5", "diagnostics")
         expect_error("drift.py", [no_diagnostics], no_diagnostics, "/diagnostics/block_test_metric", tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

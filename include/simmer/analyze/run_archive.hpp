@@ -94,6 +94,9 @@ std::vector<Index> parse_input_shape(const std::string& text, const std::string&
 /// Regression output names for CSV headers: /data/target_names, "y<k>" where missing.
 std::vector<std::string> output_names(const RunArchive& run);
 
+/// The CSV column of a predictive quantile: "q0.025_mpg" for q = 0.025 of output mpg.
+std::string quantile_column(double q, const std::string& output);
+
 /// CSV helpers: numbers with 17 significant digits (round-trip), "nan" for NaN; text quoted
 /// when it holds a comma, quote or newline.
 std::string csv_number(double value);
