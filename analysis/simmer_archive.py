@@ -43,6 +43,15 @@ def _text(value):
     return str(value)
 
 
+def strings(ds):
+    """A string dataset as a list of str: a character array [n, width] (netCDF's NC_CHAR, archive
+    format 2) or n fixed-length strings (format 1)."""
+    v = ds[()]
+    if v.dtype.kind == "S" and v.dtype.itemsize == 1 and v.ndim == 2:
+        return [row.tobytes().decode("utf-8", "replace").rstrip("\x00") for row in v]
+    return [_text(x).rstrip("\x00") for x in np.atleast_1d(v)]
+
+
 class Archive:
     """A simmer archive opened read-only, with the accessors the figures share."""
 
@@ -103,7 +112,7 @@ class Archive:
     def strings(self, name):
         if not self.has(name):
             return []
-        return [_text(v) for v in np.atleast_1d(self.file[name.lstrip("/")][()])]
+        return strings(self.file[name.lstrip("/")])
 
     # ---- what the run was -----------------------------------------------------------------
     @property
@@ -112,7 +121,7 @@ class Archive:
         if self._config is None:
             self._config = {}
             if self.has("config"):
-                text = _text(np.atleast_1d(self.file["config"][()])[0])
+                text = strings(self.file["config"])[0]
                 parser = configparser.ConfigParser(interpolation=None, strict=False)
                 parser.optionxform = str
                 try:

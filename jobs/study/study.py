@@ -329,7 +329,10 @@ def selection_of(path, metric):
         g = f["selection"]
         chosen = g.attrs["selected_name"]
         chosen = chosen.decode() if isinstance(chosen, bytes) else chosen
-        names = [n.decode() if isinstance(n, bytes) else n for n in g["candidate"][()]]
+        names = g["candidate"][()]
+        if names.dtype.itemsize == 1 and names.ndim == 2:  # archive format 2: a character array
+            names = [row.tobytes().rstrip(b"\x00") for row in names]
+        names = [n.decode() if isinstance(n, bytes) else n for n in names]
         if "validation_loss" not in g:
             return chosen, {}
         loss, se = g["validation_loss"][()], g["validation_loss_stderr_difference"][()]

@@ -105,6 +105,7 @@ void copy_tree(const io::ArchiveReader& r, io::ParallelFile& f, const std::strin
       copy_tree(r, f, path);
       continue;
     }
+    if (r.is_dimension(path)) continue;  // the writer names its own axes (put_strings, name_axes)
     if (r.is_string(path)) {
       f.put_strings(path, r.read_strings(path));
     } else if (r.type(path) == io::Type::i64) {
@@ -155,6 +156,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   f.attribute(layout::kRoot, layout::kCreatedAt, std::string(stamp));
+  f.attribute(layout::kRoot, layout::kFormatVersion, layout::kArchiveFormat);  // whatever the inputs
   f.attribute(layout::kRoot, layout::kCommandLine, o.command_line);
   f.attribute(layout::kRoot, layout::kTrajectories, C);
   std::string merged_from, seeds;
@@ -300,6 +302,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
   f.mirror_attributes(layout::kMetrics);  // the scores under a checksum (attributes have none)
+  f.name_axes(layout::axis_name);         // every dataset's every axis a named dimension (netCDF, xarray)
   f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());
   f.attribute(layout::kRoot, layout::kIoCollectiveTransfers, f.collective_transfers());
   f.close();

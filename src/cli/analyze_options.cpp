@@ -140,7 +140,7 @@ po::options_description options_of(const std::string& command) {
         ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")  //
         ("params", "with --what samples: the parameters as chain,draw,param,value")            //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.975"),
-         "with --what ensemble, regression: quantiles of the predictive mixture per output")                //
+         "with --what ensemble, regression: quantiles of the predictive mixture per output")                 //
         ("allow-incomplete", "use an unfinished run's archive (status not complete): what it holds so far")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }

@@ -4,8 +4,6 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 
-#include <hdf5_hl.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -157,6 +155,12 @@ bool ArchiveReader::is_group(const std::string& object) const {
   return obj.valid() && H5Iget_type(obj.id()) == H5I_GROUP;
 }
 
+bool ArchiveReader::is_dimension(const std::string& object) const {
+  if (!exists(object) || is_group(object)) return false;
+  Handle ds(H5Dopen2(file_, object.c_str(), H5P_DEFAULT), H5Dclose);
+  return ds.valid() && H5DSis_scale(ds.id()) > 0;
+}
+
 void ArchiveReader::require(const std::string& object, const std::string& why) const {
   if (!exists(object)) {
     throw Error("'" + path_ + "' is not a simmer archive: it has no " + object + " (" + why + ")");
@@ -259,10 +263,19 @@ std::vector<std::string> ArchiveReader::read_strings(const std::string& dataset)
     H5Dvlen_reclaim(mem.id(), space.id(), H5P_DEFAULT, values.data());
     return out;
   }
-  const std::size_t width = H5Tget_size(type.id());
-  std::vector<char> buffer(count * width, '\0');
+  // A character array [n, width] of single characters (netCDF's NC_CHAR; archive format 2), or
+  // (format 1) n fixed-length strings of H5Tget_size characters.
+  const bool characters = H5Tget_size(type.id()) == 1 && H5Sget_simple_extent_ndims(space.id()) == 2;
+  std::size_t width = H5Tget_size(type.id()), strings = count;
+  if (characters) {
+    hsize_t shape[2] = {0, 0};
+    H5Sget_simple_extent_dims(space.id(), shape, nullptr);
+    strings = static_cast<std::size_t>(shape[0]);
+    width = static_cast<std::size_t>(shape[1]);
+  }
+  std::vector<char> buffer(count * H5Tget_size(type.id()), '\0');
   if (H5Dread(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0) fail("cannot read " + dataset);
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < strings; ++i) {
     out.push_back(trim_nul(std::string(buffer.data() + i * width, width)));
   }
   return out;

@@ -347,6 +347,9 @@ void ParallelFile::put(const std::string& path, const std::vector<std::int64_t>&
 }
 
 void ParallelFile::put_strings(const std::string& path, const std::vector<std::string>& values) {
+  // netCDF's NC_CHAR convention: a character array [n, width] whose last axis is a named
+  // dimension, with _Encoding = "utf-8" (xarray decodes it to n str). netCDF-C 4.9 crashes on
+  // fixed-length string arrays, and parallel HDF5 cannot write variable-length ones.
   std::size_t width = 1;
   for (const auto& v : values) width = std::max(width, v.size());
   std::vector<char> buffer(values.size() * width, '\0');
@@ -354,27 +357,44 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
     std::memcpy(buffer.data() + i * width, values[i].data(), values[i].size());
   }
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
-  check(H5Tset_size(type.id(), width), "H5Tset_size");
+  check(H5Tset_size(type.id(), 1), "H5Tset_size");
   check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
-  const hsize_t n = values.size();
+  const std::vector<hsize_t> dims{values.size(), width};
   if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) {
     check(H5Ldelete(file_.id(), path.c_str(), H5P_DEFAULT), "replace '" + path + "'");
   }
-  Handle space(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
-  Handle dcpl = checksummed_plist(path, {n}, width, {}, Fill::none);
+  Handle space(check(H5Screate_simple(2, dims.data(), nullptr), "space"), H5Sclose);
+  Handle dcpl = checksummed_plist(path, dims, 1, {}, Fill::none);
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
-  Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
-                  "create '" + path + "'"),
-            H5Dclose, kCollective);
-  if (n == 0) return;
-  Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
-  Handle mspace(check(H5Screate_simple(1, &n, nullptr), "space"), H5Sclose);
-  if (rank_ != 0) {
-    check(H5Sselect_none(fspace.id()), "select none");
-    check(H5Sselect_none(mspace.id()), "select none");
+  {
+    Handle ds(check(H5Dcreate2(file_.id(), path.c_str(), type.id(), space.id(), lcpl.id(), dcpl.id(), H5P_DEFAULT),
+                    "create '" + path + "'"),
+              H5Dclose, kCollective);
+    if (!values.empty()) {
+      Handle fspace(check(H5Dget_space(ds.id()), "space"), H5Sclose);
+      Handle mspace(check(H5Screate_simple(2, dims.data(), nullptr), "space"), H5Sclose);
+      if (rank_ != 0) {
+        check(H5Sselect_none(fspace.id()), "select none");
+        check(H5Sselect_none(mspace.id()), "select none");
+      }
+      transfer(ds.id(), type.id(), mspace.id(), fspace.id(), buffer.data());
+    }
   }
-  transfer(ds.id(), type.id(), mspace.id(), fspace.id(), buffer.data());
+  attribute(path, kEncoding, std::string("utf-8"));
+  // Its length dimension (replaced with the dataset: the width may have changed).
+  const std::string length = string_dimension(path);
+  if (H5Lexists(file_.id(), length.c_str(), H5P_DEFAULT) > 0) {
+    check(H5Ldelete(file_.id(), length.c_str(), H5P_DEFAULT), "replace '" + length + "'");
+  }
+  create_filled(length, Type::i64, {static_cast<std::int64_t>(width)}, {}, Fill::zero);
+  Handle dim(check(H5Dopen2(file_.id(), length.c_str(), H5P_DEFAULT), "open '" + length + "'"), H5Dclose, kCollective);
+  // netCDF's mark of a dimension that is no variable: the name says what, the width how long.
+  char name[96];
+  std::snprintf(name, sizeof name, "%s%10d", kDimensionWithoutVariable, static_cast<int>(width));
+  check(H5DSset_scale(dim.id(), name), "H5DSset_scale '" + length + "'");
+  Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
+  check(H5DSattach_scale(ds.id(), dim.id(), 1), "attach the string length to '" + path + "'");
 }
 
 void ParallelFile::write_rows(const std::string& path, const std::vector<RowBlock>& blocks,
@@ -471,13 +491,12 @@ void ParallelFile::mirror_attributes(const std::string& group) {
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, const std::string& value) {
-  written_attributes_[object][name] = value;
+  if (name != kEncoding) written_attributes_[object][name] = value;
+  // NUL-terminated: netCDF reads a fixed-length text attribute up to its NUL.
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
-  check(H5Tset_size(type.id(), std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
-  check(H5Tset_strpad(type.id(), H5T_STR_NULLPAD), "H5Tset_strpad");
-  std::string padded = value;
-  if (padded.empty()) padded.push_back('\0');
-  write_attribute(file_.id(), object, name, type.id(), padded.data());
+  check(H5Tset_size(type.id(), value.size() + 1), "H5Tset_size");
+  check(H5Tset_strpad(type.id(), H5T_STR_NULLTERM), "H5Tset_strpad");
+  write_attribute(file_.id(), object, name, type.id(), value.c_str());
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, std::int64_t value) {
@@ -488,6 +507,93 @@ void ParallelFile::attribute(const std::string& object, const std::string& name,
 void ParallelFile::attribute(const std::string& object, const std::string& name, double value) {
   written_attributes_[object][name] = render_attribute(value);
   write_attribute(file_.id(), object, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+namespace {
+
+#if H5_VERSION_GE(1, 12, 0)
+using LinkInfo = H5L_info2_t;
+#else
+using LinkInfo = H5L_info_t;
+#endif
+
+herr_t hard_link(hid_t, const char* name, const LinkInfo* info, void* data) {
+  if (info != nullptr && info->type == H5L_TYPE_HARD) static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+/// Every dataset below `group`, depth first in name order (the same on every rank).
+void collect_datasets(hid_t file, const std::string& group, std::vector<std::string>& out) {
+  std::vector<std::string> names;
+  {
+    Handle g(check(H5Gopen2(file, group.c_str(), H5P_DEFAULT), "open '" + group + "'"), H5Gclose);
+    hsize_t idx = 0;
+#if H5_VERSION_GE(1, 12, 0)
+    check(H5Literate2(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, hard_link, &names), "list '" + group + "'");
+#else
+    check(H5Literate(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, hard_link, &names), "list '" + group + "'");
+#endif
+  }
+  for (const auto& name : names) {
+    const std::string path = (group == "/" ? "" : group) + "/" + name;
+    Handle obj(check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose);
+    const H5I_type_t type = H5Iget_type(obj.id());
+    if (type == H5I_GROUP) {
+      collect_datasets(file, path, out);
+    } else if (type == H5I_DATASET && H5DSis_scale(obj.id()) <= 0) {
+      out.push_back(path);
+    }
+  }
+}
+
+}  // namespace
+
+void ParallelFile::name_axes(AxisNamer name_of) {
+  std::vector<std::string> datasets;
+  collect_datasets(file_.id(), "/", datasets);
+  for (const auto& path : datasets) {
+    std::vector<hsize_t> dims;
+    {
+      Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+      Handle space(check(H5Dget_space(ds.id()), "space"), H5Sclose);
+      dims.resize(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space.id())));
+      H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
+    }
+    const std::string group = path.substr(0, path.find_last_of('/'));
+    for (std::size_t axis = 0; axis < dims.size(); ++axis) {
+      {
+        Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
+        if (H5DSget_num_scales(ds.id(), static_cast<unsigned>(axis)) > 0) continue;
+      }
+      const std::string name = name_of(path, static_cast<int>(axis), static_cast<int>(dims.size()));
+      std::string scale = group + "/" + name;
+      // The group's scale of that name, or one named for the length when that one is another length.
+      const auto usable = [&](const std::string& at) {
+        Handle s(check(H5Dopen2(file_.id(), at.c_str(), H5P_DEFAULT), "open '" + at + "'"), H5Dclose);
+        Handle space(check(H5Dget_space(s.id()), "space"), H5Sclose);
+        hsize_t n = 0;
+        return H5DSis_scale(s.id()) > 0 && H5Sget_simple_extent_ndims(space.id()) == 1 &&
+               H5Sget_simple_extent_dims(space.id(), &n, nullptr) == 1 && n == dims[axis];
+      };
+      if (exists(scale) && !usable(scale)) scale += "_" + std::to_string(dims[axis]);
+      if (!exists(scale)) {
+        const auto n = static_cast<std::int64_t>(dims[axis]);
+        std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
+        put(scale, ids, {n});
+        Handle s(check(H5Dopen2(file_.id(), scale.c_str(), H5P_DEFAULT), "open '" + scale + "'"), H5Dclose,
+                 kCollective);
+        check(H5DSset_scale(s.id(), scale.substr(scale.find_last_of('/') + 1).c_str()),
+              "H5DSset_scale '" + scale + "'");
+      } else if (!usable(scale)) {
+        throw Error("archive: '" + scale + "' is not a dimension of length " + std::to_string(dims[axis]) + " for '" +
+                    path + "'");
+      }
+      Handle s(check(H5Dopen2(file_.id(), scale.c_str(), H5P_DEFAULT), "open '" + scale + "'"), H5Dclose, kCollective);
+      Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
+      check(H5DSattach_scale(ds.id(), s.id(), static_cast<unsigned>(axis)), "attach '" + scale + "' to '" + path + "'");
+    }
+  }
 }
 
 void ParallelFile::attach_scale(const std::string& scale_path, const std::string& dim_name,

@@ -76,6 +76,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   const std::time_t tt = static_cast<std::time_t>(now);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
   f.attribute(layout::kRoot, layout::kSimmerVersion, std::string(SIMMER_VERSION));
+  f.attribute(layout::kRoot, layout::kFormatVersion, layout::kArchiveFormat);
   f.attribute(layout::kRoot, layout::kCreatedAt, std::string(stamp));
   f.attribute(layout::kRoot, layout::kCommandLine, command_line);
   f.attribute(layout::kRoot, layout::kMpiRanks, static_cast<std::int64_t>(size));

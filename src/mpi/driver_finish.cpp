@@ -120,6 +120,7 @@ void Run::finish() {
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});
   const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  f.name_axes(run::layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
 
   // Where the CPU time went, summed over ranks.
   double steps = 0.0, evals = 0.0;

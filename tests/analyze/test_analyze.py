@@ -93,7 +93,7 @@ def write_points(path, names, x, extra=True):
 
 
 def names_of(f, key):
-    return [n.decode() if isinstance(n, bytes) else n for n in f[key][()]]
+    return st.strings(f[key])
 
 
 # --- ArviZ's split-R-hat and ESS ('mean'), transcribed to numpy independently of the C++ ---------

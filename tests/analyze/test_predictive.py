@@ -113,7 +113,7 @@ def classification_case(tmp):
     st.run(SIMMER, 2, IRIS + ["--output", out])
     points = os.path.join(tmp, "iris_points.csv")
     with h5py.File(out, "r") as f:
-        names = [st.text(n) for n in f["data/feature_names"][()]]
+        names = st.strings(f["data/feature_names"])
         x = f["data/test/x"][()]
         params = f["posterior/params"][()].reshape(-1, f["posterior/params"].shape[2])
         layout = st.read_layout(f)
@@ -122,7 +122,7 @@ def classification_case(tmp):
             z = st.forward(p, layout, st.scaled(f, x))
             e = np.exp(z - z.max(axis=1, keepdims=True))
             probs.append(e / e.sum(axis=1, keepdims=True))
-        classes = [st.text(c) for c in f["data/class_names"][()]]
+        classes = st.strings(f["data/class_names"])
     np.savetxt(points, x, delimiter=",", header=",".join(names), comments="")
     outs = [analyze(["predict", out, "--points", points], ranks=n).stdout for n in (1, 3)]
     if outs[0] != outs[1]:

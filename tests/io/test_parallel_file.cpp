@@ -141,8 +141,13 @@ TEST_CASE("every dataset carries a Fletcher-32 checksum per chunk, and a flipped
       // Never written: the zero fill, stored with a valid checksum.
       CHECK(r.read_ints("/c/unwritten") == std::vector<std::int64_t>(static_cast<std::size_t>(chains * 5), 0));
       CHECK(r.read_doubles("/c/big") == big);
+      // Strings as netCDF's character arrays [2, 5], read back as two strings.
+      CHECK(r.dims("/c/names") == std::vector<std::int64_t>{2, 5});
+      CHECK(r.read_strings("/c/names") == std::vector<std::string>{"alpha", "beta"});
+      CHECK(r.attribute_text("/c/names", "_Encoding") == "utf-8");
     }
-    REQUIRE(found.size() == 5);
+    REQUIRE(found.size() == 6);  // and /c/names_strlen, the names' length dimension
+    CHECK(found.count("/c/names_strlen") == 1);
     for (const auto& [name, c] : found) {
       INFO(name);
       CHECK(!c.damaged());

@@ -421,7 +421,7 @@ def case_body(w, case):
         p3 = w.write("na_class.csv", csv_text(na))
         out, stdout, stderr = w.accepted_with_output(["--data.path", p3], "a class named NA")
         with h5py.File(out, "r") as f:
-            names = [n.decode() if isinstance(n, bytes) else n for n in f["data/class_names"][()]]
+            names = st.strings(f["data/class_names"])
             check(names == ["B", "NA"], f"class names {names}")
         check(stderr.count("the class 'NA' (20 rows) is spelled like a missing value") == 1 and
               "data.missing_in_target = true" in stderr, f"no single warning about the class NA:\n{stderr}")
@@ -458,7 +458,7 @@ def case_body(w, case):
         out = w.accepted(["--data.features", "*", "--data.exclude", "unused"], "data.features = * minus unused")
         base = w.accepted([], "named features")
         with h5py.File(out, "r") as fa, h5py.File(base, "r") as fb:
-            names = [n.decode() if isinstance(n, bytes) else n for n in fa["data/feature_names"][()]]
+            names = st.strings(fa["data/feature_names"])
             check(names == ["x1", "x2"], f"feature names {names}")
             check(fa["data/train/x"][()].tobytes() == fb["data/train/x"][()].tobytes(), "/data/train/x differs")
         w.refused(["--data.features", "*", "--model.architecture", "2-8-2"],

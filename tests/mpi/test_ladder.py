@@ -65,7 +65,7 @@ def predicted_test_fractions(archive, extra=()):
     """simmer_analyze predict of `archive` on its own test inputs (raw units, written as a points
     CSV beside it): (exit code, the fraction_* columns as an array [row, class], stderr)."""
     with h5py.File(archive, "r") as f:
-        names = [n.decode() for n in f["data/feature_names"][()]]
+        names = st.strings(f["data/feature_names"])
         x = f["data/test/x"][()]
     points = archive[:-3] + "_points.csv"
     with open(points, "w") as fh:
@@ -268,7 +268,7 @@ with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, f"{rule}.h5")
             run(2, LADDER + ["--ensemble.select_rule", rule, "--output", out])
             with h5py.File(out, "r") as f:
-                names = [text(n) for n in f["selection/candidate"][()]]
+                names = st.strings(f["selection/candidate"])
                 if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
                     fail(f"candidates {names}")
                 y = f["data/validation/y"][()]

@@ -225,7 +225,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # both values (it used to name two hashes).
         shutil.copy(out, out + ".keep")
         with h5py.File(out, "r+") as f:
-            config = f["config"][0].decode()
+            config = st.strings(f["config"])[0]
             edited = config.replace("time_step = 0.002", "time_step = 0.0015")
             if edited == config:
                 fail("the test could not find time_step = 0.002 in /config")

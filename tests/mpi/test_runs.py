@@ -239,8 +239,8 @@ with tempfile.TemporaryDirectory() as tmp:
         if not np.isfinite(stats["loss"].values).all():
             fail("non-finite sample losses")
         with h5py.File(out, "r") as f:
-            cfg = f["config"][0]
-            if b"[simmer]" not in cfg:
+            cfg = st.strings(f["config"])[0]
+            if "[simmer]" not in cfg:
                 fail("/config has no [simmer] section")
             for g in ("data/train/x", "model/tensor_offset", "baseline/params", "initial/velocity",
                       "trace/test_loss", "ensemble/test/votes"):

@@ -47,10 +47,6 @@ def summary(path):
     return p.stdout
 
 
-def text_of(values):
-    return [v.decode() if isinstance(v, bytes) else v for v in values]
-
-
 def same_on_ranks(args, rank_counts, stem):
     """Runs `args` on each rank count into <stem><ranks>.h5; every archive must equal the first.
     Returns the first archive's path."""
@@ -75,7 +71,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"the end-of-run table does not call sine seed {seed} drifting:\n{p.stdout}")
             with h5py.File(plain, "r") as f:
                 d = f["diagnostics"]
-                verdicts[seed] = (text_of(d["verdict"][()]), d["block_test_metric"][0], d["window_ballistic_ratio"][0],
+                verdicts[seed] = (st.strings(d["verdict"]), d["block_test_metric"][0], d["window_ballistic_ratio"][0],
                                   f["metrics"].attrs["ensemble_test_worst_point_share"],
                                   f["metrics"].attrs["ensemble_test_r2"])
             if verdicts[seed][0] != ["drifting"] or not verdicts[seed][2] > 0.9:
@@ -99,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
                                    "--simmer.prior_sigma", "1", "--output", prior])
             with h5py.File(prior, "r") as f:
                 d = f["diagnostics"]
-                verdict_prior = text_of(d["verdict"][()])
+                verdict_prior = st.strings(d["verdict"])
                 rms = d["rms_end"][0]
                 r2_prior = f["metrics"].attrs["ensemble_test_r2"]
             if verdict_prior == ["drifting"] or rms > 3.0:

@@ -77,6 +77,9 @@ class ArchiveReader {
   /// Whether the object (group or dataset, absolute path) exists; false for a broken parent.
   [[nodiscard]] bool exists(const std::string& object) const;
   [[nodiscard]] bool is_group(const std::string& object) const;
+  /// Whether the object is a dimension scale (a named axis of other datasets: a coordinate such as
+  /// /posterior/chain, or a string length <name>_strlen), not data of its own.
+  [[nodiscard]] bool is_dimension(const std::string& object) const;
   /// Throws "'<file>' is not a simmer archive: it has no <object> (<why>)" when it is missing.
   void require(const std::string& object, const std::string& why) const;
 

@@ -74,6 +74,14 @@ enum class Fill {
   none,  ///< written whole right after its creation (put): filling first would write it twice
 };
 
+/// The attribute that tells netCDF readers a character array's encoding ("utf-8").
+inline constexpr const char* kEncoding = "_Encoding";
+/// netCDF's NAME of a dimension scale that is a dimension but no variable (followed by its length
+/// as %10d): what netCDF-C writes, and how it recognises such dimensions.
+inline constexpr const char* kDimensionWithoutVariable = "This is a netCDF dimension but not a netCDF variable.";
+/// The string-length dimension of put_strings' character array at `path`: "<path>_strlen".
+inline std::string string_dimension(const std::string& path) { return path + "_strlen"; }
+
 class ParallelFile {
  public:
   /// Collective. Creates `path`; with `exclusive` it fails when the file exists (another run
@@ -118,7 +126,11 @@ class ParallelFile {
   /// Collective. Creates and writes a dataset in one go (same data on all ranks; rank 0 writes).
   void put(const std::string& path, const std::vector<double>& data, const std::vector<std::int64_t>& dims);
   void put(const std::string& path, const std::vector<std::int64_t>& data, const std::vector<std::int64_t>& dims);
-  /// Fixed-length string array (parallel HDF5 cannot write variable-length data), checksummed.
+  /// A string array as netCDF's character arrays (NC_CHAR): [values, width] single characters,
+  /// NUL-padded, attribute _Encoding = "utf-8", axis 1 the dimension <path>_strlen (a netCDF
+  /// dimension without a variable); checksummed. xarray reads it as `values` str.
+  /// (netCDF-C 4.9 crashes on fixed-length string arrays; parallel HDF5 cannot write
+  /// variable-length ones.) Text attributes are NUL-terminated for the same readers.
   void put_strings(const std::string& path, const std::vector<std::string>& values);
 
   /// Collective. Each rank writes its `blocks` (sorted by chain) from `data`, which holds the
@@ -143,6 +155,15 @@ class ParallelFile {
   /// axis `axis` of each dataset in `datasets`.
   void attach_scale(const std::string& scale_path, const std::string& dim_name,
                     const std::vector<std::pair<std::string, unsigned>>& datasets);
+
+  /// The dimension name of axis `axis` of the dataset at `path` with `rank` axes.
+  using AxisNamer = std::string (*)(const std::string& path, int axis, int rank);
+  /// Collective. Gives every axis of every dataset that has no dimension scale one: `name_of`'s
+  /// name, a scale dataset of that name in the dataset's group holding 0, 1, .. (made when the
+  /// group has none; when the group's is another length, "<name>_<length>" instead), so netCDF
+  /// readers (xarray) see named dimensions everywhere, no phony_dim. Every rank walks the same
+  /// file in the same (name) order and makes the same calls.
+  void name_axes(AxisNamer name_of);
 
   /// Collective flush to disk (what a run does after each gather).
   void flush();

@@ -38,6 +38,11 @@ inline constexpr const char* kRoot = "/";
 /// ISO 8601); the command line; MPI ranks (integer); trajectories (integer: the chain axis);
 /// simmer.mode; the task (classification or regression); run.precision (float64 or float32).
 inline constexpr const char* kSimmerVersion = "simmer_version";
+/// The archive's format (integer): 1 (no attribute) fixed-length string arrays; 2 strings as
+/// netCDF character arrays [n, width] with a <name>_strlen dimension and NUL-terminated text
+/// attributes. Every reader reads both.
+inline constexpr const char* kFormatVersion = "format_version";
+inline constexpr std::int64_t kArchiveFormat = 2;
 inline constexpr const char* kCreatedAt = "created_at";
 inline constexpr const char* kCommandLine = "command_line";
 inline constexpr const char* kMpiRanks = "mpi_ranks";
@@ -380,5 +385,31 @@ inline constexpr const char* kOneSe = "one_se";
 inline constexpr const char* kValidationRows = "validation_rows";
 /// /selection's attribute saying what validation_loss and its stderr columns are (text).
 inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
+
+// ---- Dimensions ------------------------------------------------------------------------------
+
+/// Every axis of every dataset is named by a dimension scale in the dataset's group (archive
+/// format 2; io::ParallelFile::name_axes attaches them at the end of a run and of a merge), so
+/// netCDF readers see no phony_dim: chain, draw, param (kChainAxis, kDrawAxis, kParamAxis),
+/// block, member, and these. A character array's last axis is its own <name>_strlen.
+inline constexpr const char* kRowAxis = "row";                    ///< a set's rows (/data/<set>, /ensemble/<set>)
+inline constexpr const char* kOutputAxis = "output";              ///< network outputs (regression targets, logits)
+inline constexpr const char* kClassAxis = "class";                ///< classes that vote
+inline constexpr const char* kFeatureAxis = "feature";            ///< input columns
+inline constexpr const char* kTargetAxis = "target";              ///< target columns (/data)
+inline constexpr const char* kPointAxis = "point";                ///< tracked test rows
+inline constexpr const char* kRecordAxis = "record";              ///< /trace records
+inline constexpr const char* kPairAxis = "pair";                  ///< neighbouring rungs (/ladder/exchange_*)
+inline constexpr const char* kCandidateAxis = "candidate_index";  ///< /selection rows (names: /selection/candidate)
+inline constexpr const char* kTensorAxis = "tensor";              ///< /model's tensors
+inline constexpr const char* kTensorAxisAxis = "tensor_axis";
+inline constexpr const char* kAttributeAxis = "attribute";  ///< /metrics/attribute_{names,values}
+inline constexpr const char* kTextAxis = "text";            ///< /config's one text
+/// What axis_name appends for an axis no rule names ("<dataset>_dim<axis>"): never written by a
+/// run, which the netCDF test checks.
+inline constexpr const char* kUnnamedAxisSuffix = "_dim";
+
+/// The dimension name of axis `axis` of the dataset at `path` with `rank` axes (archive_axes.cpp).
+std::string axis_name(const std::string& path, int axis, int rank);
 
 }  // namespace simmer::run::layout
