@@ -120,7 +120,9 @@ with h5py.File(path, "r") as f:
         sys.exit(f"{path}: /metrics members = {members}, expected 200 (2 trajectories x 100)")
     if seed:
         c = f["config"][()] if "config" in f else f.attrs.get("config")
-        if isinstance(c, np.ndarray):
+        if isinstance(c, np.ndarray) and c.dtype.itemsize == 1 and c.ndim == 2:  # a character array
+            c = c[0].tobytes().rstrip(b"\x00")
+        elif isinstance(c, np.ndarray):
             c = c.reshape(-1)[0] if c.size else None
         if c is None:
             sys.exit(f"{path}: no /config to check the seeds in")
