@@ -235,9 +235,14 @@ std::string holdings(const io::ArchiveReader& r, const RunArchive& run, const st
 }  // namespace
 
 void export_csv(const ExportOptions& o, std::ostream& out) {
-  if (o.what != "trace" && o.what != "samples" && o.what != "ensemble") {
-    throw Error("export: --what '" + o.what + "' is not one of trace, samples, ensemble");
+  if (o.what == "inference-data") {
+    export_inference_data(o, out);
+    return;
   }
+  if (o.what != "trace" && o.what != "samples" && o.what != "ensemble") {
+    throw Error("export: --what '" + o.what + "' is not one of trace, samples, ensemble, inference-data");
+  }
+  if (o.log_likelihood) throw Error("export: --log-likelihood goes with --what inference-data");
   if (o.params && o.what != "samples") throw Error("export: --params goes with --what samples");
   const io::ArchiveReader r(o.archive);
   const RunArchive run = load_run(r);

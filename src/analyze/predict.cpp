@@ -21,7 +21,6 @@
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/mpi/collectives.hpp"
 #include "simmer/run/archive_layout.hpp"
-#include "simmer/train/objective.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -289,55 +288,33 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       throw Error("predict: " + std::to_string(n_draws) + " draws x " + std::to_string(points) +
                   " points are too many predictions to gather at once; split the points file");
     }
-    // In the run's own precision, so the members predict what they predicted in the run.
-    with_scalar(run.precision, [&](auto zero) {
-      using S = decltype(zero);
-      model::BasicNetwork<S> net = build_network<S>(run);
-      const MatrixOf<S> x = s.x.cast<S>();
-      const MatrixOf<S> dummy_y = MatrixOf<S>::Zero(points, run.outputs);
-      // The run's own path from network output to target units (NetworkObjective::predict).
-      train::BasicNetworkObjective<S> objective =
-          run.classification
-              ? train::BasicNetworkObjective<S>(net, run.loss, x, dummy_y)
-              : train::BasicNetworkObjective<S>(net, run.loss, x, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
-      if (!run.classification) predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
-      Matrix wide, probability, entropy;
-      for (std::int64_t i = begin; i < end; ++i) {
-        const auto [chain, draw] = s.draws[static_cast<std::size_t>(i)];
-        const std::vector<double> params = s.source == layout::kPosteriorParams
-                                               ? s.reader->read_slab(s.source, chain, draw)
-                                               : s.reader->read_slab(s.source, chain);
-        net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size())).cast<S>();
-        const std::string network = s.source + "[" + std::to_string(chain) +
-                                    (s.source == layout::kPosteriorParams ? ", " + std::to_string(draw) : "") + "]";
-        if (!net.parameters().allFinite()) {
-          throw Error("'" + o.archive + "': " + network + " is not finite although it was written");
-        }
-        // One batched forward pass over all points.
-        wide = objective.predict(view(x)).template cast<double>();
-        const ConstBatchView pred = view(wide);
-        for (Index p = 0; p < points; ++p) {
-          for (Index k = 0; k < pred.cols(); ++k) {
-            if (!std::isfinite(pred(p, k))) {
-              throw Error(point_name(s, p) + ": the network " + network + " gives " + csv_number(pred(p, k)) +
-                          " for output " + std::to_string(k) + " there; nothing written");
-            }
-          }
-        }
-        if (run.classification) {
-          const auto winners = ensemble::predicted_classes(pred);
-          for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
-          if ((i - begin) % kBlock == 0)
-            block_sums.push_back({Matrix::Zero(points, run.classes), Matrix::Zero(points, 1)});
-          ensemble::class_probabilities(pred, probability);
-          ensemble::row_entropy(view(probability), entropy);
-          block_sums.back().probability += probability;
-          block_sums.back().entropy += entropy;
-        } else {
-          predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
-        }
-      }
-    });
+    if (!run.classification) predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
+    Matrix probability, entropy;
+    evaluate_networks(*s.reader, run, s.source, s.draws, begin, end, s.x,
+                      [&](std::int64_t i, const std::string& network, ConstBatchView pred) {
+                        for (Index p = 0; p < points; ++p) {
+                          for (Index k = 0; k < pred.cols(); ++k) {
+                            if (!std::isfinite(pred(p, k))) {
+                              throw Error(point_name(s, p) + ": the network " + network + " gives " +
+                                          csv_number(pred(p, k)) + " for output " + std::to_string(k) +
+                                          " there; nothing written");
+                            }
+                          }
+                        }
+                        if (!run.classification) {
+                          predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
+                          return;
+                        }
+                        const auto winners = ensemble::predicted_classes(pred);
+                        for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
+                        if ((i - begin) % kBlock == 0) {
+                          block_sums.push_back({Matrix::Zero(points, run.classes), Matrix::Zero(points, 1)});
+                        }
+                        ensemble::class_probabilities(pred, probability);
+                        ensemble::row_entropy(view(probability), entropy);
+                        block_sums.back().probability += probability;
+                        block_sums.back().entropy += entropy;
+                      });
   } catch (const std::exception& e) {
     failed = true;
     message = e.what();

@@ -8,6 +8,7 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/sampling.hpp"
 #include "simmer/run/archive_layout.hpp"
+#include "simmer/train/objective.hpp"
 
 namespace simmer::analyze {
 namespace {
@@ -176,6 +177,36 @@ model::BasicNetwork<S> build_network(const RunArchive& run) {
 
 template model::BasicNetwork<double> build_network(const RunArchive&);
 template model::BasicNetwork<float> build_network(const RunArchive&);
+
+void evaluate_networks(const io::ArchiveReader& reader, const RunArchive& run, const std::string& source,
+                       const std::vector<NetworkRow>& rows, std::int64_t begin, std::int64_t end, const Matrix& x,
+                       const NetworkVisitor& visit) {
+  with_scalar(run.precision, [&](auto zero) {
+    using S = decltype(zero);
+    model::BasicNetwork<S> net = build_network<S>(run);
+    const MatrixOf<S> xs = x.cast<S>();
+    const MatrixOf<S> dummy_y = MatrixOf<S>::Zero(x.rows(), run.outputs);
+    train::BasicNetworkObjective<S> objective =
+        run.classification
+            ? train::BasicNetworkObjective<S>(net, run.loss, xs, dummy_y)
+            : train::BasicNetworkObjective<S>(net, run.loss, xs, dummy_y, run.y_scaler.scale(), run.y_scaler.offset());
+    Matrix wide;
+    const bool posterior = source == layout::kPosteriorParams;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const auto [chain, draw] = rows[static_cast<std::size_t>(i)];
+      const std::vector<double> params =
+          posterior ? reader.read_slab(source, chain, draw) : reader.read_slab(source, chain);
+      net.parameters() = Eigen::Map<const Vector>(params.data(), static_cast<Index>(params.size())).cast<S>();
+      const std::string name =
+          source + "[" + std::to_string(chain) + (posterior ? ", " + std::to_string(draw) : std::string()) + "]";
+      if (!net.parameters().allFinite()) {
+        throw Error("'" + reader.path() + "': " + name + " is not finite although it was written");
+      }
+      wide = objective.predict(view(xs)).template cast<double>();  // one batched forward pass over all rows
+      visit(i, name, view(wide));
+    }
+  });
+}
 
 std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
                                                                  const RunArchive& run) {

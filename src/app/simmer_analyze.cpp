@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
         } else if (inv.command == "merge") {
           analyze::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {
-          analyze::export_csv(
-              {inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles, inv.allow_incomplete}, std::cout);
+          analyze::export_csv({inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles,
+                               inv.allow_incomplete, inv.log_likelihood},
+                              std::cout);
         }
         std::cout.flush();
       } catch (const std::exception& e) {

@@ -69,8 +69,8 @@ const Command kCommands[] = {
      "recomputed (votes summed; regression mean/variance combined), /metrics recomputed.\n"
      "data.split_seed may differ only when the data are identical."},
     {"export",
-     "simmer_analyze export RUN.h5 --what trace|samples|ensemble [--params] [--quantiles LIST] [--allow-incomplete] "
-     "[--out FILE.csv]",
+     "simmer_analyze export RUN.h5 --what trace|samples|ensemble|inference-data [--params] [--quantiles LIST] "
+     "[--log-likelihood] [--allow-incomplete] [--out FILE]",
      "Writes one tidy table (one observation per row, a header row):\n"
      "  trace:    chain,phase,step,temperature,train_loss,test_loss,distance,path_length,param_rms,\n"
      "            param_max_abs (phase 0 = Adam, 1 = simmering; distance and path length from the\n"
@@ -82,6 +82,12 @@ const Command kCommands[] = {
      "            entropy,mutual_information (scored sets only; nan for points),fraction_<class>...,\n"
      "            vote_prediction,vote_prediction_class; regression per output: y_<y> (the truth),\n"
      "            mean_<y>,sd_<y> (predictive),sd_model_<y>,q<p>_<y>... (--quantiles)\n"
+     "  inference-data (--out OUT.nc, a netCDF-4 file): ArviZ's InferenceData groups posterior (params\n"
+     "            [chain, draw, param]; a ladder adds a rung dimension: never temperatures along draw),\n"
+     "            sample_stats (lp, diverging, temperature, energy, kinetic_temperature, loss, step),\n"
+     "            observed_data and constant_data (the training rows); --log-likelihood adds\n"
+     "            log_likelihood (y [chain, draw, observation]: every draw on every training row).\n"
+     "            arviz.from_netcdf(OUT.nc) reads it\n"
      "An unfinished run's archive (status not complete) is refused unless --allow-incomplete\n"
      "(simmer_analyze summary tells what happened to it and how to resume it)."},
     {"verify", "simmer_analyze verify RUN.h5",
@@ -136,12 +142,15 @@ po::options_description options_of(const std::string& command) {
         ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
         ("overwrite", "replace an existing output");
   } else if (command == "export") {
-    desc.add_options()                                                                         //
-        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble")  //
-        ("params", "with --what samples: the parameters as chain,draw,param,value")            //
+    desc.add_options()                                                                                          //
+        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble | inference-data")  //
+        ("params", "with --what samples: the parameters as chain,draw,param,value")                             //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.975"),
          "with --what ensemble, regression: quantiles of the predictive mixture per output")                 //
         ("allow-incomplete", "use an unfinished run's archive (status not complete): what it holds so far")  //
+        ("log-likelihood",
+         "with --what inference-data: the log_likelihood group (every stored draw on every "
+         "training row: draws x rows values)")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }
   return desc;
@@ -217,9 +226,13 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     inv.what = text("what");
     inv.quantiles = parse_quantiles(text("quantiles"));
     inv.allow_incomplete = vm.count("allow-incomplete") != 0;
+    inv.log_likelihood = vm.count("log-likelihood") != 0;
     inv.params = vm.count("params") != 0;
-    if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble") {
-      throw Error("export: --what '" + inv.what + "' must be trace, samples or ensemble");
+    if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble" && inv.what != "inference-data") {
+      throw Error("export: --what '" + inv.what + "' must be trace, samples, ensemble or inference-data");
+    }
+    if (inv.log_likelihood && inv.what != "inference-data") {
+      throw Error("export: --log-likelihood goes with --what inference-data");
     }
     if (inv.params && inv.what != "samples") throw Error("export: --params goes with --what samples");
   }

@@ -66,8 +66,15 @@ struct ExportOptions {
   bool params = false;                          ///< samples: the long parameter table instead
   std::string output;                           ///< "" = standard output
   std::vector<double> quantiles{0.025, 0.975};  ///< ensemble, regression: predictive quantiles
-  bool allow_incomplete = false;                ///< ensemble: use an archive whose run has not finished
+  bool allow_incomplete = false;                ///< use an archive whose run has not finished
+  bool log_likelihood = false;                  ///< inference-data: the pointwise log-likelihood group
 };
+
+/// export --what inference-data: ArviZ's InferenceData as a netCDF-4 file (`output`): posterior
+/// (params [chain, draw(, rung), param]), sample_stats (lp, diverging, temperature, energy,
+/// kinetic_temperature, loss, step), observed_data and constant_data (the training rows) and,
+/// with `log_likelihood`, log_likelihood (y [chain, draw(, rung), observation]). Serial.
+void export_inference_data(const ExportOptions& options, std::ostream& out);
 
 /// One tidy CSV table (one observation per row, header row).
 void export_csv(const ExportOptions& options, std::ostream& out);

@@ -6,8 +6,10 @@
 /// member predictions.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simmer/cli/config.hpp"
@@ -50,6 +52,21 @@ RunArchive load_run(const io::ArchiveReader& reader);
 /// In the precision the run computed in (RunArchive::precision), so predictions reproduce it.
 template <class S = double>
 model::BasicNetwork<S> build_network(const RunArchive& run);
+
+/// A stored network, for evaluate_networks: its row (chain, draw) of `source`.
+using NetworkRow = std::pair<std::int64_t, std::int64_t>;
+/// Called with each network's index, its name ("/posterior/params[2, 17]") and its outputs on the
+/// inputs (target units for regression, logits for classification; read at once: the buffer is reused).
+using NetworkVisitor = std::function<void(std::int64_t index, const std::string& name, ConstBatchView outputs)>;
+
+/// Networks rows[begin .. end) of `source` (/posterior/params: (chain, draw); /baseline/params:
+/// (chain, ignored)) on the scaled inputs `x`, one batched forward pass each, in the run's
+/// precision and with the run's path from network output to target units
+/// (train::NetworkObjective::predict), so they predict what they predicted in the run. Throws
+/// naming the network when a stored one is not finite.
+void evaluate_networks(const io::ArchiveReader& reader, const RunArchive& run, const std::string& source,
+                       const std::vector<NetworkRow>& rows, std::int64_t begin, std::int64_t end, const Matrix& x,
+                       const NetworkVisitor& visit);
 
 /// Which stored draws hold a network: (chain, draw) pairs in chain-then-draw order whose
 /// /sample_stats/step is finite (a stopped trajectory's unwritten rows read NaN).

@@ -15,6 +15,7 @@ struct AnalyzeInvocation {
   std::string output;                 ///< predict/export --out, merge -o
   std::vector<double> quantiles;      ///< predict and export --quantiles
   bool allow_incomplete = false;      ///< predict and export --allow-incomplete
+  bool log_likelihood = false;        ///< export --log-likelihood
   std::string candidate;              ///< predict --candidate ("": the run's ensemble)
   std::string what;                   ///< export --what
   bool params = false;                ///< export --params
