@@ -27,6 +27,14 @@ std::pair<double, double> mean_stderr(const std::vector<double>& v) {
 
 }  // namespace
 
+PairedDifference paired_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw Error("internal: a paired difference of different rows");
+  std::vector<double> d(a.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = a[i] - b[i];
+  const auto [mean, se] = mean_stderr(d);
+  return {mean, se};
+}
+
 Selection select(const std::vector<std::vector<double>>& row_losses, SelectRule rule) {
   if (row_losses.empty()) throw Error("internal: nothing to select from");
   Selection s;
@@ -48,12 +56,8 @@ Selection select(const std::vector<std::vector<double>>& row_losses, SelectRule 
   s.stderr_difference.assign(n, kNaN);
   s.one_se = s.best;
   if (found) {
-    const auto& best = row_losses[s.best];
-    for (std::size_t c = 0; c < n; ++c) {
-      std::vector<double> d(best.size());
-      for (std::size_t i = 0; i < d.size(); ++i) d[i] = row_losses[c][i] - best[i];
-      s.stderr_difference[c] = mean_stderr(d).second;
-    }
+    for (std::size_t c = 0; c < n; ++c)
+      s.stderr_difference[c] = paired_difference(row_losses[c], row_losses[s.best]).stderr_;
     for (std::size_t c = 0; c < n; ++c) {
       if (std::isfinite(s.loss[c]) && s.loss[c] - s.loss[s.best] <= s.stderr_difference[c]) {
         s.one_se = c;

@@ -165,6 +165,7 @@ void Run::finish() {
           static_cast<long long>(p_.parameters + 1), 1e3 * exchange_sum[0] / exchange_sum[1],
           100.0 * exchange_sum[0] / parts_sum[3]);
     }
+    print_conclusion(p_, reports, report);
   }
 }
 

@@ -71,18 +71,18 @@ void Progress::step(std::int64_t step, std::int64_t total, double temperature, d
   const double done = static_cast<double>(step - simmer_first_step_);
   const double since = std::chrono::duration<double>(Clock::now() - simmer_start_).count();
   const double eta = done > 0 ? since / done * static_cast<double>(total - step) : 0.0;
+  // The mean loss is known from the first gather on: "-" before.
+  char loss[32] = "-";
+  if (!std::isnan(mean_loss)) std::snprintf(loss, sizeof loss, "%.5g", mean_loss);
   if (tty_) {
     const int width = 30;
     const int filled = static_cast<int>(frac * width);
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.resize(width, '.');
-    std::printf("\r[%s] %lld/%lld T %.4g loss %.5g %s elapsed %s ETA %s   ", bar.c_str(), static_cast<long long>(step),
-                static_cast<long long>(total), temperature, mean_loss, metric.c_str(), format_duration(el).c_str(),
+    std::printf("\r[%s] %lld/%lld T %.4g loss %s %s elapsed %s ETA %s   ", bar.c_str(), static_cast<long long>(step),
+                static_cast<long long>(total), temperature, loss, metric.c_str(), format_duration(el).c_str(),
                 format_duration(eta).c_str());
   } else {
-    // The mean loss is known from the first gather on.
-    char loss[32] = "-";
-    if (!std::isnan(mean_loss)) std::snprintf(loss, sizeof loss, "%.5g", mean_loss);
     std::printf("simmer step %lld/%lld  T %.4g  mean train loss %s  %s  elapsed %s  ETA %s\n",
                 static_cast<long long>(step), static_cast<long long>(total), temperature, loss, metric.c_str(),
                 format_duration(el).c_str(), format_duration(eta).c_str());

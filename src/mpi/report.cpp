@@ -415,6 +415,15 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
     const std::int64_t chosen_stage = r.chosen().stage;
     r.diagnostics_stage = chosen_stage >= 0 ? chosen_stage : 0;
   }
+  // The run's ensemble against the deep ensemble on the validation rows, row by row.
+  const auto chosen = static_cast<std::size_t>(r.selected);
+  if (p.has_validation() && r.deep() != nullptr && chosen != 0) {
+    const auto mine = ensemble::row_losses(candidates.at(chosen), scored, run::Problem::kValidation);
+    const auto deep = ensemble::row_losses(candidates.front(), scored, run::Problem::kValidation);
+    r.against_deep = true;
+    r.validation_nll = ensemble::paired_difference(mine.nll, deep.nll);
+    r.validation_metric = ensemble::paired_difference(mine.metric, deep.metric);
+  }
   return r;
 }
 

@@ -33,13 +33,104 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
       100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
   std::printf("archive: %s (%lld of %lld transfers collective)\n", p.run.output.c_str(),
               static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
+  // Diverged trajectories in one line, however many (each is in /sample_stats/diverged_at_step).
+  std::int64_t count = 0, first = -1;
   for (std::size_t t = 0; t < diverged.size(); ++t) {
-    if (diverged[t] >= 0) {
-      std::printf(
-          "trajectory %zu diverged at step %lld (h = %g): its samples before that are in the "
-          "ensemble; consider a smaller simmer.time_step\n",
-          t, static_cast<long long>(diverged[t]), p.nhc.time_step);
+    if (diverged[t] < 0) continue;
+    ++count;
+    if (first < 0) first = static_cast<std::int64_t>(t);
+  }
+  if (count > 0) {
+    std::printf(
+        "%lld of %zu trajectories diverged (first: trajectory %lld at step %lld; all in "
+        "/sample_stats/diverged_at_step, h = %g): their samples before that are in the ensemble; consider a "
+        "smaller simmer.time_step\n",
+        static_cast<long long>(count), diverged.size(), static_cast<long long>(first),
+        static_cast<long long>(diverged[static_cast<std::size_t>(first)]), p.nhc.time_step);
+  }
+}
+
+void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report) {
+  const EnsembleReport& chosen = report.chosen();
+  const EnsembleReport* deep = report.deep();
+  const char* metric = p.classification ? "accuracy" : "MSE";
+  // The result.
+  std::string what;
+  if (chosen.stage < 0) {
+    what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
+  } else {
+    what = (p.ladder.empty() ? std::string("the simmering ensemble") : chosen.name) +
+           " (T = " + format("%.3g", chosen.temperature / p.bayes_temperature) + " T_Bayes, " +
+           std::to_string(chosen.members) + " members of " +
+           std::to_string(stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size()) + " trajectories)";
+  }
+  std::printf(
+      "\nresult: the run's ensemble is %s%s; its predictions and their uncertainty: simmer_analyze "
+      "predict %s --points FILE.csv\n",
+      what.c_str(),
+      report.compared
+          ? (", chosen by validation " + std::string(p.select_by == ensemble::SelectBy::nll ? "NLL" : metric)).c_str()
+          : "",
+      p.run.output.c_str());
+  // Against the deep ensemble: better or worse, and whether the validation rows can tell.
+  if (deep != nullptr && deep != &chosen) {
+    const auto side = [](double mine, double theirs, bool higher_better) {
+      if (!std::isfinite(mine) || !std::isfinite(theirs) || mine == theirs) return std::string("the same");
+      return (mine > theirs) == higher_better ? std::string("better") : std::string("worse");
+    };
+    const auto margin = [&](const ensemble::PairedDifference& d, const char* unit) {
+      if (!report.against_deep || !std::isfinite(d.mean)) return std::string();
+      const bool noise = std::abs(d.mean) <= 2.0 * d.stderr_;
+      return " (" + format("%+.3g", d.mean) + unit + " ± " + format("%.2g", d.stderr_) + " over " +
+             std::to_string(p.validation.rows()) +
+             " rows: " + (noise ? "within the validation noise" : "more than twice its standard error") + ")";
+    };
+    const std::size_t v = p.has_validation() ? run::Problem::kValidation : 0;
+    const auto &mine = chosen.scores, &theirs = deep->scores;
+    std::string line = "against the deep ensemble (" + std::to_string(deep->members) + " Adam networks): ";
+    if (p.has_validation()) {
+      line += "validation NLL " + format("%.4g", mine[v].nll) + " vs " + format("%.4g", theirs[v].nll) + ", " +
+              side(mine[v].nll, theirs[v].nll, false) + margin(report.validation_nll, "") + "; validation " + metric +
+              " " + format("%.4g", mine[v].metric) + " vs " + format("%.4g", theirs[v].metric) + ", " +
+              side(mine[v].metric, theirs[v].metric, p.classification) +
+              margin(report.validation_metric, p.classification ? " error rate" : "") + "; ";
     }
+    line += "test NLL " + format("%.4g", mine[1].nll) + " vs " + format("%.4g", theirs[1].nll) + ", " +
+            side(mine[1].nll, theirs[1].nll, false) + "; test " + metric + " " + format("%.4g", mine[1].metric) +
+            " vs " + format("%.4g", theirs[1].metric) + ", " + side(mine[1].metric, theirs[1].metric, p.classification);
+    std::printf("%s\n", line.c_str());
+  } else if (deep != nullptr) {
+    std::printf("the deep ensemble was chosen: on the validation rows no simmering rung beat it\n");
+  }
+  // What to do about the verdicts of the stage in /diagnostics.
+  if (report.diagnostics_stage < 0) return;
+  const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
+  const auto counts = verdict_counts(p, t, stage);
+  const auto total = stage_reports(p, t, stage).size();
+  const auto n = [&](Verdict v) { return counts[static_cast<std::size_t>(v)]; };
+  const std::string of = " of " + std::to_string(total) + " trajectories" +
+                         (p.ladder.empty() ? std::string() : " of " + p.stage_name(report.diagnostics_stage));
+  if (n(Verdict::stationary) == static_cast<std::int64_t>(total)) {
+    std::printf("stationarity: all %zu trajectories stationary\n", total);
+  }
+  if (n(Verdict::drifting) > 0) {
+    std::printf(
+        "what to do: %lld%s drifting: their parameters still travel away from their start, so the members "
+        "are points along a path, not a sample; a prior bounds them (simmer.prior = gaussian), a lower T "
+        "slows them (docs/STATIONARITY.md)\n",
+        static_cast<long long>(n(Verdict::drifting)), of.c_str());
+  }
+  if (n(Verdict::not_mixed) > 0) {
+    std::printf(
+        "what to do: %lld%s not mixed: each stayed near its own start (split-R^ > 1.1, or still moving one "
+        "way in the window), so its members are alike and the spread mostly counts trajectories; run "
+        "longer (simmer.steps and ensemble.window), take a larger simmer.time_step (the stability line gives "
+        "the limit) or more trajectories\n",
+        static_cast<long long>(n(Verdict::not_mixed)), of.c_str());
+  }
+  if (n(Verdict::diverged) > 0) {
+    std::printf("what to do: %lld%s diverged: a smaller simmer.time_step\n",
+                static_cast<long long>(n(Verdict::diverged)), of.c_str());
   }
 }
 
@@ -70,8 +161,9 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   const auto ensemble_rows = [&](const std::string& label, const EnsembleReport& e, const std::string& size) {
     if (p.classification) {
       row(label + " accuracy" + size, ens_cell(e, &S::metric, "%.4f"));
-      row(label + " NLL / Brier / ECE", pair(ens_cell(e, &S::nll, "%.3g"), ens_cell(e, &S::brier, "%.3g")));
-      row("", ens_cell(e, &S::ece, "%.3g"));
+      row(label + " NLL", ens_cell(e, &S::nll, "%.3g"));
+      row(label + " Brier", ens_cell(e, &S::brier, "%.3g"));
+      row(label + " ECE (10 bins)", ens_cell(e, &S::ece, "%.3g"));
     } else {
       row(label + " MSE" + size, ens_cell(e, &S::metric, "%.5g"));
       row(label + " R²", ens_cell(e, &S::r2, "%.4f"));
@@ -96,8 +188,8 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   const std::string over = " (mean ± sd, " + std::to_string(C) + ")";
   if (p.classification) {
     row(base + " accuracy" + over, base_cell(&S::metric, "%.4f"));
-    row(base + " NLL / Brier", base_cell(&S::nll, "%.3g"));
-    row("", base_cell(&S::brier, "%.3g"));
+    row(base + " NLL", base_cell(&S::nll, "%.3g"));
+    row(base + " Brier", base_cell(&S::brier, "%.3g"));
   } else {
     row(base + " MSE" + over, base_cell(&S::metric, "%.5g"));
     row(base + " R²", base_cell(&S::r2, "%.4f"));

@@ -55,16 +55,16 @@ class Run {
         chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
         continue;
       }
-      // Divergence is said at once, every time; "slow to heat" only for this rank's first
-      // trajectory (the final table counts them all): 36 ab initio trajectories starting at rest
-      // would otherwise print 36 lines.
+      // Each kind of warning is said once per rank, for its first trajectory, with a note that
+      // the end of the run counts them all: 36 trajectories diverging or slow to heat would
+      // otherwise print 36 lines.
       chains_.back()->set_warning_sink([this](const run::Chain::Warning& w) {
-        if (w.kind == run::Chain::Warning::Kind::slow_to_heat && slow_warned_) return;
-        if (w.kind == run::Chain::Warning::Kind::slow_to_heat) slow_warned_ = true;
-        std::fprintf(stderr, "%s%s\n", w.text.c_str(),
-                     w.kind == run::Chain::Warning::Kind::slow_to_heat
-                         ? " (further trajectories slow to heat are counted in the final table)"
-                         : "");
+        const bool slow = w.kind == run::Chain::Warning::Kind::slow_to_heat;
+        bool& said = slow ? slow_warned_ : diverged_warned_;
+        if (said) return;
+        said = true;
+        std::fprintf(stderr, "%s (further trajectories %s on this rank are counted at the end of the run)\n",
+                     w.text.c_str(), slow ? "slow to heat" : "diverging");
         std::fflush(stderr);
       });
     }
@@ -142,6 +142,7 @@ class Run {
   double cpu_start_ = run::cpu_seconds();
   double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
   bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
+  bool diverged_warned_ = false;  ///< a divergence warning was printed on this rank
 };
 
 }  // namespace simmer::mpi::detail

@@ -110,7 +110,14 @@ def m_coverage(path):
 
 def classification_case(tmp):
     out = os.path.join(tmp, "iris.h5")
-    st.run(SIMMER, 2, IRIS + ["--output", out])
+    p = st.run(SIMMER, 2, IRIS + ["--output", out])
+    # The end-of-run table: every row labelled (no continuation rows), no "loss nan" in progress.
+    final = p.stdout[p.stdout.find("accuracy"):p.stdout.find("\nresult: ")]
+    for needle in ("ensemble NLL", "ensemble Brier", "ensemble ECE (10 bins)", "Adam NLL", "Adam Brier"):
+        if needle not in final:
+            fail(f"the table has no row '{needle}':\n{final}")
+    if any(line.startswith(" " * 20) and line.strip() for line in final.splitlines()) or "loss nan" in p.stdout:
+        fail(f"an unlabelled row in the table, or 'loss nan' in the progress:\n{p.stdout[-3000:]}")
     points = os.path.join(tmp, "iris_points.csv")
     with h5py.File(out, "r") as f:
         names = st.strings(f["data/feature_names"])
@@ -215,9 +222,18 @@ def merge_case(tmp):
 
 def autompg_case(tmp):
     out = os.path.join(tmp, "autompg.h5")
-    st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/autompg_m_ladder.ini"),
-                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv"),
-                       "--simmer.steps", "2000", "--ensemble.window", "1500", "--output", out], timeout=900)
+    p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/autompg_m_ladder.ini"),
+                           "--data.path", os.path.join(ROOT, "data/auto-mpg.csv"),
+                           "--simmer.steps", "2000", "--ensemble.window", "1500", "--output", out], timeout=900)
+    # The run's last lines, for a person: the result, the deep ensemble's comparison with the
+    # validation noise, and what to do about the verdicts.
+    tail = p.stdout[p.stdout.rfind("\nresult: "):]
+    for needle in ("result: the run's ensemble is rung_", "against the deep ensemble (8 Adam networks): validation NLL",
+                   "over 63 rows: ", "test NLL", "simmer_analyze predict"):
+        if needle not in tail:
+            fail(f"the run's last lines lack '{needle}':\n{tail}")
+    if "not mixed" in p.stdout.split("stationarity of")[-1].split("\n")[0] and "what to do: " not in tail:
+        fail(f"trajectories not mixed, and the last lines do not say what to do:\n{tail}")
     with h5py.File(out, "r") as f:
         m = f["metrics"].attrs
         c50, c90 = float(m["ensemble_test_coverage_50"]), float(m["ensemble_test_coverage_90"])

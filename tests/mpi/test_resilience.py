@@ -424,6 +424,10 @@ with tempfile.TemporaryDirectory() as tmp:
             fail(f"a diverged run should finish (other trajectories go on), exit {p.returncode}:\n{text[-3000:]}")
         if "diverged at step" not in text or "h = 2" not in text or "time_step" not in text:
             fail(f"no divergence report naming step, h and a smaller time step:\n{text[-3000:]}")
+        # One line per rank while running and one at the end, however many trajectories diverge.
+        lines = [line for line in text.splitlines() if "diverged" in line and "step" in line]
+        if len(lines) > 3 or not any(" trajectories diverged (first: trajectory" in line for line in lines):
+            fail(f"divergences are not counted in one line: {lines}")
         with h5py.File(out, "r") as f:
             d = f["sample_stats/diverged_at_step"][()]
             if not (d >= 0).any():

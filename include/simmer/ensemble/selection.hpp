@@ -47,6 +47,18 @@ struct Selection {
   }
 };
 
+/// The mean of the per-row differences a − b (same rows) and its standard error (sd / sqrt(rows)):
+/// how far apart two candidates are on one set, and how much of that is which rows it holds. NaN,
+/// NaN when a value is not finite or there are no rows.
+struct PairedDifference {
+  double mean = 0, stderr_ = 0;
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(mean, stderr_);
+  }
+};
+PairedDifference paired_difference(const std::vector<double>& a, const std::vector<double>& b);
+
 /// Chooses among candidates by their per-row validation losses (one RowLosses::nll or ::metric
 /// vector each, all of the same rows; a candidate without members has NaN losses and is never
 /// chosen unless none has members). Throws simmer::Error for no candidates.

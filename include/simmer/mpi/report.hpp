@@ -63,6 +63,12 @@ struct RunReport {
   ensemble::Selection selection;
   std::int64_t selected = 0;           ///< the candidate that is the run's ensemble
   std::int64_t diagnostics_stage = 0;  ///< the stage in /diagnostics (-1: no stage, Adam alone)
+  /// The run's ensemble against the deep ensemble on the validation rows (when both exist and
+  /// differ): the per-row differences (ensemble − deep) of the NLL and of the metric's loss (1 −
+  /// [vote correct], or the squared error), with their standard errors: the end of the run says
+  /// whether a margin is more than the validation rows' noise.
+  bool against_deep = false;
+  ensemble::PairedDifference validation_nll, validation_metric;
   [[nodiscard]] const EnsembleReport& chosen() const { return candidates.at(static_cast<std::size_t>(selected)); }
   /// The deep ensemble's report, or nullptr.
   [[nodiscard]] const EnsembleReport* deep() const {
@@ -71,7 +77,7 @@ struct RunReport {
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(candidates, compared, selection, selected, diagnostics_stage);
+    ar(candidates, compared, selection, selected, diagnostics_stage, against_deep, validation_nll, validation_metric);
     ar.require(selected >= 0 && selected < static_cast<std::int64_t>(candidates.size()),
                "report: the chosen candidate is out of range");
   }
@@ -108,6 +114,11 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
 /// I/O, all), the archive and its collective transfers, and the diverged trajectories (rank 0).
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
                   const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged);
+
+/// Rank 0: the run's last lines, for a person: which ensemble is the result, whether it beats the
+/// deep ensemble on validation and test NLL and metric (and whether the validation margin is
+/// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
+void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
 
 /// The temperature line printed at the start: T in units of T_Bayes, or the noise sd it
 /// stands for when that is unknown (every rung of a ladder).
