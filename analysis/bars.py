@@ -1,15 +1,18 @@
 #!/usr/bin/python3
-"""Bar chart: Adam vs simmering test metric for every case.
+"""Bar chart: Adam, the deep ensemble and simmering, test metric and test NLL for every case.
 
-From archives: test accuracy (classification) or test R² (regression) from /metrics —
-baseline_test_<metric>_mean ± _sd over the chains (Adam's end point; for an ab initio run the
-first member of each chain) and ensemble_test_<metric>. One bar pair per archive, labelled with
-the archive's file name (or --labels).
+From archives: test accuracy (classification) or test R² (regression) and the test NLL from
+/metrics: baseline_test_<score>_mean ± _sd over the chains (one Adam network; for an ab initio run
+the first member of each chain), deep_ensemble_test_<score> (the ensemble of the run's Adam end
+points, where the run has one) and ensemble_test_<score> (the run's ensemble; for regression the
+NLL is the Gaussian NLL with the noise variance of /metrics). One bar group per archive,
+labelled with the archive's file name (or --labels).
 From a study table (--table summary.csv, as jobs/study/study.py writes it; columns case, metric,
-adam_mean, adam_sd, ensemble_mean, ensemble_sd, n_seeds, beat): mean ± sd over seeds for both,
-and "beat" = seeds where the ensemble beat Adam. Archives and a table can be combined.
-One panel per metric. Values below the axis limit (e.g. a diverged R² of −228) are clipped and
-written in the bar.
+adam_mean, adam_sd, ensemble_mean, ensemble_sd, n_seeds, beat and, where it has them, deep_mean,
+adam_nll, deep_nll, ensemble_nll): mean ± sd over seeds, and "beat" = seeds where the ensemble
+beat Adam. Archives and a table can be combined.
+Top row: one panel per metric; bottom row: the test NLL of the same cases (lower is better).
+Values below the axis limit (e.g. a diverged R² of −228) are clipped and written in the bar.
 """
 import csv
 import math
@@ -44,8 +47,13 @@ def from_archive(path, label=None):
         sd = ar.attr(f"baseline_test_{metric}_sd", "metrics", 0.0)
         ens = ar.require_attr(f"ensemble_test_{metric}", "metrics", purpose)
         chains = ar.attr("trajectories")
+        value = lambda key: float(ar.attr(key, "metrics", math.nan))  # noqa: E731 (NaN: not in this archive)
         return dict(case=label or ar.name, metric=metric, adam_mean=float(mean), adam_sd=float(sd),
                     ensemble_mean=float(ens), ensemble_sd=math.nan,
+                    deep_mean=value(f"deep_ensemble_test_{metric}"), deep_sd=math.nan,
+                    adam_nll=value("baseline_test_nll_mean"), adam_nll_sd=value("baseline_test_nll_sd"),
+                    deep_nll=value("deep_ensemble_test_nll"), deep_nll_sd=math.nan,
+                    ensemble_nll=value("ensemble_test_nll"), ensemble_nll_sd=math.nan,
                     baseline=ar.baseline_label(),
                     note=f"{int(chains)} chains" if chains is not None else "")
 
@@ -71,6 +79,9 @@ def from_table(path):
                              adam_mean=number(row["adam_mean"]), adam_sd=number(row["adam_sd"]),
                              ensemble_mean=number(row["ensemble_mean"]),
                              ensemble_sd=number(row["ensemble_sd"]),
+                             **{k: number(row.get(k)) for k in ("deep_mean", "deep_sd", "adam_nll", "adam_nll_sd",
+                                                                "deep_nll", "deep_nll_sd", "ensemble_nll",
+                                                                "ensemble_nll_sd")},
                              baseline="first member" if "abinitio" in case.replace("_", "").replace(" ", "")
                              else "Adam",
                              note=note))
@@ -79,15 +90,30 @@ def from_table(path):
     return rows
 
 
-def draw_panel(ax, rows, metric):
+SERIES = (("adam", "Adam / first member (mean ± sd)", sa.ADAM_COLOUR),
+          ("deep", "deep ensemble (the Adam end points)", "#7570b3"),
+          ("ensemble", "simmering ensemble", sa.ENSEMBLE_COLOUR))
+
+
+def draw_panel(ax, rows, metric, nll=False):
+    """One panel: a bar per series (Adam, deep ensemble, simmering) per case, of the test metric
+    or (nll) the test NLL; a series without values in any row is left out."""
     x = np.arange(len(rows))
-    width = 0.38
-    adam = np.array([r["adam_mean"] for r in rows])
-    adam_sd = np.array([r["adam_sd"] for r in rows])
-    ens = np.array([r["ensemble_mean"] for r in rows])
-    ens_sd = np.array([r["ensemble_sd"] for r in rows])
-    finite = np.concatenate([adam[np.isfinite(adam)], ens[np.isfinite(ens)]])
-    if metric == "accuracy":
+    value_of = (lambda r, key: (r.get(f"{key}_nll", math.nan), r.get(f"{key}_nll_sd", math.nan))) if nll else \
+        (lambda r, key: (r.get(f"{key}_mean", math.nan), r.get(f"{key}_sd", math.nan)))
+    series = []
+    for key, label, colour in SERIES:
+        values = np.array([value_of(r, key)[0] for r in rows], dtype=float)
+        sds = np.array([value_of(r, key)[1] for r in rows], dtype=float)
+        if np.isfinite(values).any():
+            series.append((values, sds, colour, label + (" (mean ± sd)" if np.isfinite(sds).any() and key != "adam"
+                                                         else "")))
+    width = 0.8 / max(len(series), 1)
+    finite = np.concatenate([v[np.isfinite(v)] for v, *_ in series]) if series else np.array([])
+    if nll:
+        bottom = min(0.0, finite.min()) if finite.size else 0.0
+        top = finite.max() * 1.05 if finite.size and finite.max() > 0 else 1.0
+    elif metric == "accuracy":
         low = min(0.0, finite.min()) if finite.size else 0.0
         bottom, top = low, 1.0
     else:
@@ -106,10 +132,8 @@ def draw_panel(ax, rows, metric):
         ok &= (values - np.nan_to_num(sd) >= bottom) & (values + np.nan_to_num(sd) <= ceiling)
         return np.where(ok, sd, 0.0)
 
-    ens_has_sd = np.isfinite(ens_sd).any()
-    bars = [(x - width / 2, adam, adam_sd, sa.ADAM_COLOUR, "Adam / first member (mean ± sd)"),
-            (x + width / 2, ens, ens_sd, sa.ENSEMBLE_COLOUR,
-             "simmering ensemble" + (" (mean ± sd)" if ens_has_sd else ""))]
+    bars = [(x + (i - (len(series) - 1) / 2) * width, values, sds, colour, label)
+            for i, (values, sds, colour, label) in enumerate(series)]
     for xs, values, sd, colour, label in bars:
         drawn_sd = errors(values, sd)
         drawn = ax.bar(xs, shown(values), width, color=colour, label=label,
@@ -144,7 +168,7 @@ def draw_panel(ax, rows, metric):
         labels.append(text)
     ax.set_xticks(x, labels, fontsize=8, rotation=30 if len(rows) > 4 else 0,
                   ha="right" if len(rows) > 4 else "center")
-    ax.set_ylabel(METRIC_LABELS.get(metric, f"test {metric}"))
+    ax.set_ylabel("test NLL (lower is better)" if nll else METRIC_LABELS.get(metric, f"test {metric}"))
     ax.set_ylim(bottom, top + 0.2 * (top - bottom))  # room for the value labels
     ax.set_yticks([t for t in ax.get_yticks() if bottom - 1e-9 <= t <= top + 1e-9])
     ax.axhline(top, color="0.6", lw=0.6, ls=":")
@@ -178,23 +202,28 @@ def main():
     metrics = [m for m in ("accuracy", "r2") if any(r["metric"] == m for r in rows)]
     metrics += sorted({r["metric"] for r in rows} - set(metrics))
     counts = [sum(r["metric"] == m for r in rows) for m in metrics]
+    with_nll = any(np.isfinite(r.get("ensemble_nll", math.nan)) for r in rows)
+    panels = [(m, False) for m in metrics] + ([(m, True) for m in metrics] if with_nll else [])
     if sum(counts) > 12:  # many cases (a study with variants): one panel per row
-        fig, grid = plt.subplots(len(metrics), 1, figsize=(max(5.0, 1.1 * max(counts) + 2.2), 4.6 * len(metrics)),
+        fig, grid = plt.subplots(len(panels), 1, figsize=(max(5.0, 1.1 * max(counts) + 2.2), 4.6 * len(panels)),
                                  layout="constrained", squeeze=False)
-        axes = [[row[0] for row in grid]]
+        cells = [row[0] for row in grid]
     else:
-        fig, axes = plt.subplots(1, len(metrics), figsize=(max(5.0, 1.25 * sum(counts) + 2.2 * len(metrics)), 4.8),
+        fig, grid = plt.subplots(2 if with_nll else 1, len(metrics),
+                                 figsize=(max(5.0, 1.5 * sum(counts) + 2.2 * len(metrics)), 4.8 * (2 if with_nll else 1)),
                                  gridspec_kw=dict(width_ratios=[max(c, 1.5) for c in counts]),
                                  layout="constrained", squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        draw_panel(ax, [r for r in rows if r["metric"] == metric], metric)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, frameon=False, fontsize=9,
-               bbox_to_anchor=(0.5, 0.96))
+        cells = list(grid[0]) + (list(grid[1]) if with_nll else [])
+    for ax, (metric, nll) in zip(cells, panels):
+        draw_panel(ax, [r for r in rows if r["metric"] == metric], metric, nll)
+    handles, labels = cells[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=3, frameon=False, fontsize=9,
+               bbox_to_anchor=(0.5, 0.965))
     source = "mean ± sd over seeds" if args.table and not args.archives else "error bars: sd over chains (archives) / seeds (table)"
     if not args.table:
         source = "Adam error bars: sd over chains"
-    fig.suptitle(args.title or f"Adam vs simmering, test metric per case ({source})", fontsize=10)
+    fig.suptitle(args.title or f"Adam, the deep ensemble and simmering: test metric{' and test NLL' if with_nll else ''} "
+                 f"per case ({source})", fontsize=10)
     fig.get_layout_engine().set(rect=(0, 0, 1, 0.93))
     prefix = sa.output_prefix(args, args.archives[0] if args.archives else args.table, "bars")
     return sa.save(fig, prefix, args)

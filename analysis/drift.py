@@ -8,7 +8,9 @@ simmering step (from /trace; one line per chain, the temperature T(step) shaded 
 sampling window marked). Right: the ensemble's test metric per block of the window
 (/diagnostics/block_test_metric, one line per chain, the pooled ensemble in bold) next to the
 baseline's (Adam's end point, or the first member ab initio). The title gives the verdicts.
-With several archives (e.g. the paper variant and a variant with a prior), one row each.
+With several archives (e.g. the paper variant and a variant with a prior), one row each. For a
+temperature ladder both panels show the rung /diagnostics judges (the run's ensemble's): its steps
+(sequential rungs) or its trajectories (parallel rungs), never the other temperatures.
 """
 import numpy as np
 
@@ -35,9 +37,28 @@ def load(ar):
     window = int(ar.config.get("ensemble.window", "0") or 0)
     n = ar.attr("parameters", "model") or distance.shape[1]
     distance = distance / np.sqrt(float(n))  # per parameter, on the rms's scale
+    # A ladder: /diagnostics judges one rung (its attribute stage); both panels show that rung:
+    # its steps (sequential rungs run one after the other) or its trajectories (parallel rungs).
+    stage = ar.attr("stage", "diagnostics")
+    ladder = [t for t in ar.config.get("simmer.ladder", "").split(",") if t.strip()]
+    first_step = 0
+    if len(ladder) > 1 and stage and str(stage).startswith("rung_"):
+        k = int(str(stage)[5:])
+        if ar.config.get("simmer.ladder_mode", "sequential") == "parallel":
+            ids = ar.file["diagnostics/chain"][()].astype(int) if ar.has("diagnostics/chain") \
+                else np.arange(k, distance.shape[0], len(ladder))
+            phase, step, distance, rms, temperature = (a[ids] for a in (phase, step, distance, rms, temperature))
+        else:
+            first_step = k * steps
+            inside = (step[0] >= first_step) & (step[0] < first_step + steps)
+            phase = np.where(inside[None, :], phase, -1)  # records outside the rung: not simmering here
+        title_rung = f" — {stage} (its steps and trajectories in both panels)"
+    else:
+        title_rung = ""
     return dict(phase=phase, step=step, distance=distance, rms=rms, temperature=temperature, blocks=blocks,
                 first=first, pooled=pooled, metric=metric, baseline=baseline, verdicts=verdicts,
-                steps=steps, window=window, title=ar.describe(), label=ar.baseline_label())
+                steps=first_step + steps, window=window, title=ar.describe() + title_rung,
+                label=ar.baseline_label())
 
 
 def verdict_text(verdicts):

@@ -2,7 +2,9 @@
 """Loss curves of a simmer run: train and test loss through Adam and simmering, from /trace.
 
 Adam epochs are drawn at step = epoch - epochs (ending at 0), simmering steps at step > 0, with a
-vertical line where simmering starts and the temperature T(step) on the right axis. With several
+vertical line where simmering starts and the temperature T(step) on the right axis. A ladder's
+chosen rung (the run's ensemble, /metrics ensemble) is shaded (sequential rungs) or its
+trajectories' mean training loss drawn (parallel rungs). With several
 chains the mean over chains is a solid line and each chain a light line. A summed loss (SSE) is
 divided by the set's size so train and test are comparable (--raw keeps it as stored).
 """
@@ -48,6 +50,10 @@ def main():
         sizes = {"train": ar.set_size("train"), "test": ar.set_size("test")}
         title = ar.describe()
         epochs = ar.config.get("adam.epochs")
+        chosen = ar.chosen_rung()
+        rungs = len([t for t in ar.config.get("simmer.ladder", "").split(",") if t.strip()])
+        rung_steps = int(ar.config.get("simmer.steps", "0") or 0)
+        deep_chosen = ar.attr("ensemble", "metrics") == "deep_ensemble"
 
     per_point = loss_name == "sse" and not args.raw and all(sizes.values())
     if per_point:
@@ -95,6 +101,19 @@ def main():
         else:
             ax.set_ylim(min(0.0, lo) if lo >= 0 and lo < 0.2 * hi else lo - 0.05 * (hi - lo),
                         hi + 0.12 * (hi - lo))
+
+    # The run's ensemble, when a ladder chose it: its rung's steps (sequential rungs) or its
+    # trajectories' mean training loss (parallel rungs: trajectories i with i mod K = k).
+    if chosen is not None:
+        k, name, parallel = chosen
+        if parallel:
+            ax.plot(step, chain_mean(trace["train_loss"][k::rungs]), color="black", lw=1.2, ls="--", zorder=4,
+                    label=f"train, {name}'s trajectories (the run's ensemble)")
+        elif rung_steps:
+            ax.axvspan(k * rung_steps, (k + 1) * rung_steps, color="#fdb863", alpha=0.3, lw=0, zorder=0,
+                       label=f"{name}: the run's ensemble")
+    elif deep_chosen:
+        ax.plot([], [], ls="none", label="the run's ensemble: the deep ensemble (Adam's end points, step 0)")
 
     has_adam = np.any(phase == 0)
     if has_adam:

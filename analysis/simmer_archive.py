@@ -175,6 +175,15 @@ class Archive:
         """What /baseline holds: Adam's end point (retrofit) or the first member (ab initio)."""
         return "Adam" if self.mode == "retrofit" else "first member"
 
+    def chosen_rung(self):
+        """A temperature ladder's rung that is the run's ensemble: (k, name, parallel), or None (no
+        ladder, or the deep ensemble chosen)."""
+        ladder = [t for t in self.config.get("simmer.ladder", "").split(",") if t.strip()]
+        name = self.attr("ensemble", "metrics")
+        if len(ladder) < 2 or not name or not str(name).startswith("rung_"):
+            return None
+        return int(str(name)[5:]), str(name), self.config.get("simmer.ladder_mode", "sequential") == "parallel"
+
     def set_size(self, name):
         return self.file[f"data/{name}/y"].shape[0] if self.has(f"data/{name}/y") else None
 
