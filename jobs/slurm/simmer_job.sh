@@ -55,7 +55,8 @@ simmer_args() {
 }
 
 # Runs simmer_mpi under srun with the arguments in ${args[@]}; sets status and stop_requested.
-# --mpi=pmix: a plain srun cannot start OpenMPI ranks. srun runs in the background so the shell
+# --mpi=$SIMMER_SRUN_MPI (default pmix; pmi2 where the site's SLURM has no PMIx): a plain srun
+# cannot start OpenMPI ranks. srun runs in the background so the shell
 # can pass a stop signal on to the ranks (bash runs traps only between commands): srun forwards
 # SIGUSR1 to every task. (srun itself must not get SIGTERM: it answers it by killing the tasks,
 # see jobs/README.md.)
@@ -67,7 +68,7 @@ simmer_srun() {
     if [ -n "$srun_pid" ]; then kill -USR1 "$srun_pid" 2>/dev/null || true; fi
   }
   trap forward USR1 TERM
-  srun --mpi=pmix "$SIMMER_MPI" "${args[@]}" &
+  srun --mpi="${SIMMER_SRUN_MPI:-pmix}" "$SIMMER_MPI" "${args[@]}" &
   srun_pid=$!
   # A signal that came before srun's pid was known: pass it on now.
   if [ "$stop_requested" = 1 ]; then kill -USR1 "$srun_pid" 2>/dev/null || true; fi

@@ -498,7 +498,7 @@ def markdown17(summary):
         n = lambda v: f"{v:.0f}" if math.isfinite(v) else "n/a"
         lines.append(f"| {s['case']} | {n(s['n_valid'])} | {n(s['rows_runner_up'])} | {n(s['rows_deep'])} |")
     lines += ["",
-              "", "The issue's target, checked from these numbers (classification cases; ladder variant): better "
+              "", "The target set before the runs, checked from these numbers (classification cases; ladder variant): better "
               "test NLL than the deep ensemble on at least 6 of 8 seeds, and the median test accuracy within 0.5 "
               "point of the deep ensemble's or better.", ""]
     for s in summary:

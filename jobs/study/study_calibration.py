@@ -91,8 +91,8 @@ def spread(values):
 def markdown(summary, seeds):
     if not summary:
         return []
-    lines = ["", MARK[0], "## Calibration of the predictive intervals (issue 26)", "",
-             "Issue 17's `ladder` runs of the regression cases (8 trajectories each; jobs/study/study_calibration.py "
+    lines = ["", MARK[0], "## Calibration of the predictive intervals", "",
+             "The deep-ensemble comparison's `ladder` runs of the regression cases (8 trajectories each; jobs/study/study_calibration.py "
              "has the settings) and, for Auto-MPG ab initio, its `deep` job. **Interval**: the central interval of "
              "the predictive mixture Σ_c w_c N(mean_c, var_c + σ²) over the ensemble's members (in the run, each "
              "trajectory's members summarised by their mean and variance; the deep ensemble: its Adam networks); "

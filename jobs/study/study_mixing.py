@@ -1,7 +1,7 @@
 """The mixing variants of the multi-seed study (issue 21; imported by jobs/study/study.py).
 
 Fixed before any run, the same rule for every case (no per-case tuning): every job runs 8
-trajectories (N; its replica-exchange variant 4 N) with issue 17's shared settings (float32, a
+trajectories (N; its replica-exchange variant 4 N) with the deep-ensemble comparison's shared settings (float32, a
 20 % validation split, a Gaussian prior N(0, 1/fan_in), thermal start velocities, posterior
 units, every 100th member stored) at T = T_Bayes, the paper's steps, h and window:
   unit       the posterior at T_Bayes with unit parameter masses (the baseline of the three);
@@ -102,9 +102,9 @@ def markdown(summary, fmt):
     """The section of REPRODUCTION.md on the mixing variants, one row per run."""
     if not summary:
         return []
-    lines = ["", MARK[0], "## Mixing: parameter masses and replica exchange at T_Bayes (issue 21)", "",
+    lines = ["", MARK[0], "## Mixing: parameter masses and replica exchange at T_Bayes", "",
              "The mixing variants (jobs/study/study_mixing.py has them in full; fixed before the runs): 8 "
-             "trajectories at T = T_Bayes with issue 17's shared settings (float32, 20 % validation split, prior "
+             "trajectories at T = T_Bayes with the deep-ensemble comparison's shared settings (float32, 20 % validation split, prior "
              "N(0, 1/fan_in), thermal starts); **unit**: unit parameter masses; **masses**: "
              "simmer.parameter_masses = adapt over every step before the window; **exchange**: parallel rungs at 1, "
              "2, 4, 8 T_Bayes with a replica-exchange round every 100 steps and 32 trajectories (8 at T_Bayes, whose "

@@ -227,7 +227,7 @@ bool check_node_memory(const cli::Invocation& inv, const run::Problem& problem, 
     if (limit < 0) {
       const run::NodeMemory m = run::node_memory();
       if (m.bytes < 0) return;  // nothing to compare with on this system
-      // 10% headroom: the estimate is within a few percent of the measured peak (README), and
+      // 10% headroom: the estimate is within a few percent of the measured peak (docs/RESULTS.md), and
       // the node's other processes and page cache need room too.
       limit = m.bytes / 10 * 9;
       source = "90% of " + run::human_bytes(m.bytes) + " " + m.source;

@@ -59,10 +59,12 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   if (chosen.stage < 0) {
     what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
   } else {
+    const double over = chosen.temperature / p.bayes_temperature;
+    const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size();
     what = (p.ladder.empty() ? std::string("the simmering ensemble") : chosen.name) +
-           " (T = " + format("%.3g", chosen.temperature / p.bayes_temperature) + " T_Bayes, " +
-           std::to_string(chosen.members) + " members of " +
-           std::to_string(stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size()) + " trajectories)";
+           " (T = " + (std::isfinite(over) ? format("%.3g", over) + " T_Bayes" : format("%.4g", chosen.temperature)) +
+           ", " + std::to_string(chosen.members) + " members of " + std::to_string(trajectories) +
+           (trajectories == 1 ? " trajectory)" : " trajectories)");
   }
   std::printf(
       "\nresult: the run's ensemble is %s%s; its predictions and their uncertainty: simmer_analyze "
@@ -87,7 +89,8 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     };
     const std::size_t v = p.has_validation() ? run::Problem::kValidation : 0;
     const auto &mine = chosen.scores, &theirs = deep->scores;
-    std::string line = "against the deep ensemble (" + std::to_string(deep->members) + " Adam networks): ";
+    std::string line = "against the deep ensemble (" + std::to_string(deep->members) +
+                       (deep->members == 1 ? " Adam network" : " Adam networks") + "): ";
     if (p.has_validation()) {
       line += "validation NLL " + format("%.4g", mine[v].nll) + " vs " + format("%.4g", theirs[v].nll) + ", " +
               side(mine[v].nll, theirs[v].nll, false) + margin(report.validation_nll, "") + "; validation " + metric +

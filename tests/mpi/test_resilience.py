@@ -444,7 +444,7 @@ with tempfile.TemporaryDirectory() as tmp:
         line = [l for l in text.splitlines() if l.startswith("stability:")]
         if not line:
             fail(f"no stability line:\n{text[-2000:]}")
-        # As specified it is refused (README: lambda_max ~ 1.09e7 at the Adam end point, limit
+        # As specified it is refused (docs/RELIABILITY.md: lambda_max ~ 1.09e7 at the Adam end point, limit
         # 6.1e-4 < h = 0.001; SIMMERING.md §9 found 8.4e7): exit 4, the limit printed and recorded
         # below h, the archive's status saying so. (This test accepted either outcome before.)
         with h5py.File(out, "r") as f:

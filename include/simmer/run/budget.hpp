@@ -16,7 +16,7 @@
 ///    integrator's and Adam's state, every layer's activations and deltas for the largest
 ///    evaluation set and the layers' scratch; the stored members it keeps between two gathers;
 ///    the data sets (every rank holds them); on rank 0 the gathered checkpoint. Plus a fixed
-///    allowance for the MPI and HDF5 libraries (measured: see README "Memory").
+///    allowance for the MPI and HDF5 libraries (measured: see docs/RESULTS.md, "Memory and storage").
 
 #include <cstdint>
 #include <string>
