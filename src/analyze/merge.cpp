@@ -353,6 +353,18 @@ void merge(const MergeOptions& o, std::ostream& out) {
         throw Error("merge: '" + o.archives[j] + "' and '" + o.archives[i] + "' are the same run (run id " +
                     run_id(inputs[i]) + "): its trajectories would be counted twice");
       }
+      // Trajectory k's random numbers are (run.seed, k)'s and the data (data.split_seed)'s alone:
+      // two runs of one science configuration with the same seeds hold the same trajectories
+      // 0 .. min(N1, N2) - 1 (a rerun, a resubmitted array with the same seed base).
+      const cli::Config& a = inputs[j].run.config;
+      const cli::Config& b = inputs[i].run.config;
+      if (a.run.seed == b.run.seed && a.data.split_seed == b.data.split_seed) {
+        const std::int64_t shared = std::min(inputs[i].run.chains, inputs[j].run.chains);
+        throw Error("merge: '" + o.archives[j] + "' and '" + o.archives[i] +
+                    "' ran the same configuration with run.seed " + std::to_string(a.run.seed) + " (data.split_seed " +
+                    std::to_string(a.data.split_seed) + "): trajectories 0.." + std::to_string(shared - 1) +
+                    " are the same in both and would be counted twice; merge runs with different run.seed");
+      }
     }
   }
 

@@ -65,18 +65,34 @@ void check_output(const cli::Invocation& inv) {
   }
 }
 
-/// The output must not be one of the run's own inputs (with --overwrite it would be replaced):
-/// the data files, the extra points, the INI file.
+/// No file the run writes may be one of its inputs (the data files, the extra points, the INI
+/// file): not the output (with --overwrite it would be replaced), nor its checkpoint, the
+/// checkpoint's temporary file or the lock (written, then removed). By file identity where both
+/// exist, else by path.
 void check_not_an_input(const cli::Invocation& inv) {
   namespace fs = std::filesystem;
   const std::string& out = inv.config.run.output;
   auto inputs = cli::input_files(inv.config);
   if (!inv.config_path.empty()) inputs.emplace_back("--config", inv.config_path);
+  const std::pair<const char*, std::string> written[] = {
+      {"the output", out},
+      {"the output's checkpoint", out + ".ckpt"},
+      {"the output's checkpoint's temporary file", out + ".ckpt.tmp"},
+      {"the output's lock", out + ".lock"}};
   std::error_code ec;
   for (const auto& [key, path] : inputs) {
-    if (fs::exists(out, ec) && fs::exists(path, ec) && fs::equivalent(out, path, ec)) {
-      throw option_error("run.output", out,
-                         "is the run's own input (" + key + " '" + path + "'); choose another output");
+    for (const auto& [what, file] : written) {
+      const bool same = fs::exists(file, ec) && fs::exists(path, ec)
+                            ? fs::equivalent(file, path, ec)
+                            : fs::weakly_canonical(file, ec) == fs::weakly_canonical(path, ec);
+      if (!same) continue;
+      if (file == out) {
+        throw option_error("run.output", out,
+                           "is the run's own input (" + key + " '" + path + "'); choose another output");
+      }
+      throw option_error(key, path,
+                         "is " + std::string(what) + " '" + file + "' (run.output '" + out +
+                             "'), which the run writes and removes; choose another output");
     }
   }
 }

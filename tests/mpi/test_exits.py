@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Exits that never mislead: where the program used to say "fine" and was not.
+
+usage: test_exits.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
+
+CASE:
+  merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
+                 are refused by merge, naming both files, the seed and the trajectories that would
+                 be counted twice; runs with other seeds still merge
+  inputs_output  an input that is the output's checkpoint, lock or temporary file (by file
+                 identity) is refused before anything is written, the input left as it was
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402
+
+SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+fail = st.fail
+SINE = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
+        "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2"]
+
+
+def merge_overlap(tmp):
+    a, rerun, b = (os.path.join(tmp, n) for n in ("a.h5", "rerun.h5", "b.h5"))
+    st.run(SIMMER, 2, SINE + ["--run.seed", "5", "--output", a])
+    st.run(SIMMER, 1, st.opts(SINE, "--run.trajectories", "3") + ["--run.seed", "5", "--output", rerun])
+    st.run(SIMMER, 2, SINE + ["--run.seed", "6", "--output", b])
+    p = st.run(ANALYZE, None, ["merge", a, rerun, "-o", os.path.join(tmp, "twice.h5")], expect=2)
+    for needle in ("a.h5", "rerun.h5", "run.seed 5", "trajectories 0..1"):
+        if needle not in p.stderr:
+            fail(f"merge of a rerun: the refusal does not name '{needle}':\n{p.stderr}")
+    if os.path.exists(os.path.join(tmp, "twice.h5")):
+        fail("merge of a rerun wrote an output")
+    st.run(ANALYZE, None, ["merge", a, b, "-o", os.path.join(tmp, "ab.h5")])
+    print("merge_overlap: a rerun with the same seed refused naming both files, the seed and trajectories 0..1; "
+          "other seeds merge")
+
+
+def inputs_output(tmp):
+    out = os.path.join(tmp, "run.h5")
+    data = os.path.join(ROOT, "data", "auto-mpg.csv")
+    for suffix in (".ckpt", ".lock", ".ckpt.tmp"):
+        victim = out + suffix
+        shutil.copy(data, victim)
+        before = open(victim, "rb").read()
+        args = ["--config", os.path.join(ROOT, "jobs/autompg_s_retrofit.ini"), "--data.path", victim,
+                "--simmer.steps", "100", "--ensemble.window", "50", "--adam.epochs", "10", "--output", out]
+        p = st.run(SIMMER, 1, args, expect=2)
+        if "data.path" not in p.stdout + p.stderr or suffix.lstrip(".") not in p.stdout + p.stderr:
+            fail(f"an input that is the output's {suffix} file: not refused naming data.path and it:\n"
+                 f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        if not os.path.exists(victim) or open(victim, "rb").read() != before or os.path.exists(out):
+            fail(f"an input that is the output's {suffix} file was changed or an archive written")
+        os.remove(victim)
+    print("inputs_output: data that is the output's checkpoint, lock or temporary file refused, left unchanged")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    {"merge_overlap": merge_overlap, "inputs_output": inputs_output}[CASE](tmp)
