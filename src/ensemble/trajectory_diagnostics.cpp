@@ -66,7 +66,7 @@ double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
 }
 
-void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t) {
+void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_loss, const VerdictThresholds& t) {
   char buf[320];
   const double ratio = s.window_ballistic_ratio();
   const double growth = s.rms_window_start > 0.0 ? s.rms_end / s.rms_window_start : kNaN;
@@ -76,6 +76,24 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictT
                 s.rms_window_start, s.rms_end, growth, prior, s.rhat);
   s.reason = buf;
   if (diverged) {
+    s.verdict = Verdict::diverged;
+    return;
+  }
+  // Exploded without a health check stopping it (a step above the stability limit that the
+  // thermostat froze): never stationary.
+  const double scale = std::max(s.rms_start, std::isnan(prior_rms) ? 0.0 : prior_rms);
+  const bool finite =
+      std::isfinite(s.rms_end) && std::isfinite(s.max_abs_end) && (s.members == 0 || std::isfinite(s.mean_member_loss));
+  const bool huge_rms = scale > 0.0 && s.rms_end > t.explode_rms * scale;
+  const bool huge_loss =
+      std::isfinite(start_loss) && start_loss > 0.0 && s.mean_member_loss > t.explode_loss * start_loss;
+  if (!finite || huge_rms || huge_loss) {
+    std::snprintf(buf, sizeof buf, "exploded: %s (rms %.3g from %.3g, mean member loss %.3g from %.3g at the start)",
+                  !finite    ? "a state that is not finite"
+                  : huge_rms ? "rms beyond 1000x its start or prior scale"
+                             : "mean loss beyond 1e6x its start",
+                  s.rms_start, s.rms_end, s.mean_member_loss, start_loss);
+    s.reason = buf;
     s.verdict = Verdict::diverged;
     return;
   }
@@ -232,7 +250,8 @@ void TrajectoryDiagnostics::member_done(const VectorOf<S>& x, double train_loss)
 }
 
 template <class S>
-TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double prior_rms, bool diverged) const {
+TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double prior_rms, bool diverged,
+                                                 double start_loss) const {
   TrajectorySummary s;
   s.members = members();
   const Position end = position(x);
@@ -262,7 +281,7 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
     const double r = series_rhat(*series);
     if (std::isfinite(r) && !(r <= s.rhat)) s.rhat = r;
   }
-  judge(s, prior_rms, diverged);
+  judge(s, prior_rms, diverged, start_loss);
   return s;
 }
 
@@ -296,7 +315,7 @@ void PooledDiagnostics::merge(ByteReader& r) {
   template void TrajectoryDiagnostics::after_step(std::int64_t, const VectorOf<S>&, double); \
   template Position TrajectoryDiagnostics::position(const VectorOf<S>&) const;               \
   template void TrajectoryDiagnostics::member_done(const VectorOf<S>&, double);              \
-  template TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>&, double, bool) const;
+  template TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>&, double, bool, double) const;
 SIMMER_INSTANTIATE(double)
 SIMMER_INSTANTIATE(float)
 #undef SIMMER_INSTANTIATE

@@ -31,10 +31,6 @@
 namespace simmer::mpi {
 namespace {
 
-/// Exit codes of simmer_mpi (also in the README).
-constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume with --resume
-constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
-
 volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
@@ -155,8 +151,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
   }
   const int code = simmer_phase();
   if (code != 0) return stopped(code);
-  finish();
-  return 0;
+  return finish();
 }
 
 int Run::stop_signal(bool poll) {

@@ -10,12 +10,13 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/mpi/driver.hpp"
 #include "simmer/mpi/report.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::mpi::detail {
 
-void Run::finish() {
+int Run::finish() {
   if (!p_.adam_only && p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) {
     curvature_report(true);
   }
@@ -119,7 +120,11 @@ void Run::finish() {
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});
-  const bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  // Diverged: stopped by the health check, or judged exploded at the end (any stage).
+  bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
+  for (const auto& rep : reports) {
+    for (const auto& stage : rep.stages) any = any || stage.summary.verdict == ensemble::Verdict::diverged;
+  }
   f.name_axes(run::layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
 
   // Where the CPU time went, summed over ranks.
@@ -166,7 +171,12 @@ void Run::finish() {
           100.0 * exchange_sum[0] / parts_sum[3]);
     }
     print_conclusion(p_, reports, report);
+    if (any) {
+      std::printf("diverged: %s; the run ends with exit status %d (docs/RELIABILITY.md)\n",
+                  diverged_summary(p_, reports).c_str(), kExitDiverged);
+    }
   }
+  return any ? kExitDiverged : 0;
 }
 
 }  // namespace simmer::mpi::detail

@@ -50,6 +50,30 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
   }
 }
 
+std::string diverged_summary(const run::Problem& p, const std::vector<run::ChainReport>& t) {
+  (void)p;
+  std::int64_t stopped = 0, exploded = 0;
+  std::string example;
+  for (const auto& r : t) {
+    if (r.diverged_at >= 0) {
+      ++stopped;
+      continue;
+    }
+    for (const auto& stage : r.stages) {
+      if (stage.summary.verdict != Verdict::diverged) continue;
+      ++exploded;
+      if (example.empty()) example = "trajectory " + std::to_string(r.index) + ": " + stage.summary.reason;
+      break;
+    }
+  }
+  if (stopped + exploded == 0) return "";
+  std::string out = std::to_string(stopped + exploded) + " of " + std::to_string(t.size()) + " trajectories (";
+  if (stopped > 0) out += std::to_string(stopped) + " stopped by the health check";
+  if (exploded > 0)
+    out += std::string(stopped > 0 ? ", " : "") + std::to_string(exploded) + " exploded, e.g. " + example;
+  return out + "); their members before that are in the ensemble";
+}
+
 void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report) {
   const EnsembleReport& chosen = report.chosen();
   const EnsembleReport* deep = report.deep();

@@ -110,7 +110,8 @@ class Run {
   void gather();
   void checkpoint();
   void restore(const io::RunCheckpoint& c);
-  void finish();
+  /// The run's end (report, archive, checkpoint removed); kExitDiverged when a trajectory diverged.
+  int finish();
   /// Collective: stops the run (an error on rank 0, PeerError elsewhere) when rank 0 lost its
   /// lock or the archive at run.output is no longer the file it writes.
   void watch_output();

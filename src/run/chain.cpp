@@ -227,7 +227,7 @@ template <class S>
 void BasicChain<S>::begin_stage(std::int64_t stage) {
   const auto k = static_cast<std::size_t>(stage);
   if (k == 0 || ended_.size() != k - 1) throw Error("internal: stages out of order");
-  ended_.push_back(diag_[k - 1].summary(net_.parameters(), p_->prior_rms, false));
+  ended_.push_back(diag_[k - 1].summary(net_.parameters(), p_->prior_rms, false, start_loss_[k - 1]));
   diag_[k].start(net_.parameters());
   start_loss_[k] = objective_->evaluate(net_.parameters());
 }

@@ -40,9 +40,10 @@ ChainReport BasicChain<S>::report() {
   const std::int64_t diverged_stage = diverged_step_ >= 0 ? p_->stage_of(index_, diverged_step_) : -1;
   for (std::size_t k = 0; k < diag_.size(); ++k) {
     StageReport stage;
-    stage.summary = k < ended_.size() ? ended_[k]
-                                      : diag_[k].summary(net_.parameters(), p_->prior_rms,
-                                                         diverged_stage == static_cast<std::int64_t>(k));
+    stage.summary = k < ended_.size()
+                        ? ended_[k]
+                        : diag_[k].summary(net_.parameters(), p_->prior_rms,
+                                           diverged_stage == static_cast<std::int64_t>(k), start_loss_[k]);
     stage.start_loss = start_loss_[k];
     r.stages.push_back(std::move(stage));
   }

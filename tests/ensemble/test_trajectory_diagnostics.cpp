@@ -66,7 +66,7 @@ TEST_CASE("a straight-line drift is called drifting, an orbit around the origin 
   };
   const TrajectoryDiagnostics drift = run(fx, line, 0.5);
   const Vector end_line = line(10.0).first;
-  const TrajectorySummary s = drift.summary(end_line, std::nan(""), false);
+  const TrajectorySummary s = drift.summary(end_line, std::nan(""), false, std::nan(""));
   INFO(s.reason);
   CHECK(s.members == 40);
   CHECK(s.window_ballistic_ratio() == Approx(1.0).epsilon(1e-6));
@@ -79,9 +79,9 @@ TEST_CASE("a straight-line drift is called drifting, an orbit around the origin 
   CHECK(s.block_test_metric[3] < s.block_test_metric[0]);
   CHECK(s.block_train_metric[0] > s.block_train_metric[3]);
   // with a prior whose rms bounds the motion, the same numbers are "not mixed", not drifting
-  const TrajectorySummary bounded = drift.summary(end_line, 10.0, false);
+  const TrajectorySummary bounded = drift.summary(end_line, 10.0, false, std::nan(""));
   CHECK(bounded.verdict == Verdict::not_mixed);
-  CHECK(drift.summary(end_line, std::nan(""), true).verdict == Verdict::diverged);
+  CHECK(drift.summary(end_line, std::nan(""), true, std::nan("")).verdict == Verdict::diverged);
 
   // A circle of radius 1 in two coordinates, period 2π/3: many turns in the window.
   const auto orbit = [&](double t) {
@@ -93,7 +93,7 @@ TEST_CASE("a straight-line drift is called drifting, an orbit around the origin 
     return std::pair<Vector, Vector>{x, v};
   };
   const TrajectoryDiagnostics circle = run(fx, orbit, 0.0);
-  const TrajectorySummary c = circle.summary(orbit(10.0).first, std::nan(""), false);
+  const TrajectorySummary c = circle.summary(orbit(10.0).first, std::nan(""), false, std::nan(""));
   INFO(c.reason);
   CHECK(c.window_ballistic_ratio() < 0.2);
   CHECK(c.verdict == Verdict::stationary);
@@ -127,7 +127,7 @@ TEST_CASE("diagnostics survive a save/load round trip exactly", "[drift][checkpo
   ByteWriter again;
   b.save(again);
   CHECK(again.bytes() == w.bytes());  // every field saved is restored
-  const auto sa = a.summary(x, std::nan(""), false), sb = b.summary(x, std::nan(""), false);
+  const auto sa = a.summary(x, std::nan(""), false, std::nan("")), sb = b.summary(x, std::nan(""), false, std::nan(""));
   CHECK(sa.reason == sb.reason);
   REQUIRE(sa.block_test_metric.size() == sb.block_test_metric.size());
   for (std::size_t i = 0; i < sa.block_test_metric.size(); ++i) {
@@ -215,4 +215,48 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
       CHECK(blocks[b] == Approx(correct / static_cast<double>(labels.size())));
     }
   }
+}
+
+TEST_CASE("an exploded trajectory is judged diverged, never stationary; a drift is not an explosion", "[diagnostics]") {
+  const auto base = [] {
+    TrajectorySummary s;
+    s.members = 10;
+    s.rms_start = 0.1;
+    s.rms_window_start = 0.1;
+    s.rms_end = 0.1;
+    s.max_abs_end = 0.5;
+    s.mean_member_loss = 0.2;
+    s.distance = s.window_distance = 0.01;
+    s.path_length = s.window_path_length = 1.0;
+    s.rhat = 1.0;
+    return s;
+  };
+  TrajectorySummary calm = base();
+  judge(calm, std::nan(""), false, 0.1);
+  CHECK(calm.verdict == Verdict::stationary);
+  TrajectorySummary frozen = base();  // blown up and frozen: huge, still, "stationary" by the old rule
+  frozen.rms_end = 1.3e20;
+  frozen.max_abs_end = 1e22;
+  frozen.mean_member_loss = 3.5e22;
+  judge(frozen, std::nan(""), false, 0.09);
+  CHECK(frozen.verdict == Verdict::diverged);
+  CHECK_THAT(frozen.reason, Catch::Contains("exploded"));
+  TrajectorySummary nan_state = base();
+  nan_state.rms_end = std::nan("");
+  judge(nan_state, std::nan(""), false, 0.1);
+  CHECK(nan_state.verdict == Verdict::diverged);
+  TrajectorySummary loss_only = base();
+  loss_only.mean_member_loss = 2e5;  // 2e6 x the start loss
+  judge(loss_only, std::nan(""), false, 0.1);
+  CHECK(loss_only.verdict == Verdict::diverged);
+  TrajectorySummary beyond_prior = base();
+  beyond_prior.rms_end = 200.0;  // 2000 x the start rms, but only 20 x the prior's 10
+  judge(beyond_prior, 10.0, false, 0.1);
+  CHECK(beyond_prior.verdict != Verdict::diverged);
+  TrajectorySummary drift = base();  // the paper's drifts: rms x70 moving one way
+  drift.rms_end = 7.0;
+  drift.window_distance = 0.99;
+  drift.window_path_length = 1.0;
+  judge(drift, std::nan(""), false, 0.1);
+  CHECK(drift.verdict == Verdict::drifting);
 }

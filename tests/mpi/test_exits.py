@@ -9,6 +9,9 @@ CASE:
                  be counted twice; runs with other seeds still merge
   inputs_output  an input that is the output's checkpoint, lock or temporary file (by file
                  identity) is refused before anything is written, the input left as it was
+  blown_up       trajectories that blow up (a non-finite state, an rms 1000x its start scale, a
+                 loss 1e6x its start) are judged diverged, never stationary; the run exits 5 and
+                 its last line says so; the archive's status says so
 """
 import os
 import shutil
@@ -59,5 +62,34 @@ def inputs_output(tmp):
     print("inputs_output: data that is the output's checkpoint, lock or temporary file refused, left unchanged")
 
 
+def blown_up(tmp):
+    """Iris at h = 2 (limit ~0.77) with the stability check only warning: trajectories blow up."""
+    import h5py
+    import numpy as np
+    out = os.path.join(tmp, "blown.h5")
+    p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path",
+                           os.path.join(ROOT, "data/iris.csv"), "--simmer.time_step", "2",
+                           "--simmer.stability_check", "warn", "--run.trajectories", "4", "--output", out], expect=None)
+    with h5py.File(out, "r") as f:
+        d = f["diagnostics"]
+        verdicts = st.strings(d["verdict"])
+        rms_end, rms_start = d["rms_end"][()], d["rms_start"][()]
+        loss, start = d["mean_member_loss"][()], d["start_loss"][()]
+        status = st.text(f.attrs["status"])
+    exploded = ~np.isfinite(rms_end) | ~np.isfinite(loss) | (rms_end > 1000 * rms_start) | (loss > 1e6 * start)
+    if not exploded.any():
+        fail(f"the test's run did not blow up (rms {rms_end}, loss {loss}): it tests nothing")
+    wrong = [(c, v) for c, v in enumerate(verdicts) if exploded[c] and v != "diverged"]
+    if wrong:
+        fail(f"blown-up trajectories not judged diverged: {wrong} (rms {rms_end}, mean loss {loss})")
+    last = p.stdout.strip().splitlines()[-1]
+    if p.returncode != 5 or "diverged" not in last or "exit status 5" not in last:
+        fail(f"a run with diverged trajectories exits {p.returncode} (expected 5) with last line:\n{last}")
+    if status != "complete, with diverged trajectories":
+        fail(f"its archive says status '{status}'")
+    print(f"blown_up: {int(exploded.sum())} exploded trajectories judged diverged ({verdicts}); exit status 5, "
+          "said in the last line")
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    {"merge_overlap": merge_overlap, "inputs_output": inputs_output}[CASE](tmp)
+    {"merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up}[CASE](tmp)

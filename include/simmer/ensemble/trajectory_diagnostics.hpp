@@ -52,6 +52,11 @@ struct VerdictThresholds {
   double rms_growth = 1.05;  ///< rms at the window's end over its start at or above: growing
   double prior_bound = 3.0;  ///< with a prior, drifting only when rms > this × the prior's rms
   double rhat = 1.1;         ///< split-R̂ of the member series above: not mixed
+  /// Exploded (judged diverged though no health check stopped it): the rms at the end above this
+  /// × the larger of the start rms and the prior's rms, or the members' mean loss above
+  /// explode_loss × the loss at the stage's start, or a state that is not finite.
+  double explode_rms = 1000.0;
+  double explode_loss = 1e6;
 };
 
 enum class Verdict { stationary, not_mixed, drifting, diverged, no_members };
@@ -106,7 +111,9 @@ struct TrajectorySummary {
 };
 
 /// The verdict from the numbers: see VerdictThresholds; `prior_rms` is NaN without a prior.
-void judge(TrajectorySummary& s, double prior_rms, bool diverged, const VerdictThresholds& t = VerdictThresholds{});
+/// `start_loss`: the training loss at the stage's start (NaN: unknown, no loss rule).
+void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_loss,
+           const VerdictThresholds& t = VerdictThresholds{});
 
 /// The partial sums behind the pooled scores, per scored set: the members' mean class
 /// probabilities (classification) or coverage counts (regression), and each block's ensemble.
@@ -160,7 +167,8 @@ class TrajectoryDiagnostics {
   [[nodiscard]] std::int64_t members() const { return static_cast<std::int64_t>(series_step_.size()); }
   /// The summary at the position `x` (the end of the run), judged.
   template <class S>
-  [[nodiscard]] TrajectorySummary summary(const VectorOf<S>& x, double prior_rms, bool diverged) const;
+  [[nodiscard]] TrajectorySummary summary(const VectorOf<S>& x, double prior_rms, bool diverged,
+                                          double start_loss) const;
 
   /// Full state (checkpoints; core/visit.hpp), the constructed setup kept.
   template <class Ar>

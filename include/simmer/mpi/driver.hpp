@@ -15,12 +15,15 @@
 namespace simmer::mpi {
 
 /// Runs `problem` on `comm` (`command_line` is recorded as provenance). Collective; returns the
-/// process exit code (0 done, 3 stopped by SIGTERM/SIGUSR1 after a checkpoint, 4 time step above
-/// the stability limit). With `resume`, continues that checkpoint's run in the existing archive.
-/// Prints progress and the final table on rank 0.
-/// `lock` (rank 0's, or nullptr) guards the output: before every gather, checkpoint and the end
-/// the run checks that it still holds it and that the archive at run.output is still the file it
-/// writes, and otherwise stops with an error (exit 1), keeping its checkpoint.
+/// process exit code (0 done, kExitStopped, kExitUnstable, kExitDiverged). With `resume`, continues that checkpoint's
+/// run in the existing archive. Prints progress and the final table on rank 0. `lock` (rank 0's, or nullptr) guards the
+/// output: before every gather, checkpoint and the end the run checks that it still holds it and that the archive at
+/// run.output is still the file it writes, and otherwise stops with an error (exit 1), keeping its checkpoint. Exit
+/// codes of simmer_mpi beyond 0, 1 (a runtime error) and 2 (invalid input), documented in docs/RELIABILITY.md.
+constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume with --resume
+constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
+constexpr int kExitDiverged = 5;  ///< complete, but trajectories diverged (stopped, or judged exploded)
+
 int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm,
         const io::RunCheckpoint* resume = nullptr, const io::OutputLock* lock = nullptr);
 

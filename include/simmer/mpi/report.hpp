@@ -115,6 +115,10 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
                   const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged);
 
+/// "3 of 4 trajectories (2 stopped by the health check, 1 exploded: rms ...)": the diverged
+/// trajectories of any stage ("" when none).
+std::string diverged_summary(const run::Problem& p, const std::vector<run::ChainReport>& t);
+
 /// Rank 0: the run's last lines, for a person: which ensemble is the result, whether it beats the
 /// deep ensemble on validation and test NLL and metric (and whether the validation margin is
 /// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
