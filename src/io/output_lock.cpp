@@ -109,12 +109,18 @@ OutputWatch::OutputWatch(std::string archive) : path_(std::move(archive)) {
   inode_ = static_cast<unsigned long long>(st.st_ino);
 }
 
-std::string OutputWatch::changed() const {
+std::string OutputWatch::changed() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) return "the archive '" + path_ + "' was deleted while the run wrote it";
   if (static_cast<unsigned long long>(st.st_dev) != device_ || static_cast<unsigned long long>(st.st_ino) != inode_) {
     return "the archive '" + path_ + "' was replaced by another file while the run wrote it";
   }
+  const auto size = static_cast<long long>(st.st_size);
+  if (size < largest_) {
+    return "the archive '" + path_ + "' shrank from " + std::to_string(largest_) + " to " + std::to_string(size) +
+           " bytes while the run wrote it (truncated)";
+  }
+  largest_ = size;
   return "";
 }
 

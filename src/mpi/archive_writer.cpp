@@ -51,7 +51,7 @@ ArchiveWriter ArchiveWriter::create(const run::Problem& p, const std::string& co
   // This run made the file (exclusively), so a failure before it is a whole archive removes it
   // (an HDF5 error, a full disk): the path is checked to be still that file. Unlinking needs no
   // collective call, so the failing rank does it alone and the error goes on to MPI_Abort.
-  const io::OutputWatch made(p.run.output);
+  io::OutputWatch made(p.run.output);
   try {
     w.write_schema(command_line, run_id);
   } catch (...) {

@@ -3,6 +3,8 @@
 // final table printed.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -10,11 +12,41 @@
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/io/archive_reader.hpp"
 #include "simmer/mpi/driver.hpp"
 #include "simmer/mpi/report.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::mpi::detail {
+
+std::string Run::final_check(const std::string& status) const {
+  // Fault injection for the test of this check (tests/mpi/test_exits.py): the archive damaged
+  // after the run's last look at it, where only this read-back can see it.
+  if (std::getenv("SIMMER_TEST_DAMAGE_ARCHIVE") != nullptr) {
+    std::error_code ec;
+    std::filesystem::resize_file(p_.run.output, std::filesystem::file_size(p_.run.output, ec) / 2, ec);
+  }
+  try {
+    const io::ArchiveReader r(p_.run.output);
+    const std::string found = r.has_attribute(run::layout::kRoot, run::layout::kStatus)
+                                  ? r.attribute_text(run::layout::kRoot, run::layout::kStatus)
+                                  : std::string("(none)");
+    if (found != status) return "its status reads '" + found + "', not '" + status + "'";
+    std::string damage;
+    std::int64_t datasets = 0;
+    r.check_datasets([&](const io::DatasetCheck& c) {
+      ++datasets;
+      if (c.damaged() && damage.empty()) {
+        damage = c.path + " is damaged" + (c.damage.empty() ? std::string() : " (" + c.damage.front() + ")");
+      }
+    });
+    if (!damage.empty()) return damage;
+    if (datasets == 0) return "it holds no dataset";
+  } catch (const std::exception& e) {
+    return std::string("it cannot be read back (") + e.what() + ")";
+  }
+  return "";
+}
 
 int Run::finish() {
   if (!p_.adam_only && p_.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end) {
@@ -155,6 +187,20 @@ int Run::finish() {
   // No checkpoint of this run matches a finished archive (one is removed below; a copy of it is stale).
   f.attribute(run::layout::kRoot, run::layout::kCheckpointGeneration, generation_ + 1);
   f.close();
+  // Before the checkpoint goes, the archive read back as a reader will (serially, rank 0): its
+  // status, and every chunk against its checksum. A damaged archive keeps the checkpoint.
+  std::string damage = rank_ == 0 ? final_check(run::layout::final_status(any)) : std::string();
+  int damaged = damage.empty() ? 0 : 1;
+  MPI_Bcast(&damaged, 1, MPI_INT, 0, comm_);
+  if (damaged != 0) {
+    if (rank_ == 0) {
+      throw Error("the archive '" + p_.run.output + "' failed its final check: " + damage + "; the checkpoint '" +
+                  checkpoint_path_ +
+                  "' is kept (the run's state before its end: restore the archive, or start the "
+                  "run again)");
+    }
+    throw PeerError("rank 0 found the archive damaged");
+  }
   if (rank_ == 0) {
     // The run is complete: its checkpoint can only mislead (docs: a finished run has none).
     std::remove(checkpoint_path_.c_str());

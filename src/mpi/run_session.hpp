@@ -112,6 +112,9 @@ class Run {
   void restore(const io::RunCheckpoint& c);
   /// The run's end (report, archive, checkpoint removed); kExitDiverged when a trajectory diverged.
   int finish();
+  /// Rank 0, after the archive is closed: "" when it reads back with `status` and every
+  /// checksum good; else what is wrong.
+  [[nodiscard]] std::string final_check(const std::string& status) const;
   /// Collective: stops the run (an error on rank 0, PeerError elsewhere) when rank 0 lost its
   /// lock or the archive at run.output is no longer the file it writes.
   void watch_output();

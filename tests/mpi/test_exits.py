@@ -12,9 +12,13 @@ CASE:
   blown_up       trajectories that blow up (a non-finite state, an rms 1000x its start scale, a
                  loss 1e6x its start) are judged diverged, never stationary; the run exits 5 and
                  its last line says so; the archive's status says so
+  truncated      the archive truncated in place during a run: the run stops with an error saying
+                 so (the output watch sees the file shrink; the final read-back of every checksum
+                 catches what the watch missed) and keeps its checkpoint
 """
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -91,5 +95,37 @@ def blown_up(tmp):
           "said in the last line")
 
 
+def truncated(tmp):
+    """The archive truncated in place while the run writes it: the run must not call it done."""
+    out = os.path.join(tmp, "run.h5")
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "20000",
+            "--simmer.every", "1000", "--ensemble.window", "2000", "--ensemble.store_every", "100",
+            "--run.trajectories", "2", "--run.checkpoint_interval", "500", "--run.gather_interval", "500",
+            "--output", out]
+    proc = st.start(SIMMER, 2, args)
+    st.wait_for(proc, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 1000, 120,
+                "a checkpoint at step 1000")
+    os.truncate(out, 1000)
+    try:
+        text, _ = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        st.kill_session(proc)
+        fail("the run with a truncated archive did not end within 300 s")
+    if proc.returncode == 0 or not os.path.exists(out + ".ckpt"):
+        fail(f"a run whose archive was truncated exited {proc.returncode} and "
+             f"{'kept' if os.path.exists(out + '.ckpt') else 'deleted'} its checkpoint:\n{text[-2000:]}")
+    if "shrank" not in text and "failed its final check" not in text:
+        fail(f"the run does not say its archive was truncated:\n{text[-2000:]}")
+    # Damaged after the run's last look at it: only the final read-back of every checksum sees it.
+    out2 = os.path.join(tmp, "late.h5")
+    p = st.run(SIMMER, 2, SINE + ["--output", out2], env={"SIMMER_TEST_DAMAGE_ARCHIVE": "1"}, expect=None)
+    if p.returncode != 1 or not os.path.exists(out2 + ".ckpt") or "failed its final check" not in p.stdout + p.stderr:
+        fail(f"an archive damaged at the end: exit {p.returncode}, checkpoint "
+             f"{'kept' if os.path.exists(out2 + '.ckpt') else 'deleted'}:\n{(p.stdout + p.stderr)[-2000:]}")
+    print(f"truncated: the run stopped (exit {proc.returncode}) saying the archive shrank, and kept its checkpoint; "
+          "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    {"merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up}[CASE](tmp)
+    {"merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up,
+     "truncated": truncated}[CASE](tmp)

@@ -52,12 +52,14 @@ class OutputWatch {
  public:
   /// Remembers the device and inode of `archive` (which must exist).
   explicit OutputWatch(std::string archive);
-  /// "" while `archive` is still the file the run created; else what happened to it.
-  [[nodiscard]] std::string changed() const;
+  /// "" while `archive` is still the file the run created, no smaller than it has been (an
+  /// HDF5 file a run writes only grows); else what happened to it.
+  [[nodiscard]] std::string changed();
 
  private:
   std::string path_;
   unsigned long long device_ = 0, inode_ = 0;
+  long long largest_ = 0;  ///< the largest size seen
 };
 
 }  // namespace simmer::io
