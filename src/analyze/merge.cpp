@@ -301,8 +301,9 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.put(layout::kDivergedAtStep, diverged, {C});
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
-  f.mirror_attributes(layout::kMetrics);  // the scores under a checksum (attributes have none)
-  f.name_axes(layout::axis_name);         // every dataset's every axis a named dimension (netCDF, xarray)
+  // The scores and choices under a checksum (attributes have none of their own).
+  for (const auto& group : layout::choice_groups(0, f.exists(layout::kDeepEnsemble))) f.mirror_attributes(group);
+  f.name_axes(layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
   f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());
   f.attribute(layout::kRoot, layout::kIoCollectiveTransfers, f.collective_transfers());
   f.close();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ std::int64_t rows_of(const io::ArchiveReader& r, const std::string& dataset) {
 }
 
 void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
+  // An attribute that differs from its checksummed copy is shown as DAMAGED, never its value.
+  const auto damaged_list = r.damaged_attributes(layout::kMetrics);
+  const std::set<std::string> damaged(damaged_list.begin(), damaged_list.end());
+  const auto shown = [&damaged](const std::string& key, const std::string& text) {
+    return damaged.count(key) != 0 ? std::string("DAMAGED") : text;
+  };
   const bool retrofit = run.config.simmer.mode != cli::SimmerMode::abinitio;  // retrofit, or Adam alone
   const std::string base = retrofit ? "Adam" : "first sample";
   const char* const metrics = layout::kMetrics;
@@ -67,16 +74,18 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
     out << "\n";
   };
   const auto mean_sd = [&](const std::string& metric, const char* fmt) -> Cell {
-    return [&r, metric, fmt](const std::string& split) {
+    return [&r, metric, fmt, shown](const std::string& split) {
       const double m = real_attr(r, layout::kMetrics, layout::baseline_mean_key(split, metric));
       const double sd = real_attr(r, layout::kMetrics, layout::baseline_sd_key(split, metric));
-      return printf_string(fmt, m) + " ± " + printf_string(fmt, sd);
+      return shown(layout::baseline_mean_key(split, metric), printf_string(fmt, m)) + " ± " +
+             shown(layout::baseline_sd_key(split, metric), printf_string(fmt, sd));
     };
   };
   const auto ens = [&](const std::string& prefix, const std::string& metric, const char* fmt) -> Cell {
-    return [&r, prefix, metric, fmt](const std::string& split) {
+    return [&r, prefix, metric, fmt, shown](const std::string& split) {
       const double v = real_attr(r, layout::kMetrics, layout::score_key(prefix, split, metric));
-      return std::isnan(v) ? std::string("n/a") : printf_string(fmt, v);
+      return shown(layout::score_key(prefix, split, metric),
+                   std::isnan(v) ? std::string("n/a") : printf_string(fmt, v));
     };
   };
   out << "\nmetrics (/metrics; baseline = "
@@ -122,7 +131,7 @@ void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostre
       for (const double level : ensemble::kCoverageLevels) {
         if (!cells.empty()) cells += '/';
         const double v = real_attr(r, metrics, key(prefix, split, level));
-        cells += std::isnan(v) ? std::string("n/a") : printf_string("%.2f", v);
+        cells += shown(key(prefix, split, level), std::isnan(v) ? std::string("n/a") : printf_string("%.2f", v));
       }
       return cells;
     };
@@ -527,9 +536,9 @@ void summary(const std::string& archive, std::ostream& out) {
     health(r, run, out);
     return;
   }
-  for (const auto& line : r.attribute_mismatches(layout::kMetrics)) {
-    out << "WARNING   " << line << ": the attribute was damaged on disk (simmer_analyze verify); the "
-        << "checksummed copy is the run's\n";
+  for (const auto& name : r.damaged_attributes(layout::kMetrics)) {
+    out << "WARNING   " << layout::kMetrics << "@" << name << " differs from its checksummed copy: damaged on disk, "
+        << "shown as DAMAGED below (simmer_analyze verify lists the damage)\n";
   }
   metrics_table(r, run, out);
   candidates(r, run, out);

@@ -96,9 +96,10 @@ const Command kCommands[] = {
      "HDF5's own metadata have none). Prints each damaged dataset by name with the chunks that fail\n"
      "(their coordinates and byte offsets in the file), each dataset stored without a checksum\n"
      "(archives written before simmer stored checksums: read back, but not verifiable), then one\n"
-     "line: 'N datasets, X MB, all checksums good'. Any HDF5 file can be verified.\n"
+     "line: 'N datasets, X MB, all checksums good'. The attributes that hold scores and choices are\n"
+     "compared with their checksummed copies, and the choices with each other.\n"
      "Exit code: 0 nothing damaged; 1 a dataset is damaged or HDF5 cannot open the file; 2 the file\n"
-     "is missing or not HDF5, or a usage error."},
+     "is missing, not HDF5 or not a simmer archive, or a usage error."},
 };
 
 const Command* find_command(const std::string& name) {

@@ -371,6 +371,17 @@ std::string render_attribute(const AttributeValue& value) {
   return value.text;
 }
 
+std::vector<std::string> ArchiveReader::damaged_attributes(const std::string& group) const {
+  std::vector<std::string> out;
+  for (const auto& line : attribute_mismatches(group)) {
+    const auto at = line.find('@');
+    if (at == std::string::npos) continue;
+    const auto end = line.find(' ', at);
+    out.push_back(line.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
+  }
+  return out;
+}
+
 std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& group) const {
   std::vector<std::string> out;
   const std::string names_path = group + "/" + kAttributeNames, values_path = group + "/" + kAttributeValues;
@@ -394,20 +405,44 @@ std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& 
   return out;
 }
 
-std::vector<AttributeValue> ArchiveReader::attributes(const std::string& object) const {
-  std::vector<AttributeValue> out;
-  Handle obj(H5Oopen(file_, object.c_str(), H5P_DEFAULT), H5Oclose);
-  if (!obj.valid()) fail("cannot open " + object);
-  IterateState state{&out};
-  hsize_t idx = 0;
-  if (H5Aiterate2(obj.id(), H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, collect_attribute, &state) < 0) {
-    out.clear();
-    idx = 0;
-    if (H5Aiterate2(obj.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attribute, &state) < 0) {
-      fail("cannot list the attributes of " + object);
+std::vector<std::string> ArchiveReader::mirrored_groups() const {
+  std::vector<std::string> out;
+  std::vector<std::string> todo{"/"};
+  while (!todo.empty()) {
+    const std::string group = todo.back();
+    todo.pop_back();
+    if (exists((group == "/" ? "" : group) + "/" + kAttributeNames)) out.push_back(group);
+    for (const auto& name : members(group)) {
+      const std::string path = (group == "/" ? "" : group) + "/" + name;
+      if (is_group(path)) todo.push_back(path);
     }
   }
   return out;
+}
+
+std::vector<AttributeValue> read_attributes(std::int64_t object) {
+  std::vector<AttributeValue> out;
+  IterateState state{&out};
+  hsize_t idx = 0;
+  if (H5Aiterate2(object, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, collect_attribute, &state) < 0) {
+    out.clear();
+    idx = 0;
+    if (H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attribute, &state) < 0) {
+      throw Error("cannot list the attributes of an HDF5 object");
+    }
+  }
+  return out;
+}
+
+std::vector<AttributeValue> ArchiveReader::attributes(const std::string& object) const {
+  Handle obj(H5Oopen(file_, object.c_str(), H5P_DEFAULT), H5Oclose);
+  if (!obj.valid()) fail("cannot open " + object);
+  try {
+    return read_attributes(obj.id());
+  } catch (const Error&) {
+    fail("cannot list the attributes of " + object);
+  }
+  return {};
 }
 
 }  // namespace simmer::io

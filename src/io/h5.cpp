@@ -477,10 +477,13 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
 }  // namespace
 
 void ParallelFile::mirror_attributes(const std::string& group) {
+  // Read from the file, not remembered from this process's writes: a resumed run wrote some of
+  // them before it was stopped.
+  const Handle obj = open_object(file_.id(), group);
   std::vector<std::string> names, values;
-  for (const auto& [name, value] : written_attributes_[group]) {
-    names.push_back(name);
-    values.push_back(value);
+  for (const auto& a : read_attributes(obj.id())) {
+    names.push_back(a.name);
+    values.push_back(render_attribute(a));
   }
   if (names.empty()) return;
   put_strings(group + "/" + kAttributeNames, names);
@@ -491,7 +494,6 @@ void ParallelFile::mirror_attributes(const std::string& group) {
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, const std::string& value) {
-  if (name != kEncoding) written_attributes_[object][name] = value;
   // NUL-terminated: netCDF reads a fixed-length text attribute up to its NUL.
   Handle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
   check(H5Tset_size(type.id(), value.size() + 1), "H5Tset_size");
@@ -500,12 +502,10 @@ void ParallelFile::attribute(const std::string& object, const std::string& name,
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, std::int64_t value) {
-  written_attributes_[object][name] = render_attribute(value);
   write_attribute(file_.id(), object, name, H5T_NATIVE_INT64, &value);
 }
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, double value) {
-  written_attributes_[object][name] = render_attribute(value);
   write_attribute(file_.id(), object, name, H5T_NATIVE_DOUBLE, &value);
 }
 

@@ -148,7 +148,10 @@ int Run::finish() {
   }
   write_report(f, p_, reports, report);
   if (replicas_.enabled()) write_exchange();
-  f.mirror_attributes(run::layout::kMetrics);  // the scores under a checksum (attributes have none)
+  // The scores and choices under a checksum (attributes have none of their own).
+  for (const auto& group : run::layout::choice_groups(p_.ladder.size(), p_.has_deep_ensemble())) {
+    f.mirror_attributes(group);
+  }
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});

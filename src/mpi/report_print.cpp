@@ -180,9 +180,6 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   const auto ens_cell = [](const EnsembleReport& e, double ensemble::SetScores::*field, const char* fmt) -> Cell {
     return [&e, field, fmt](int split) { return format(fmt, e.scores[static_cast<std::size_t>(split)].*field); };
   };
-  const auto pair = [](const Cell& a, const Cell& b) -> Cell {
-    return [a, b](int split) { return a(split) + " / " + b(split); };
-  };
   using S = ensemble::SetScores;
   // One block of rows per ensemble: the deep ensemble (retrofit), then the run's own.
   const auto ensemble_rows = [&](const std::string& label, const EnsembleReport& e, const std::string& size) {

@@ -43,6 +43,7 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
   const std::size_t set_depth = top == "ladder" ? 4 : 3;  // /ladder/rung_k/<set>/<name>
   const bool diagnostics = top == "diagnostics" || (top == "ladder" && depth == 4 && parts[2] == kDiagnosticsName);
   if (depth == 1 && name == "config") return {kTextAxis};
+  if (name == "attribute_names" || name == "attribute_values") return {kAttributeAxis};  // any group's mirror
   if (diagnostics) {
     if (starts(name, "pooled_block_") || name == kBlockFirstStep) return {kBlockAxis};
     if (starts(name, "series_")) return {kChainAxis, kMemberAxis};
@@ -74,7 +75,6 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
   if (top == "model")
     return name == "tensor_shape" ? std::vector<const char*>{kTensorAxis, kTensorAxisAxis}
                                   : std::vector<const char*>{kTensorAxis};
-  if (top == "metrics") return {kAttributeAxis};
   return {};
 }
 

@@ -15,6 +15,10 @@ CASE:
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
                  catches what the watch missed) and keeps its checkpoint
+  verify_damage  verify finds a changed choice (/ensemble@candidate, /selection@selected_name, a
+                 rung's candidate), a changed rung score and a renamed rung group (exit 1);
+                 summary marks a damaged score instead of printing it; a foreign HDF5 file is
+                 refused (exit 2)
 """
 import os
 import shutil
@@ -126,6 +130,62 @@ def truncated(tmp):
           "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
 
 
+def verify_damage(tmp):
+    """One byte's worth of damage where a choice or a score lives, which no checksum used to cover."""
+    import h5py
+    import numpy as np
+    good = os.path.join(tmp, "ladder.h5")
+    st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path",
+                       os.path.join(ROOT, "data/iris.csv"), "--adam.epochs", "40", "--simmer.steps", "200",
+                       "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2",
+                       "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2",
+                       "--simmer.ladder", "0.5,1", "--output", good])
+    if "all checksums good" not in st.run(ANALYZE, None, ["verify", good]).stdout:
+        fail("the undamaged ladder archive does not verify")
+    with h5py.File(good, "r") as f:
+        chosen = st.text(f["ensemble"].attrs["candidate"])
+    other = "rung_1" if chosen != "rung_1" else "rung_0"
+
+    def damage(name, edit, needle):
+        path = os.path.join(tmp, name + ".h5")
+        shutil.copy(good, path)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        p = st.run(ANALYZE, None, ["verify", path], expect=1)
+        if "DAMAGED" not in p.stdout or needle not in p.stdout:
+            fail(f"verify does not find {name} (expected '{needle}'):\n{p.stdout}")
+        return path
+
+    damage("ensemble_candidate", lambda f: f["ensemble"].attrs.__setitem__("candidate", np.bytes_(other)),
+           "/ensemble@candidate")
+    damage("selected_name", lambda f: f["selection"].attrs.__setitem__("selected_name", np.bytes_("rung_3")),
+           "/selection@selected_name")
+    damage("rung_candidate", lambda f: f["ladder/rung_1"].attrs.__setitem__("candidate", np.bytes_("rung_3")),
+           "/ladder/rung_1@candidate")
+    damage("rung_score", lambda f: f["ladder/rung_0"].attrs.__setitem__(
+        "observed_loss_rise", f["ladder/rung_0"].attrs["observed_loss_rise"] * 2), "/ladder/rung_0@observed_loss_rise")
+    damage("group_name", lambda f: f.move("ladder/rung_1", "ladder/rung_3"), "rung_")
+    # A damaged score: summary shows DAMAGED where it would print the number.
+    path = os.path.join(tmp, "metric.h5")
+    shutil.copy(good, path)
+    with h5py.File(path, "r+") as f:
+        true_nll = float(f["metrics"].attrs["ensemble_test_nll"])
+        f["metrics"].attrs["ensemble_test_nll"] = 123.456
+    text = st.run(ANALYZE, None, ["summary", path]).stdout
+    nll = [line for line in text.splitlines() if "NLL" in line and "DAMAGED" in line]
+    if not nll or "123.4" in text or "123.5" in text:
+        fail(f"summary prints a damaged score instead of marking it (true {true_nll}):\n{nll}")
+    # Not a simmer archive: refused, not 'all checksums good'.
+    foreign = os.path.join(tmp, "foreign.h5")
+    with h5py.File(foreign, "w") as f:
+        f["x"] = np.arange(3.0)
+    p = st.run(ANALYZE, None, ["verify", foreign], expect=2)
+    if "not a simmer archive" not in p.stderr:
+        fail(f"verify of a foreign HDF5 file:\n{p.stdout}{p.stderr}")
+    print("verify_damage: a changed /ensemble@candidate, /selection@selected_name, rung candidate, rung score and "
+          "rung group name each found DAMAGED (exit 1); summary marks a damaged score; a foreign file refused")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     {"merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up,
-     "truncated": truncated}[CASE](tmp)
+     "truncated": truncated, "verify_damage": verify_damage}[CASE](tmp)

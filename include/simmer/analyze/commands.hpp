@@ -25,8 +25,9 @@ constexpr int kVerifyDamaged = 1;
 /// Reads every dataset of `archive` back in full, chunk by chunk, with HDF5's Fletcher-32
 /// checking on, and prints each damaged dataset (the chunks that fail, with their coordinates
 /// and file offsets) and each dataset stored without a checksum (archives written before simmer
-/// stored checksums), then one line: "N datasets, X MB, all checksums good". Any HDF5 file
-/// will do, a simmer archive or not. Returns 0, or kVerifyDamaged; throws simmer::Error (exit
+/// stored checksums), then one line: "N datasets, X MB, all checksums good". The attributes with
+/// a checksummed copy (scores, choices) are compared with it, and the choices with each other.
+/// A file without simmer's root attributes is refused. Returns 0, or kVerifyDamaged; throws simmer::Error (exit
 /// code 2) when the file is missing, not a regular file or not HDF5.
 int verify(const std::string& archive, std::ostream& out);
 

@@ -37,6 +37,8 @@ inline constexpr const char* kAttributeValues = "attribute_values";
 std::string render_attribute(double value);
 std::string render_attribute(std::int64_t value);
 std::string render_attribute(const AttributeValue& value);
+/// The scalar attributes of an open HDF5 object (group or dataset; its hid_t), in creation order.
+std::vector<AttributeValue> read_attributes(std::int64_t object);
 
 /// An HDF5 file (its signature is there) that HDF5 cannot open: truncated or damaged.
 class DamagedFile : public Error {
@@ -120,6 +122,10 @@ class ArchiveReader {
   /// attribute_values, ParallelFile::mirror_attributes): one line per attribute that differs or
   /// is missing; empty when they agree or the group has no copy (archives before it).
   [[nodiscard]] std::vector<std::string> attribute_mismatches(const std::string& group) const;
+  /// The names of those attributes alone.
+  [[nodiscard]] std::vector<std::string> damaged_attributes(const std::string& group) const;
+  /// Every group with a checksummed copy of its attributes (attribute_names), depth first.
+  [[nodiscard]] std::vector<std::string> mirrored_groups() const;
 
  private:
   [[noreturn]] void fail(const std::string& what) const;

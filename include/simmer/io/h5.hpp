@@ -19,7 +19,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -188,8 +187,6 @@ class ParallelFile {
   std::string path_;
   std::int64_t transfers_ = 0;
   std::int64_t collective_ = 0;
-  /// Every attribute written, as render_attribute's text: object -> name -> value.
-  std::map<std::string, std::map<std::string, std::string>> written_attributes_;
 };
 
 }  // namespace simmer::io

@@ -35,6 +35,22 @@ inline bool is_stopped(const std::string& status) { return status.rfind("stopped
 
 // /metrics: kMetrics and its attribute names (metric keys, verdict counts) are in metrics.hpp.
 
+/// The groups whose attributes carry a choice or a score, each given a checksummed copy of its
+/// attributes at the end of a run (io::ParallelFile::mirror_attributes) that simmer_analyze
+/// verify compares them with: /metrics, the ensembles' groups (their `candidate`), /selection
+/// (`selected_name`, ...), /ladder and every rung's (its scores and verdict counts). Those present
+/// in a run of `rungs` ladder rungs.
+inline std::vector<std::string> choice_groups(std::size_t rungs, bool deep_ensemble) {
+  std::vector<std::string> out{kMetrics, kEnsemble};
+  if (deep_ensemble) out.emplace_back(kDeepEnsemble);
+  if (rungs > 0) {
+    out.emplace_back(kSelection);
+    out.emplace_back(kLadder);
+    for (std::size_t k = 0; k < rungs; ++k) out.push_back(ladder_group(rung_name(static_cast<std::int64_t>(k))));
+  }
+  return out;
+}
+
 /// The root attribute binding the archive to its checkpoint (io::RunCheckpoint::generation): the
 /// number of the last checkpoint the archive was made durable for; at the run's end one more, so
 /// no checkpoint matches a finished archive.
