@@ -344,10 +344,17 @@ std::int64_t last_finite(const io::ArchiveReader& r, const std::string& dataset)
   return static_cast<std::int64_t>(last);
 }
 
+/// The rungs a sequential ladder runs one after the other (1 without a ladder, or with parallel
+/// rungs): its steps are counted through them.
+std::int64_t sequential_rungs(const cli::Config& c) {
+  if (c.simmer.ladder.empty() || c.simmer.ladder_mode == run::LadderMode::parallel) return 1;
+  return static_cast<std::int64_t>(c.simmer.ladder.size());
+}
+
 /// Why an archive whose run has not ended is incomplete, and what can be done: whether the run
 /// still holds its lock, how far the archive got, and where its checkpoint would resume.
 std::string incomplete_reason(const io::ArchiveReader& r, const std::string& archive, const std::string& status,
-                              std::int64_t steps) {
+                              std::int64_t steps, std::int64_t rungs) {
   std::string why;
   const io::LockHolder lock = io::OutputLock::holder(archive);
   if (layout::is_stopped(status)) {
@@ -362,9 +369,14 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
     why = "the run was killed, or is still going: it never recorded an end";
   }
   const std::int64_t written = last_finite(r, layout::kSampleStep);
-  why += written >= 0
-             ? "; its last stored draw is from step " + std::to_string(written) + " of " + std::to_string(steps)
-             : "; it holds no stored draw yet";
+  // A sequential ladder counts its steps through the rungs: say which rung, and the step in it.
+  const auto step_text = [&](std::int64_t step) {
+    if (rungs <= 1) return "step " + std::to_string(step) + " of " + std::to_string(steps);
+    const std::int64_t rung = std::min(step / steps, rungs - 1);
+    return "step " + std::to_string(step - rung * steps) + " of " + std::to_string(steps) + " of rung " +
+           std::to_string(rung + 1) + " of " + std::to_string(rungs);
+  };
+  why += written < 0 ? "; it holds no stored draw yet" : "; its last stored draw is from " + step_text(written);
   const std::string checkpoint = archive + ".ckpt";
   std::error_code ec;
   if (!std::filesystem::exists(checkpoint, ec)) {
@@ -379,8 +391,7 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
       return why + "; the checkpoint '" + checkpoint + "' belongs to another run (" + c.run_id + ", this one is " + id +
              ")";
     }
-    const std::string at =
-        c.in_adam() ? "Adam epoch " + std::to_string(c.adam_epoch) : "step " + std::to_string(c.step);
+    const std::string at = c.in_adam() ? "Adam epoch " + std::to_string(c.adam_epoch) : step_text(c.step);
     if (lock.state == io::LockHolder::State::running) return why + "; its last checkpoint is at " + at;
     return why + "; the run stopped at " + at + " (its last checkpoint): resume with mpirun ... simmer_mpi --resume " +
            archive;
@@ -408,7 +419,9 @@ void summary(const std::string& archive, std::ostream& out) {
       << "): simmer " << text_attr(r, layout::kRoot, layout::kSimmerVersion) << ", created "
       << text_attr(r, layout::kRoot, layout::kCreatedAt)
       << (incomplete ? ", status: INCOMPLETE" : ", status '" + status + "'") << "\n";
-  if (incomplete) out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps) << "\n";
+  if (incomplete)
+    out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps, sequential_rungs(c))
+        << "\n";
   if (r.has_attribute(layout::kRoot, layout::kMergedFrom)) {
     out << "merged    " << r.attribute_text(layout::kRoot, layout::kMergedFrom) << "\n";
   }

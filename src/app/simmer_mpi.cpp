@@ -289,6 +289,11 @@ int main(int argc, char** argv) {
     if (rank == 0 && inv.resume_path.empty() && !inv.estimate_only) check_output(inv);
     // One run per output: a second one (or a second --resume) is refused at once.
     if (rank == 0 && !inv.estimate_only) lock = io::OutputLock::acquire(inv.config.run.output);
+    // A resume, or --overwrite, also makes sure no run still writes the archive (a run whose lock
+    // file was deleted still guards it).
+    if (lock && (!inv.resume_path.empty() || (inv.overwrite && std::filesystem::exists(inv.config.run.output)))) {
+      lock->guard(inv.config.run.output, true);
+    }
     problem = cli::build_problem(inv.config);
     // The input files' fingerprints (rank 0 reads them; broadcast below); a resume refuses data
     // that changed since the run began.

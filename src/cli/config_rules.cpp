@@ -170,6 +170,9 @@ Config validated_unmapped(const Config& config, int world_size) {
   if (s.exchange_every > 0) {
     require(s.ladder_mode == run::LadderMode::parallel, "simmer.exchange_every", str(s.exchange_every),
             "needs simmer.ladder_mode = parallel (replicas exchange between rungs that run side by side)");
+    require(s.exchange_every <= s.steps, "simmer.exchange_every", str(s.exchange_every),
+            "is more than simmer.steps = " + str(s.steps) +
+                ": no exchange round would happen (a round every exchange_every steps; 0: no exchange)");
   }
   if (!ladder) {  // a ladder replaces the ramp: its keys are not used
     require_finite(s.T_initial, "simmer.T_initial");
@@ -211,6 +214,10 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(s.mode == SimmerMode::retrofit, "simmer.parameter_masses", "adam",
             "needs simmer.mode = retrofit (the masses come from Adam's second moment at the start point)");
   }
+  require(s.mass_warmup == 0 || s.parameter_masses == train::ParameterMasses::adapt, "simmer.mass_warmup",
+          str(s.mass_warmup),
+          "is used only with simmer.parameter_masses = adapt (here " +
+              str(train::kParameterMassesNames, s.parameter_masses) + "): set that key too, or leave mass_warmup at 0");
   if (s.parameter_masses == train::ParameterMasses::adapt) {
     require(!adam_only, "simmer.parameter_masses", "adapt", "has no use with simmer.mode = adam (no simmering)");
     require(s.mass_warmup >= 10, "simmer.mass_warmup", str(s.mass_warmup),

@@ -1,5 +1,6 @@
 #include "simmer/cli/problem.hpp"
 
+#include "config_text.hpp"
 #include "problem_data.hpp"
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 namespace simmer::cli {
 namespace {
 
+using detail::format_as;
+using detail::format_short;
 using run::EvalSet;
 using run::Problem;
 
@@ -44,6 +47,32 @@ std::vector<std::pair<std::string, std::string>> input_files(const Config& c) {
 }
 
 namespace {
+
+/// A step of h moves a unit-mass parameter at the thermal speed sqrt(T) by h sqrt(T). Beyond this
+/// every weight of a network whose loss lives at weights of order one is thrown out of it at the
+/// first step: the run would not sample, it would blow up (simmer.ladder = 1,1e308). Mass-weighted
+/// runs keep the unit-mass stability limit, so the bound holds for them too.
+constexpr double kMaxThermalDisplacement = 100.0;
+
+/// Refuses a temperature (absolute, after temperature_unit) at which one step throws every
+/// parameter beyond kMaxThermalDisplacement, naming the key that set it.
+void check_hottest(const Problem& p, const Config& c) {
+  const bool ladder = !p.ladder.empty();
+  const double hottest = ladder ? p.ladder.back() : std::max(p.ramp.initial, p.ramp.target);
+  const double displacement = c.simmer.time_step * std::sqrt(hottest);
+  if (!(displacement > kMaxThermalDisplacement)) return;
+  const double limit = std::pow(kMaxThermalDisplacement / c.simmer.time_step, 2.0);
+  const bool posterior = c.simmer.temperature_unit == TemperatureUnit::posterior;
+  const std::string unit = posterior ? " x T_Bayes" : "";
+  const double scale = posterior ? p.bayes_temperature : 1.0;
+  throw option_error(ladder ? "simmer.ladder" : "simmer.T_target",
+                     ladder ? format_as(c.simmer.ladder, false) : format_short(c.simmer.T_target),
+                     "is too hot for simmer.time_step = " + format_short(c.simmer.time_step) +
+                         ": at T = " + format_short(hottest) + " one step moves a parameter by h sqrt(T) = " +
+                         format_short(displacement) + " (more than " + format_short(kMaxThermalDisplacement) +
+                         "), so the trajectory blows up at its first step; the hottest T this step allows is " +
+                         format_short(limit / scale) + unit);
+}
 
 run::Problem build(const Config& c) {
   Problem p;
@@ -130,6 +159,7 @@ run::Problem build(const Config& c) {
     p.ramp = p.ramp.scaled(p.bayes_temperature);
     for (auto& t : p.ladder) t *= p.bayes_temperature;
   }
+  check_hottest(p, c);
   p.select_by = c.ensemble.select_by;
   p.select_rule = c.ensemble.select_rule;
   p.nhc.time_step = c.simmer.time_step;

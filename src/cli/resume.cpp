@@ -67,6 +67,18 @@ Invocation resume_invocation(const ArchiveSide& archive, const CheckpointSide& c
                 archive.path + "'); copy the archive and its checkpoint to the new place and resume the copy");
   }
   again.config.run.output = stored.run.output;  // (the archive's own path: set below)
+  // More ranks per trajectory than the gradient's row blocks: the rules would name
+  // run.gradient_chunks, a key the user never set (0 became the first run's ranks per trajectory).
+  if (stored.run.gradient_chunks > 0 && again.config.run.ranks_per_trajectory > stored.run.gradient_chunks) {
+    throw Error("--resume: run.ranks_per_trajectory = " + std::to_string(again.config.run.ranks_per_trajectory) +
+                ": the run began with its gradient summed in run.gradient_chunks = " +
+                std::to_string(stored.run.gradient_chunks) +
+                " row block(s), which the bits of every step depend on and a resume cannot change; resume with "
+                "run.ranks_per_trajectory at most " +
+                std::to_string(stored.run.gradient_chunks) +
+                " (a run that may need more ranks per trajectory later sets run.gradient_chunks to that number "
+                "from its start)");
+  }
   std::string differs;
   // Placement may change: how the run reports, how many ranks share a gradient, where the
   // input files are now (their contents are checked against the fingerprints).

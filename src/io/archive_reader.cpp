@@ -112,7 +112,14 @@ ArchiveReader::ArchiveReader(const std::string& path) : path_(path) {
   const htri_t hdf5 = H5Fis_hdf5(path.c_str());
 #endif
   if (hdf5 == 0) throw Error("'" + path + "': not an HDF5 file");
-  const hid_t id = hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
+  // No HDF5 file lock: a resume tests the archive's own guard (OutputLock::guard) with an
+  // exclusive flock, which this process's or its peers' readers must not hold against it.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+#if H5_VERSION_GE(1, 10, 7)
+  if (fapl.valid()) H5Pset_file_locking(fapl.id(), false, true);
+#endif
+  const hid_t id =
+      hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.id() : H5P_DEFAULT) : H5I_INVALID_HID;
   if (id < 0) {
     throw DamagedFile("'" + path +
                       "': HDF5 cannot open it (truncated or damaged, or being written by another process?)" +

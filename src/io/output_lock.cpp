@@ -3,7 +3,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cerrno>
 #include <csignal>
@@ -73,19 +77,76 @@ LockHolder OutputLock::holder(const std::string& archive) {
 }
 
 OutputLock::~OutputLock() {
+  if (guard_fd_ >= 0) ::close(guard_fd_);
   if (fd_ >= 0) ::close(fd_);  // the kernel releases the flock with the last descriptor
 }
 
 OutputLock::OutputLock(OutputLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : fd_(std::exchange(other.fd_, -1)), guard_fd_(std::exchange(other.guard_fd_, -1)), path_(std::move(other.path_)) {}
 
 OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
   if (this != &other) {
+    if (guard_fd_ >= 0) ::close(guard_fd_);
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
+    guard_fd_ = std::exchange(other.guard_fd_, -1);
     path_ = std::move(other.path_);
   }
   return *this;
+}
+
+namespace {
+
+/// Whether a flock on a file at `path` stays apart from the byte-range (fcntl) locks MPI-IO
+/// takes: true on the local file systems Linux implements flock for natively; false on NFS,
+/// CIFS, Lustre, GPFS and the like (flock emulated with, or mapped onto, byte-range locks).
+bool flock_is_native(const std::string& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0xEF53UL:      // ext2/3/4
+    case 0x58465342UL:  // xfs
+    case 0x9123683EUL:  // btrfs
+    case 0x01021994UL:  // tmpfs
+    case 0x794C7630UL:  // overlayfs
+    case 0x2FC12FC1UL:  // zfs
+    case 0xF2F52010UL:  // f2fs
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void OutputLock::guard(const std::string& archive, bool resuming) {
+  if (guard_fd_ >= 0) ::close(guard_fd_);  // a file replaced since (--overwrite): guard the new one
+  guard_fd_ = -1;
+  if (!flock_is_native(archive)) return;
+  const int fd = ::open(archive.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // the run's own open reports a missing archive
+  if (resuming) {
+    // A reader (h5py, xarray) may hold a shared HDF5 file lock for a moment: try for a second.
+    bool alone = false;
+    for (int attempt = 0; attempt < 10 && !alone; ++attempt) {
+      alone = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+      if (!alone && errno != EWOULDBLOCK) {  // not supported here: the lock file alone guards
+        ::close(fd);
+        return;
+      }
+      if (!alone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!alone) {
+      ::close(fd);
+      throw Error("run.output '" + archive + "' is open in another process: a run writing it (whose lock file '" +
+                  path_ + "' was deleted), or a reader such as h5py; resume it when that process has ended");
+    }
+  }
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // from exclusive: a conversion, never refused
+    ::close(fd);
+    return;
+  }
+  guard_fd_ = fd;
 }
 
 std::string OutputLock::lost() const {
@@ -125,6 +186,8 @@ std::string OutputWatch::changed() {
 }
 
 void OutputLock::release() {
+  if (guard_fd_ >= 0) ::close(guard_fd_);
+  guard_fd_ = -1;
   if (fd_ < 0) return;
   ::unlink(path_.c_str());  // while still holding it: a run waiting on the name finds none
   ::close(fd_);

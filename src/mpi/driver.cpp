@@ -119,6 +119,7 @@ int Run::execute(const io::RunCheckpoint* resume) {
     run_id_ = new_run_id(comm_);
     archive_.emplace(ArchiveWriter::create(p_, command_line_, run_id_, comm_));
     if (rank_ == 0) watch_.emplace(p_.run.output);
+    if (lock_ != nullptr) lock_->guard(p_.run.output, false);  // (a resume took it before starting)
     adam_epoch_ = retrofit ? 0 : -1;
   }
   const auto stopped = [&](int code) {
@@ -472,7 +473,7 @@ void Run::restore(const io::RunCheckpoint& c) {
 const char* simmer_version() { return SIMMER_VERSION; }
 
 int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
-        const io::OutputLock* lock) {
+        io::OutputLock* lock) {
   detail::Run r(problem, command_line, comm, lock);
   return r.execute(resume);
 }

@@ -29,7 +29,7 @@ namespace simmer::mpi::detail {
 /// 0's pooled ensemble, the archive, progress and the CPU-time account.
 class Run {
  public:
-  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, const io::OutputLock* lock)
+  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, io::OutputLock* lock)
       : p_(p),
         command_line_(command_line),
         comm_(comm),
@@ -125,7 +125,7 @@ class Run {
   const run::Problem& p_;
   std::string command_line_;
   MPI_Comm comm_;
-  const io::OutputLock* lock_;            ///< rank 0's lock on the output (nullptr elsewhere)
+  io::OutputLock* lock_;                  ///< rank 0's lock on the output (nullptr elsewhere)
   std::optional<io::OutputWatch> watch_;  ///< rank 0: the archive file the run created
   int rank_ = 0;
   int size_ = 1;

@@ -19,6 +19,14 @@ CASE:
                  rung's candidate), a changed rung score and a renamed rung group (exit 1);
                  summary marks a damaged score instead of printing it; a foreign HDF5 file is
                  refused (exit 2)
+  refusals       inputs that were accepted without a word are refused naming their key (a rung so
+                 hot it blows up at its first step, exchange_every beyond the steps, mass_warmup
+                 without adapt), a resume on more ranks per trajectory names the key the user gave,
+                 and a stopped sequential ladder's summary counts steps within the rung
+  mpirun_signal  SIGUSR1 sent to mpirun (not the ranks) stops the run with exit 3, SIGTERM with 1
+                 (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
+  lock_race      a resume while the run still writes the archive, its lock file deleted, is
+                 refused (the archive's own guard), and the first run is not disturbed by it
 """
 import os
 import shutil
@@ -130,6 +138,101 @@ def truncated(tmp):
           "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
 
 
+def refusals(tmp):
+    """Each refused before any work, exit 2, the message naming the key the user set."""
+    out = os.path.join(tmp, "r.h5")
+    held_out = ["--data.validation_fraction", "0.2"]  # a ladder chooses its rung on validation data
+    for what, extra, needles in (
+            ("a rung too hot", ["--simmer.ladder", "1,1e308"], ("simmer.ladder", "too hot", "hottest T")),
+            ("exchange_every beyond the steps", ["--simmer.ladder", "0.5,1", "--simmer.ladder_mode", "parallel",
+                                                 "--simmer.exchange_every", "500"],
+             ("simmer.exchange_every", "no exchange round")),
+            ("mass_warmup without adapt", ["--simmer.mass_warmup", "50"], ("simmer.mass_warmup", "adapt"))):
+        p = st.run(SIMMER, 2, SINE + held_out + extra + ["--output", out], expect=2)
+        text = p.stdout + p.stderr
+        for needle in needles:
+            if needle not in text:
+                fail(f"{what}: the refusal does not say '{needle}':\n{text}")
+        if os.path.exists(out):
+            fail(f"{what}: refused, but an archive was written")
+    # A stopped run resumed with two ranks per trajectory: its gradient was summed in one block.
+    stopped = os.path.join(tmp, "stopped.h5")
+    p = st.run(SIMMER, 2, SINE + ["--run.checkpoint_interval", "50", "--run.sync_every", "50", "--output", stopped],
+               expect=3, env={"SIMMER_TEST_SIGNAL_AT": "100"})
+    p = st.run(SIMMER, 2, ["--resume", stopped, "--run.ranks_per_trajectory", "2"], expect=2)
+    text = p.stdout + p.stderr
+    for needle in ("run.ranks_per_trajectory", "--resume", "began with"):
+        if needle not in text:
+            fail(f"a resume on two ranks per trajectory: the refusal does not say '{needle}':\n{text}")
+    # A sequential ladder stopped in its second rung: steps counted within the rung.
+    ladder = os.path.join(tmp, "ladder.h5")
+    st.run(SIMMER, 2, SINE + held_out + ["--simmer.ladder", "0.5,1", "--run.checkpoint_interval", "50", "--run.sync_every", "50",
+                              "--output", ladder], expect=3, env={"SIMMER_TEST_SIGNAL_AT": "300"})
+    p = st.run(ANALYZE, None, ["summary", ladder])
+    if "stopped at step 100 of 200 of rung 2 of 2" not in p.stdout or "step 175 of 200 of rung 1 of 2" not in p.stdout:
+        fail(f"summary of a ladder stopped in its second rung does not count the step within the rung:\n{p.stdout}")
+    print("refusals: a rung too hot, exchange_every beyond the steps and mass_warmup without adapt refused naming "
+          "the key; a resume on two ranks per trajectory names run.ranks_per_trajectory; a stopped ladder's "
+          "summary counts steps within its rung")
+
+
+def mpirun_signal(tmp):
+    """The exit code a user sees when the stop signal goes to mpirun itself (the README once said 1
+    for SIGUSR1; it is 3)."""
+    import signal
+    import time
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
+            "--model.architecture", "1-512-512-1", "--simmer.steps", "12000", "--ensemble.window", "2000",
+            "--ensemble.store_every", "500", "--run.trajectories", "2", "--run.checkpoint_interval", "3000"]
+    for sig, expected in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
+        out = os.path.join(tmp, f"{sig.name}.h5")
+        proc = st.start(SIMMER, 2, args + ["--output", out])
+        st.wait_for(proc, lambda: os.path.exists(out), 120, "the archive")
+        time.sleep(2)  # every rank has installed its handler long before
+        proc.send_signal(sig)
+        try:
+            text = proc.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            st.kill_session(proc)
+            fail(f"{sig.name} to mpirun: the job did not end within 120 s")
+        if proc.returncode != expected or not os.path.exists(out + ".ckpt"):
+            fail(f"{sig.name} to mpirun: exit {proc.returncode} (documented: {expected}), checkpoint "
+                 f"{'kept' if os.path.exists(out + '.ckpt') else 'missing'}:\n{text[-2000:]}")
+    print("mpirun_signal: SIGUSR1 to mpirun: exit 3; SIGTERM to mpirun: exit 1; a checkpoint both times")
+
+
+def lock_race(tmp):
+    """The run's lock file deleted under it, then a resume of its archive: before the archive had a
+    guard of its own, the resume took a new lock and ran beside the first run for seconds."""
+    out = os.path.join(tmp, "run.h5")
+    # Wide layers, so the run's checkpoints (where it looks at its lock file) are seconds apart and
+    # the resume starts while the first run still goes: about 2.5 s per 1000 steps here.
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
+            "--model.architecture", "1-512-512-1", "--simmer.steps", "12000", "--simmer.every", "1000",
+            "--ensemble.window", "2000", "--ensemble.store_every", "500", "--run.trajectories", "2",
+            "--run.checkpoint_interval", "3000", "--run.gather_interval", "3000", "--output", out]
+    first = st.start(SIMMER, 2, args)
+    st.wait_for(first, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 3000, 300,
+                "a checkpoint at step 3000")
+    os.remove(out + ".lock")
+    alive = first.poll() is None
+    second = st.start(SIMMER, 1, ["--resume", out])
+    try:
+        text = second.communicate(timeout=120)[0]
+    except subprocess.TimeoutExpired:
+        st.kill_session(second)
+        st.kill_session(first)
+        fail("a resume beside the running run, its lock file deleted, was still running after 120 s")
+    st.kill_session(first)
+    if not alive:
+        fail("the first run ended before the resume was tried: the race was not set up (a faster machine?)")
+    if second.returncode != 2 or "open in another process" not in text:
+        fail(f"a resume beside the running run, its lock file deleted: exit {second.returncode} (expected 2), "
+             f"it ran beside the first run:\n{text[-2000:]}")
+    print("lock_race: a resume while the run writes its archive, the lock file deleted, is refused (exit 2): "
+          "'open in another process'")
+
+
 def verify_damage(tmp):
     """One byte's worth of damage where a choice or a score lives, which no checksum used to cover."""
     import h5py
@@ -187,5 +290,5 @@ def verify_damage(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    {"merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up,
+    {"refusals": refusals, "lock_race": lock_race, "mpirun_signal": mpirun_signal, "merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up,
      "truncated": truncated, "verify_damage": verify_damage}[CASE](tmp)

@@ -40,9 +40,19 @@ class OutputLock {
   /// "" while this lock still guards its output; else why not: its lock file was deleted or
   /// replaced (then a second run could take a lock of the same name and run beside this one).
   [[nodiscard]] std::string lost() const;
+  /// Takes the archive's own guard, a shared flock on the archive file itself, held with the
+  /// lock: a lock file can be deleted under a running run, its archive cannot be replaced without
+  /// the run noticing (OutputWatch). `resuming`: first tests that no other process holds the
+  /// archive (an exclusive flock, tried for about a second), and throws simmer::Error naming it
+  /// when one does: a run whose lock file was deleted still guards its archive. Skipped where
+  /// flock on the archive could meet the MPI-IO layer's own byte-range locks (network file
+  /// systems, where flock is emulated with them) or is not supported: there the lock file alone
+  /// guards the output. Called again, guards the file now at `archive` (one --overwrite made).
+  void guard(const std::string& archive, bool resuming);
 
  private:
   int fd_ = -1;
+  int guard_fd_ = -1;  ///< the archive itself, flock'ed shared (-1: no guard)
   std::string path_;
 };
 

@@ -25,7 +25,7 @@ constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stabi
 constexpr int kExitDiverged = 5;  ///< complete, but trajectories diverged (stopped, or judged exploded)
 
 int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm,
-        const io::RunCheckpoint* resume = nullptr, const io::OutputLock* lock = nullptr);
+        const io::RunCheckpoint* resume = nullptr, io::OutputLock* lock = nullptr);
 
 /// This build's version (what archives and checkpoints record).
 const char* simmer_version();
