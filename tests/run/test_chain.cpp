@@ -357,3 +357,68 @@ TEST_CASE("validation rows never reach a gradient: changing only them leaves eve
   CHECK(ra.baseline[0].nll == rb.baseline[0].nll);  // training scores alike
   CHECK(ra.baseline[2].nll != rb.baseline[2].nll);  // validation scores not
 }
+
+namespace {
+
+/// Chain `from` (trajectory 0 at T_from) gives its configuration to chain `to` (trajectory 1,
+/// about to simmer at T_to), as replica exchange does; checks what `to` holds after.
+template <class S>
+void check_swap(train::ParameterMasses masses) {
+  run::Problem p = small_sine(true, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
+  p.parameter_masses = masses;
+  p.mass_warmup = 300;
+  run::BasicChain<S> from(p, 0), to(p, 1);
+  for (run::BasicChain<S>* ch : {&from, &to}) {
+    ch->train_adam();
+    ch->advance_to(700);
+  }
+  REQUIRE(from.parameters() != to.parameters());
+  const double t_from = 0.05, t_to = 0.2;
+  ByteWriter w;
+  from.save_configuration(w);
+  const train::BasicPhaseState<S> given = from.phase();
+  const ::simmer::Vector m_from = from.parameter_masses(), m_to = to.parameter_masses();
+  if (masses == train::ParameterMasses::adapt) {
+    REQUIRE(m_from.size() == p.parameters);
+    REQUIRE(m_from != m_to);  // each trajectory adapted its own
+  }
+  ByteReader r(w.bytes().data(), w.bytes().size(), "swap");
+  to.load_configuration(r, t_from, t_to);
+  CHECK(r.done());
+  // The position is carried exactly.
+  CHECK(to.parameters() == from.parameters());
+  // Velocities: v ~ N(0, T/m) at either end, so scaled by sqrt(T_to/T_from) and sqrt(m_from/m_to).
+  const double scale = std::sqrt(t_to / t_from);
+  const double tol = sizeof(S) == 4 ? 1e-6 : 1e-14;
+  double worst = 0.0;
+  for (Index i = 0; i < given.v.size(); ++i) {
+    const double mass_ratio = m_from.size() > 0 ? std::sqrt(m_from(i) / m_to(i)) : 1.0;
+    const double expected = static_cast<double>(given.v(i)) * scale * mass_ratio;
+    worst = std::max(worst, std::abs(static_cast<double>(to.phase().v(i)) - expected) / (std::abs(expected) + 1e-30));
+  }
+  CHECK(worst < tol);
+  // The thermostat's velocities w ~ N(0, T/Q): scaled by sqrt(T_to/T_from); its positions kept.
+  REQUIRE(to.phase().chain.w.size() == given.chain.w.size());
+  for (Index k = 0; k < given.chain.w.size(); ++k) {
+    CHECK(to.phase().chain.w(k) == Approx(given.chain.w(k) * scale).epsilon(1e-12));
+    CHECK(to.phase().chain.s(k) == given.chain.s(k));
+  }
+  // The kinetic sum kept current: Σ m_i v_i² of the new velocities.
+  double twice_kinetic = 0.0;
+  for (Index i = 0; i < to.phase().v.size(); ++i) {
+    const double m = m_to.size() > 0 ? m_to(i) : 1.0;
+    twice_kinetic += m * static_cast<double>(to.phase().v(i)) * static_cast<double>(to.phase().v(i));
+  }
+  CHECK(to.phase().kinetic == Approx(twice_kinetic).epsilon(sizeof(S) == 4 ? 1e-5 : 1e-10));
+}
+
+}  // namespace
+
+TEST_CASE("a configuration swap carries x and rescales v and the thermostat's velocities by sqrt(T_to/T_from)",
+          "[chain][exchange]") {
+  SECTION("unit masses, float64") { check_swap<double>(train::ParameterMasses::unit); }
+  SECTION("unit masses, float32") { check_swap<float>(train::ParameterMasses::unit); }
+  SECTION("adapted masses, each trajectory its own: v also by sqrt(m_from/m_to)") {
+    check_swap<double>(train::ParameterMasses::adapt);
+  }
+}

@@ -240,6 +240,7 @@ class BasicChain final : public Chain {
   [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
   [[nodiscard]] const Vector& baseline() const { return baseline_; }
   [[nodiscard]] const train::BasicPhaseState<S>& phase() const { return trajectory_->phase(); }
+  [[nodiscard]] const ::simmer::Vector& parameter_masses() const { return masses_; }  ///< empty: all 1
 
  private:
   [[nodiscard]] std::int64_t adam_epochs() const override { return p_->adam.epochs; }
