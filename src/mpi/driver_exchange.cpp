@@ -110,6 +110,25 @@ void Run::write_exchange() {
   f.attribute(layout::kRoundTrips, layout::kMeaning,
               std::string("per configuration (the one that started at trajectory i): its trips from the coldest rung "
                           "to the hottest and back"));
+  // Where each configuration is, as the states carried it; the bookkeeping must agree, or a swap
+  // moved a label without its state (or a state without its label).
+  std::vector<std::int64_t> held(static_cast<std::size_t>(p_.run.trajectories), 0);
+  for (const auto& ch : chains_) {
+    if (leader_) held[static_cast<std::size_t>(ch->index())] = ch->configuration();
+  }
+  MPI_Allreduce(MPI_IN_PLACE, held.data(), static_cast<int>(held.size()), MPI_INT64_T, MPI_SUM, comm_);
+  const std::vector<std::int64_t> position = replicas_.position_of_configuration();
+  for (std::size_t c = 0; c < position.size(); ++c) {
+    if (held[static_cast<std::size_t>(position[c])] != static_cast<std::int64_t>(c)) {
+      throw Error("internal: replica exchange's bookkeeping puts configuration " + std::to_string(c) +
+                  " at trajectory " + std::to_string(position[c]) + ", which holds configuration " +
+                  std::to_string(held[static_cast<std::size_t>(position[c])]));
+    }
+  }
+  f.put(layout::kConfigurationHeld, held, {p_.run.trajectories});
+  f.attribute(layout::kConfigurationHeld, layout::kMeaning,
+              std::string("per trajectory: the configuration it holds at the end, by the trajectory that configuration "
+                          "started at (carried with the state through every swap)"));
   f.attribute(layout::kLadder, layout::kExchangeEvery, p_.exchange_every);
   f.attribute(layout::kLadder, layout::kExchangeRounds, replicas_.rounds());
   if (rank_ != 0) return;

@@ -53,7 +53,7 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
   if (ensemble_group && depth == set_depth) return ensemble_axes(name);
   if (ensemble_group && name == kNoiseVariance) return {kOutputAxis};
   if (top == "ladder") {
-    if (name == "round_trips") return {kChainAxis};
+    if (name == "round_trips" || name == "configuration_held") return {kChainAxis};
     if (starts(name, "exchange_")) return {kPairAxis};
   }
   if (top == "data") {

@@ -78,7 +78,7 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");
     return false;
   }
-  ar(noise_rng_, shaped(net_.parameters()), masses_, adaptation_);
+  ar(noise_rng_, shaped(net_.parameters()), masses_, adaptation_, configuration_);
   ar.require(!adaptation_.active() || adaptation_.mean().size() == net_.parameter_count(),
              "a mass adaptation of the wrong size");
   ar.require(masses_.size() == 0 || masses_.size() == net_.parameter_count(), "parameter masses of the wrong size");
@@ -141,7 +141,8 @@ void BasicChain<S>::save_configuration(ByteWriter& w) const {
   Vector x = net_.parameters();
   train::BasicPhaseState<S> phase = trajectory_->phase();
   ::simmer::Vector masses = masses_;
-  ar(x, phase, masses);
+  std::int64_t configuration = this->configuration();
+  ar(x, phase, masses, configuration);
 }
 
 template <class S>
@@ -151,7 +152,8 @@ void BasicChain<S>::load_configuration(ByteReader& r, double from, double to) {
   Vector x;
   train::BasicPhaseState<S> phase;
   ::simmer::Vector masses;
-  ar(x, phase, masses);
+  std::int64_t configuration = -1;
+  ar(x, phase, masses, configuration);
   if (x.size() != net_.parameter_count() || phase.v.size() != x.size() ||
       phase.chain.w.size() != trajectory_->phase().chain.w.size()) {
     throw Error("internal: a swapped configuration of another shape");
@@ -169,6 +171,7 @@ void BasicChain<S>::load_configuration(ByteReader& r, double from, double to) {
   }
   net_.parameters() = x;
   trajectory_->phase() = std::move(phase);
+  configuration_ = configuration;
   // The health check compares H_ext between checks at one temperature: a swap is no blow-up.
   last_check_temperature_ = std::numeric_limits<double>::quiet_NaN();
 }

@@ -248,6 +248,14 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"accepted swaps {list(accepted)} of {list(proposed)}")
             if f["ladder/round_trips"].shape != (6,):
                 fail("round trips are not per configuration")
+            # Swaps move states, not only labels: the configuration each trajectory holds, carried
+            # in the swapped bytes (the run checks it against the exchange's bookkeeping), is a
+            # permutation within each set of rungs, and here not where it started.
+            held = [int(c) for c in f["ladder/configuration_held"][()]]
+            if sorted(held) != list(range(6)):
+                fail(f"configurations held {held} are not a permutation of the trajectories")
+            if held == list(range(6)):
+                fail("after 14 rounds with accepted swaps every trajectory holds its own configuration: no state moved")
         # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
         # ensemble (every member is stored here).
         with h5py.File(paths[0], "r") as f:

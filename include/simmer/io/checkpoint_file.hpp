@@ -20,8 +20,9 @@ using ByteReader = simmer::ByteReader;
 /// It changes whenever a checkpointed field list (a `fields` function, core/visit.hpp) does.
 /// 3: the run id; 4: Adam-phase checkpoints; 5: simmering stages (ladders); 6: every saved struct
 /// through its one field list (core/visit.hpp); 7: the chain's parameter masses and mass adaptation;
-/// 8: replica exchange; 9: each member's entropy per row (classification, issue 26).
-inline constexpr std::uint32_t kCheckpointFormat = 9;
+/// 8: replica exchange; 9: each member's entropy per row (classification, issue 26); 10: the
+/// configuration a trajectory holds (replica exchange).
+inline constexpr std::uint32_t kCheckpointFormat = 10;
 
 /// 64-bit FNV-1a.
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size);

@@ -354,6 +354,10 @@ inline constexpr const char* kExchangeProposed = "/ladder/exchange_proposed";
 inline constexpr const char* kExchangeAccepted = "/ladder/exchange_accepted";
 inline constexpr const char* kExchangeAcceptance = "/ladder/exchange_acceptance";
 inline constexpr const char* kRoundTrips = "/ladder/round_trips";
+/// /ladder/configuration_held [chain]: the configuration (by the trajectory it started at) each
+/// trajectory holds at the end, carried with the state through every swap (Chain::configuration),
+/// not taken from the exchange's bookkeeping; the run checks the two agree.
+inline constexpr const char* kConfigurationHeld = "/ladder/configuration_held";
 inline constexpr const char* kExchangeEvery = "exchange_every";
 inline constexpr const char* kExchangeRounds = "exchange_rounds";
 /// /ladder/<name>: one rung ("rung_0").

@@ -174,6 +174,10 @@ class Chain {
   /// thermostat velocities rescaled by sqrt(to / from) for this trajectory's temperature `to`.
   /// Its diagnostics go on (the jump is part of its temperature's series).
   virtual void load_configuration(ByteReader& r, double from, double to) = 0;
+  /// The configuration this trajectory holds, by the trajectory it started at: its own index
+  /// until a swap brings another's (carried in the configuration's bytes, so a swap that moved
+  /// no state would show here).
+  [[nodiscard]] virtual std::int64_t configuration() const = 0;
 
  protected:
   [[nodiscard]] virtual std::int64_t adam_epochs() const = 0;
@@ -235,6 +239,7 @@ class BasicChain final : public Chain {
   double exchange_loss() override;
   void save_configuration(ByteWriter& w) const override;
   void load_configuration(ByteReader& r, double from, double to) override;
+  [[nodiscard]] std::int64_t configuration() const override { return configuration_ < 0 ? index_ : configuration_; }
 
   /// The state in the compute precision (tests).
   [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
@@ -281,6 +286,7 @@ class BasicChain final : public Chain {
   train::BasicAdamState<S> adam_;     ///< Adam's moments and epoch (a retrofit's first phase)
   Rng noise_rng_;                     ///< the Langevin thermostat (checkpointed)
   ::simmer::Vector masses_;           ///< the particles' masses (empty: all 1; checkpointed)
+  std::int64_t configuration_ = -1;   ///< configuration(); -1: its own (checkpointed)
   train::MassAdaptation adaptation_;  ///< adapt: the warm-up's running variances (checkpointed)
   ::simmer::Matrix wide_;             ///< float32 runs: predictions widened for the accumulators
   // Members: every stage's, in step order.
