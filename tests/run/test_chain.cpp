@@ -422,3 +422,75 @@ TEST_CASE("a configuration swap carries x and rescales v and the thermostat's ve
     check_swap<double>(train::ParameterMasses::adapt);
   }
 }
+
+/// Σ m_i v_i² of a chain's velocities with its own masses (1 without), which the integrator keeps
+/// as its kinetic sum when it applies the masses.
+double twice_kinetic_with_masses(const run::Chain64& ch) {
+  const auto& v = ch.phase().v;
+  const auto& m = ch.parameter_masses();
+  double sum = 0.0;
+  for (Index i = 0; i < v.size(); ++i) sum += (m.size() > 0 ? m(i) : 1.0) * v(i) * v(i);
+  return sum;
+}
+
+TEST_CASE("adapted masses are 1/variance of the warm-up's positions (regularised, one scale), and change the path",
+          "[chain][masses]") {
+  run::Problem p = small_sine(true);
+  p.mass_warmup = 300;
+  run::Problem unit_p = p;
+  p.parameter_masses = train::ParameterMasses::adapt;
+  unit_p.parameter_masses = train::ParameterMasses::unit;
+  run::Chain64 adapt(p, 1), unit(unit_p, 1);
+  adapt.train_adam();
+  unit.train_adam();
+  // The warm-up runs with unit masses: the same path as the unit-mass chain, step for step. The
+  // positions after each of its steps are what the masses come from.
+  const Index n = adapt.parameters().size();
+  Vector sum = Vector::Zero(n), sum_sq = Vector::Zero(n);
+  std::vector<Vector> positions;
+  for (std::int64_t s = 1; s <= p.mass_warmup; ++s) {
+    adapt.advance_to(s);
+    unit.advance_to(s);
+    if (s < p.mass_warmup) REQUIRE(adapt.parameters() == unit.parameters());
+    positions.push_back(adapt.parameters());
+  }
+  REQUIRE(adapt.parameter_masses().size() == n);
+  CHECK(unit.parameter_masses().size() == 0);
+  // Two-pass variance, Stan's regularisation towards the mean variance, the inverse.
+  const auto w = static_cast<double>(positions.size());
+  Vector mean = Vector::Zero(n);
+  for (const auto& x : positions) mean += x;
+  mean /= w;
+  Vector variance = Vector::Zero(n);
+  for (const auto& x : positions) variance.array() += (x - mean).array().square();
+  variance /= w - 1.0;
+  const double mean_variance = variance.mean();
+  const Vector expected = ((w / (w + 5.0)) * variance.array() + (5.0 / (w + 5.0)) * mean_variance).inverse().matrix();
+  // One common scale (set by the stability limit): every ratio the same.
+  const Vector ratio = adapt.parameter_masses().cwiseQuotient(expected);
+  CHECK(ratio.maxCoeff() / ratio.minCoeff() - 1.0 < 1e-8);
+  CHECK(ratio.minCoeff() > 0.0);
+  // From there the masses change the path.
+  adapt.advance_to(p.mass_warmup + 50);
+  unit.advance_to(p.mass_warmup + 50);
+  CHECK((adapt.parameters() - unit.parameters()).norm() > 1e-3 * unit.parameters().norm());
+  // ... through the integrator: its kinetic sum is the mass-weighted one (not Σ v²).
+  CHECK(adapt.phase().kinetic == Approx(twice_kinetic_with_masses(adapt)).epsilon(1e-9));
+  CHECK(std::abs(adapt.phase().kinetic - adapt.phase().v.squaredNorm()) > 1e-3 * adapt.phase().kinetic);
+}
+
+TEST_CASE("Adam's masses change the path from the first step", "[chain][masses]") {
+  run::Problem p = small_sine(true);
+  run::Problem unit_p = p;
+  p.parameter_masses = train::ParameterMasses::adam;
+  run::Chain64 adam(p, 1), unit(unit_p, 1);
+  adam.train_adam();
+  unit.train_adam();
+  REQUIRE(adam.parameters() == unit.parameters());
+  adam.advance_to(20);
+  unit.advance_to(20);
+  REQUIRE(adam.parameter_masses().size() == adam.parameters().size());
+  CHECK(adam.parameter_masses().maxCoeff() > adam.parameter_masses().minCoeff());
+  CHECK((adam.parameters() - unit.parameters()).norm() > 1e-6);
+  CHECK(adam.phase().kinetic == Approx(twice_kinetic_with_masses(adam)).epsilon(1e-9));
+}
