@@ -272,9 +272,12 @@ with tempfile.TemporaryDirectory() as tmp:
         print("exchange: parallel rungs with replica exchange are bit-identical at -n 1, 2, 4, in groups of "
               "two ranks and across a resume; every draw is at its trajectory's rung")
     elif CASE == "select":
+        # Seed 3: the two rules disagree (best: rung_1; one_se: the deep ensemble, within one
+        # standard error of it), so a rule ignored or swapped shows.
+        chosen_by = {}
         for rule in ("best", "one_se"):
             out = os.path.join(tmp, f"{rule}.h5")
-            run(2, LADDER + ["--ensemble.select_rule", rule, "--output", out])
+            run(2, LADDER + ["--run.seed", "3", "--ensemble.select_rule", rule, "--output", out])
             with h5py.File(out, "r") as f:
                 names = st.strings(f["selection/candidate"])
                 if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
@@ -297,10 +300,13 @@ with tempfile.TemporaryDirectory() as tmp:
                     if not np.array_equal(f[f"ensemble/{split}/probability"][()],
                                           f[f"{groups[expected]}/{split}/probability"][()]):
                         fail(f"/ensemble/{split} is not the chosen candidate's")
+                chosen_by[rule] = chosen
                 print(f"select ({rule}): validation NLL {np.round(loss, 4)}, chose {names[expected]}")
             summary = subprocess.run([ANALYZE, "summary", out], env=st.ENV, capture_output=True, text=True)
             if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout:
                 fail(f"summary has no candidates' table:\n{summary.stdout}\n{summary.stderr}")
+        if chosen_by["best"] == chosen_by["one_se"]:
+            fail(f"best and one_se chose the same candidate {chosen_by['best']}: the data no longer tells the rules apart")
         # select_by = metric: the validation error rate.
         out = os.path.join(tmp, "metric.h5")
         run(2, LADDER + ["--ensemble.select_by", "metric", "--output", out])
