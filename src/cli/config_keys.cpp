@@ -243,6 +243,18 @@ const std::vector<Key>& keys() {
                "0: none before Adam's end)")
           .min(0)
           .explain("0: none during Adam"),
+      make_key("adam", "keep", &C::adam, &AdamConfig::keep, train::kAdamKeepNames,
+               "which Adam iterate each trajectory keeps as its deep-ensemble network and, in a retrofit, as "
+               "simmering's start: last (the last epoch's, the paper) | best_validation (the epoch with the lowest "
+               "validation loss, the training loss on the validation rows: early stopping as a practitioner's deep "
+               "ensemble does it; needs a validation split)")
+          .fills("AdamOptions.keep"),
+      make_key("adam", "patience", &C::adam, &AdamConfig::patience,
+               "adam.keep = best_validation: stop Adam after this many epochs without a new lowest validation loss "
+               "(the remaining epochs are skipped; 0: run every epoch and keep the best)")
+          .min(0)
+          .explain("0: run every epoch")
+          .fills("AdamOptions.patience"),
       // [simmer]
       make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode, kSimmerModeNames,
                "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "

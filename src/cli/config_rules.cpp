@@ -145,6 +145,14 @@ Config validated_unmapped(const Config& config, int world_size) {
             "must be >= 2 in retrofit mode (the last two Adam iterates give the start velocity)");
   }
   if (adam_only) require(a.epochs >= 1, "adam.epochs", str(a.epochs), "must be >= 1 with simmer.mode = adam");
+  if (a.keep == train::AdamKeep::best_validation) {
+    require(s.mode != SimmerMode::abinitio, "adam.keep", "best_validation",
+            "needs Adam: simmer.mode = retrofit or adam (an ab initio run has no Adam phase)");
+    require(d.validation_fraction > 0.0, "adam.keep", "best_validation",
+            "needs a validation split to stop on (e.g. data.validation_fraction = 0.2)");
+  }
+  require(a.patience == 0 || a.keep == train::AdamKeep::best_validation, "adam.patience", str(a.patience),
+          "is used only with adam.keep = best_validation: set that key too, or leave patience at 0");
   const bool ladder = !s.ladder.empty();
   for (std::size_t k = 0; k < s.ladder.size(); ++k) {
     require(std::isfinite(s.ladder[k]) && s.ladder[k] > 0.0, "simmer.ladder", format_as(s.ladder, false),

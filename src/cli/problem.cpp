@@ -134,6 +134,8 @@ run::Problem build(const Config& c) {
   p.adam.epsilon = c.adam.epsilon;
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.adam.batch_size = c.adam.batch;
+  p.adam.keep = c.adam.keep;
+  p.adam.patience = c.adam.patience;
   p.start_velocity = train::parse_start_velocity(
       c.simmer.start_velocity ? train::to_string(*c.simmer.start_velocity) : std::string(kAutoName), p.mode);
   // The layout alone: a network too large for the node is refused by the memory check before

@@ -141,7 +141,8 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& 
   train::BasicAdamState<S>& state = adam_;
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
-  train::train_adam(until, state, *objective_, minibatch_rng_, [&](std::int64_t epoch, double loss) {
+  const bool keep_best = p.adam.keep == train::AdamKeep::best_validation;
+  const auto each_epoch = [&](std::int64_t epoch, double loss) {
     if (epoch % p.run.trace_every == 0) {
       // Full batch: the epoch's loss belongs to the parameters before its update, so the test
       // loss is taken there too (mini-batch: the epoch's mean loss, test loss after it).
@@ -155,15 +156,56 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& 
         record_trace(0, epoch - epochs, 0.0, loss);
       }
     }
+    if (keep_best) keep_if_best(epoch);
     if (on_epoch) on_epoch(epoch, loss);
-  });
+  };
+  if (!keep_best) {
+    train::train_adam(until, state, *objective_, minibatch_rng_, each_epoch);
+  } else {
+    // One epoch at a time (the same updates as one call), so early stopping can end Adam after
+    // any epoch; the skipped epochs still count, so every trajectory reaches the end together.
+    const auto stopped_early = [&] { return p.adam.patience > 0 && state.epoch - adam_best_epoch_ >= p.adam.patience; };
+    while (state.epoch < until.epochs && !stopped_early()) {
+      train::AdamOptions one = until;
+      one.epochs = state.epoch + 1;
+      train::train_adam(one, state, *objective_, minibatch_rng_, each_epoch);
+    }
+    state.epoch = std::max(state.epoch, until.epochs);  // stopped early: the rest are skipped
+  }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+}
+
+template <class S>
+double BasicChain<S>::validation_loss() {
+  const EvalSet& set = p_->sets[Problem::kValidation];
+  const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
+  if (p_->classification) {
+    ::simmer::Matrix probabilities;
+    ensemble::class_probabilities(pred, probabilities);
+    return ensemble::score_probabilities(view(probabilities), set.labels).nll;
+  }
+  // Squared error: it ranks networks as the Gaussian NLL with one noise variance does.
+  return ensemble::residual_variance(pred, view(set.y)).mean();
+}
+
+template <class S>
+void BasicChain<S>::keep_if_best(std::int64_t epoch) {
+  const double loss = validation_loss();
+  if (!(loss < adam_best_loss_)) return;  // a NaN never becomes the best
+  adam_best_loss_ = loss;
+  adam_best_epoch_ = epoch;
+  adam_best_ = net_.parameters();
+  adam_best_previous_ = adam_.previous;
 }
 
 template <class S>
 void BasicChain<S>::finish_adam() {
   const Problem& p = *p_;
   if (adam_.epoch != p.adam.epochs) throw Error("internal: Adam finished before its last epoch");
+  if (p.adam.keep == train::AdamKeep::best_validation && adam_best_.size() == net_.parameter_count()) {
+    net_.parameters() = adam_best_;
+    adam_.previous = adam_best_previous_;
+  }
   const train::BasicAdamState<S>& state = adam_;
   baseline_ = net_.parameters();
   score_baseline();

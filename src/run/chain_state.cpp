@@ -72,7 +72,8 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     // During Adam (a retrofit's first phase): everything its remaining epochs depend on.
     ar.require(step == 0, "a trajectory in its Adam phase at simmering step " + std::to_string(step));
     // The network's parameters keep their size (its layers are views into them).
-    ar(minibatch_rng_, shaped(net_.parameters()), adam_.m, adam_.v, adam_.t, adam_.epoch, adam_.previous, trace_count_);
+    ar(minibatch_rng_, shaped(net_.parameters()), adam_.m, adam_.v, adam_.t, adam_.epoch, adam_.previous, trace_count_,
+       adam_best_, adam_best_previous_, adam_best_epoch_, adam_best_loss_);
     ar.require(has_parameter_count(adam_.m) && has_parameter_count(adam_.v) && has_parameter_count(adam_.previous),
                "Adam's moments have the wrong size");
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");

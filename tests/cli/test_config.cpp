@@ -100,6 +100,8 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "run.sync_every",
                                            "run.memory_limit",
                                            "adam.checkpoint_every",
+                                           "adam.keep",
+                                           "adam.patience",
                                            "run.ranks_per_trajectory",
                                            "run.gradient_chunks",
                                            "run.precision"};
@@ -144,6 +146,8 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.adam.epochs == b.adam.epochs);
   CHECK(a.adam.lr == b.adam.lr);
   CHECK(a.adam.batch == b.adam.batch);
+  CHECK(a.adam.keep == b.adam.keep);
+  CHECK(a.adam.patience == b.adam.patience);
   CHECK(a.adam.beta1 == b.adam.beta1);
   CHECK(a.adam.beta2 == b.adam.beta2);
   CHECK(a.adam.epsilon == b.adam.epsilon);

@@ -29,12 +29,13 @@ using Catch::Matchers::Contains;
 namespace {
 
 /// Every table, once.
-const auto kAllTables = std::make_tuple(
-    model::kActivationNames, model::kPoolNames, model::kConvAlgorithmNames, model::kInitNames, model::kLossNames,
-    train::kStartModeNames, train::kStartVelocityNames, train::kPriorScalingNames, train::kThermostatNames,
-    kPrecisionNames, ensemble::kSelectByNames, ensemble::kSelectRuleNames, ensemble::kVerdictNames, data::kTaskNames,
-    run::kProgressNames, run::kOnDivergenceNames, run::kStabilityCheckNames, run::kCurvatureReportNames,
-    cli::kDataSourceNames, cli::kSimmerModeNames, cli::kPriorNames, cli::kTemperatureUnitNames);
+const auto kAllTables =
+    std::make_tuple(model::kActivationNames, model::kPoolNames, model::kConvAlgorithmNames, model::kInitNames,
+                    model::kLossNames, train::kStartModeNames, train::kStartVelocityNames, train::kAdamKeepNames,
+                    train::kPriorScalingNames, train::kThermostatNames, kPrecisionNames, ensemble::kSelectByNames,
+                    ensemble::kSelectRuleNames, ensemble::kVerdictNames, data::kTaskNames, run::kProgressNames,
+                    run::kOnDivergenceNames, run::kStabilityCheckNames, run::kCurvatureReportNames,
+                    cli::kDataSourceNames, cli::kSimmerModeNames, cli::kPriorNames, cli::kTemperatureUnitNames);
 
 template <class E, std::size_t N>
 void check_table(const Names<E, N>& names) {

@@ -154,11 +154,19 @@ TEST_CASE("make_chain computes in run.precision, and the float32 chain stays nea
 }
 
 TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain][checkpoint][adam]") {
-  for (const std::int64_t batch : {0, 16}) {  // full batch, and mini-batches (the shuffle stream is state)
+  // Full batch, mini-batches (the shuffle stream is state), and early stopping (the best iterate
+  // so far is state: adam.keep = best_validation, its patience running across the checkpoint).
+  for (const std::int64_t batch : {0, 16, -1}) {
     INFO("adam.batch = " << batch);
     cli::Config c;
     c.adam.epochs = 100;
-    c.adam.batch = batch;
+    c.adam.batch = std::max<std::int64_t>(batch, 0);
+    if (batch < 0) {
+      c.adam.lr = 0.05;
+      c.adam.keep = train::AdamKeep::best_validation;
+      c.adam.patience = 40;
+      c.data.validation_fraction = 0.25;
+    }
     c.simmer.steps = 300;
     c.ensemble.window = 100;
     c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
@@ -169,8 +177,8 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     straight.train_adam();
     interrupted.adam_to(45);
     CHECK(interrupted.adam_epoch() == 45);
-    const auto before = interrupted.take_rows();  // what the run writes before it checkpoints
-    CHECK(before.trace_count == 6);               // epochs 7, 14, ..., 42
+    const auto before = interrupted.take_rows();     // what the run writes before it checkpoints
+    if (batch >= 0) CHECK(before.trace_count == 6);  // epochs 7, 14, ..., 42 (early stopping may end sooner)
     const auto saved = state_of(interrupted);
     run::Chain64 restored(p, 1);
     ByteReader r(saved.data(), saved.size(), "test state");
@@ -186,7 +194,7 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     const auto all = straight.take_rows(), after = restored.take_rows();
     std::vector<double> joined = before.trace;
     joined.insert(joined.end(), after.trace.begin(), after.trace.end());
-    CHECK(after.trace_first == 6);
+    CHECK(after.trace_first == before.trace_count);
     REQUIRE(joined.size() == all.trace.size());  // bits: the Adam rows hold NaN (no start point yet)
     CHECK(std::memcmp(joined.data(), all.trace.data(), joined.size() * sizeof(double)) == 0);
     straight.advance_to(300);
@@ -493,4 +501,74 @@ TEST_CASE("Adam's masses change the path from the first step", "[chain][masses]"
   CHECK(adam.parameter_masses().maxCoeff() > adam.parameter_masses().minCoeff());
   CHECK((adam.parameters() - unit.parameters()).norm() > 1e-6);
   CHECK(adam.phase().kinetic == Approx(twice_kinetic_with_masses(adam)).epsilon(1e-9));
+}
+
+namespace {
+
+/// The sine job with a validation split, a fast noisy Adam (so the validation loss has ups and
+/// downs) and adam.keep as given.
+run::Problem sine_with_validation(std::int64_t epochs, train::AdamKeep keep, std::int64_t patience) {
+  cli::Config c;
+  c.adam.epochs = epochs;
+  c.adam.lr = 0.05;
+  c.adam.keep = keep;
+  c.adam.patience = patience;
+  c.data.validation_fraction = 0.25;
+  c.simmer.steps = 100;
+  c.simmer.every = 100;
+  c.ensemble.window = 50;
+  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+  c.run.trajectories = 1;
+  return cli::build_problem(cli::validated(c, 1));
+}
+
+/// Mean squared error of a chain's baseline network on the validation rows.
+double validation_mse(run::Chain64& ch, const run::Problem& p) {
+  const auto pred = ch.baseline_prediction(run::Problem::kValidation);
+  const auto& y = p.sets[run::Problem::kValidation].y;
+  double sum = 0.0;
+  for (Index r = 0; r < y.rows(); ++r) {
+    for (Index o = 0; o < y.cols(); ++o) sum += std::pow(pred(r, o) - y(r, o), 2);
+  }
+  return sum / static_cast<double>(y.size());
+}
+
+}  // namespace
+
+TEST_CASE("adam.keep = best_validation keeps the epoch of the lowest validation loss; patience stops Adam",
+          "[chain][adam]") {
+  const std::int64_t epochs = 60;
+  // Adam stopped after e epochs, e = 2..60: the same updates as the first e of a longer run.
+  std::vector<double> mse(static_cast<std::size_t>(epochs + 1), std::numeric_limits<double>::infinity());
+  std::vector<Vector> at(static_cast<std::size_t>(epochs + 1));
+  for (std::int64_t e = 2; e <= epochs; ++e) {
+    const run::Problem p = sine_with_validation(e, train::AdamKeep::last, 0);
+    run::Chain64 ch(p, 0);
+    ch.train_adam();
+    mse[static_cast<std::size_t>(e)] = validation_mse(ch, p);
+    at[static_cast<std::size_t>(e)] = ch.baseline();
+  }
+  const auto kept_by = [&](std::int64_t patience) {  // the rule, transcribed: (epoch kept, stop epoch)
+    std::int64_t best = 2;
+    for (std::int64_t e = 2; e <= epochs; ++e) {
+      if (mse[static_cast<std::size_t>(e)] < mse[static_cast<std::size_t>(best)]) best = e;
+      if (patience > 0 && e - best >= patience) return std::make_pair(best, e);
+    }
+    return std::make_pair(best, epochs);
+  };
+  for (const std::int64_t patience : {std::int64_t{0}, std::int64_t{4}}) {
+    INFO("patience " << patience);
+    const auto [kept, stop] = kept_by(patience);
+    INFO("kept epoch " << kept << ", stopped after " << stop << " of " << epochs);
+    REQUIRE(kept > 2);
+    if (patience > 0) REQUIRE(stop < epochs);  // the data make early stopping happen
+    const run::Problem p = sine_with_validation(epochs, train::AdamKeep::best_validation, patience);
+    run::Chain64 ch(p, 0);
+    ch.train_adam();
+    CHECK(ch.adam_epoch() == epochs);  // skipped epochs still count
+    CHECK(ch.baseline() == at[static_cast<std::size_t>(kept)]);
+    CHECK(validation_mse(ch, p) == mse[static_cast<std::size_t>(kept)]);
+  }
+  // keep = last keeps the last epoch's, which is not the best here.
+  CHECK(kept_by(0).first != epochs);
 }

@@ -98,6 +98,8 @@ struct AdamConfig {
   double beta2 = train::AdamOptions{}.beta2;
   double epsilon = train::AdamOptions{}.epsilon;
   std::int64_t checkpoint_every = 100;  ///< epochs between checkpoints during Adam (0: none)
+  train::AdamKeep keep = train::AdamOptions{}.keep;
+  std::int64_t patience = train::AdamOptions{}.patience;
 };
 
 struct SimmerConfig {

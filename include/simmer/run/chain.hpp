@@ -250,6 +250,11 @@ class BasicChain final : public Chain {
  private:
   [[nodiscard]] std::int64_t adam_epochs() const override { return p_->adam.epochs; }
   void record_trace(int phase, std::int64_t step, double temperature, double train_loss);
+  /// The training loss on the validation rows at the current parameters (adam.keep).
+  double validation_loss();
+  /// adam.keep = best_validation: remembers the current iterate if its validation loss is the
+  /// lowest so far (after Adam epoch `epoch`).
+  void keep_if_best(std::int64_t epoch);
   void take_member(const train::StepRecord& rec);
   void check_health(const train::StepRecord& rec);
   void score_baseline();
@@ -282,8 +287,13 @@ class BasicChain final : public Chain {
   model::BasicNetwork<S> net_;
   std::unique_ptr<train::BasicNetworkObjective<S>> objective_;
   std::unique_ptr<train::BasicTrajectory<S>> trajectory_;
-  Rng minibatch_rng_;                 ///< Adam's mini-batches (checkpointed during Adam)
-  train::BasicAdamState<S> adam_;     ///< Adam's moments and epoch (a retrofit's first phase)
+  Rng minibatch_rng_;              ///< Adam's mini-batches (checkpointed during Adam)
+  train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
+  /// adam.keep = best_validation: the iterate of the lowest validation loss so far, the one before
+  /// it (the retrofit velocity), its epoch and loss (checkpointed during Adam).
+  Vector adam_best_, adam_best_previous_;
+  std::int64_t adam_best_epoch_ = 0;
+  double adam_best_loss_ = std::numeric_limits<double>::infinity();
   Rng noise_rng_;                     ///< the Langevin thermostat (checkpointed)
   ::simmer::Vector masses_;           ///< the particles' masses (empty: all 1; checkpointed)
   std::int64_t configuration_ = -1;   ///< configuration(); -1: its own (checkpointed)

@@ -6,11 +6,21 @@
 #include <cstdint>
 #include <functional>
 
+#include "simmer/core/names.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::train {
+
+/// adam.keep: which of Adam's iterates a trajectory keeps (its deep-ensemble network and, in a
+/// retrofit, simmering's start point).
+enum class AdamKeep {
+  last,            ///< the last epoch's (the paper)
+  best_validation  ///< the epoch with the lowest validation loss (early stopping, adam.patience)
+};
+inline constexpr Names<AdamKeep, 2> kAdamKeepNames{
+    "adam.keep", {{{AdamKeep::last, "last"}, {AdamKeep::best_validation, "best_validation"}}}};
 
 struct AdamOptions {
   double learning_rate = 0.002;
@@ -18,7 +28,9 @@ struct AdamOptions {
   double beta2 = 0.999;
   double epsilon = 1e-7;
   std::int64_t epochs = 1000;
-  std::int64_t batch_size = 0;  ///< 0: full batch (one update per epoch)
+  std::int64_t batch_size = 0;     ///< 0: full batch (one update per epoch)
+  AdamKeep keep = AdamKeep::last;  ///< which iterate is kept (the chain's policy; train_adam ignores it)
+  std::int64_t patience = 0;       ///< best_validation: stop after this many epochs without a new best (0: never)
   /// Throws simmer::Error naming the option ("adam.lr" ...) and value when invalid.
   void validate() const;
 };
