@@ -792,7 +792,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 fail(f"a killed run's archive says status {f.attrs.get('status')!r}, expected 'running'")
             members = int(f["ensemble/test"].attrs["members"])
         text = analyze(["summary", killed]).stdout
-        m = re.search(r"the run stopped at step (\d+) \(its last checkpoint\): resume with mpirun \.\.\. "
+        m = re.search(r"the run stopped at step (\d+) of \d+ \(its last checkpoint\): resume with mpirun \.\.\. "
                       r"simmer_mpi --resume (\S+)", text)
         if "status: INCOMPLETE" not in text or "the run was killed" not in text or m is None \
                 or m.group(2) != killed:
