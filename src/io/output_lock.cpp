@@ -139,7 +139,7 @@ void OutputLock::guard(const std::string& archive, bool resuming) {
     if (!alone) {
       ::close(fd);
       throw Error("run.output '" + archive + "' is open in another process: a run writing it (whose lock file '" +
-                  path_ + "' was deleted), or a reader such as h5py; resume it when that process has ended");
+                  path_ + "' was deleted), or a reader such as h5py; try again when that process has ended");
     }
   }
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // from exclusive: a conversion, never refused
