@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""A fair deep ensemble beside the ladder: for each retrofit ladder run of the study
+(runs/study/<case>-ladder-seed<k>.h5, written by jobs/study/study.py), Adam alone with the same
+data split, seeds, network and N trajectories, trained for the ladder run's whole budget in
+gradient evaluations (Adam's epochs + rungs x steps, every one a full-batch gradient) and
+early-stopped on the validation loss (adam.keep = best_validation, adam.patience = 1000).
+Prints, per seed, the test MSE of the ladder's chosen ensemble, of the study's deep ensemble (the
+Adam end points) and of the fair one, and the ladder's W/T/L against each.
+
+usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine; regression cases)
+Test MSE only: the archives' NLL was computed with the noise variance of the simmer version that
+wrote them, which may differ from this one's (docs/REPRODUCTION.md, calibration).
+"""
+import os
+import re
+import subprocess
+import sys
+
+import h5py
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIMMER = os.path.join(ROOT, "build", "src", "simmer_mpi")
+OUT = os.path.join(ROOT, "runs", "study_fair_deep")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+PATIENCE = 1000
+
+
+def config_text(f):
+    c = f["config"][()]
+    return c.decode() if isinstance(c, bytes) else bytes(c.ravel()).decode()
+
+
+def main(cases):
+    os.makedirs(OUT, exist_ok=True)
+    for case in cases:
+        wins = [0, 0, 0]  # against the fair deep ensemble: W/T/L
+        wins_last = [0, 0, 0]
+        for seed in range(1, 9):
+            ladder = os.path.join(ROOT, "runs", "study", f"{case}-ladder-seed{seed}.h5")
+            if not os.path.exists(ladder):
+                print(f"{case} seed {seed}: no {ladder} (run jobs/study/study.py first)")
+                continue
+            with h5py.File(ladder, "r") as f:
+                ini = config_text(f)
+                m = f["metrics"].attrs
+                ladder_mse, deep_mse = float(m["ensemble_test_mse"]), float(m["deep_ensemble_test_mse"])
+            epochs = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1))
+            steps = int(re.search(r"(?m)^steps = (\d+)", ini).group(1))
+            rungs = len(re.search(r"(?m)^ladder = (.*)$", ini).group(1).split(","))
+            budget = epochs + rungs * steps
+            path = os.path.join(OUT, f"{case}-seed{seed}")
+            with open(path + ".ini", "w") as fh:
+                fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
+            run = subprocess.run(
+                ["mpirun", "--oversubscribe", "-n", "2", SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
+                 "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
+                 "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
+                cwd=ROOT, env=ENV, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{case} seed {seed}: the fair deep ensemble failed:\n{run.stderr[-1000:]}")
+                continue
+            with h5py.File(path + ".h5", "r") as f:
+                fair_mse = float(f["metrics"].attrs["deep_ensemble_test_mse"])
+            for tally, other in ((wins, fair_mse), (wins_last, deep_mse)):
+                tally[0 if ladder_mse < other else 1 if ladder_mse == other else 2] += 1
+            print(f"{case} seed {seed}: budget {budget} gradients; test MSE ladder {ladder_mse:.4g}, deep ensemble "
+                  f"(last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}", flush=True)
+        print(f"{case}: the ladder's test MSE W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]}, "
+              f"against the last-epoch deep ensemble {wins_last[0]}/{wins_last[1]}/{wins_last[2]}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["autompg_m", "autompg_s", "sine"])
