@@ -52,10 +52,10 @@ std::int64_t rows_of(const io::ArchiveReader& r, const std::string& dataset) {
   return r.exists(dataset) ? r.dims(dataset).front() : 0;
 }
 
-void metrics_table(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  // An attribute that differs from its checksummed copy is shown as DAMAGED, never its value.
-  const auto damaged_list = r.damaged_attributes(layout::kMetrics);
-  const std::set<std::string> damaged(damaged_list.begin(), damaged_list.end());
+/// `damaged`: the /metrics attributes that differ from their checksummed copy, each shown as
+/// DAMAGED, never its value.
+void metrics_table(const io::ArchiveReader& r, const RunArchive& run, const std::set<std::string>& damaged,
+                   std::ostream& out) {
   const auto shown = [&damaged](const std::string& key, const std::string& text) {
     return damaged.count(key) != 0 ? std::string("DAMAGED") : text;
   };
@@ -549,11 +549,14 @@ void summary(const std::string& archive, std::ostream& out) {
     health(r, run, out);
     return;
   }
-  for (const auto& name : r.damaged_attributes(layout::kMetrics)) {
-    out << "WARNING   " << layout::kMetrics << "@" << name << " differs from its checksummed copy: damaged on disk, "
+  std::set<std::string> damaged;
+  for (const auto& a : r.attribute_mismatches(layout::kMetrics)) {
+    if (a.name.empty()) continue;
+    damaged.insert(a.name);
+    out << "WARNING   " << layout::kMetrics << "@" << a.name << " differs from its checksummed copy: damaged on disk, "
         << "shown as DAMAGED below (simmer_analyze verify lists the damage)\n";
   }
-  metrics_table(r, run, out);
+  metrics_table(r, run, damaged, out);
   candidates(r, run, out);
   if (c.simmer.mode == cli::SimmerMode::adam) return;  // no simmering: no draws, no drift
   health(r, run, out);

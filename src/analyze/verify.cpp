@@ -112,13 +112,13 @@ int verify(const std::string& archive, std::ostream& out) {
     damaged.emplace_back("the group tree");
   }
   for (const auto& group : groups) {
-    std::vector<std::string> attributes;
+    std::vector<io::AttributeMismatch> attributes;
     try {
       attributes = reader->attribute_mismatches(group);
     } catch (const std::exception& e) {
-      attributes.push_back(group + ": its attributes cannot be read: " + e.what());
+      attributes.push_back({"", group + ": its attributes cannot be read: " + e.what()});
     }
-    for (const auto& line : attributes) out << "DAMAGED     " << line << "\n";
+    for (const auto& a : attributes) out << "DAMAGED     " << a.message << "\n";
     if (!attributes.empty()) damaged.push_back(group + " attributes");
   }
   std::vector<std::string> choices;

@@ -378,25 +378,14 @@ std::string render_attribute(const AttributeValue& value) {
   return value.text;
 }
 
-std::vector<std::string> ArchiveReader::damaged_attributes(const std::string& group) const {
-  std::vector<std::string> out;
-  for (const auto& line : attribute_mismatches(group)) {
-    const auto at = line.find('@');
-    if (at == std::string::npos) continue;
-    const auto end = line.find(' ', at);
-    out.push_back(line.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
-  }
-  return out;
-}
-
-std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& group) const {
-  std::vector<std::string> out;
+std::vector<AttributeMismatch> ArchiveReader::attribute_mismatches(const std::string& group) const {
+  std::vector<AttributeMismatch> out;
   const std::string names_path = group + "/" + kAttributeNames, values_path = group + "/" + kAttributeValues;
   if (!exists(names_path) || !exists(values_path)) return out;
   const auto names = read_strings(names_path);
   const auto values = read_strings(values_path);
   if (names.size() != values.size()) {
-    out.push_back(group + ": attribute_names and attribute_values differ in length");
+    out.push_back({"", group + ": attribute_names and attribute_values differ in length"});
     return out;
   }
   std::map<std::string, std::string> now;
@@ -404,9 +393,10 @@ std::vector<std::string> ArchiveReader::attribute_mismatches(const std::string& 
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto it = now.find(names[i]);
     if (it == now.end()) {
-      out.push_back(group + "@" + names[i] + " is missing (its checksummed copy: " + values[i] + ")");
+      out.push_back({names[i], group + "@" + names[i] + " is missing (its checksummed copy: " + values[i] + ")"});
     } else if (it->second != values[i]) {
-      out.push_back(group + "@" + names[i] + " = " + it->second + " differs from its checksummed copy " + values[i]);
+      out.push_back(
+          {names[i], group + "@" + names[i] + " = " + it->second + " differs from its checksummed copy " + values[i]});
     }
   }
   return out;

@@ -142,7 +142,7 @@ void BasicChain<S>::save_configuration(ByteWriter& w) const {
   Vector x = net_.parameters();
   train::BasicPhaseState<S> phase = trajectory_->phase();
   ::simmer::Vector masses = masses_;
-  std::int64_t configuration = this->configuration();
+  std::int64_t configuration = configuration_;
   ar(x, phase, masses, configuration);
 }
 

@@ -40,6 +40,13 @@ std::string render_attribute(const AttributeValue& value);
 /// The scalar attributes of an open HDF5 object (group or dataset; its hid_t), in creation order.
 std::vector<AttributeValue> read_attributes(std::int64_t object);
 
+/// An attribute that differs from its checksummed copy, or is missing (`name`; empty when the
+/// copy itself is unusable), and the line that says so.
+struct AttributeMismatch {
+  std::string name;
+  std::string message;
+};
+
 /// An HDF5 file (its signature is there) that HDF5 cannot open: truncated or damaged.
 class DamagedFile : public Error {
  public:
@@ -119,11 +126,9 @@ class ArchiveReader {
   /// Every scalar text/integer/real attribute of an object, in creation order.
   [[nodiscard]] std::vector<AttributeValue> attributes(const std::string& object) const;
   /// `group`'s attributes against their checksummed copy (<group>/attribute_names and
-  /// attribute_values, ParallelFile::mirror_attributes): one line per attribute that differs or
-  /// is missing; empty when they agree or the group has no copy (archives before it).
-  [[nodiscard]] std::vector<std::string> attribute_mismatches(const std::string& group) const;
-  /// The names of those attributes alone.
-  [[nodiscard]] std::vector<std::string> damaged_attributes(const std::string& group) const;
+  /// attribute_values, ParallelFile::mirror_attributes): one per attribute that differs or is
+  /// missing; empty when they agree or the group has no copy (archives before it).
+  [[nodiscard]] std::vector<AttributeMismatch> attribute_mismatches(const std::string& group) const;
   /// Every group with a checksummed copy of its attributes (attribute_names), depth first.
   [[nodiscard]] std::vector<std::string> mirrored_groups() const;
 

@@ -239,7 +239,7 @@ class BasicChain final : public Chain {
   double exchange_loss() override;
   void save_configuration(ByteWriter& w) const override;
   void load_configuration(ByteReader& r, double from, double to) override;
-  [[nodiscard]] std::int64_t configuration() const override { return configuration_ < 0 ? index_ : configuration_; }
+  [[nodiscard]] std::int64_t configuration() const override { return configuration_; }
 
   /// The state in the compute precision (tests).
   [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
@@ -294,11 +294,11 @@ class BasicChain final : public Chain {
   Vector adam_best_, adam_best_previous_;
   std::int64_t adam_best_epoch_ = 0;
   double adam_best_loss_ = std::numeric_limits<double>::infinity();
-  Rng noise_rng_;                     ///< the Langevin thermostat (checkpointed)
-  ::simmer::Vector masses_;           ///< the particles' masses (empty: all 1; checkpointed)
-  std::int64_t configuration_ = -1;   ///< configuration(); -1: its own (checkpointed)
-  train::MassAdaptation adaptation_;  ///< adapt: the warm-up's running variances (checkpointed)
-  ::simmer::Matrix wide_;             ///< float32 runs: predictions widened for the accumulators
+  Rng noise_rng_;                        ///< the Langevin thermostat (checkpointed)
+  ::simmer::Vector masses_;              ///< the particles' masses (empty: all 1; checkpointed)
+  std::int64_t configuration_ = index_;  ///< configuration(): its own until a swap (checkpointed)
+  train::MassAdaptation adaptation_;     ///< adapt: the warm-up's running variances (checkpointed)
+  ::simmer::Matrix wide_;                ///< float32 runs: predictions widened for the accumulators
   // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;
