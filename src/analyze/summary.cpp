@@ -19,6 +19,7 @@
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 #include "simmer/run/metrics.hpp"
+#include "simmer/train/configurational.hpp"
 #include "summary_parts.hpp"
 
 namespace simmer::analyze {
@@ -230,6 +231,40 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
   }
 }
 
+/// The window's thermometers per trajectory (issue 29): the step, T_kin/T and T_conf/T, and which
+/// trajectories' T_conf/T is off by more than train::kConfigurationalTolerance. Nothing for an
+/// archive without them (older, or simmer.configurational_every = 0).
+void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
+                  const std::vector<double>& kinetic, const std::vector<double>& configurational,
+                  const std::vector<double>& chain, std::ostream& out) {
+  std::string ratios, off;
+  double h_lo = INFINITY, h_hi = -INFINITY, k_lo = INFINITY, k_hi = -INFINITY;
+  for (std::size_t c = 0; c < configurational.size() && c < temperature.size(); ++c) {
+    const double ratio = configurational[c] / temperature[c];
+    if (!std::isfinite(ratio)) continue;
+    const auto who =
+        std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
+    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio);
+    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance) off += (off.empty() ? "" : ", ") + who;
+    h_lo = std::min(h_lo, h[c]);
+    h_hi = std::max(h_hi, h[c]);
+    k_lo = std::min(k_lo, kinetic[c] / temperature[c]);
+    k_hi = std::max(k_hi, kinetic[c] / temperature[c]);
+  }
+  if (ratios.empty()) return;
+  out << "  thermometers over the window: h " << printf_string("%.4g", h_lo)
+      << (h_hi > h_lo ? "-" + printf_string("%.4g", h_hi) : std::string()) << ", T_kin/T "
+      << printf_string("%.4g", k_lo) << "-" << printf_string("%.4g", k_hi)
+      << "; T_conf/T per trajectory (configurational: <|grad U|^2> / <tr Hess U>, 1 when the positions follow "
+         "exp(-U/T)): "
+      << ratios << "\n";
+  if (!off.empty()) {
+    out << "  warning: T_conf/T more than " << printf_string("%.0f", 100.0 * train::kConfigurationalTolerance)
+        << "% from 1 in trajectories " << off
+        << ": not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
+  }
+}
+
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.
 void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   out << "\nstationarity (/diagnostics; verdicts and thresholds: docs/STATIONARITY.md)\n";
@@ -288,6 +323,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
+  thermometers(read(layout::kTimeStep), read(layout::kTemperature), read(layout::kKineticTemperature),
+               read(layout::kConfigurationalTemperature), chain, out);
   if (r.has_attribute(layout::kDiagnostics, layout::series_bulk_ess("train_loss"))) {
     // Every member's series (not only the stored draws), pooled over the trajectories.
     const double wall = real_attr(r, layout::kRoot, layout::kWallSeconds);

@@ -371,6 +371,12 @@ const std::vector<Key>& keys() {
                "curvature report: random probe vectors, >= 1")
           .min(1)
           .max(1000),
+      make_key("simmer", "configurational_every", &C::simmer, &SimmerConfig::configurational_every,
+               "steps of the window between two samples of the configurational temperature "
+               "T_conf = <|grad U|^2> / <tr Hess U> (mass-weighted with masses; 2 gradients each, Hutchinson's "
+               "trace): a check of the step's bias on the sampled law, reported beside the kinetic temperature "
+               "(docs/MIXING.md); 0: off")
+          .min(0),
       make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence, run::kOnDivergenceNames,
                "a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
                "temperature stays 100x off the target, stops (stop: keeping its samples) or goes on (warn)"),

@@ -212,6 +212,7 @@ run::Problem build(const Config& c) {
   p.diagnostics.curvature_report = c.simmer.curvature_report;
   p.diagnostics.lanczos_steps = c.simmer.lanczos_steps;
   p.diagnostics.lanczos_probes = c.simmer.lanczos_probes;
+  p.diagnostics.configurational_every = c.simmer.configurational_every;
   p.sampling.window = c.ensemble.window;
   p.sampling.stride = c.ensemble.stride;
   p.sampling.count = c.ensemble.count;

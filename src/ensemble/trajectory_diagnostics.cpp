@@ -159,7 +159,8 @@ std::vector<double> DiagnosticsPartials::block_metric(const DiagnosticsSetup& se
   return out;
 }
 
-TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {
+TrajectoryDiagnostics::TrajectoryDiagnostics(const DiagnosticsSetup& setup)
+    : setup_(setup), time_step_(setup.time_step), partials_(setup) {
   if (setup_.blocks < 1 || setup_.window_steps < 1) throw Error("internal: diagnostics need a window and blocks");
 }
 
@@ -177,7 +178,7 @@ void TrajectoryDiagnostics::start(const VectorOf<S>& x) {
 
 template <class S>
 void TrajectoryDiagnostics::after_step(std::int64_t step, const VectorOf<S>& x, double kinetic) {
-  const double moved = setup_.time_step * std::sqrt(std::max(kinetic, 0.0));
+  const double moved = time_step_ * std::sqrt(std::max(kinetic, 0.0));
   path_ += moved;
   if (step >= setup_.window_first_step) window_path_ += moved;
   if (step + 1 == setup_.window_first_step) {
@@ -281,6 +282,10 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
     const double r = series_rhat(*series);
     if (std::isfinite(r) && !(r <= s.rhat)) s.rhat = r;
   }
+  s.kinetic_temperature = thermometers_.kinetic_temperature();
+  s.configurational_temperature = thermometers_.configurational_temperature();
+  s.target_temperature = thermometers_.target_temperature();
+  s.time_step = time_step_;
   judge(s, prior_rms, diverged, start_loss);
   return s;
 }

@@ -59,6 +59,10 @@ double diagnostic(const run::ChainReport& r, std::size_t stage, const std::strin
   if (name == layout::kMassMin) return r.masses[0];
   if (name == layout::kMassMedian) return r.masses[1];
   if (name == layout::kMassMax) return r.masses[2];
+  if (name == layout::kTimeStep) return s.time_step;
+  if (name == layout::kTemperature) return s.target_temperature;
+  if (name == layout::kKineticTemperature) return s.kinetic_temperature;
+  if (name == layout::kConfigurationalTemperature) return s.configurational_temperature;
   throw Error("internal: unknown diagnostic '" + name + "'");
 }
 

@@ -13,6 +13,7 @@
 #include "simmer/mpi/report.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/metrics.hpp"
+#include "simmer/train/configurational.hpp"
 
 namespace simmer::mpi {
 namespace {
@@ -20,6 +21,50 @@ namespace {
 using namespace detail;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using Verdict = ensemble::Verdict;
+
+/// The window's thermometers of stage `stage` over its trajectories: the step, T_kin/T and
+/// T_conf/T (range over the trajectories), and a warning naming the trajectories whose T_conf/T
+/// is off by more than train::kConfigurationalTolerance.
+void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size_t stage) {
+  double h_lo = kNaN, h_hi = kNaN, k_lo = kNaN, k_hi = kNaN, c_lo = kNaN, c_hi = kNaN;
+  const auto widen = [](double v, double& lo, double& hi) {
+    if (!std::isfinite(v)) return;
+    lo = std::isnan(lo) ? v : std::min(lo, v);
+    hi = std::isnan(hi) ? v : std::max(hi, v);
+  };
+  std::vector<std::int64_t> off;
+  double worst = kNaN;
+  for (const auto& r : at_stage) {
+    const auto& s = r.stages[stage].summary;
+    widen(s.time_step, h_lo, h_hi);
+    widen(s.kinetic_temperature / s.target_temperature, k_lo, k_hi);
+    const double c = s.configurational_ratio();
+    widen(c, c_lo, c_hi);
+    if (std::isfinite(c) && std::abs(c - 1.0) > train::kConfigurationalTolerance) {
+      off.push_back(r.index);
+      if (!(std::abs(worst - 1.0) >= std::abs(c - 1.0))) worst = c;
+    }
+  }
+  if (std::isnan(c_lo)) return;  // simmer.configurational_every = 0, or no window reached
+  const auto range = [](double lo, double hi) {
+    return lo == hi ? format("%.4g", lo) : format("%.4g", lo) + "-" + format("%.4g", hi);
+  };
+  std::printf(
+      "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s (configurational: <|grad U|^2> / "
+      "<tr Hess U>; 1 when the step samples exp(-U/T))\n",
+      range(h_lo, h_hi).c_str(), range(k_lo, k_hi).c_str(), range(c_lo, c_hi).c_str());
+  if (!off.empty()) {
+    std::string which;
+    for (std::size_t i = 0; i < off.size() && i < 8; ++i) which += (i > 0 ? ", " : "") + std::to_string(off[i]);
+    if (off.size() > 8) which += ", ...";
+    std::printf(
+        "warning: T_conf/T is more than %.0f%% from 1 in %zu of %zu trajectories (%s; farthest %.4g): the "
+        "positions are not distributed as exp(-U/T): the trajectory has not equilibrated (see the "
+        "stationarity line) or the step biases the sampled law (a smaller simmer.time_step or "
+        "simmer.step_fraction tells which)\n",
+        100.0 * train::kConfigurationalTolerance, off.size(), at_stage.size(), which.c_str(), worst);
+  }
+}
 
 }  // namespace
 
@@ -312,6 +357,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
           "at step %lld); they kept sampling (/diagnostics/slow_to_heat_at_step)\n",
           static_cast<long long>(slow), t.size(), static_cast<long long>(first_slow));
     }
+    print_thermometers(at_stage, stage);
     const double temperature = p.stage_temperature(report.diagnostics_stage);
     const auto [rise, stiff] = rise_and_stiff(p, t, stage);
     std::printf(

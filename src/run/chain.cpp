@@ -88,7 +88,8 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
       index_(index),
       net_(model::build_network<S>(problem.architecture)),
       minibatch_rng_(stream(RngPurpose::minibatch)),
-      noise_rng_(stream(RngPurpose::thermostat)) {
+      noise_rng_(stream(RngPurpose::thermostat)),
+      thermometer_rng_(stream(RngPurpose::configurational)) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
   net_.initialize(p.init, init);
@@ -366,6 +367,7 @@ void BasicChain<S>::advance_to(std::int64_t end) {
                                                                              trajectory_->phase().kinetic);
     check_health(rec);
     if (stopped_) break;
+    sample_thermometers(rec);
     const std::int64_t s = rec.step;
     if ((s + 1) % p.run.trace_every == 0) record_trace(1, s + 1, rec.temperature, rec.half_step_loss);
     if (next_sample_ < sample_steps_.size() && sample_steps_[next_sample_] == s) {
@@ -378,6 +380,19 @@ void BasicChain<S>::advance_to(std::int64_t end) {
     }
   }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+}
+
+template <class S>
+void BasicChain<S>::sample_thermometers(const train::StepRecord& rec) {
+  const std::int64_t every = p_->diagnostics.configurational_every;
+  ensemble::TrajectoryDiagnostics& diag = diag_[static_cast<std::size_t>(p_->stage_of(index_, rec.step))];
+  const std::int64_t into = rec.step + 1 - diag.window_first_step();
+  if (every <= 0 || into <= 0 || into % every != 0) return;
+  const double t0 = cpu_seconds();
+  const auto sample = train::configurational_sample(*objective_, net_.parameters(), rec.temperature, &masses_,
+                                                    &p_->nhc.prior_precision, thermometer_rng_);
+  diag.add_thermometers(sample, trajectory_->integrator().kinetic_temperature(trajectory_->phase()), rec.temperature);
+  eval_seconds_ += cpu_seconds() - t0;
 }
 
 template <class S>

@@ -73,6 +73,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "simmer.curvature_report",
                                            "simmer.lanczos_steps",
                                            "simmer.lanczos_probes",
+                                           "simmer.configurational_every",
                                            "simmer.on_divergence",
                                            "simmer.stability_check",
                                            "simmer.parameter_masses",
@@ -195,6 +196,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.simmer.curvature_report == b.simmer.curvature_report);
   CHECK(a.simmer.lanczos_steps == b.simmer.lanczos_steps);
   CHECK(a.simmer.lanczos_probes == b.simmer.lanczos_probes);
+  CHECK(a.simmer.configurational_every == b.simmer.configurational_every);
   CHECK(a.simmer.on_divergence == b.simmer.on_divergence);
   CHECK(a.simmer.stability_check == b.simmer.stability_check);
   CHECK(a.simmer.health_every == b.simmer.health_every);

@@ -20,6 +20,7 @@
 #include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/train/configurational.hpp"
 
 namespace simmer::ensemble {
 
@@ -91,6 +92,12 @@ struct TrajectorySummary {
   double member_test_q25 = 0, member_test_q75 = 0;  ///< spread of the members' test metric
   double mean_member_loss = 0;                      ///< mean training loss of the members
   double rhat = 0;  ///< largest split-R̂ over the member loss, rms and test metric series
+  /// The window's thermometers (train/configurational.hpp; NaN without samples): the mean kinetic
+  /// temperature Σ m v²/N_f and the configurational temperature at the sampled steps, the mean
+  /// target T there, and the step h the window ran with (simmer.time_step, or auto's choice).
+  double kinetic_temperature = 0, configurational_temperature = 0, target_temperature = 0, time_step = 0;
+  /// T_conf / T (NaN without samples).
+  [[nodiscard]] double configurational_ratio() const { return configurational_temperature / target_temperature; }
   /// Every member's series, in member order (the pooled R̂ and bulk ESS across trajectories, issue
   /// 21): its training loss, its test metric, and at the fixed test rows
   /// (fixed_test_rows) the log-probability of the true class (classification) or the prediction
@@ -105,7 +112,8 @@ struct TrajectorySummary {
   void fields(Ar& ar) {
     ar(members, distance, path_length, window_distance, window_path_length, rms_start, rms_window_start, rms_end,
        max_abs_end, block_train_metric, block_test_metric, member_train_median, member_test_median, member_test_q25,
-       member_test_q75, mean_member_loss, rhat, series_loss, series_test_metric, series_points, verdict, reason);
+       member_test_q75, mean_member_loss, rhat, kinetic_temperature, configurational_temperature, target_temperature,
+       time_step, series_loss, series_test_metric, series_points, verdict, reason);
     ar.require(kVerdictNames.name(verdict) != "?", "bad verdict code");
   }
 };
@@ -155,6 +163,16 @@ class TrajectoryDiagnostics {
   void after_step(std::int64_t step, const VectorOf<S>& x, double kinetic);
   template <class S>
   [[nodiscard]] Position position(const VectorOf<S>& x) const;
+  /// The step h from now on (simmer.time_step = auto sets it during the warm-up; the path length
+  /// and the summary use it).
+  void set_time_step(double h) { time_step_ = h; }
+  [[nodiscard]] double time_step() const { return time_step_; }
+  /// The first step (0-based, the run's numbering) of this stage's sampling window.
+  [[nodiscard]] std::int64_t window_first_step() const { return setup_.window_first_step; }
+  /// A thermometer sample of the window (configurational sums, kinetic and target temperature).
+  void add_thermometers(const train::ConfigurationalSample& c, double kinetic_temperature, double temperature) {
+    thermometers_.add(c, kinetic_temperature, temperature);
+  }
 
   /// A member taken at `step`: begin_member, then its predictions on every scored set (0 train,
   /// 1 test[, 2 validation]), in target units or logits (read at once: the caller's buffer may be
@@ -173,8 +191,8 @@ class TrajectoryDiagnostics {
   /// Full state (checkpoints; core/visit.hpp), the constructed setup kept.
   template <class Ar>
   void fields(Ar& ar) {
-    ar(start_, window_start_, rms_start_, rms_window_start_, path_, window_path_, window_started_, series_step_,
-       series_loss_, series_train_, series_test_, series_rms_, series_points_, partials_);
+    ar(start_, window_start_, rms_start_, rms_window_start_, path_, window_path_, window_started_, time_step_,
+       thermometers_, series_step_, series_loss_, series_train_, series_test_, series_rms_, series_points_, partials_);
   }
   void save(ByteWriter& w) const;
   void load(ByteReader& r);
@@ -189,6 +207,8 @@ class TrajectoryDiagnostics {
   double rms_start_ = 0, rms_window_start_ = 0;
   double path_ = 0, window_path_ = 0;
   bool window_started_ = false;
+  double time_step_ = 0;
+  train::ThermometerSums thermometers_;
   // member series
   std::vector<double> series_step_, series_loss_, series_train_, series_test_, series_rms_;
   std::vector<double> series_points_;  ///< [member][fixed test row]

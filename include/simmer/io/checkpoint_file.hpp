@@ -21,8 +21,9 @@ using ByteReader = simmer::ByteReader;
 /// 3: the run id; 4: Adam-phase checkpoints; 5: simmering stages (ladders); 6: every saved struct
 /// through its one field list (core/visit.hpp); 7: the chain's parameter masses and mass adaptation;
 /// 8: replica exchange; 9: each member's entropy per row (classification, issue 26); 10: the
-/// configuration a trajectory holds (replica exchange); 11: Adam's best iterate (adam.keep).
-inline constexpr std::uint32_t kCheckpointFormat = 11;
+/// configuration a trajectory holds (replica exchange); 11: Adam's best iterate (adam.keep);
+/// 12: the window's thermometers and the stage's time step (issue 29).
+inline constexpr std::uint32_t kCheckpointFormat = 12;
 
 /// 64-bit FNV-1a.
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size);

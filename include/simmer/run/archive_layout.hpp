@@ -103,7 +103,11 @@ inline const std::vector<std::string>& diagnostic_fields() {
                                               kLambdaMaxEnd,
                                               kMassMin,
                                               kMassMedian,
-                                              kMassMax};
+                                              kMassMax,
+                                              kTimeStep,
+                                              kTemperature,
+                                              kKineticTemperature,
+                                              kConfigurationalTemperature};
   return names;
 }
 

@@ -298,6 +298,12 @@ inline constexpr const char* kLambdaMaxStart = "lambda_max_start";
 inline constexpr const char* kEigenvaluesAboveTEnd = "eigenvalues_above_T_end";
 inline constexpr const char* kEigenvaluesAboveTEndStderr = "eigenvalues_above_T_end_stderr";
 inline constexpr const char* kLambdaMaxEnd = "lambda_max_end";
+/// The window's thermometers (train/configurational.hpp, issue 29): the step h it ran with, the
+/// target T, the mean kinetic temperature and the configurational temperature at the sampled steps
+/// (NaN with simmer.configurational_every = 0; named by kTemperature and kKineticTemperature, as
+/// in /sample_stats, and kConfigurationalTemperature).
+inline constexpr const char* kTimeStep = "time_step";
+inline constexpr const char* kConfigurationalTemperature = "configurational_temperature";
 /// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
 inline constexpr const char* kMassMin = "mass_min";
 inline constexpr const char* kMassMedian = "mass_median";

@@ -257,6 +257,9 @@ class BasicChain final : public Chain {
   void keep_if_best(std::int64_t epoch);
   void take_member(const train::StepRecord& rec);
   void check_health(const train::StepRecord& rec);
+  /// In a window, every diagnostics.configurational_every steps: a configurational-temperature
+  /// sample and the kinetic temperature, into the stage's diagnostics.
+  void sample_thermometers(const train::StepRecord& rec);
   void score_baseline();
   void begin_trajectory(train::BasicPhaseState<S> start, std::int64_t first_step);
   /// Before the first step of stage `stage` > 0: the last stage's summary is kept, and this
@@ -295,6 +298,7 @@ class BasicChain final : public Chain {
   std::int64_t adam_best_epoch_ = 0;
   double adam_best_loss_ = std::numeric_limits<double>::infinity();
   Rng noise_rng_;                        ///< the Langevin thermostat (checkpointed)
+  Rng thermometer_rng_;                  ///< the configurational temperature's probes (checkpointed)
   ::simmer::Vector masses_;              ///< the particles' masses (empty: all 1; checkpointed)
   std::int64_t configuration_ = index_;  ///< configuration(): its own until a swap (checkpointed)
   train::MassAdaptation adaptation_;     ///< adapt: the warm-up's running variances (checkpointed)

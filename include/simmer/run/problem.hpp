@@ -140,6 +140,9 @@ struct DiagnosticsOptions {
   enum class CurvatureReport { off, start, start_end } curvature_report = CurvatureReport::start;
   int lanczos_steps = 40;
   int lanczos_probes = 3;
+  /// Steps of the window between two samples of the configurational temperature (2 gradient
+  /// evaluations each; train/configurational.hpp); 0: off.
+  std::int64_t configurational_every = 50;
 };
 inline constexpr Names<DiagnosticsOptions::CurvatureReport, 3> kCurvatureReportNames{
     "simmer.curvature_report",

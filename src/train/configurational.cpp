@@ -1,0 +1,73 @@
+#include "simmer/train/configurational.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "simmer/core/error.hpp"
+#include "simmer/train/stability.hpp"
+
+namespace simmer::train {
+
+template <class S>
+ConfigurationalSample configurational_sample(BasicObjective<S>& objective, VectorOf<S>& x, double temperature,
+                                             const Vector* masses, const Vector* prior_precision, Rng& rng,
+                                             int probes) {
+  const Index n = x.size();
+  const bool weighted = masses != nullptr && masses->size() > 0;
+  const bool prior = prior_precision != nullptr && prior_precision->size() > 0;
+  if ((weighted && masses->size() != n) || (prior && prior_precision->size() != n) || probes < 1) {
+    throw Error("configurational_sample: one mass and one prior precision per parameter, and a probe");
+  }
+  const Vector inverse_mass = weighted ? masses->cwiseInverse().eval() : Vector::Ones(n).eval();
+  const VectorOf<S> keep = x;
+  const Vector x0 = x.template cast<double>();
+  const double eps = difference_step<S>() * std::max(1.0, x0.norm() / std::sqrt(static_cast<double>(n)));
+  Vector z(n), gradient = Vector::Zero(n);
+  VectorOf<S> g_plus(n), g_minus(n);
+  ConfigurationalSample out;
+  for (int probe = 0; probe < probes; ++probe) {
+    for (Index i = 0; i < n; ++i) z(i) = (rng.next() >> 63) != 0 ? 1.0 : -1.0;
+    x = (x0 + eps * z).template cast<S>();
+    objective.evaluate_with_gradient(x, g_plus);
+    g_plus = VectorOf<S>(g_plus);  // the objective may hand back its own buffer: keep a copy
+    x = (x0 - eps * z).template cast<S>();
+    objective.evaluate_with_gradient(x, g_minus);
+    const Vector plus = g_plus.template cast<double>(), minus = g_minus.template cast<double>();
+    out.trace += z.cwiseProduct(inverse_mass).dot(plus - minus) / (2.0 * eps);
+    gradient += 0.5 * (plus + minus);
+  }
+  x = keep;
+  out.trace /= probes;
+  gradient /= probes;
+  if (prior) {
+    gradient += temperature * prior_precision->cwiseProduct(x0);
+    out.trace += temperature * prior_precision->dot(inverse_mass);
+  }
+  out.gradient_sq = gradient.cwiseProduct(inverse_mass).dot(gradient);
+  return out;
+}
+
+template ConfigurationalSample configurational_sample(BasicObjective<double>&, VectorOf<double>&, double, const Vector*,
+                                                      const Vector*, Rng&, int);
+template ConfigurationalSample configurational_sample(BasicObjective<float>&, VectorOf<float>&, double, const Vector*,
+                                                      const Vector*, Rng&, int);
+
+void ThermometerSums::add(const ConfigurationalSample& c, double kinetic_temperature, double target_temperature) {
+  samples += 1;
+  gradient_sq += c.gradient_sq;
+  trace += c.trace;
+  kinetic += kinetic_temperature;
+  target += target_temperature;
+}
+
+double ThermometerSums::configurational_temperature() const {
+  return samples > 0 ? gradient_sq / trace : std::numeric_limits<double>::quiet_NaN();
+}
+double ThermometerSums::kinetic_temperature() const {
+  return samples > 0 ? kinetic / static_cast<double>(samples) : std::numeric_limits<double>::quiet_NaN();
+}
+double ThermometerSums::target_temperature() const {
+  return samples > 0 ? target / static_cast<double>(samples) : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace simmer::train
