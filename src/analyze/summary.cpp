@@ -504,12 +504,18 @@ void summary(const std::string& archive, std::ostream& out) {
       out << c.simmer.ladder.size() << " rungs"
           << (c.simmer.ladder_mode == run::LadderMode::parallel ? " side by side" : "") << " × ";
     }
-    out << c.simmer.steps << " steps, h = " << c.simmer.time_step;
+    out << c.simmer.steps << " steps, h = ";
+    if (c.simmer.time_step) {
+      out << *c.simmer.time_step;
+    } else {
+      out << "auto (" << c.simmer.step_fraction
+          << " of the measured limit; each trajectory's in /diagnostics/time_step)";
+    }
     const double limit = real_attr(r, layout::kRoot, layout::kTimeStepLimit);
     // The margin: h sqrt(lambda_max) / 2 = h / limit (1 at the leapfrog limit; the step's slack).
-    if (!std::isnan(limit)) {
+    if (!std::isnan(limit) && c.simmer.time_step) {
       out << " (stability limit " << printf_string("%.4g", limit) << ", h at "
-          << printf_string("%.3g", 100.0 * c.simmer.time_step / limit) << "% of it)";
+          << printf_string("%.3g", 100.0 * *c.simmer.time_step / limit) << "% of it)";
     }
     if (c.simmer.mode == cli::SimmerMode::retrofit) out << ", after " << c.adam.epochs << " Adam epochs";
   }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -76,6 +77,40 @@ Key make_key(const char* section, const char* name, Section Config::*sub, std::o
   return key;
 }
 
+/// A number that may be left to the run ("auto": the empty optional).
+template <class Section>
+Key make_key(const char* section, const char* name, Section Config::*sub, std::optional<double> Section::*field,
+             const char* meaning) {
+  Key key;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = std::string(kAutoName) + "|real";
+  key.choices = {kAutoName};  // the one named value (the round-trip tests read it back)
+  key.can_be_auto = true;
+  key.real = true;
+  key.set = [sub, field](Config& c, const std::string& text) {
+    if (text == kAutoName) {
+      ((c.*sub).*field).reset();
+    } else {
+      try {
+        (c.*sub).*field = parse_as<double>(text);
+      } catch (const BadValue&) {
+        throw BadValue(std::string("not ") + kAutoName + " or a number");
+      }
+    }
+  };
+  key.get = [sub, field](const Config& c, bool exact) {
+    const std::optional<double>& v = (c.*sub).*field;
+    return v ? format_as<double>(*v, exact) : std::string(kAutoName);
+  };
+  key.number = [sub, field](const Config& c) {
+    const std::optional<double>& v = (c.*sub).*field;
+    return v ? *v : std::numeric_limits<double>::quiet_NaN();
+  };
+  return key;
+}
+
 /// make_key for a text field whose syntax is checked as it is read (so an INI error names the
 /// file and line): `check` throws simmer::Error, rethrown here as BadValue with its reason.
 template <class Section>
@@ -125,6 +160,7 @@ std::string Key::range_text() const {
 void Key::check(const Config& c) const {
   if (!number) return;
   const double v = number(c);
+  if (can_be_auto && get(c, false) == kAutoName) return;
   if (real && !std::isfinite(v)) throw option_error(full(), get(c, false), "must be a finite number");
   const bool below_lo = lo && (lo->open ? !(v > lo->value) : !(v >= lo->value));
   const bool above_hi = hi && (hi->open ? !(v < hi->value) : !(v <= hi->value));
@@ -261,9 +297,16 @@ const std::vector<Key>& keys() {
                "the initialisation, velocity 0) | adam (Adam alone, no simmering: the run's ensemble is "
                "the deep ensemble of its trajectories' Adam end points, to compare an ab initio job with)"),
       make_key("simmer", "time_step", &C::simmer, &SimmerConfig::time_step,
-               "integrator time step h (the paper's 'learning rate'), > 0")
-          .above(0)
+               "integrator time step h (the paper's 'learning rate'), or auto: simmer.step_fraction of the "
+               "stability limit min(2/sqrt(lambda_max), the thermostat's 2/sqrt(2 N_f T/Q_1)), measured at the "
+               "start of each stage and again over the steps before its window (the warm-up), then fixed for "
+               "the window (docs/MIXING.md)")
+          .min(1e-12)
           .fills("NhcOptions.time_step"),
+      make_key("simmer", "step_fraction", &C::simmer, &SimmerConfig::step_fraction,
+               "simmer.time_step = auto: h as a share of the measured stability limit, in (0, 1)")
+          .above(0)
+          .below(1),
       make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)")
           .above(0)
           .cap(1e12),

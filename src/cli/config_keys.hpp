@@ -47,6 +47,7 @@ struct Key {
   std::function<std::string(const Config&, bool exact)> get;
   std::function<double(const Config&)> number;  ///< numeric keys: the value the range applies to
   bool real = false;                            ///< floating point: must also be finite
+  bool can_be_auto = false;                     ///< "auto" is a value too (its number is NaN; no range)
   std::optional<Bound> lo, hi;
   std::optional<double> limit;  ///< a size no run needs, refused with its own "must be <= limit"
   std::string note;             ///< said after a range violation: "must be >= 0 (<note>)"

@@ -138,7 +138,6 @@ Config validated_unmapped(const Config& config, int world_size) {
   // [simmer]
   // A step this small would take over 1e12 steps to move a parameter by one unit (and below
   // ~1e-308 it is not even a normal double): a typo, not a choice.
-  require(s.time_step >= 1e-12, "simmer.time_step", str(s.time_step), "must be >= 1e-12");
   const bool adam_only = s.mode == SimmerMode::adam;
   if (s.mode == SimmerMode::retrofit) {
     require(a.epochs >= 2, "adam.epochs", str(a.epochs),
@@ -242,7 +241,9 @@ Config validated_unmapped(const Config& config, int world_size) {
   }
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
-  train::NhcOptions{s.time_step, s.chain_length, masses.values, s.dof_offset, {}}.validate();
+  train::NhcOptions{
+      s.time_step.value_or(train::NhcOptions{}.time_step), s.chain_length, masses.values, s.dof_offset, {}}
+      .validate();
 
   // [ensemble]
   require(e.window <= s.steps, "ensemble.window", str(e.window),

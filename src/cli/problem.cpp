@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,19 +58,22 @@ constexpr double kMaxThermalDisplacement = 100.0;
 /// Refuses a temperature (absolute, after temperature_unit) at which one step throws every
 /// parameter beyond kMaxThermalDisplacement, naming the key that set it.
 void check_hottest(const Problem& p, const Config& c) {
+  // An automatic step is a fraction of the thermostat's limit, so h sqrt(T) < 2 sqrt(Q_1 / 2 N_f).
+  if (!c.simmer.time_step) return;
+  const double h = *c.simmer.time_step;
   const bool ladder = !p.ladder.empty();
   const double hottest = ladder ? p.ladder.back() : std::max(p.ramp.initial, p.ramp.target);
-  const double displacement = c.simmer.time_step * std::sqrt(hottest);
+  const double displacement = h * std::sqrt(hottest);
   if (!(displacement > kMaxThermalDisplacement)) return;
-  const double limit = std::pow(kMaxThermalDisplacement / c.simmer.time_step, 2.0);
+  const double limit = std::pow(kMaxThermalDisplacement / h, 2.0);
   const bool posterior = c.simmer.temperature_unit == TemperatureUnit::posterior;
   const std::string unit = posterior ? " x T_Bayes" : "";
   const double scale = posterior ? p.bayes_temperature : 1.0;
   throw option_error(ladder ? "simmer.ladder" : "simmer.T_target",
                      ladder ? format_as(c.simmer.ladder, false) : format_short(c.simmer.T_target),
-                     "is too hot for simmer.time_step = " + format_short(c.simmer.time_step) +
-                         ": at T = " + format_short(hottest) + " one step moves a parameter by h sqrt(T) = " +
-                         format_short(displacement) + " (more than " + format_short(kMaxThermalDisplacement) +
+                     "is too hot for simmer.time_step = " + format_short(h) + ": at T = " + format_short(hottest) +
+                         " one step moves a parameter by h sqrt(T) = " + format_short(displacement) + " (more than " +
+                         format_short(kMaxThermalDisplacement) +
                          "), so the trajectory blows up at its first step; the hottest T this step allows is " +
                          format_short(limit / scale) + unit);
 }
@@ -164,7 +168,9 @@ run::Problem build(const Config& c) {
   check_hottest(p, c);
   p.select_by = c.ensemble.select_by;
   p.select_rule = c.ensemble.select_rule;
-  p.nhc.time_step = c.simmer.time_step;
+  p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
+  p.auto_step.on = !c.simmer.time_step.has_value();
+  p.auto_step.fraction = c.simmer.step_fraction;
   p.nhc.chain_length = c.simmer.chain_length;
   p.nhc.dof_offset = c.simmer.dof_offset;
   p.nhc.thermostat = c.simmer.thermostat;

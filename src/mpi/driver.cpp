@@ -234,13 +234,16 @@ bool Run::stability_check() {
     double value;
     int index;
   } in{0.0, -1}, out{0.0, -1};
+  // simmer.time_step = auto: judged with the largest step a trajectory chose.
+  double h = p_.auto_step.on ? 0.0 : p_.nhc.time_step;
   for (auto& ch : chains_) {
     const auto est = ch->stability_probe();
     if (est.lambda_max > in.value) in = {est.lambda_max, static_cast<int>(ch->index())};
+    if (p_.auto_step.on) h = std::max(h, ch->time_step());
   }
   MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
-  const run::StabilityVerdict v =
-      run::judge_stability(out.value, out.index, p_.nhc.time_step, p_.health.stability_check);
+  if (p_.auto_step.on) MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  const run::StabilityVerdict v = run::judge_stability(out.value, out.index, h, p_.health.stability_check);
   auto& f = archive_->file();
   f.attribute(run::layout::kRoot, run::layout::kLambdaMax, v.lambda_max);
   f.attribute(run::layout::kRoot, run::layout::kTimeStepLimit, v.limit);

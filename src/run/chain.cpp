@@ -89,7 +89,8 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
       net_(model::build_network<S>(problem.architecture)),
       minibatch_rng_(stream(RngPurpose::minibatch)),
       noise_rng_(stream(RngPurpose::thermostat)),
-      thermometer_rng_(stream(RngPurpose::configurational)) {
+      thermometer_rng_(stream(RngPurpose::configurational)),
+      time_step_(problem.nhc.time_step) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
   net_.initialize(p.init, init);
@@ -211,6 +212,7 @@ void BasicChain<S>::finish_adam() {
   baseline_ = net_.parameters();
   score_baseline();
   if (p.parameter_masses == train::ParameterMasses::adam) set_adam_masses();
+  if (p.auto_step.on) auto_step(0);
   // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
   const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
   train::BasicPhaseState<S> start;
@@ -237,6 +239,7 @@ template <class S>
 void BasicChain<S>::start() {
   if (started()) return;
   const Problem& p = *p_;
+  if (p.auto_step.on) auto_step(0);
   const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
   train::BasicPhaseState<S> start = nhc.rest_start();
   if (p.start_velocity == train::StartVelocity::thermal) {
@@ -285,8 +288,62 @@ train::CurvatureEstimate BasicChain<S>::stability_probe() {
 template <class S>
 train::NhcOptions BasicChain<S>::integrator_options() const {
   train::NhcOptions options = p_->nhc;
+  options.time_step = time_step_;
   options.parameter_masses = masses_;
   return options;
+}
+
+template <class S>
+double BasicChain<S>::measured_step_limit(std::int64_t stage) {
+  const train::CurvatureEstimate est = stability_probe();
+  warmup_lambda_ = std::max(warmup_lambda_, est.lambda_max);
+  const double dof = static_cast<double>(net_.parameter_count()) - p_->nhc.dof_offset;  // N_f, as the integrator's
+  return std::min(est.time_step_limit(), train::thermostat_step_limit(p_->nhc, dof, p_->stage_temperature(stage)));
+}
+
+template <class S>
+void BasicChain<S>::auto_step(std::int64_t next) {
+  const Problem& p = *p_;
+  const std::int64_t stage = p.stage_of(index_, next);
+  const std::int64_t first = p.stage_first_step(stage);
+  const std::int64_t window = first + p.run.steps - p.sampling.window;
+  const std::int64_t warmup = window - first;
+  if (next == window) {
+    // Fixed for the window from the warm-up's stiffest point (the start's alone without a warm-up).
+    if (next == first) {
+      warmup_lambda_ = 0.0;
+      measured_step_limit(stage);
+    }
+    const double dof = static_cast<double>(net_.parameter_count()) - p.nhc.dof_offset;
+    const double limit = std::min(train::CurvatureEstimate{warmup_lambda_, 0}.time_step_limit(),
+                                  train::thermostat_step_limit(p.nhc, dof, p.stage_temperature(stage)));
+    set_time_step(p.auto_step.fraction * limit, stage);
+    return;
+  }
+  if (next > window) return;
+  bool estimate = next == first;  // a stage's start always measures (stage 0's from start())
+  for (int j = 1; j < p.auto_step.estimates && !estimate; ++j) {
+    estimate = next == first + j * warmup / p.auto_step.estimates;
+  }
+  if (!estimate) return;
+  if (next == first) warmup_lambda_ = 0.0;  // a new stage's warm-up
+  set_time_step(p.auto_step.fraction * measured_step_limit(stage), stage);
+}
+
+template <class S>
+void BasicChain<S>::set_time_step(double h, std::int64_t stage) {
+  if (!(h > 0.0) || !std::isfinite(h)) {
+    throw Error("trajectory " + std::to_string(index_) + ": simmer.time_step = auto found no finite step (h = " +
+                std::to_string(h) + "): the loss's curvature here is not finite");
+  }
+  time_step_ = h;
+  diag_.at(static_cast<std::size_t>(stage)).set_time_step(h);
+  if (!started()) return;
+  train::BasicPhaseState<S> phase = trajectory_->phase();
+  const std::int64_t step = trajectory_->step();
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
+                                                            std::move(phase), step);
+  trajectory_->set_noise(&noise_rng_);
 }
 
 template <class S>
@@ -361,6 +418,7 @@ void BasicChain<S>::advance_to(std::int64_t end) {
   while (!stopped_ && trajectory_->step() < end) {
     const std::int64_t next = trajectory_->step();
     if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);  // never with parallel rungs
+    if (p.auto_step.on && next > 0) auto_step(next);
     const train::StepRecord rec = trajectory_->advance();
     last_loss_ = rec.half_step_loss;
     diag_[static_cast<std::size_t>(p.stage_of(index_, rec.step))].after_step(rec.step, net_.parameters(),
@@ -526,7 +584,7 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
   // Said by the process that runs it at once: the others keep going, so this cannot wait.
   warn_({Warning::Kind::diverged,
          "simmer_mpi: trajectory " + std::to_string(index_) + " diverged at step " + std::to_string(rec.step) +
-             " (h = " + text("%g", p_->nhc.time_step) + ", T = " + text("%g", rec.temperature) + "): " + reason + "; " +
+             " (h = " + text("%g", time_step_) + ", T = " + text("%g", rec.temperature) + "): " + reason + "; " +
              (stopped_ ? "it stops here, keeping its samples so far" : "continuing (on_divergence = warn)") +
              ". A smaller simmer.time_step (see the stability limit printed at the start) usually helps."});
 }

@@ -79,7 +79,8 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");
     return false;
   }
-  ar(noise_rng_, thermometer_rng_, shaped(net_.parameters()), masses_, adaptation_, configuration_);
+  ar(noise_rng_, thermometer_rng_, shaped(net_.parameters()), masses_, adaptation_, configuration_, time_step_,
+     warmup_lambda_);
   ar.require(!adaptation_.active() || adaptation_.mean().size() == net_.parameter_count(),
              "a mass adaptation of the wrong size");
   ar.require(masses_.size() == 0 || masses_.size() == net_.parameter_count(), "parameter masses of the wrong size");

@@ -11,6 +11,14 @@ double CurvatureEstimate::time_step_limit() const {
   return lambda_max > 0.0 ? 2.0 / std::sqrt(lambda_max) : std::numeric_limits<double>::infinity();
 }
 
+double thermostat_step_limit(const NhcOptions& options, double degrees_of_freedom, double temperature) {
+  if (options.thermostat == Thermostat::langevin || !(temperature > 0.0) || !(degrees_of_freedom > 0.0)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  const double q1 = options.masses.empty() ? 1.0 : options.masses.front();
+  return 2.0 / std::sqrt(2.0 * degrees_of_freedom * temperature / q1);
+}
+
 template <class S>
 CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations,
                                      const Vector* masses) {

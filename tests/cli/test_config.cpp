@@ -49,6 +49,7 @@ const std::vector<std::string> kAllKeys = {"data.source",
                                            "adam.epsilon",
                                            "simmer.mode",
                                            "simmer.time_step",
+                                           "simmer.step_fraction",
                                            "simmer.steps",
                                            "simmer.T_initial",
                                            "simmer.T_target",
@@ -154,6 +155,7 @@ void check_equal(const Config& a, const Config& b) {
   CHECK(a.adam.epsilon == b.adam.epsilon);
   CHECK(a.simmer.mode == b.simmer.mode);
   CHECK(a.simmer.time_step == b.simmer.time_step);
+  CHECK(a.simmer.step_fraction == b.simmer.step_fraction);
   CHECK(a.simmer.steps == b.simmer.steps);
   CHECK(a.simmer.T_initial == b.simmer.T_initial);
   CHECK(a.simmer.T_target == b.simmer.T_target);
@@ -384,7 +386,7 @@ TEST_CASE("INI errors name origin:line, key and value", "[config]") {
     CHECK_THROWS_WITH(from_ini("[run]\nseed = -1\n"),
                       Contains("jobs/iris.ini:2: run.seed = '-1': not a non-negative integer"));
     CHECK_THROWS_WITH(from_ini("[simmer]\ntime_step = 0.002x\n"),
-                      Contains("jobs/iris.ini:2: simmer.time_step = '0.002x': not a number"));
+                      Contains("jobs/iris.ini:2: simmer.time_step = '0.002x': not auto or a number"));
     CHECK_THROWS_WITH(from_ini("[simmer]\nT_target =\n"), Contains("simmer.T_target = '': not a number"));
     CHECK_THROWS_WITH(from_ini("[simmer]\nmasses = 1,,2\n"),
                       Contains("jobs/iris.ini:2: simmer.masses = '1,,2': empty item"));
@@ -452,6 +454,8 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[simmer]\ntime_step = 0", "simmer.time_step", "'0'"},
       {"[simmer]\ntime_step = -1e-3", "simmer.time_step", "'-0.001'"},
       {"[simmer]\ntime_step = inf", "simmer.time_step", "'inf'"},
+      {"[simmer]\nstep_fraction = 1", "simmer.step_fraction", "'1'"},
+      {"[simmer]\nstep_fraction = 0", "simmer.step_fraction", "'0'"},
       {"[simmer]\nsteps = 0", "simmer.steps", "'0'"},
       {"[simmer]\nT_initial = -0.5", "simmer.T_initial", "'-0.5'"},
       {"[simmer]\nT_initial = 0.5\nT_target = 0.1", "simmer.T_target", "'0.1'"},

@@ -9,8 +9,9 @@ cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
                     drifting and their rms stays within 3 sigma
        options      thermal and zero start velocities, Martyna masses, Langevin, temperatures in
                     posterior units: each does what its documentation says
-       identical    prior + Langevin + thermal start: -n 1, 2 and 3 give bit-identical archives;
-                    stopped by SIGUSR1 and resumed on another rank count, still identical
+       identical    prior + Langevin + thermal start + simmer.time_step = auto: -n 1, 2 and 3 give
+                    bit-identical archives; stopped by SIGUSR1 in the warm-up and resumed on another
+                    rank count, still identical; every trajectory's chosen step and T_conf archived
        uncertainty  NLL, Brier, ECE, Gaussian NLL and interval coverage equal a numpy
                     recomputation from every stored network
        heat         a trajectory slow to heat (a single thermostat after a long T = 0 stage) is
@@ -164,13 +165,22 @@ with tempfile.TemporaryDirectory() as tmp:
         args = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
                     "--simmer.thermostat", "langevin", "--simmer.start_velocity", "thermal",
                     "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.stride", "5",
-                    "--run.checkpoint_interval", "500", "--run.sync_every", "50")
-        same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
+                    "--run.checkpoint_interval", "500", "--run.sync_every", "50",
+                    "--simmer.time_step", "auto", "--simmer.step_fraction", "0.1")
+        first = same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
+        with h5py.File(first, "r") as f:
+            h = f["diagnostics/time_step"][()]
+            ratio = f["diagnostics/configurational_temperature"][()] / f["diagnostics/temperature"][()]
+        if not (np.all(np.isfinite(h)) and np.all(h > 0) and len(set(h.tolist())) == len(h)):
+            fail(f"time_step = auto: each trajectory's own finite step expected in /diagnostics/time_step, got {h}")
+        if not np.all(np.isfinite(ratio)):
+            fail(f"/diagnostics/configurational_temperature: finite T_conf/T expected, got {ratio}")
         # Stopped by SIGUSR1 at step 550, between checkpoints (exit 3 and a checkpoint at 550
         # required), resumed on 1 rank: the same bits.
         st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
                                at_step=550)
-        print("identical: prior + Langevin + thermal start bit-identical on 1, 2, 3 ranks and across a stop and resume")
+        print(f"identical: prior + Langevin + thermal start + auto step (h {h.min():.4g}-{h.max():.4g}, T_conf/T "
+              f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1, 2, 3 ranks and across a stop and resume")
 
     elif CASE == "masses":
         # Parameter masses (issue 21): adapted after a 1 000-step warm-up, and Adam's: the same

@@ -50,12 +50,18 @@ std::vector<unsigned char> state_of(const run::Chain& ch) {
 }
 
 template <class S>
-void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, std::int64_t at = 900) {
+void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, std::int64_t at = 900,
+                  bool auto_step = false) {
   for (const bool plain : {false, true}) {
     INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
     run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
     p.parameter_masses = masses;
     p.mass_warmup = 600;
+    if (auto_step) {  // simmer.time_step = auto: its estimates at 0, 200, 400, 600, fixed at 800
+      p.auto_step.on = true;
+      p.auto_step.fraction = 0.2;
+      p.nhc.time_step = std::nan("");
+    }
     run::BasicChain<S> straight(p, 1), interrupted(p, 1);
     for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
       ch->train_adam();
@@ -85,6 +91,9 @@ void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, 
     const auto sa = straight.report(), sb = restored.report();
     CHECK(sa.stages.front().summary.reason == sb.stages.front().summary.reason);
     CHECK(sa.stages.front().summary.block_test_metric == sb.stages.front().summary.block_test_metric);
+    CHECK(sa.stages.front().summary.time_step == sb.stages.front().summary.time_step);
+    CHECK(sa.stages.front().summary.configurational_temperature ==
+          sb.stages.front().summary.configurational_temperature);
   }
 }
 
@@ -128,6 +137,63 @@ TEST_CASE(
   massive.advance_to(1200);
   CHECK(massive.parameters().allFinite());
   CHECK(!massive.stopped());
+}
+
+TEST_CASE("time_step = auto: a chain saved mid-warm-up or in the window continues bit-identically",
+          "[chain][checkpoint][auto_step]") {
+  check_resume<double>(train::ParameterMasses::unit, 300, true);
+  check_resume<double>(train::ParameterMasses::unit, 900, true);
+  check_resume<float>(train::ParameterMasses::adapt, 500, true);
+}
+
+TEST_CASE(
+    "time_step = auto: h is step_fraction of the measured limit, re-estimated in the warm-up, fixed in the window",
+    "[chain][auto_step]") {
+  // Langevin: the limit is the curvature's, 2/sqrt(lambda_max) (the chain's own limit is below).
+  run::Problem p = small_sine(false);
+  p.auto_step.on = true;
+  p.auto_step.fraction = 0.2;
+  p.nhc.time_step = std::nan("");
+  run::BasicChain<double> chain(p, 0), shadow(p, 0);
+  const double thermostat =
+      train::thermostat_step_limit(p.nhc, static_cast<double>(p.parameters) - p.nhc.dof_offset, p.ramp.target);
+  const auto limit = [&](double lambda) { return std::min(2.0 / std::sqrt(lambda), thermostat); };
+  chain.train_adam();
+  shadow.train_adam();
+  // The probe leaves the state as it was and draws from a fresh stream: the shadow's probe at the
+  // same point sees what the chain's estimate saw.
+  double largest = shadow.stability_probe().lambda_max;
+  CHECK(chain.time_step() == 0.2 * limit(largest));
+  for (const std::int64_t at : {200, 400, 600}) {  // the warm-up's estimates (steps 0-799, 4 of them)
+    chain.advance_to(at);
+    shadow.advance_to(at);
+    REQUIRE(shadow.parameters() == chain.parameters());
+    const double lambda = shadow.stability_probe().lambda_max;
+    largest = std::max(largest, lambda);
+    chain.advance_to(at + 1);  // the estimate is taken before step `at`
+    shadow.advance_to(at + 1);
+    INFO("step " << at << ": lambda_max " << lambda);
+    CHECK(chain.time_step() == 0.2 * limit(lambda));
+  }
+  chain.advance_to(801);
+  CHECK(chain.time_step() == 0.2 * limit(largest));  // the window's step: the warm-up's stiffest point
+  const double window_step = chain.time_step();
+  chain.advance_to(1200);
+  CHECK(chain.time_step() == window_step);
+  CHECK(chain.report().stages.front().summary.time_step == window_step);
+  CHECK(std::isfinite(chain.report().stages.front().summary.configurational_temperature));
+  // With the Nose-Hoover chain the thermostat's own limit, 2/sqrt(2 N_f T/Q_1), bounds h too.
+  run::Problem q = small_sine(true);
+  q.auto_step = p.auto_step;
+  q.nhc.time_step = std::nan("");
+  run::BasicChain<double> nhc(q, 0);
+  nhc.train_adam();
+  const double curvature = 2.0 / std::sqrt(nhc.stability_probe().lambda_max);
+  const double own =
+      train::thermostat_step_limit(q.nhc, static_cast<double>(q.parameters) - q.nhc.dof_offset, q.ramp.target);
+  INFO("curvature's limit " << curvature << ", the thermostat's " << own);
+  CHECK(std::isfinite(own));
+  CHECK(nhc.time_step() == 0.2 * std::min(curvature, own));
 }
 
 TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint][float32]") {

@@ -104,7 +104,10 @@ struct AdamConfig {
 
 struct SimmerConfig {
   SimmerMode mode = SimmerMode::retrofit;
-  double time_step = train::NhcOptions{}.time_step;
+  /// h; empty: auto, a fraction (step_fraction) of the stability limit measured in each stage's
+  /// warm-up (run::AutoStep).
+  std::optional<double> time_step = train::NhcOptions{}.time_step;
+  double step_fraction = run::AutoStep{}.fraction;  ///< time_step = auto: h / the stability limit
   std::int64_t steps = 10000;
   double T_initial = 0.0;
   double T_target = 0.05;

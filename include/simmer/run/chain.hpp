@@ -174,6 +174,9 @@ class Chain {
   /// thermostat velocities rescaled by sqrt(to / from) for this trajectory's temperature `to`.
   /// Its diagnostics go on (the jump is part of its temperature's series).
   virtual void load_configuration(ByteReader& r, double from, double to) = 0;
+  /// The step h now (simmer.time_step, or the one simmer.time_step = auto chose; NaN before an
+  /// automatic step is chosen).
+  [[nodiscard]] virtual double time_step() const = 0;
   /// The configuration this trajectory holds, by the trajectory it started at: its own index
   /// until a swap brings another's (carried in the configuration's bytes, so a swap that moved
   /// no state would show here).
@@ -240,6 +243,7 @@ class BasicChain final : public Chain {
   void save_configuration(ByteWriter& w) const override;
   void load_configuration(ByteReader& r, double from, double to) override;
   [[nodiscard]] std::int64_t configuration() const override { return configuration_; }
+  [[nodiscard]] double time_step() const override { return time_step_; }
 
   /// The state in the compute precision (tests).
   [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
@@ -275,6 +279,15 @@ class BasicChain final : public Chain {
   /// variances (scaled as Adam's), v_i / sqrt(m_i) for the velocities (the unit-mass
   /// Maxwell–Boltzmann law becomes the massive one), and the integrator rebuilt with them.
   void finish_adaptation();
+  /// simmer.time_step = auto, before simmering step `next`: at the stage's start and its warm-up's
+  /// estimate steps, h from the stability limit measured here; at the window's first step, h
+  /// from the warm-up's largest λ (run::AutoStep).
+  void auto_step(std::int64_t next);
+  /// The stability limit at the current position for stage `stage` (the curvature's and the
+  /// thermostat's, run::AutoStep), with the curvature's λ kept in warmup_lambda_.
+  double measured_step_limit(std::int64_t stage);
+  /// h from now on: the integrator rebuilt with it (once simmering) and the stage's diagnostics told.
+  void set_time_step(double h, std::int64_t stage);
   /// The masses scaled by the ratio of the mass-weighted to the plain largest curvature here.
   [[nodiscard]] ::simmer::Vector scaled_to_stability(const ::simmer::Vector& unscaled);
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
@@ -301,6 +314,8 @@ class BasicChain final : public Chain {
   Rng thermometer_rng_;                  ///< the configurational temperature's probes (checkpointed)
   ::simmer::Vector masses_;              ///< the particles' masses (empty: all 1; checkpointed)
   std::int64_t configuration_ = index_;  ///< configuration(): its own until a swap (checkpointed)
+  double time_step_;                     ///< h (simmer.time_step or auto's; checkpointed)
+  double warmup_lambda_ = 0.0;           ///< auto: the largest λ_max of the stage's warm-up (checkpointed)
   train::MassAdaptation adaptation_;     ///< adapt: the warm-up's running variances (checkpointed)
   ::simmer::Matrix wide_;                ///< float32 runs: predictions widened for the accumulators
   // Members: every stage's, in step order.

@@ -134,6 +134,18 @@ struct StoreOptions {
   std::vector<std::int64_t> track;  ///< test rows whose member predictions are kept
 };
 
+/// simmer.time_step = auto (issue 29, docs/MIXING.md): each stage's step is `fraction` of the
+/// stability limit min(2/sqrt(λ_max), 2/sqrt(2 N_f T/Q_1)) (λ_max mass-weighted with masses; the
+/// second the Nosé–Hoover chain's own, absent with Langevin). It is measured where the stage
+/// starts and at `estimates` - 1 more evenly spaced steps of its warm-up (the steps before its
+/// window), each time setting h from that estimate; at the window's first step h is set from the
+/// largest λ of the warm-up and stays fixed through the window.
+struct AutoStep {
+  bool on = false;
+  double fraction = 0.1;
+  int estimates = 4;
+};
+
 /// The drift diagnostics and the curvature report (docs/STATIONARITY.md).
 struct DiagnosticsOptions {
   std::int64_t blocks = 5;  ///< the window in this many blocks of steps
@@ -227,6 +239,7 @@ struct Problem {
   HealthOptions health;
   StoreOptions store;
   DiagnosticsOptions diagnostics;
+  AutoStep auto_step;  ///< simmer.time_step = auto (then nhc.time_step is NaN: each chain chooses)
 
   /// Output un-scaling for the objective (empty for classification).
   Eigen::RowVectorXd output_scale;

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "simmer/core/rng.hpp"
+#include "simmer/train/nhc.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::train {
@@ -25,6 +26,12 @@ struct CurvatureEstimate {
 template <class S>
 CurvatureEstimate estimate_curvature(BasicObjective<S>& objective, VectorOf<S>& x, Rng& rng, int iterations = 20,
                                      const Vector* masses = nullptr);
+
+/// The Nosé–Hoover chain's own step limit: linearised about equilibrium (Σ m v² ≈ N_f T), the first
+/// thermostat velocity obeys w_1'' = −(2 N_f T / Q_1) w_1, so the splitting is stable for
+/// h < 2/sqrt(2 N_f T / Q_1) (docs/MIXING.md: measured on a harmonic chain). Infinite with the
+/// Langevin thermostat or at T <= 0.
+double thermostat_step_limit(const NhcOptions& options, double degrees_of_freedom, double temperature);
 
 /// The relative step of the central gradient differences that estimate H v (times
 /// max(1, rms x)): 1e-5 in float64, 5e-3 in float32 (near the cube root of the epsilon, where
