@@ -11,7 +11,11 @@ prints, rank normalisation as Vehtari et al. 2021), the run's wall time and the 
 second; then the ratio of the variants. Every number is measured on this machine when the script
 runs; nothing is assumed.
 
-usage: jobs/study/mixing.py [--case iris|sine] [--seeds 3] [--time-step H] [--trajectories 8] [--ranks 2] [--out runs/mixing]
+Also per run (issue 29): the bulk ESS of every member's training loss (/diagnostics, not only the
+stored draws) per second, the steps the trajectories ran with and their T_conf/T over the window.
+
+usage: jobs/study/mixing.py [--case iris|sine] [--seeds 3] [--time-step H|auto] [--step-fraction F]
+                            [--precision float64|float32] [--trajectories 8] [--ranks 2] [--out runs/mixing]
                             [--variants unit,adam_masses,adapt_masses,exchange]
                             [--simmer build/src/simmer_mpi] [--analyze build/src/simmer_analyze]
 """
@@ -60,6 +64,8 @@ RANK_LINE = re.compile(r"rank-normalised R̂ ([^,\s]+), bulk ESS ([^,\s]+)")
 
 def run(args, variant, seed):
     step = f"-h{args.time_step}" if args.time_step else ""
+    step += f"-f{args.step_fraction}" if args.step_fraction else ""
+    step += f"-{args.precision}" if args.precision else ""
     out = os.path.join(args.out, f"{args.case}_posterior{step}-{variant}-seed{seed}.h5")
     case = CASES[args.case]
     if not os.path.exists(out):
@@ -68,7 +74,9 @@ def run(args, variant, seed):
                "--run.progress", "lines", "--run.progress_seconds", "60", "--ensemble.store_every", "10",
                "--output", out, *POSTERIOR,
                *variant_args(args.case, variant),
-               *(["--simmer.time_step", args.time_step] if args.time_step else [])]
+               *(["--simmer.time_step", args.time_step] if args.time_step else []),
+               *(["--simmer.step_fraction", args.step_fraction] if args.step_fraction else []),
+               *(["--run.precision", args.precision] if args.precision else [])]
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
@@ -84,6 +92,11 @@ def run(args, variant, seed):
         metrics = f["metrics"].attrs
         verdicts = {v: int(metrics.get(f"trajectories_{v}", 0)) for v in VERDICTS}
         wall = float(f.attrs["wall_seconds"])
+        diag = f["diagnostics"]
+        member_bulk = float(diag.attrs.get("bulk_ess_train_loss", float("nan")))
+        h = diag["time_step"][()] if "time_step" in diag else [float("nan")]
+        conf = (diag["configurational_temperature"][()] / diag["temperature"][()]
+                if "configurational_temperature" in diag else [float("nan")])
         acceptance = list(f["ladder/exchange_acceptance"][()]) if "ladder/exchange_acceptance" in f else []
         trips = int(f["ladder/round_trips"][()].sum()) if "ladder/round_trips" in f else 0
         # The ensemble's test score beside the deep ensemble's (the trajectories' Adam end points).
@@ -94,6 +107,8 @@ def run(args, variant, seed):
             scores[f"{who}_nll"] = float(metrics.get(f"{who}_test_nll", float("nan")))
     return dict(variant=variant, seed=seed, rhat=float(m.group(1)), bulk=float(m.group(2)), wall=wall,
                 per_second=float(m.group(2)) / wall, verdicts=verdicts, acceptance=acceptance, trips=trips,
+                member_bulk=member_bulk, member_per_second=member_bulk / wall, h_lo=float(min(h)), h_hi=float(max(h)),
+                conf_lo=float(min(conf)), conf_hi=float(max(conf)),
                 **scores)
 
 
@@ -101,7 +116,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", choices=sorted(CASES), default="iris")
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--time-step", default="", help="simmer.time_step instead of the job's (the paper's)")
+    ap.add_argument("--time-step", default="", help="simmer.time_step instead of the job's (the paper's), or auto")
+    ap.add_argument("--step-fraction", default="", help="simmer.step_fraction (with --time-step auto)")
+    ap.add_argument("--precision", default="", help="run.precision (default: the job's)")
     ap.add_argument("--trajectories", type=int, default=8)
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "runs/mixing"))
@@ -122,7 +139,9 @@ def main():
             r = run(args, variant, seed)
             rows.append(r)
             print(f"{variant:12s} seed {seed}: rank R-hat {r['rhat']:.3f}, bulk ESS {r['bulk']:.0f} of the loss, "
-                  f"{r['wall']:.1f} s, {r['per_second']:.3g} ESS/s; verdicts "
+                  f"{r['wall']:.1f} s, {r['per_second']:.3g} ESS/s; every member's loss: bulk ESS "
+                  f"{r['member_bulk']:.0f}, {r['member_per_second']:.3g} ESS/s; h {r['h_lo']:.4g}-{r['h_hi']:.4g}, "
+                  f"T_conf/T {r['conf_lo']:.3f}-{r['conf_hi']:.3f}; verdicts "
                   + " ".join(f"{k}={v}" for k, v in r["verdicts"].items() if v)
                   + (f"; exchange acceptance {' '.join(f'{a:.2f}' for a in r['acceptance'])}, "
                      f"{r['trips']} round trips" if r["acceptance"] else "")
@@ -134,6 +153,9 @@ def main():
         stationary = sum(r["verdicts"]["stationary"] for r in sel)
         total = sum(sum(r["verdicts"].values()) for r in sel)
         mean = lambda key: sum(r[key] for r in sel) / len(sel)  # noqa: E731
+        print(f"  {variant:12s} every member's loss: ESS/s {mean('member_per_second'):.3g} (bulk ESS "
+              f"{mean('member_bulk'):.0f}); T_conf/T {min(r['conf_lo'] for r in sel):.3f}-"
+              f"{max(r['conf_hi'] for r in sel):.3f}")
         print(f"  {variant:12s} ESS/s {mean('per_second'):.3g}, bulk ESS {mean('bulk'):.0f}, rank R-hat "
               f"{mean('rhat'):.3f}, wall {mean('wall'):.1f} s, stationary {stationary}/{total}, "
               f"test accuracy {mean('ensemble_accuracy'):.4f}, NLL {mean('ensemble_nll'):.4f} (deep ensemble "

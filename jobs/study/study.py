@@ -57,6 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sections  # noqa: E402
 import study_mixing  # noqa: E402
+import study_step  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -88,7 +89,8 @@ CASES = [
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
      "last 400", False),
 ]
-VARIANTS = ["paper", "posterior", "langevin", "cold", "ladder", "deep"] + list(study_mixing.MIXING)
+VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep"] + list(study_mixing.MIXING)
+            + list(study_step.STEP))
 # The variants against the deep ensemble (issue 17), and per case what their jobs change: the
 # trajectories, ranks, shortening (the expensive cases) and, for ab initio cases, the Adam of the
 # deep ensemble they are compared with.
@@ -152,6 +154,8 @@ def variant_args(case, variant, seed, out_dir):
              if metric == "r2" else [])
     if variant in study_mixing.MIXING:
         return study_mixing.variant_args(ROOT, case, variant, SHARED17 + noise)
+    if variant in study_step.STEP:
+        return study_step.variant_args(ROOT, case, variant, SHARED17 + noise)
     if variant in ISSUE17:
         setup = SETUP17[name]
         args = ["--run.trajectories", str(setup["trajectories"])] + SHARED17 + noise + setup.get("extra", [])
@@ -171,6 +175,8 @@ def applies(case, variant):
     job's deep ensemble is its own Adam end points)."""
     if variant == "langevin" or variant in study_mixing.MIXING:
         return case[6]
+    if variant in study_step.STEP:
+        return study_step.applies(case)
     if variant == "deep":
         return "abinitio" in case[0]
     return True
@@ -260,7 +266,8 @@ def collect(out_dir, seeds, cases, variants):
     for case in cases:
         name, _, metric, ranks, _, note, cheap = case
         for variant in variants:
-            if not applies(case, variant) or variant in ISSUE17 or variant in study_mixing.MIXING:
+            if (not applies(case, variant) or variant in ISSUE17 or variant in study_mixing.MIXING
+                    or variant in study_step.STEP):
                 continue
             base, ens, base_nll, ens_nll, walls, statuses = [], [], [], [], [], set()
             verdicts = {v: 0 for v in VERDICTS}
@@ -678,11 +685,15 @@ def main():
     summary17 = collect17(a.out, CASES)  # every case's finished runs, whichever this call ran
     mixing = study_mixing.markdown(
         study_mixing.collect(a.out, CASES, archive_path, finished, seeds_on_disk, VERDICTS), fmt)
-    if all(v in ISSUE17 or v in study_mixing.MIXING for v in variants):
+    step = study_step.markdown(
+        study_step.collect(a.out, CASES, archive_path, finished, seeds_on_disk, VERDICTS), fmt)
+    if all(v in ISSUE17 or v in study_mixing.MIXING or v in study_step.STEP for v in variants):
         if any(v in ISSUE17 for v in variants):
             sections.update_section(ROOT, markdown17(summary17), MARK17, "issue 17's variants")
         if any(v in study_mixing.MIXING for v in variants):
             sections.update_section(ROOT, mixing, study_mixing.MARK, "the mixing variants")
+        if any(v in study_step.STEP for v in variants):
+            sections.update_section(ROOT, step, study_step.MARK, "the step variants")
         return
     summary, table = collect(a.out, seeds, cases, variants)
     write_markdown(summary, chaos_report(a.out, seeds, cases), seeds, table, cases, summary17, mixing)

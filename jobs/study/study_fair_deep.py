@@ -4,12 +4,14 @@
 data split, seeds, network and N trajectories, trained for the ladder run's whole budget in
 gradient evaluations (Adam's epochs + rungs x steps, every one a full-batch gradient) and
 early-stopped on the validation loss (adam.keep = best_validation, adam.patience = 1000).
-Prints, per seed, the test MSE of the ladder's chosen ensemble, of the study's deep ensemble (the
-Adam end points) and of the fair one, and the ladder's W/T/L against each.
+Prints, per seed, the test metric (MSE for regression, accuracy for classification) and test NLL
+of the ladder's chosen ensemble, of the study's deep ensemble (the Adam end points) and of the
+fair one, and the ladder's W/T/L against each.
 
-usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine; regression cases)
-Test MSE only: the archives' NLL was computed with the noise variance of the simmer version that
-wrote them, which may differ from this one's (docs/REPRODUCTION.md, calibration).
+usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
+The NLL is comparable only when the ladder archive was written by a simmer with the same noise
+rule as this one (regression: each candidate's noise variance from its mean's validation
+residuals, issue 26); the script says when an archive is older (no `ensemble_noise_source`).
 """
 import os
 import re
@@ -19,7 +21,7 @@ import sys
 import h5py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SIMMER = os.path.join(ROOT, "build", "src", "simmer_mpi")
+SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
 OUT = os.path.join(ROOT, "runs", "study_fair_deep")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 PATIENCE = 1000
@@ -30,11 +32,18 @@ def config_text(f):
     return c.decode() if isinstance(c, bytes) else bytes(c.ravel()).decode()
 
 
+def tally(t, ours, other, lower_better):
+    """W/T/L of `ours` against `other`."""
+    better = ours < other if lower_better else ours > other
+    t[0 if better else 1 if ours == other else 2] += 1
+
+
 def main(cases):
     os.makedirs(OUT, exist_ok=True)
     for case in cases:
-        wins = [0, 0, 0]  # against the fair deep ensemble: W/T/L
+        wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
+        nll_wins, nll_last = [0, 0, 0], [0, 0, 0]
         for seed in range(1, 9):
             ladder = os.path.join(ROOT, "runs", "study", f"{case}-ladder-seed{seed}.h5")
             if not os.path.exists(ladder):
@@ -43,7 +52,12 @@ def main(cases):
             with h5py.File(ladder, "r") as f:
                 ini = config_text(f)
                 m = f["metrics"].attrs
-                ladder_mse, deep_mse = float(m["ensemble_test_mse"]), float(m["deep_ensemble_test_mse"])
+                metric = "mse" if "ensemble_test_mse" in m else "accuracy"
+                ladder_mse, deep_mse = float(m[f"ensemble_test_{metric}"]), float(m[f"deep_ensemble_test_{metric}"])
+                ladder_nll, deep_nll = float(m["ensemble_test_nll"]), float(m["deep_ensemble_test_nll"])
+                if metric == "mse" and "ensemble_noise_source" not in m:
+                    print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
+                          "comparable")
             epochs = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1))
             steps = int(re.search(r"(?m)^steps = (\d+)", ini).group(1))
             rungs = len(re.search(r"(?m)^ladder = (.*)$", ini).group(1).split(","))
@@ -60,14 +74,20 @@ def main(cases):
                 print(f"{case} seed {seed}: the fair deep ensemble failed:\n{run.stderr[-1000:]}")
                 continue
             with h5py.File(path + ".h5", "r") as f:
-                fair_mse = float(f["metrics"].attrs["deep_ensemble_test_mse"])
-            for tally, other in ((wins, fair_mse), (wins_last, deep_mse)):
-                tally[0 if ladder_mse < other else 1 if ladder_mse == other else 2] += 1
-            print(f"{case} seed {seed}: budget {budget} gradients; test MSE ladder {ladder_mse:.4g}, deep ensemble "
-                  f"(last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}", flush=True)
-        print(f"{case}: the ladder's test MSE W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]}, "
-              f"against the last-epoch deep ensemble {wins_last[0]}/{wins_last[1]}/{wins_last[2]}", flush=True)
+                fair_mse = float(f["metrics"].attrs[f"deep_ensemble_test_{metric}"])
+                fair_nll = float(f["metrics"].attrs["deep_ensemble_test_nll"])
+            lower = metric == "mse"
+            tally(wins, ladder_mse, fair_mse, lower)
+            tally(wins_last, ladder_mse, deep_mse, lower)
+            tally(nll_wins, ladder_nll, fair_nll, True)
+            tally(nll_last, ladder_nll, deep_nll, True)
+            print(f"{case} seed {seed}: budget {budget} gradients; test {metric} ladder {ladder_mse:.4g}, deep "
+                  f"ensemble (last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}; test NLL "
+                  f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}", flush=True)
+        print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]}, "
+              f"against the last-epoch deep ensemble {wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL "
+              f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["autompg_m", "autompg_s", "sine"])
+    main(sys.argv[1:] or ["autompg_m", "autompg_s", "sine", "iris_retrofit"])

@@ -88,10 +88,12 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
   if (count > 0) {
     std::printf(
         "%lld of %zu trajectories diverged (first: trajectory %lld at step %lld; all in "
-        "/sample_stats/diverged_at_step, h = %g): their samples before that are in the ensemble; consider a "
-        "smaller simmer.time_step\n",
+        "/sample_stats/diverged_at_step, h = %s): their samples before that are in the ensemble; consider a "
+        "smaller simmer.time_step%s\n",
         static_cast<long long>(count), diverged.size(), static_cast<long long>(first),
-        static_cast<long long>(diverged[static_cast<std::size_t>(first)]), p.nhc.time_step);
+        static_cast<long long>(diverged[static_cast<std::size_t>(first)]),
+        p.auto_step.on ? "auto" : format("%g", p.nhc.time_step).c_str(),
+        p.auto_step.on ? " (or simmer.step_fraction)" : "");
   }
 }
 

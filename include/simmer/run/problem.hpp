@@ -142,7 +142,7 @@ struct StoreOptions {
 /// largest λ of the warm-up and stays fixed through the window.
 struct AutoStep {
   bool on = false;
-  double fraction = 0.1;
+  double fraction = 0.2;
   int estimates = 4;
 };
 
