@@ -1,7 +1,7 @@
 cmake_minimum_required(VERSION 3.25)
 # Fails when a source or header includes a simmer header of a module its own module may not
 # depend on (ARCHITECTURE.md: core <- data, model <- train <- ensemble <- run <- cli, io <- mpi
-# <- analyze <- apps). Run by the build (target simmer_layering): cmake -DROOT=<repo> -P this.
+# <- analyze, launch <- apps). Run by the build (target simmer_layering): cmake -DROOT=<repo> -P this.
 set(allowed_core "core")
 set(allowed_data "core;data")
 set(allowed_model "core;model")
@@ -12,8 +12,9 @@ set(allowed_cli "core;data;model;train;ensemble;run;cli")
 set(allowed_io "core;io")
 set(allowed_mpi "core;data;model;train;ensemble;run;io;mpi")
 set(allowed_analyze "core;data;model;train;ensemble;run;cli;io;mpi;analyze")
+set(allowed_launch "core;data;model;train;ensemble;run;cli;io;mpi;launch")
 set(violations "")
-foreach(module core data model train ensemble run cli io mpi analyze)
+foreach(module core data model train ensemble run cli io mpi analyze launch)
   file(GLOB_RECURSE files ${ROOT}/src/${module}/*.cpp ${ROOT}/src/${module}/*.hpp
        ${ROOT}/include/simmer/${module}/*.hpp)
   foreach(file ${files})

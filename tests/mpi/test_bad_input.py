@@ -513,10 +513,11 @@ def case_body(w, case):
         w.refused([], [f"{ini}:{window_line}:", "ensemble.windw", "did you mean"],
                   "unknown key in the INI file", config=ini)
     elif case == "nonpositive":
-        for key, value in (("simmer.time_step", "0"), ("simmer.time_step", "-0.001"),
-                           ("simmer.steps", "0"), ("simmer.steps", "-5"),
-                           ("ensemble.window", "0"), ("ensemble.window", "-3")):
-            w.refused([f"--{key}", value], [f"'{key}'", f"'{value}'", "must be > 0"], f"{key} = {value}")
+        # The step's one range is the key table's (>= 1e-12, as --help says).
+        for key, value, bound in (("simmer.time_step", "0", ">= 1e-12"), ("simmer.time_step", "-0.001", ">= 1e-12"),
+                                  ("simmer.steps", "0", "> 0"), ("simmer.steps", "-5", "> 0"),
+                                  ("ensemble.window", "0", "> 0"), ("ensemble.window", "-3", "> 0")):
+            w.refused([f"--{key}", value], [f"'{key}'", f"'{value}'", "must be " + bound], f"{key} = {value}")
     elif case == "window_too_long":
         w.refused(["--ensemble.window", "61"], ["'ensemble.window'", "'61'", "simmer.steps = 60"],
                   "window longer than the run")
