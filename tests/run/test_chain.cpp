@@ -196,6 +196,29 @@ TEST_CASE(
   CHECK(nhc.time_step() == 0.2 * std::min(curvature, own));
 }
 
+TEST_CASE("the thermometers only look: sampling T_conf leaves the trajectory's bits as they were",
+          "[chain][configurational]") {
+  for (const bool plain : {false, true}) {
+    INFO((plain ? "paper's chain thermostat" : "Langevin + prior"));
+    run::Problem off = small_sine(plain, Precision::float32), on = small_sine(plain, Precision::float32);
+    off.diagnostics.configurational_every = 0;
+    on.diagnostics.configurational_every = 3;
+    run::BasicChain<float> a(off, 1), b(on, 1);
+    for (run::BasicChain<float>* ch : {&a, &b}) {
+      ch->train_adam();
+      ch->advance_to(1200);
+    }
+    CHECK(a.parameters() == b.parameters());
+    CHECK(a.phase().v == b.phase().v);
+    CHECK(std::isnan(a.report().stages.front().summary.configurational_temperature));
+    const auto s = b.report().stages.front().summary;
+    INFO("T_conf " << s.configurational_temperature << ", T_kin " << s.kinetic_temperature << ", T "
+                   << s.target_temperature);
+    CHECK(std::isfinite(s.configurational_temperature));
+    CHECK(s.kinetic_temperature / s.target_temperature == Approx(1.0).epsilon(0.2));
+  }
+}
+
 TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint][float32]") {
   check_resume<float>();
 }
