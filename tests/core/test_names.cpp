@@ -11,6 +11,7 @@
 #include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
 #include "simmer/data/dataset.hpp"
+#include "simmer/ensemble/predictive.hpp"
 #include "simmer/ensemble/selection.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/model/activation.hpp"
@@ -19,6 +20,7 @@
 #include "simmer/model/loss.hpp"
 #include "simmer/model/pool.hpp"
 #include "simmer/run/problem.hpp"
+#include "simmer/train/masses.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/posterior.hpp"
 #include "simmer/train/trajectory.hpp"
@@ -29,13 +31,13 @@ using Catch::Matchers::Contains;
 namespace {
 
 /// Every table, once.
-const auto kAllTables =
-    std::make_tuple(model::kActivationNames, model::kPoolNames, model::kConvAlgorithmNames, model::kInitNames,
-                    model::kLossNames, train::kStartModeNames, train::kStartVelocityNames, train::kAdamKeepNames,
-                    train::kPriorScalingNames, train::kThermostatNames, kPrecisionNames, ensemble::kSelectByNames,
-                    ensemble::kSelectRuleNames, ensemble::kVerdictNames, data::kTaskNames, run::kProgressNames,
-                    run::kOnDivergenceNames, run::kStabilityCheckNames, run::kCurvatureReportNames,
-                    cli::kDataSourceNames, cli::kSimmerModeNames, cli::kPriorNames, cli::kTemperatureUnitNames);
+const auto kAllTables = std::make_tuple(
+    model::kActivationNames, model::kPoolNames, model::kConvAlgorithmNames, model::kInitNames, model::kLossNames,
+    train::kStartModeNames, train::kStartVelocityNames, train::kAdamKeepNames, train::kPriorScalingNames,
+    train::kThermostatNames, kPrecisionNames, ensemble::kSelectByNames, ensemble::kSelectRuleNames,
+    ensemble::kVerdictNames, data::kTaskNames, run::kProgressNames, run::kOnDivergenceNames, run::kStabilityCheckNames,
+    run::kCurvatureReportNames, run::kLadderModeNames, train::kParameterMassesNames, ensemble::kNoiseSourceNames,
+    cli::kDataSourceNames, cli::kSimmerModeNames, cli::kPriorNames, cli::kTemperatureUnitNames);
 
 template <class E, std::size_t N>
 void check_table(const Names<E, N>& names) {

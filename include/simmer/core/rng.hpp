@@ -26,8 +26,8 @@ enum class RngPurpose : std::uint64_t {
   data_split = 9,         ///< the train/test split (data.split_seed, trajectory 0)
   data_noise = 10,        ///< the noisy sine's noise (data.split_seed, trajectory 0)
   validation_split = 11,  ///< the validation rows held out of the training split (data.split_seed)
-  exchange = 12,          ///< replica exchange: the decisions of every exchange (run.seed, trajectory 0)
-  configurational = 13,   ///< the configurational temperature's Hutchinson probes (diagnostics.configurational_every)
+  exchange = 12,          ///< replica exchange: replica set g's decisions (run.seed, "trajectory" g = the set)
+  configurational = 13,   ///< the configurational temperature's Hutchinson probes (simmer.configurational_every)
 };
 
 /// xoshiro256** (Blackman & Vigna), seeded through SplitMix64. `stream(k)` applies k jumps of
