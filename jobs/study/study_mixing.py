@@ -78,19 +78,24 @@ def run_numbers(path, deep_path, metric, verdicts):
         return None
 
 
-def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts):
-    """Per case and mixing variant, every finished seed's numbers (`verdicts`: study.py's names)."""
+def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts, variants=MIXING, numbers=None,
+            applies=lambda case: True):
+    """Per case and variant (default: the mixing variants), every finished seed's numbers
+    (`verdicts`: study.py's names; `numbers`: one run's, run_numbers by default)."""
+    numbers = numbers or run_numbers
     out = []
     for case in cases:
         name, metric = case[0], case[2]
-        for variant in MIXING:
+        if not applies(case):
+            continue
+        for variant in variants:
             rows = []
             for seed in seeds_on_disk(out_dir, name, variant):
                 path = archive_path(out_dir, name, variant, seed)
                 if not finished(path):
                     continue
                 deep = archive_path(out_dir, name, "deep", seed) if "abinitio" in name else path
-                r = run_numbers(path, deep if os.path.exists(deep) else path, metric, verdicts)
+                r = numbers(path, deep if os.path.exists(deep) else path, metric, verdicts)
                 if r is not None:
                     rows.append(dict(seed=seed, **r))
             if rows:

@@ -16,7 +16,6 @@ ensemble's (a retrofit job's own Adam end points; for ab initio the study's `dee
 rows when it is on disk).
 """
 import math
-import os
 
 import study_mixing
 
@@ -70,24 +69,8 @@ def run_numbers(path, deep_path, metric, verdicts):
 
 def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts):
     """Per case and step variant, every finished seed's numbers."""
-    out = []
-    for case in cases:
-        name, metric = case[0], case[2]
-        if not applies(case):
-            continue
-        for variant in STEP:
-            rows = []
-            for seed in seeds_on_disk(out_dir, name, variant):
-                path = archive_path(out_dir, name, variant, seed)
-                if not finished(path):
-                    continue
-                deep = archive_path(out_dir, name, "deep", seed) if "abinitio" in name else path
-                r = run_numbers(path, deep if os.path.exists(deep) else path, metric, verdicts)
-                if r is not None:
-                    rows.append(dict(seed=seed, **r))
-            if rows:
-                out.append(dict(case=name, variant=variant, metric=metric, rows=rows))
-    return out
+    return study_mixing.collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts, variants=STEP,
+                                numbers=run_numbers, applies=applies)
 
 
 def markdown(summary, fmt):

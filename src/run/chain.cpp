@@ -294,59 +294,6 @@ train::NhcOptions BasicChain<S>::integrator_options() const {
 }
 
 template <class S>
-double BasicChain<S>::measured_step_limit(std::int64_t stage) {
-  const train::CurvatureEstimate est = stability_probe();
-  warmup_lambda_ = std::max(warmup_lambda_, est.lambda_max);
-  const double dof = static_cast<double>(net_.parameter_count()) - p_->nhc.dof_offset;  // N_f, as the integrator's
-  return std::min(est.time_step_limit(), train::thermostat_step_limit(p_->nhc, dof, p_->stage_temperature(stage)));
-}
-
-template <class S>
-void BasicChain<S>::auto_step(std::int64_t next) {
-  const Problem& p = *p_;
-  const std::int64_t stage = p.stage_of(index_, next);
-  const std::int64_t first = p.stage_first_step(stage);
-  const std::int64_t window = first + p.run.steps - p.sampling.window;
-  const std::int64_t warmup = window - first;
-  if (next == window) {
-    // Fixed for the window from the warm-up's stiffest point (the start's alone without a warm-up).
-    if (next == first) {
-      warmup_lambda_ = 0.0;
-      measured_step_limit(stage);
-    }
-    const double dof = static_cast<double>(net_.parameter_count()) - p.nhc.dof_offset;
-    const double limit = std::min(train::CurvatureEstimate{warmup_lambda_, 0}.time_step_limit(),
-                                  train::thermostat_step_limit(p.nhc, dof, p.stage_temperature(stage)));
-    set_time_step(p.auto_step.fraction * limit, stage);
-    return;
-  }
-  if (next > window) return;
-  bool estimate = next == first;  // a stage's start always measures (stage 0's from start())
-  for (int j = 1; j < p.auto_step.estimates && !estimate; ++j) {
-    estimate = next == first + j * warmup / p.auto_step.estimates;
-  }
-  if (!estimate) return;
-  if (next == first) warmup_lambda_ = 0.0;  // a new stage's warm-up
-  set_time_step(p.auto_step.fraction * measured_step_limit(stage), stage);
-}
-
-template <class S>
-void BasicChain<S>::set_time_step(double h, std::int64_t stage) {
-  if (!(h > 0.0) || !std::isfinite(h)) {
-    throw Error("trajectory " + std::to_string(index_) + ": simmer.time_step = auto found no finite step (h = " +
-                std::to_string(h) + "): the loss's curvature here is not finite");
-  }
-  time_step_ = h;
-  diag_.at(static_cast<std::size_t>(stage)).set_time_step(h);
-  if (!started()) return;
-  train::BasicPhaseState<S> phase = trajectory_->phase();
-  const std::int64_t step = trajectory_->step();
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
-                                                            std::move(phase), step);
-  trajectory_->set_noise(&noise_rng_);
-}
-
-template <class S>
 void BasicChain<S>::set_adam_masses() {
   const Problem& p = *p_;
   if (adam_.t < 1 || adam_.v.size() != net_.parameter_count()) {
@@ -438,19 +385,6 @@ void BasicChain<S>::advance_to(std::int64_t end) {
     }
   }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
-}
-
-template <class S>
-void BasicChain<S>::sample_thermometers(const train::StepRecord& rec) {
-  const std::int64_t every = p_->diagnostics.configurational_every;
-  ensemble::TrajectoryDiagnostics& diag = diag_[static_cast<std::size_t>(p_->stage_of(index_, rec.step))];
-  const std::int64_t into = rec.step + 1 - diag.window_first_step();
-  if (every <= 0 || into <= 0 || into % every != 0) return;
-  const double t0 = cpu_seconds();
-  const auto sample = train::configurational_sample(*objective_, net_.parameters(), rec.temperature, &masses_,
-                                                    &p_->nhc.prior_precision, thermometer_rng_);
-  diag.add_thermometers(sample, trajectory_->integrator().kinetic_temperature(trajectory_->phase()), rec.temperature);
-  eval_seconds_ += cpu_seconds() - t0;
 }
 
 template <class S>
