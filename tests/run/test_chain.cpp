@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "chain_fixtures.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/ensemble/partial.hpp"
@@ -20,84 +21,9 @@
 
 using namespace simmer;
 
-namespace {
-
-/// The sine job shortened: Adam 100 epochs, 1200 steps, members every step of the last 400,
-/// a Langevin thermostat and a prior so the noise stream and the prior are part of the state.
-run::Problem small_sine(bool classification_like = false, Precision precision = Precision::float64) {
-  cli::Config c;
-  c.run.precision = precision;
-  c.adam.epochs = 100;
-  c.simmer.steps = 1200;
-  c.simmer.every = 200;
-  c.ensemble.window = 400;
-  c.ensemble.blocks = 4;
-  c.ensemble.track = {0, 3};
-  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
-  c.run.trace_every = 7;
-  c.run.trajectories = 2;
-  if (!classification_like) {
-    c.simmer.thermostat = train::Thermostat::langevin;
-    c.simmer.prior = cli::Prior::gaussian;
-  }
-  return cli::build_problem(cli::validated(c, 1));
-}
-
-std::vector<unsigned char> state_of(const run::Chain& ch) {
-  ByteWriter w;
-  ch.save(w);
-  return w.bytes();
-}
-
-template <class S>
-void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, std::int64_t at = 900,
-                  bool auto_step = false) {
-  for (const bool plain : {false, true}) {
-    INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
-    run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
-    p.parameter_masses = masses;
-    p.mass_warmup = 600;
-    if (auto_step) {  // simmer.time_step = auto: its estimates at 0, 200, 400, 600, fixed at 800
-      p.auto_step.on = true;
-      p.auto_step.fraction = 0.2;
-      p.nhc.time_step = std::nan("");
-    }
-    run::BasicChain<S> straight(p, 1), interrupted(p, 1);
-    for (run::BasicChain<S>* ch : {&straight, &interrupted}) {
-      ch->train_adam();
-      ch->advance_to(at);  // 900: inside the window: members, blocks and diagnostics are under way
-      ch->take_partials();
-      ch->take_rows();
-    }
-    const auto saved = state_of(interrupted);
-    run::BasicChain<S> restored(p, 1);
-    ByteReader r(saved.data(), saved.size(), "test state");
-    restored.load(r, at);
-    CHECK(r.done());
-    CHECK(state_of(restored) == saved);  // save -> load -> save: every saved field is restored
-    straight.advance_to(1200);
-    restored.advance_to(1200);
-    CHECK(straight.parameters() == restored.parameters());
-    CHECK(straight.phase().v == restored.phase().v);
-    CHECK(straight.members() == restored.members());
-    const auto a = straight.take_partials().front(), b = restored.take_partials().front();
-    CHECK(a.members == b.members);
-    CHECK(a.means[1].mean() == b.means[1].mean());
-    CHECK(a.tracked == b.tracked);
-    const auto ra = straight.take_rows(), rb = restored.take_rows();
-    CHECK(ra.params == rb.params);
-    CHECK(ra.trace == rb.trace);
-    CHECK(ra.draw_first == rb.draw_first);
-    const auto sa = straight.report(), sb = restored.report();
-    CHECK(sa.stages.front().summary.reason == sb.stages.front().summary.reason);
-    CHECK(sa.stages.front().summary.block_test_metric == sb.stages.front().summary.block_test_metric);
-    CHECK(sa.stages.front().summary.time_step == sb.stages.front().summary.time_step);
-    CHECK(sa.stages.front().summary.configurational_temperature ==
-          sb.stages.front().summary.configurational_temperature);
-  }
-}
-
-}  // namespace
+using test::check_resume;
+using test::small_sine;
+using test::state_of;
 
 TEST_CASE("a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint]") {
   check_resume<double>();
@@ -137,86 +63,6 @@ TEST_CASE(
   massive.advance_to(1200);
   CHECK(massive.parameters().allFinite());
   CHECK(!massive.stopped());
-}
-
-TEST_CASE("time_step = auto: a chain saved mid-warm-up or in the window continues bit-identically",
-          "[chain][checkpoint][auto_step]") {
-  check_resume<double>(train::ParameterMasses::unit, 300, true);
-  check_resume<double>(train::ParameterMasses::unit, 900, true);
-  check_resume<float>(train::ParameterMasses::adapt, 500, true);
-}
-
-TEST_CASE(
-    "time_step = auto: h is step_fraction of the measured limit, re-estimated in the warm-up, fixed in the window",
-    "[chain][auto_step]") {
-  // Langevin: the limit is the curvature's, 2/sqrt(lambda_max) (the chain's own limit is below).
-  run::Problem p = small_sine(false);
-  p.auto_step.on = true;
-  p.auto_step.fraction = 0.2;
-  p.nhc.time_step = std::nan("");
-  run::BasicChain<double> chain(p, 0), shadow(p, 0);
-  const double thermostat =
-      train::thermostat_step_limit(p.nhc, static_cast<double>(p.parameters) - p.nhc.dof_offset, p.ramp.target);
-  const auto limit = [&](double lambda) { return std::min(2.0 / std::sqrt(lambda), thermostat); };
-  chain.train_adam();
-  shadow.train_adam();
-  // The probe leaves the state as it was and draws from a fresh stream: the shadow's probe at the
-  // same point sees what the chain's estimate saw.
-  double largest = shadow.stability_probe().lambda_max;
-  CHECK(chain.time_step() == 0.2 * limit(largest));
-  for (const std::int64_t at : {200, 400, 600}) {  // the warm-up's estimates (steps 0-799, 4 of them)
-    chain.advance_to(at);
-    shadow.advance_to(at);
-    REQUIRE(shadow.parameters() == chain.parameters());
-    const double lambda = shadow.stability_probe().lambda_max;
-    largest = std::max(largest, lambda);
-    chain.advance_to(at + 1);  // the estimate is taken before step `at`
-    shadow.advance_to(at + 1);
-    INFO("step " << at << ": lambda_max " << lambda);
-    CHECK(chain.time_step() == 0.2 * limit(lambda));
-  }
-  chain.advance_to(801);
-  CHECK(chain.time_step() == 0.2 * limit(largest));  // the window's step: the warm-up's stiffest point
-  const double window_step = chain.time_step();
-  chain.advance_to(1200);
-  CHECK(chain.time_step() == window_step);
-  CHECK(chain.report().stages.front().summary.time_step == window_step);
-  CHECK(std::isfinite(chain.report().stages.front().summary.configurational_temperature));
-  // With the Nose-Hoover chain the thermostat's own limit, 2/sqrt(2 N_f T/Q_1), bounds h too.
-  run::Problem q = small_sine(true);
-  q.auto_step = p.auto_step;
-  q.nhc.time_step = std::nan("");
-  run::BasicChain<double> nhc(q, 0);
-  nhc.train_adam();
-  const double curvature = 2.0 / std::sqrt(nhc.stability_probe().lambda_max);
-  const double own =
-      train::thermostat_step_limit(q.nhc, static_cast<double>(q.parameters) - q.nhc.dof_offset, q.ramp.target);
-  INFO("curvature's limit " << curvature << ", the thermostat's " << own);
-  CHECK(std::isfinite(own));
-  CHECK(nhc.time_step() == 0.2 * std::min(curvature, own));
-}
-
-TEST_CASE("the thermometers only look: sampling T_conf leaves the trajectory's bits as they were",
-          "[chain][configurational]") {
-  for (const bool plain : {false, true}) {
-    INFO((plain ? "paper's chain thermostat" : "Langevin + prior"));
-    run::Problem off = small_sine(plain, Precision::float32), on = small_sine(plain, Precision::float32);
-    off.diagnostics.configurational_every = 0;
-    on.diagnostics.configurational_every = 3;
-    run::BasicChain<float> a(off, 1), b(on, 1);
-    for (run::BasicChain<float>* ch : {&a, &b}) {
-      ch->train_adam();
-      ch->advance_to(1200);
-    }
-    CHECK(a.parameters() == b.parameters());
-    CHECK(a.phase().v == b.phase().v);
-    CHECK(std::isnan(a.report().stages.front().summary.configurational_temperature));
-    const auto s = b.report().stages.front().summary;
-    INFO("T_conf " << s.configurational_temperature << ", T_kin " << s.kinetic_temperature << ", T "
-                   << s.target_temperature);
-    CHECK(std::isfinite(s.configurational_temperature));
-    CHECK(s.kinetic_temperature / s.target_temperature == Approx(1.0).epsilon(0.2));
-  }
 }
 
 TEST_CASE("float32: a chain saved and loaded mid-run continues bit-identically", "[chain][checkpoint][float32]") {
