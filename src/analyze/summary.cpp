@@ -19,7 +19,6 @@
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 #include "simmer/run/metrics.hpp"
-#include "simmer/train/configurational.hpp"
 #include "summary_parts.hpp"
 
 namespace simmer::analyze {
@@ -29,6 +28,7 @@ namespace layout = run::layout;
 using detail::health;
 using detail::printf_string;
 using detail::real_attr;
+using detail::thermometers;
 
 /// `text` padded with spaces to `width` characters (UTF-8 code points, so "±" and "²" count
 /// once), on the left (right-aligned) or the right.
@@ -228,40 +228,6 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
                   t[c], over[c], members[c], val[c], val_nll[c], loss_text.c_str(), test[c], test_nll[c],
                   std::isfinite(drifting[c]) ? printf_string("%.0f", drifting[c]).c_str() : "-", mark.c_str());
     out << buf;
-  }
-}
-
-/// The window's thermometers per trajectory (issue 29): the step, T_kin/T and T_conf/T, and which
-/// trajectories' T_conf/T is off by more than train::kConfigurationalTolerance. Nothing for an
-/// archive without them (older, or simmer.configurational_every = 0).
-void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
-                  const std::vector<double>& kinetic, const std::vector<double>& configurational,
-                  const std::vector<double>& chain, std::ostream& out) {
-  std::string ratios, off;
-  double h_lo = INFINITY, h_hi = -INFINITY, k_lo = INFINITY, k_hi = -INFINITY;
-  for (std::size_t c = 0; c < configurational.size() && c < temperature.size(); ++c) {
-    const double ratio = configurational[c] / temperature[c];
-    if (!std::isfinite(ratio)) continue;
-    const auto who =
-        std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
-    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio);
-    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance) off += (off.empty() ? "" : ", ") + who;
-    h_lo = std::min(h_lo, h[c]);
-    h_hi = std::max(h_hi, h[c]);
-    k_lo = std::min(k_lo, kinetic[c] / temperature[c]);
-    k_hi = std::max(k_hi, kinetic[c] / temperature[c]);
-  }
-  if (ratios.empty()) return;
-  out << "  thermometers over the window: h " << printf_string("%.4g", h_lo)
-      << (h_hi > h_lo ? "-" + printf_string("%.4g", h_hi) : std::string()) << ", T_kin/T "
-      << printf_string("%.4g", k_lo) << "-" << printf_string("%.4g", k_hi)
-      << "; T_conf/T per trajectory (configurational: <|grad U|^2> / <tr Hess U>, 1 when the positions follow "
-         "exp(-U/T)): "
-      << ratios << "\n";
-  if (!off.empty()) {
-    out << "  warning: T_conf/T more than " << printf_string("%.0f", 100.0 * train::kConfigurationalTolerance)
-        << "% from 1 in trajectories " << off
-        << ": not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
   }
 }
 

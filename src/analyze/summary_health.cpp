@@ -1,4 +1,5 @@
-// The summary's trajectory health table and the loss's convergence diagnostics (summary_parts.hpp).
+// The summary's trajectory health table, the loss's convergence diagnostics and the window's
+// thermometers (summary_parts.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "simmer/ensemble/convergence.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/problem.hpp"
+#include "simmer/train/configurational.hpp"
 #include "summary_parts.hpp"
 
 namespace simmer::analyze::detail {
@@ -179,6 +181,37 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
                "stage " + std::to_string(st + 1) + ", T = " + printf_string("%.4g", stage_temperature[st]));
     }
     diagnose(last_stage_loss, "last stage, T = " + printf_string("%.4g", last_temperature));
+  }
+}
+
+void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
+                  const std::vector<double>& kinetic, const std::vector<double>& configurational,
+                  const std::vector<double>& chain, std::ostream& out) {
+  std::string ratios, off;
+  double h_lo = INFINITY, h_hi = -INFINITY, k_lo = INFINITY, k_hi = -INFINITY;
+  for (std::size_t c = 0; c < configurational.size() && c < temperature.size(); ++c) {
+    const double ratio = configurational[c] / temperature[c];
+    if (!std::isfinite(ratio)) continue;
+    const auto who =
+        std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
+    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio);
+    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance) off += (off.empty() ? "" : ", ") + who;
+    h_lo = std::min(h_lo, h[c]);
+    h_hi = std::max(h_hi, h[c]);
+    k_lo = std::min(k_lo, kinetic[c] / temperature[c]);
+    k_hi = std::max(k_hi, kinetic[c] / temperature[c]);
+  }
+  if (ratios.empty()) return;
+  out << "  thermometers over the window: h " << printf_string("%.4g", h_lo)
+      << (h_hi > h_lo ? "-" + printf_string("%.4g", h_hi) : std::string()) << ", T_kin/T "
+      << printf_string("%.4g", k_lo) << "-" << printf_string("%.4g", k_hi)
+      << "; T_conf/T per trajectory (configurational: <|grad U|^2> / <tr Hess U>, 1 when the positions follow "
+         "exp(-U/T)): "
+      << ratios << "\n";
+  if (!off.empty()) {
+    out << "  warning: T_conf/T more than " << printf_string("%.0f", 100.0 * train::kConfigurationalTolerance)
+        << "% from 1 in trajectories " << off
+        << ": not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
   }
 }
 
