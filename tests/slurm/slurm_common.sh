@@ -209,3 +209,34 @@ EOF
   [ -n "$partition" ] || partition=$(timeout 10 sinfo -h -o '%P' | head -n1)
   log "SLURM is up: partition '$partition', node state '$(node_state)'"
 }
+
+# The start every SLURM test script shares: `slurm_setup NAME JOB_FILE SCRIPT_ARGS...` traps the
+# exit (the test's jobs cancelled by JOB_NAME, the daemons it started stopped, its directory $tmp
+# removed unless SIMMER_SLURM_KEEP=1) and interrupts, then reads SCRIPT_ARGS as SIMMER_MPI
+# PROJECT_ROOT into $bin and $root, checking the job scripts and JOB_FILE are there. Uses the
+# script's log and fail.
+slurm_cleanup() {
+  trap - EXIT INT TERM
+  # Jobs this test submitted that are still queued or running (after a failure or timeout).
+  if [ -n "$tmp" ]; then timeout 5 scancel --name="$JOB_NAME" >/dev/null 2>&1; fi
+  slurm_stop_started_daemons
+  if [ -n "$tmp" ] && [ -d "$tmp" ]; then
+    if [ "${SIMMER_SLURM_KEEP:-0}" = 1 ]; then log "kept $tmp"; else rm -rf "$tmp"; fi
+  fi
+}
+
+slurm_setup() {
+  local name=$1 job=$2
+  shift 2
+  trap slurm_cleanup EXIT
+  # shellcheck disable=SC2064  # the name is fixed now
+  trap "echo \"$name: interrupted\" >&2; exit 1" INT TERM
+  [ $# -eq 2 ] || { echo "usage: $0 SIMMER_MPI PROJECT_ROOT" >&2; exit 2; }
+  bin=$(realpath -e "$1" 2>/dev/null) || fail "simmer_mpi '$1' does not exist (build it first)"
+  [ -x "$bin" ] || fail "'$bin' is not executable"
+  root=$(realpath -e "$2" 2>/dev/null) || fail "project root '$2' does not exist"
+  local f
+  for f in jobs/slurm/simmer.sbatch jobs/slurm/simmer_array.sbatch "$job"; do
+    [ -f "$root/$f" ] || fail "$root/$f is missing"
+  done
+}

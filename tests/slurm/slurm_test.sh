@@ -34,26 +34,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/slurm/slurm_common.sh
 . "$here/slurm_common.sh"
 
-cleanup() {
-  trap - EXIT INT TERM
-  # Jobs this test submitted that are still queued or running (after a failure or timeout).
-  if [ -n "$tmp" ]; then timeout 5 scancel --name="$JOB_NAME" >/dev/null 2>&1; fi
-  slurm_stop_started_daemons
-  if [ -n "$tmp" ] && [ -d "$tmp" ]; then
-    if [ "${SIMMER_SLURM_KEEP:-0}" = 1 ]; then log "kept $tmp"; else rm -rf "$tmp"; fi
-  fi
-}
-trap cleanup EXIT
-trap 'echo "slurm_test: interrupted" >&2; exit 1' INT TERM
-
-# ---------------------------------------------------------------------------------- arguments
-[ $# -eq 2 ] || { echo "usage: $0 SIMMER_MPI PROJECT_ROOT" >&2; exit 2; }
-bin=$(realpath -e "$1" 2>/dev/null) || fail "simmer_mpi '$1' does not exist (build it first)"
-[ -x "$bin" ] || fail "'$bin' is not executable"
-root=$(realpath -e "$2" 2>/dev/null) || fail "project root '$2' does not exist"
-for f in jobs/slurm/simmer.sbatch jobs/slurm/simmer_array.sbatch jobs/sine_retrofit.ini; do
-  [ -f "$root/$f" ] || fail "$root/$f is missing"
-done
+# ------------------------------------------------------------------- traps and arguments
+slurm_setup slurm_test jobs/sine_retrofit.ini "$@"
 
 # --------------------------------------------------------------------------------- bring-up
 slurm_bring_up
