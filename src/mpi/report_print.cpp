@@ -51,7 +51,7 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
   };
   std::printf(
       "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s (configurational: <|grad U|^2> / "
-      "<tr Hess U>; 1 when the step samples exp(-U/T))\n",
+      "<tr Hess U>; 1 when the positions follow exp(-U/T))\n",
       range(h_lo, h_hi).c_str(), range(k_lo, k_hi).c_str(), range(c_lo, c_hi).c_str());
   if (!off.empty()) {
     std::string which;
