@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""Every configuration key the C++ sources name in a string (a rule's refusal, a hint in a message,
+a library field's key) is a key of the table, as `simmer_mpi --help` lists them: a renamed or
+removed key cannot leave a rule or a message naming the old one.
+
+usage: test_rule_keys.py SIMMER_MPI PROJECT_ROOT
+"""
+import os
+import re
+import subprocess
+import sys
+
+SECTIONS = "data|model|adam|simmer|ensemble|run"
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+KEY = re.compile(r"(?<![\w/.-])(?:--)?((?:" + SECTIONS + r")\.[A-Za-z_][A-Za-z0-9_]*)(?![\w(/-])")
+# Not keys: file names and paths that look like one.
+NOT_KEYS = {"data.csv", "run.sh", "run.log"}
+
+
+def main():
+    simmer, root = sys.argv[1], sys.argv[2]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    text = subprocess.run([simmer, "--help"], capture_output=True, text=True, env=env, check=True).stdout
+    keys = set(re.findall(r"--((?:" + SECTIONS + r")\.[A-Za-z0-9_]+) ", text))
+    if len(keys) < 80:
+        sys.exit(f"FAIL: --help lists {len(keys)} keys; expected the whole table")
+    unknown, named = [], 0
+    for top in ("src", "include"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if not name.endswith((".cpp", ".hpp")):
+                    continue
+                path = os.path.join(dirpath, name)
+                for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                    if line.lstrip().startswith("//"):
+                        continue
+                    for literal in STRING.findall(line):
+                        for key in KEY.findall(literal):
+                            if key in NOT_KEYS:
+                                continue
+                            named += 1
+                            if key not in keys:
+                                unknown.append(f"{os.path.relpath(path, root)}:{number}: '{key}'")
+    if unknown:
+        sys.exit("FAIL: strings in the sources name keys the table does not have:\n  " + "\n  ".join(unknown))
+    print(f"rule keys: {named} key names in the sources' strings, every one a key of the table ({len(keys)} keys)")
+
+
+if __name__ == "__main__":
+    main()
