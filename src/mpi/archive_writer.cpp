@@ -209,15 +209,16 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
     f.attribute(layout::kLadder, layout::kTemperatures, temperatures);
     f.attribute(layout::kLadder, layout::kStepsPerRung, p.run.steps);
     f.attribute(layout::kLadder, layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
-    f.attribute(layout::kLadder, layout::kMeaning,
-                std::string(p.parallel_rungs()
-                                ? "trajectory i simmers rung i mod K for simmer.steps steps (the rungs side by side; with "
-                                  "simmer.exchange_every > 0 neighbouring rungs swap configurations, so a trajectory "
-                                  "index is a temperature slot); rung k's members are the draws of its trajectories"
-                                : "each trajectory simmers simmer.steps steps at each rung in turn, coldest first, "
-                                  "starting where the last rung ended; rung k's members are drawn from the last "
-                                  "ensemble.window steps of its stage and are /posterior/params draws [k "
-                                  "draws_per_stage, (k + 1) draws_per_stage)"));
+    f.attribute(
+        layout::kLadder, layout::kMeaning,
+        std::string(p.parallel_rungs()
+                        ? "trajectory i simmers rung i mod K for simmer.steps steps (the rungs side by side; with "
+                          "simmer.exchange_every > 0 neighbouring rungs swap configurations, so a trajectory "
+                          "index is a temperature slot); rung k's members are the draws of its trajectories"
+                        : "each trajectory simmers simmer.steps steps at each rung in turn, coldest first, "
+                          "starting where the last rung ended; rung k's members are drawn from the last "
+                          "ensemble.window steps of its stage and are /posterior/params draws [k "
+                          "draws_per_stage, (k + 1) draws_per_stage)"));
   }
   if (!p.store.track.empty() && !p.classification) {
     const auto k = static_cast<std::int64_t>(p.store.track.size()) * p.outputs;
