@@ -13,11 +13,17 @@
 namespace simmer::run {
 
 template <class S>
-double BasicChain<S>::measured_step_limit(std::int64_t stage) {
-  const train::CurvatureEstimate est = stability_probe();
-  warmup_lambda_ = std::max(warmup_lambda_, est.lambda_max);
+double BasicChain<S>::measure_curvature() {
+  const double lambda = stability_probe().lambda_max;
+  warmup_lambda_ = std::max(warmup_lambda_, lambda);
+  return lambda;
+}
+
+template <class S>
+double BasicChain<S>::step_limit(double lambda_max, std::int64_t stage) const {
   const double dof = static_cast<double>(net_.parameter_count()) - p_->nhc.dof_offset;  // N_f, as the integrator's
-  return std::min(est.time_step_limit(), train::thermostat_step_limit(p_->nhc, dof, p_->stage_temperature(stage)));
+  return std::min(train::CurvatureEstimate{lambda_max, 0}.time_step_limit(),
+                  train::thermostat_step_limit(p_->nhc, dof, p_->stage_temperature(stage)));
 }
 
 template <class S>
@@ -31,12 +37,9 @@ void BasicChain<S>::auto_step(std::int64_t next) {
     // Fixed for the window from the warm-up's stiffest point (the start's alone without a warm-up).
     if (next == first) {
       warmup_lambda_ = 0.0;
-      measured_step_limit(stage);
+      measure_curvature();
     }
-    const double dof = static_cast<double>(net_.parameter_count()) - p.nhc.dof_offset;
-    const double limit = std::min(train::CurvatureEstimate{warmup_lambda_, 0}.time_step_limit(),
-                                  train::thermostat_step_limit(p.nhc, dof, p.stage_temperature(stage)));
-    set_time_step(p.auto_step.fraction * limit, stage);
+    set_time_step(p.auto_step.fraction * step_limit(warmup_lambda_, stage), stage);
     return;
   }
   if (next > window) return;
@@ -46,7 +49,7 @@ void BasicChain<S>::auto_step(std::int64_t next) {
   }
   if (!estimate) return;
   if (next == first) warmup_lambda_ = 0.0;  // a new stage's warm-up
-  set_time_step(p.auto_step.fraction * measured_step_limit(stage), stage);
+  set_time_step(p.auto_step.fraction * step_limit(measure_curvature(), stage), stage);
 }
 
 template <class S>
@@ -78,10 +81,11 @@ void BasicChain<S>::sample_thermometers(const train::StepRecord& rec) {
   eval_seconds_ += cpu_seconds() - t0;
 }
 
-#define SIMMER_INSTANTIATE(S)                                               \
-  template double BasicChain<S>::measured_step_limit(std::int64_t stage);   \
-  template void BasicChain<S>::auto_step(std::int64_t next);                \
-  template void BasicChain<S>::set_time_step(double h, std::int64_t stage); \
+#define SIMMER_INSTANTIATE(S)                                                             \
+  template double BasicChain<S>::measure_curvature();                                     \
+  template double BasicChain<S>::step_limit(double lambda_max, std::int64_t stage) const; \
+  template void BasicChain<S>::auto_step(std::int64_t next);                              \
+  template void BasicChain<S>::set_time_step(double h, std::int64_t stage);               \
   template void BasicChain<S>::sample_thermometers(const train::StepRecord& rec);
 SIMMER_INSTANTIATE(double)
 SIMMER_INSTANTIATE(float)

@@ -283,9 +283,11 @@ class BasicChain final : public Chain {
   /// estimate steps, h from the stability limit measured here; at the window's first step, h
   /// from the warm-up's largest λ (run::AutoStep).
   void auto_step(std::int64_t next);
-  /// The stability limit at the current position for stage `stage` (the curvature's and the
-  /// thermostat's, run::AutoStep), with the curvature's λ kept in warmup_lambda_.
-  double measured_step_limit(std::int64_t stage);
+  /// The stability probe's λ_max here, kept in warmup_lambda_ when it is the warm-up's largest.
+  double measure_curvature();
+  /// The stability limit for λ_max at stage `stage`: the curvature's and the thermostat's
+  /// (run::AutoStep).
+  [[nodiscard]] double step_limit(double lambda_max, std::int64_t stage) const;
   /// h from now on: the integrator rebuilt with it (once simmering) and the stage's diagnostics told.
   void set_time_step(double h, std::int64_t stage);
   /// The masses scaled by the ratio of the mass-weighted to the plain largest curvature here.
