@@ -1,18 +1,21 @@
 #pragma once
 // Private to src/cli: the key table. Every configuration key is declared once, in keys()
 // (config_keys.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
-// name table), default (the Config field's initialiser), range, role on resume and merge, and the
-// library fields whose errors it answers for. The INI reader, the command line, --help, the
-// effective INI (/config), the single-key checks of `validated`, key_role, config_differences and
-// key_of are all generated from it.
+// name table), default (the Config field's initialiser), range, role on resume and merge, the
+// library fields whose errors it answers for, and the run::Problem member it fills unchanged
+// (`into`). The INI reader, the command line, --help, the effective INI (/config), the single-key
+// checks of `validated`, key_role, config_differences, key_of and the plain part of the Config ->
+// Problem copy (copy_into) are all generated from it.
 
 #include <array>
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "simmer/cli/config.hpp"
+#include "simmer/run/problem.hpp"
 
 namespace simmer::cli::detail {
 
@@ -46,8 +49,11 @@ struct Key {
   std::function<void(Config&, const std::string&)> set;  ///< throws BadValue
   std::function<std::string(const Config&, bool exact)> get;
   std::function<double(const Config&)> number;  ///< numeric keys: the value the range applies to
-  bool real = false;                            ///< floating point: must also be finite
-  bool can_be_auto = false;                     ///< "auto" is a value too (its number is NaN; no range)
+  /// Copies the value, unchanged, to the run::Problem member it fills (empty: build_problem
+  /// derives what the value means by hand, e.g. a temperature in posterior units).
+  std::function<void(const Config&, run::Problem&)> copy;
+  bool real = false;         ///< floating point: must also be finite
+  bool can_be_auto = false;  ///< "auto" is a value too (its number is NaN; no range)
   std::optional<Bound> lo, hi;
   std::optional<double> limit;  ///< a size no run needs, refused with its own "must be <= limit"
   std::string note;             ///< said after a range violation: "must be >= 0 (<note>)"
@@ -87,11 +93,38 @@ struct Key {
   }
 };
 
+/// What make_key returns: a Key that still knows its Config member, so it can name the
+/// run::Problem member its value fills as it is (same type: checked at compile time). `into`
+/// comes first in a declaration's chain (the range helpers return the plain Key).
+template <class Section, class T>
+struct TypedKey : Key {
+  Section Config::*sub = nullptr;
+  T Section::*field = nullptr;
+
+  /// The value goes to p.*member.
+  template <class U>
+  Key& into(U run::Problem::*member) {
+    static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
+    copy = [s = sub, f = field, member](const Config& c, run::Problem& p) { p.*member = (c.*s).*f; };
+    return *this;
+  }
+  /// The value goes to (p.*part).*member (an options struct of the Problem).
+  template <class Part, class U>
+  Key& into(Part run::Problem::*part, U Part::*member) {
+    static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
+    copy = [s = sub, f = field, part, member](const Config& c, run::Problem& p) { (p.*part).*member = (c.*s).*f; };
+    return *this;
+  }
+};
+
 /// Every key, in section order and Config's field order within a section.
 const std::vector<Key>& keys();
 /// The key named "section.key", or nullptr.
 const Key* find_key(const std::string& full);
 /// Every "section.key" (for suggestions).
 std::vector<std::string> all_key_names();
+/// Fills every Problem member a key names with `into` from the configuration (build_problem then
+/// derives the rest).
+void copy_into(const Config& c, run::Problem& p);
 
 }  // namespace simmer::cli::detail

@@ -241,9 +241,12 @@ Config validated_unmapped(const Config& config, int world_size) {
   }
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
-  train::NhcOptions{
-      s.time_step.value_or(train::NhcOptions{}.time_step), s.chain_length, masses.values, s.dof_offset, {}}
-      .validate();
+  train::NhcOptions nhc;
+  nhc.time_step = s.time_step.value_or(nhc.time_step);
+  nhc.chain_length = s.chain_length;
+  nhc.masses = masses.values;
+  nhc.dof_offset = s.dof_offset;
+  nhc.validate();
 
   // [ensemble]
   require(e.window <= s.steps, "ensemble.window", str(e.window),

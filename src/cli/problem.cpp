@@ -1,5 +1,6 @@
 #include "simmer/cli/problem.hpp"
 
+#include "config_keys.hpp"
 #include "config_text.hpp"
 #include "problem_data.hpp"
 
@@ -80,10 +81,11 @@ void check_hottest(const Problem& p, const Config& c) {
 
 run::Problem build(const Config& c) {
   Problem p;
+  // Every key the table maps `into` a Problem member (config_keys.cpp); what follows derives the rest.
+  detail::copy_into(c, p);
   p.config_ini = to_ini(c);
   load_splits(c, p);
   const data::Dataset& all = p.train;  // names, task, sizes and image shape
-  p.loss = c.model.loss;
   p.outputs = all.outputs();
   p.classes = p.classification ? all.outputs() : 0;
   // Binary cross-entropy: one logit per row for two classes; the target is the class index.
@@ -95,10 +97,6 @@ run::Problem build(const Config& c) {
   }
   if (binary) p.outputs = 1;
 
-  p.architecture.layers = c.model.architecture;
-  p.architecture.activation = c.model.activation;
-  p.architecture.output = c.model.output;
-  p.architecture.pooling = c.model.pooling;
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
   if (c.model.architecture == "lenet5") {
@@ -127,19 +125,11 @@ run::Problem build(const Config& c) {
                            std::to_string(p.outputs) +
                            (p.classification ? " (one logit per class)" : " (one per target)"));
   }
-  p.init = c.model.init;
   // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
   p.adam_only = c.simmer.mode == SimmerMode::adam;
   p.mode = c.simmer.mode == SimmerMode::abinitio ? train::StartMode::abinitio : train::StartMode::retrofit;
 
-  p.adam.learning_rate = c.adam.lr;
-  p.adam.beta1 = c.adam.beta1;
-  p.adam.beta2 = c.adam.beta2;
-  p.adam.epsilon = c.adam.epsilon;
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
-  p.adam.batch_size = c.adam.batch;
-  p.adam.keep = c.adam.keep;
-  p.adam.patience = c.adam.patience;
   p.start_velocity = train::parse_start_velocity(
       c.simmer.start_velocity ? train::to_string(*c.simmer.start_velocity) : std::string(kAutoName), p.mode);
   // The layout alone: a network too large for the node is refused by the memory check before
@@ -148,9 +138,6 @@ run::Problem build(const Config& c) {
   p.parameters = model::parameter_count(probe_layout);
   p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
-  p.ladder = c.simmer.ladder;
-  p.ladder_mode = c.simmer.ladder_mode;
-  p.exchange_every = c.simmer.exchange_every;
   if (!p.ladder.empty()) {
     // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
     // velocity, Martyna masses and the curvature report use it).
@@ -166,15 +153,8 @@ run::Problem build(const Config& c) {
     for (auto& t : p.ladder) t *= p.bayes_temperature;
   }
   check_hottest(p, c);
-  p.select_by = c.ensemble.select_by;
-  p.select_rule = c.ensemble.select_rule;
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
   p.auto_step.on = !c.simmer.time_step.has_value();
-  p.auto_step.fraction = c.simmer.step_fraction;
-  p.nhc.chain_length = c.simmer.chain_length;
-  p.nhc.dof_offset = c.simmer.dof_offset;
-  p.nhc.thermostat = c.simmer.thermostat;
-  p.nhc.friction = c.simmer.friction;
   const MassSpec masses = parse_masses(c.simmer.masses);
   p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.chain_length,
                                                         static_cast<double>(p.parameters) - c.simmer.dof_offset,
@@ -186,43 +166,11 @@ run::Problem build(const Config& c) {
         train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
-  p.start_jitter = c.simmer.start_jitter;
-  p.parameter_masses = c.simmer.parameter_masses;
-  p.mass_warmup = c.simmer.mass_warmup;
-  p.noise_sd = c.simmer.noise_sd;
   p.model_text = {
       c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),
       model::to_string(c.model.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
   // How the run is carried out.
-  p.run.trajectories = c.run.trajectories;
-  p.run.seed = c.run.seed;
-  p.run.steps = c.simmer.steps;
-  p.run.gather_interval = c.run.gather_interval;
-  p.run.trace_every = c.run.trace_every;
-  p.run.checkpoint_interval = c.run.checkpoint_interval;
-  p.run.sync_every = c.run.sync_every;
-  p.run.adam_checkpoint_every = c.adam.checkpoint_every;
-  p.run.ranks_per_trajectory = c.run.ranks_per_trajectory;
-  p.run.gradient_chunks = c.run.gradient_chunks;
-  p.run.precision = c.run.precision;
-  p.run.output = c.run.output;
-  p.run.progress = c.run.progress;
-  p.run.progress_seconds = c.run.progress_seconds;
-  p.health.every = c.simmer.health_every;
-  p.health.on_divergence = c.simmer.on_divergence;
-  p.health.stability_check = c.simmer.stability_check;
-  p.store.every = c.ensemble.store_every;
   p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
-  p.store.track = c.ensemble.track;
-  p.diagnostics.blocks = c.ensemble.blocks;
-  p.diagnostics.curvature_report = c.simmer.curvature_report;
-  p.diagnostics.lanczos_steps = c.simmer.lanczos_steps;
-  p.diagnostics.lanczos_probes = c.simmer.lanczos_probes;
-  p.diagnostics.configurational_every = c.simmer.configurational_every;
-  p.sampling.window = c.ensemble.window;
-  p.sampling.stride = c.ensemble.stride;
-  p.sampling.count = c.ensemble.count;
-  p.sampling.fraction = c.ensemble.fraction;
 
   p.x_scaler = data::MinMaxScaler::fit(p.train.x);
   if (!p.classification) {

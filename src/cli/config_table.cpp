@@ -1,0 +1,574 @@
+// The key table: every configuration key declared once (config_keys.hpp says what is generated
+// from it). The make_key helpers turn a Config member and its declaration into a Key.
+#include "config_keys.hpp"
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "config_text.hpp"
+#include "simmer/core/error.hpp"
+
+namespace simmer::cli::detail {
+namespace {
+
+template <class Section, class T>
+TypedKey<Section, T> make_key(const char* section, const char* name, Section Config::*sub, T Section::*field,
+                              const char* meaning) {
+  TypedKey<Section, T> key;
+  key.sub = sub;
+  key.field = field;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = value_name_of<T>();
+  key.set = [sub, field](Config& c, const std::string& text) { (c.*sub).*field = parse_as<T>(text); };
+  key.get = [sub, field](const Config& c, bool exact) { return format_as<T>((c.*sub).*field, exact); };
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    key.number = [sub, field](const Config& c) { return static_cast<double>((c.*sub).*field); };
+    key.real = std::is_floating_point_v<T>;
+  }
+  return key;
+}
+
+/// A choice: one of the enum's names (its table, core/names.hpp), in --help as "a|b|c".
+template <class Section, class E, std::size_t N>
+TypedKey<Section, E> make_key(const char* section, const char* name, Section Config::*sub, E Section::*field,
+                              const Names<E, N>& names, const char* meaning) {
+  TypedKey<Section, E> key;
+  key.sub = sub;
+  key.field = field;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = names.choices("|");
+  key.choices = names.list();
+  const Names<E, N>* table = &names;
+  key.set = [sub, field, table](Config& c, const std::string& text) {
+    if (!table->contains(text)) throw BadValue("must be one of " + table->choices(" | "));
+    (c.*sub).*field = table->parse(text);
+  };
+  key.get = [sub, field, table](const Config& c, bool) { return std::string(table->name((c.*sub).*field)); };
+  return key;
+}
+
+/// A choice that may be left to the run ("auto": the empty optional).
+template <class Section, class E, std::size_t N>
+Key make_key(const char* section, const char* name, Section Config::*sub, std::optional<E> Section::*field,
+             const Names<E, N>& names, const char* meaning) {
+  Key key;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = std::string(kAutoName) + "|" + names.choices("|");
+  key.choices = names.list();
+  key.choices.insert(key.choices.begin(), kAutoName);
+  const Names<E, N>* table = &names;
+  key.set = [sub, field, table](Config& c, const std::string& text) {
+    if (text == kAutoName) {
+      ((c.*sub).*field).reset();
+    } else if (table->contains(text)) {
+      (c.*sub).*field = table->parse(text);
+    } else {
+      throw BadValue(std::string("must be one of ") + kAutoName + " | " + table->choices(" | "));
+    }
+  };
+  key.get = [sub, field, table](const Config& c, bool) {
+    const std::optional<E>& v = (c.*sub).*field;
+    return v ? std::string(table->name(*v)) : std::string(kAutoName);
+  };
+  return key;
+}
+
+/// A number that may be left to the run ("auto": the empty optional).
+template <class Section>
+Key make_key(const char* section, const char* name, Section Config::*sub, std::optional<double> Section::*field,
+             const char* meaning) {
+  Key key;
+  key.section = section;
+  key.name = name;
+  key.meaning = meaning;
+  key.value_name = std::string(kAutoName) + "|real";
+  key.choices = {kAutoName};  // the one named value (the round-trip tests read it back)
+  key.can_be_auto = true;
+  key.real = true;
+  key.set = [sub, field](Config& c, const std::string& text) {
+    if (text == kAutoName) {
+      ((c.*sub).*field).reset();
+    } else {
+      try {
+        (c.*sub).*field = parse_as<double>(text);
+      } catch (const BadValue&) {
+        throw BadValue(std::string("not ") + kAutoName + " or a number");
+      }
+    }
+  };
+  key.get = [sub, field](const Config& c, bool exact) {
+    const std::optional<double>& v = (c.*sub).*field;
+    return v ? format_as<double>(*v, exact) : std::string(kAutoName);
+  };
+  key.number = [sub, field](const Config& c) {
+    const std::optional<double>& v = (c.*sub).*field;
+    return v ? *v : std::numeric_limits<double>::quiet_NaN();
+  };
+  return key;
+}
+
+/// make_key for a text field whose syntax is checked as it is read (so an INI error names the
+/// file and line): `check` throws simmer::Error, rethrown here as BadValue with its reason.
+template <class Section>
+Key make_checked_key(const char* section, const char* name, Section Config::*sub, std::string Section::*field,
+                     const char* meaning, std::function<void(const std::string&)> check) {
+  Key key = make_key(section, name, sub, field, meaning);
+  key.set = [sub, field, check](Config& c, const std::string& text) {
+    std::string value = parse_as<std::string>(text);
+    try {
+      check(value);
+    } catch (const Error& e) {
+      // option_error's text is "option 'k' = 'v': why": keep the reason.
+      std::string why = e.what();
+      const std::size_t colon = why.find("': ");
+      throw BadValue(colon == std::string::npos ? why : why.substr(colon + 3));
+    }
+    (c.*sub).*field = std::move(value);
+  };
+  return key;
+}
+
+}  // namespace
+
+const std::vector<Key>& keys() {
+  using C = Config;
+  using P = run::Problem;
+  static const std::vector<Key> table = {
+      // [data]
+      make_key("data", "source", &C::data, &DataConfig::source, kDataSourceNames,
+               "csv (a file with a header row) | sine (y = sin(2 pi x) + noise on [-1, 1]) | idx "
+               "(MNIST-format images: training rows from the train-* files, test rows from "
+               "t10k-*) | higgs (UCI HIGGS CSV: label, 28 features, no header) | "
+               "synthetic_higgs (generated, same shape; see include/simmer/data/higgs.hpp)"),
+      make_key("data", "path", &C::data, &DataConfig::path,
+               "csv, higgs: data file; idx: directory with {train,t10k}-{images-idx3,labels-idx1}"
+               "-ubyte[.gz] (relative paths are relative to the working directory)")
+          .with_role(KeyRole::placement),
+      make_key("data", "features", &C::data, &DataConfig::features,
+               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width), or * for "
+               "every column but the target (and data.exclude), in file order"),
+      make_key("data", "exclude", &C::data, &DataConfig::exclude,
+               "csv with data.features = *: columns left out, comma-separated (e.g. an id or a name)"),
+      make_key("data", "target", &C::data, &DataConfig::target, "csv: target column (class labels for classification)"),
+      make_key("data", "task", &C::data, &DataConfig::task, data::kTaskNames,
+               "what the target is (classification: class labels)"),
+      make_key("data", "train", &C::data, &DataConfig::train, "training rows (0: use data.train_fraction)")
+          .min(0)
+          .explain("0: use data.train_fraction"),
+      make_key("data", "test", &C::data, &DataConfig::test,
+               "test rows (0 with data.train = 0: all rows not used for training)")
+          .min(0),
+      make_key("data", "train_fraction", &C::data, &DataConfig::train_fraction,
+               "fraction of rows used for training when data.train = 0, in [0, 1)")
+          .min(0)
+          .below(1),
+      make_key("data", "split_seed", &C::data, &DataConfig::split_seed,
+               "seed of the train/test split and the sine noise (shared by all trajectories)"),
+      make_key("data", "sine_points", &C::data, &DataConfig::sine_points,
+               "sine: number of equally spaced points on [-1, 1] (>= 2)")
+          .min(2)
+          .cap(1e8),
+      make_key("data", "rows", &C::data, &DataConfig::rows,
+               "higgs: rows read from the start of the file (0: all); synthetic_higgs: rows "
+               "generated, seeded by data.split_seed (0: data.train + data.test)")
+          .min(0),
+      make_key("data", "sine_noise", &C::data, &DataConfig::sine_noise,
+               "sine: standard deviation of the Gaussian noise on y (target units)")
+          .min(0),
+      make_checked_key("data", "delimiter", &C::data, &DataConfig::delimiter,
+                       "csv: the field separator: one character (e.g. ; or |), or tab (also written \\t)",
+                       [](const std::string& text) { (void)parse_delimiter(text); }),
+      make_key("data", "missing", &C::data, &DataConfig::missing,
+               "csv: the fields that mean 'no value', comma-separated, compared exactly after trimming "
+               "(empty: the empty field); a row with one in a used column is dropped (the run prints "
+               "how many and why); any other field of a numeric column must be a finite number; an "
+               "empty list: every value must be present"),
+      make_key("data", "missing_in_target", &C::data, &DataConfig::missing_in_target,
+               "classification: true drops rows whose class label is one of data.missing; false "
+               "(default) takes every label as a class, 'NA' included (a regression target is a "
+               "number, so data.missing always applies to it)"),
+      make_key("data", "stratify", &C::data, &DataConfig::stratify,
+               "classification: true splits each class in proportion (seeded by data.split_seed), so "
+               "every class has training and test rows; false (default): one random split"),
+      make_key("data", "validation_fraction", &C::data, &DataConfig::validation_fraction,
+               "share of the training rows held out as a validation set, in [0, 0.9] (0: none). Drawn "
+               "from the training split with its own seeded stream (data.split_seed; stratified with "
+               "data.stratify), so the test rows do not change; validation rows never enter a gradient, "
+               "Adam or the thermostat and are scored like train and test. Needed to choose among "
+               "candidate ensembles (simmer.ladder, ensemble.select_by)")
+          .min(0)
+          .max(0.9)
+          .explain("0: no validation set"),
+      // [model]
+      make_key("model", "architecture", &C::model, &ModelConfig::architecture,
+               "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3), or lenet5 (image "
+               "data: conv 6@5x5 same, pool, conv 16@5x5 valid, pool, dense 120, 84, classes)")
+          .into(&P::architecture, &model::ArchitectureSpec::layers),
+      make_key("model", "pooling", &C::model, &ModelConfig::pooling, model::kPoolNames,
+               "lenet5: the 2x2 pooling after each convolution")
+          .into(&P::architecture, &model::ArchitectureSpec::pooling),
+      make_key("model", "activation", &C::model, &ModelConfig::activation, model::kActivationNames,
+               "hidden-layer activation")
+          .into(&P::architecture, &model::ArchitectureSpec::activation),
+      make_key("model", "output", &C::model, &ModelConfig::output, model::kActivationNames,
+               "output activation (cce/bce take logits: linear)")
+          .into(&P::architecture, &model::ArchitectureSpec::output),
+      make_key("model", "loss", &C::model, &ModelConfig::loss, model::kLossNames,
+               "sse (sum of squares) | mse (mean) | cce (softmax cross-entropy) | bce (binary, "
+               "from logits); in target units")
+          .into(&P::loss),
+      make_key("model", "init", &C::model, &ModelConfig::init, model::kInitNames, "weight initialiser (biases 0)")
+          .into(&P::init),
+      // [adam]
+      make_key("adam", "epochs", &C::adam, &AdamConfig::epochs,
+               "Adam epochs before simmering (retrofit: >= 2; unused in abinitio mode)")
+          .min(0)
+          .cap(1e12)
+          .fills("AdamOptions.epochs"),
+      make_key("adam", "lr", &C::adam, &AdamConfig::lr, "Adam learning rate (step size), > 0")
+          .into(&P::adam, &train::AdamOptions::learning_rate)
+          .above(0)
+          .fills("AdamOptions.learning_rate"),
+      make_key("adam", "batch", &C::adam, &AdamConfig::batch, "mini-batch size in training rows (0: full batch)")
+          .into(&P::adam, &train::AdamOptions::batch_size)
+          .min(0)
+          .explain("0: full batch")
+          .fills("AdamOptions.batch_size"),
+      make_key("adam", "beta1", &C::adam, &AdamConfig::beta1, "decay rate of the first-moment estimate, in [0, 1)")
+          .into(&P::adam, &train::AdamOptions::beta1)
+          .min(0)
+          .below(1)
+          .fills("AdamOptions.beta1"),
+      make_key("adam", "beta2", &C::adam, &AdamConfig::beta2, "decay rate of the second-moment estimate, in [0, 1)")
+          .into(&P::adam, &train::AdamOptions::beta2)
+          .min(0)
+          .below(1)
+          .fills("AdamOptions.beta2"),
+      make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon, "denominator regulariser (Keras convention), > 0")
+          .into(&P::adam, &train::AdamOptions::epsilon)
+          .above(0)
+          .fills("AdamOptions.epsilon"),
+      make_key("adam", "checkpoint_every", &C::adam, &AdamConfig::checkpoint_every,
+               "epochs between checkpoints during Adam (<output>.ckpt; a resume continues mid-Adam; "
+               "0: none before Adam's end)")
+          .into(&P::run, &run::RunOptions::adam_checkpoint_every)
+          .min(0)
+          .explain("0: none during Adam"),
+      make_key("adam", "keep", &C::adam, &AdamConfig::keep, train::kAdamKeepNames,
+               "which Adam iterate each trajectory keeps as its deep-ensemble network and, in a retrofit, as "
+               "simmering's start: last (the last epoch's, the paper) | best_validation (the epoch with the lowest "
+               "validation loss, the training loss on the validation rows: early stopping as a practitioner's deep "
+               "ensemble does it; needs a validation split)")
+          .into(&P::adam, &train::AdamOptions::keep)
+          .fills("AdamOptions.keep"),
+      make_key("adam", "patience", &C::adam, &AdamConfig::patience,
+               "adam.keep = best_validation: stop Adam after this many epochs without a new lowest validation loss "
+               "(the remaining epochs are skipped; 0: run every epoch and keep the best)")
+          .into(&P::adam, &train::AdamOptions::patience)
+          .min(0)
+          .explain("0: run every epoch")
+          .fills("AdamOptions.patience"),
+      // [simmer]
+      make_key("simmer", "mode", &C::simmer, &SimmerConfig::mode, kSimmerModeNames,
+               "retrofit (Adam first, then simmer from its end point) | abinitio (simmer from "
+               "the initialisation, velocity 0) | adam (Adam alone, no simmering: the run's ensemble is "
+               "the deep ensemble of its trajectories' Adam end points, to compare an ab initio job with)"),
+      make_key("simmer", "time_step", &C::simmer, &SimmerConfig::time_step,
+               "integrator time step h (the paper's 'learning rate'), or auto: simmer.step_fraction of the "
+               "stability limit min(2/sqrt(lambda_max), the thermostat's 2/sqrt(2 N_f T/Q_1)), measured at the "
+               "start of each stage and again over the steps before its window (the warm-up), then fixed for "
+               "the window (docs/MIXING.md)")
+          .min(1e-12)
+          .fills("NhcOptions.time_step"),
+      make_key("simmer", "step_fraction", &C::simmer, &SimmerConfig::step_fraction,
+               "simmer.time_step = auto: h as a share of the measured stability limit, in (0, 1)")
+          .into(&P::auto_step, &run::AutoStep::fraction)
+          .above(0)
+          .below(1),
+      make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)")
+          .into(&P::run, &run::RunOptions::steps)
+          .above(0)
+          .cap(1e12),
+      make_key("simmer", "T_initial", &C::simmer, &SimmerConfig::T_initial, "temperature at step 0 (loss units), >= 0")
+          .fills("StepRamp.initial"),
+      make_key("simmer", "T_target", &C::simmer, &SimmerConfig::T_target,
+               "final temperature of the ramp (loss units), >= T_initial")
+          .fills("StepRamp.target"),
+      make_key("simmer", "dT", &C::simmer, &SimmerConfig::dT,
+               "temperature increment per ramp stage (loss units; 0: constant T = T_initial)")
+          .fills("StepRamp.increment"),
+      make_key("simmer", "every", &C::simmer, &SimmerConfig::every,
+               "steps per ramp stage: T(step) = min(T_target, T_initial + dT * floor(step / "
+               "every))")
+          .fills("StepRamp.every"),
+      make_key("simmer", "ladder", &C::simmer, &SimmerConfig::ladder,
+               "a temperature ladder T_1,...,T_K (ascending, every T > 0, in simmer.temperature_unit: with "
+               "posterior, multiples of T_Bayes) instead of the ramp: each trajectory simmers simmer.steps "
+               "steps at each rung in turn, coldest first, starting where the last rung ended; every rung has "
+               "its own window, members, ensemble and diagnostics (/ladder), and the run's ensemble is the "
+               "candidate (a rung, or in retrofit mode the deep ensemble) with the best validation score "
+               "(ensemble.select_by; needs data.validation_fraction > 0). T_initial, T_target, dT and every "
+               "are not used. Empty: the ramp")
+          .into(&P::ladder),
+      make_key("simmer", "ladder_mode", &C::simmer, &SimmerConfig::ladder_mode, run::kLadderModeNames,
+               "with simmer.ladder: sequential (each trajectory simmers every rung in turn, coldest first) | "
+               "parallel (trajectory i simmers rung i mod K for the whole run, so every rung has "
+               "run.trajectories / K trajectories; needed for replica exchange, simmer.exchange_every; with "
+               "ensemble.select_by = none the run's ensemble is the coldest rung's)")
+          .into(&P::ladder_mode),
+      make_key("simmer", "exchange_every", &C::simmer, &SimmerConfig::exchange_every,
+               "simmer.ladder_mode = parallel: steps between replica-exchange rounds (0: none). Every round, "
+               "neighbouring rungs (alternately the pairs (1,2),(3,4),... and (2,3),(4,5),...) of each set of "
+               "K trajectories propose to swap configurations, accepted with min(1, exp((1/T_i - 1/T_j)(L_i - "
+               "L_j))); velocities and thermostat velocities are rescaled by sqrt(T_new/T_old) (docs/MIXING.md)")
+          .into(&P::exchange_every)
+          .min(0),
+      make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length, "Nose-Hoover chain length N_c (>= 1)")
+          .into(&P::nhc, &train::NhcOptions::chain_length)
+          .min(1)
+          .max(1000)
+          .fills("NhcOptions.chain_length"),
+      make_key("simmer", "thermostat", &C::simmer, &SimmerConfig::thermostat, train::kThermostatNames,
+               "nose_hoover (the paper: one Nose-Hoover chain on the total kinetic energy) | "
+               "langevin (friction and noise on every velocity: ergodic where one global chain "
+               "is not, e.g. along flat directions under a prior; uses the trajectory's seed)")
+          .into(&P::nhc, &train::NhcOptions::thermostat),
+      make_key("simmer", "friction", &C::simmer, &SimmerConfig::friction,
+               "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
+               "~1/gamma), > 0")
+          .into(&P::nhc, &train::NhcOptions::friction)
+          .above(0)
+          .fills("NhcOptions.friction"),
+      make_checked_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
+                       "thermostat masses: empty (all Q_k = 1, the paper) | Q_1,..,Q_Nc comma-separated "
+                       "| martyna (Martyna-Tuckerman-Klein: Q_1 = N_f T tau^2, Q_k = T tau^2, at "
+                       "T_target; needs T_target > 0)",
+                       [](const std::string& text) { (void)parse_masses(text); })
+          .fills("NhcOptions.masses"),
+      make_key("simmer", "tau", &C::simmer, &SimmerConfig::tau,
+               "masses = martyna: the thermostat's time scale tau (time units, like h), > 0")
+          .above(0)
+          .fills("martyna_masses.tau"),
+      make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
+               "degrees of freedom N_f = (number of parameters) - dof_offset")
+          .into(&P::nhc, &train::NhcOptions::dof_offset)
+          .fills("NhcOptions.dof_offset"),
+      make_key("simmer", "start_velocity", &C::simmer, &SimmerConfig::start_velocity, train::kStartVelocityNames,
+               "auto (the paper: adam in retrofit mode, zero in abinitio) | adam (v = (x_last - "
+               "x_previous)/h from Adam's last step; retrofit only) | zero | thermal "
+               "(Maxwell-Boltzmann at the schedule's first T > 0, from the trajectory's seed)")
+          .fills("StartVelocity"),
+      make_key("simmer", "start_jitter", &C::simmer, &SimmerConfig::start_jitter,
+               "relative random change of every start velocity, v_i (1 + eps xi_i) with xi_i "
+               "~ N(0, 1) from a stream of its own (0: none): shows whether outcomes are chaotic")
+          .into(&P::start_jitter)
+          .above(-1)
+          .below(1)
+          .explain("a small relative change, |eps| < 1"),
+      make_key("simmer", "prior", &C::simmer, &SimmerConfig::prior, kPriorNames,
+               "none (the paper: sample exp(-L/T), not normalisable along flat directions of "
+               "the loss) | gaussian (sample exp(-L/T) N(x; 0, sigma^2): potential L + T "
+               "|x|^2/(2 sigma^2); along a flat direction the positions' variance is sigma^2)"),
+      make_key("simmer", "prior_sigma", &C::simmer, &SimmerConfig::prior_sigma,
+               "prior = gaussian: its standard deviation sigma (units of the parameters; inputs "
+               "and targets are scaled to [-1, 1]), > 0")
+          .above(0)
+          .fills("gaussian_prior.sigma"),
+      make_key("simmer", "prior_scaling", &C::simmer, &SimmerConfig::prior_scaling, train::kPriorScalingNames,
+               "prior = gaussian: none (every parameter sigma) | fan_in (weights sigma / "
+               "sqrt(fan_in), biases sigma: Neal's scaling, keeps pre-activations O(sigma))"),
+      make_key("simmer", "temperature_unit", &C::simmer, &SimmerConfig::temperature_unit, kTemperatureUnitNames,
+               "loss (T_initial, T_target, dT in loss units, the paper) | posterior (in units of "
+               "the Bayesian temperature T_Bayes: T = 1 samples the posterior; cce/bce over n "
+               "training rows: T_Bayes = 1/n; sse with noise sd s: 2 s^2; mse: 2 s^2/n; needs "
+               "simmer.noise_sd for sse/mse)"),
+      make_key("simmer", "noise_sd", &C::simmer, &SimmerConfig::noise_sd,
+               "regression: standard deviation of the targets' Gaussian noise (target units; 0: "
+               "unknown); gives T_Bayes for temperature_unit = posterior and the printed "
+               "posterior reading of T")
+          .into(&P::noise_sd)
+          .min(0)
+          .explain("0: unknown"),
+      make_key("simmer", "curvature_report", &C::simmer, &SimmerConfig::curvature_report, run::kCurvatureReportNames,
+               "count the loss-Hessian eigenvalues above T at the start "
+               "point (and at the end) by stochastic Lanczos quadrature, with the harmonic "
+               "loss-rise estimate")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::curvature_report),
+      make_key("simmer", "lanczos_steps", &C::simmer, &SimmerConfig::lanczos_steps,
+               "curvature report: Lanczos steps per probe (2 gradients each), >= 2")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::lanczos_steps)
+          .min(2)
+          .max(1000)
+          .explain("each step keeps a vector of every parameter"),
+      make_key("simmer", "lanczos_probes", &C::simmer, &SimmerConfig::lanczos_probes,
+               "curvature report: random probe vectors, >= 1")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::lanczos_probes)
+          .min(1)
+          .max(1000),
+      make_key("simmer", "configurational_every", &C::simmer, &SimmerConfig::configurational_every,
+               "steps of the window between two samples of the configurational temperature "
+               "T_conf = <|grad U|^2> / <tr Hess U> (mass-weighted with masses; 2 gradients each, Hutchinson's "
+               "trace): a check of the step's bias on the sampled law, reported beside the kinetic temperature "
+               "(docs/MIXING.md); 0: off")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::configurational_every)
+          .min(0),
+      make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence, run::kOnDivergenceNames,
+               "a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
+               "temperature stays 100x off the target, stops (stop: keeping its samples) or goes on (warn)")
+          .into(&P::health, &run::HealthOptions::on_divergence),
+      make_key("simmer", "stability_check", &C::simmer, &SimmerConfig::stability_check, run::kStabilityCheckNames,
+               "compare time_step with the leapfrog limit 2/sqrt(lambda_max) "
+               "of the loss Hessian at the start point")
+          .into(&P::health, &run::HealthOptions::stability_check),
+      make_key("simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
+               "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
+               "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
+               "preconditions) | adapt (each parameter's mass 1/variance of its position over the first "
+               "simmer.mass_warmup steps, which run with unit masses, as Stan adapts its diagonal metric). "
+               "Either is scaled so the stiffest mass-weighted direction keeps the unit-mass stability limit: "
+               "steep directions move slower, flat ones faster; the sampled distribution is the same, its time "
+               "scales change (docs/MIXING.md)")
+          .into(&P::parameter_masses),
+      make_key("simmer", "mass_warmup", &C::simmer, &SimmerConfig::mass_warmup,
+               "simmer.parameter_masses = adapt: the first steps of simmering (unit masses) whose positions "
+               "give the masses; the window must start after them")
+          .into(&P::mass_warmup)
+          .min(0),
+      make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,
+               "steps between a trajectory's health checks (kinetic temperature vs target)")
+          .into(&P::health, &run::HealthOptions::every)
+          .above(0),
+      // [ensemble]
+      make_key("ensemble", "window", &C::ensemble, &EnsembleConfig::window,
+               "the last W steps of the run, from which members are drawn (<= simmer.steps)")
+          .into(&P::sampling, &ensemble::SamplingOptions::window)
+          .above(0)
+          .fills("SamplingOptions.window"),
+      make_key("ensemble", "stride", &C::ensemble, &EnsembleConfig::stride,
+               "every s-th step of the window, counted from its end")
+          .into(&P::sampling, &ensemble::SamplingOptions::stride)
+          .above(0)
+          .fills("SamplingOptions.stride"),
+      make_key("ensemble", "count", &C::ensemble, &EnsembleConfig::count,
+               "> 0: this many random steps of the window instead of the stride")
+          .into(&P::sampling, &ensemble::SamplingOptions::count)
+          .fills("SamplingOptions.count"),
+      make_key("ensemble", "fraction", &C::ensemble, &EnsembleConfig::fraction,
+               "> 0: round(fraction * window) random steps of the window instead, in [0, 1]")
+          .into(&P::sampling, &ensemble::SamplingOptions::fraction)
+          .min(0)
+          .max(1)
+          .fills("SamplingOptions.fraction"),
+      make_key("ensemble", "blocks", &C::ensemble, &EnsembleConfig::blocks,
+               "drift diagnostics: the window split into this many blocks of steps, each with "
+               "its own ensemble metric (/diagnostics), >= 1")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::blocks),
+      make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
+               "store every k-th member in /posterior (the aggregation uses all)")
+          .into(&P::store, &run::StoreOptions::every)
+          .min(1),
+      make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype, kPrecisionNames,
+               "precision of /posterior/params on disk (auto: the run's "
+               "run.precision; float32 halves the archive of a float64 run)"),
+      make_key("ensemble", "points", &C::ensemble, &EnsembleConfig::points,
+               "optional CSV of extra evaluation inputs (feature columns, raw units)")
+          .with_role(KeyRole::placement),
+      make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
+               "0-based test-set rows whose member predictions are kept, comma-separated")
+          .into(&P::store, &run::StoreOptions::track),
+      make_key("ensemble", "select_by", &C::ensemble, &EnsembleConfig::select_by, ensemble::kSelectByNames,
+               "with simmer.ladder: nll (default) | metric | none: the validation score that chooses the run's "
+               "ensemble among the rungs and (retrofit) the deep ensemble of the Adam end points: the mean "
+               "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
+               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)")
+          .into(&P::select_by),
+      make_key("ensemble", "select_rule", &C::ensemble, &EnsembleConfig::select_rule, ensemble::kSelectRuleNames,
+               "best (default: the lowest validation loss) | one_se (the first candidate, the deep ensemble "
+               "then the rungs coldest first, within one standard error of the best, the error of the per-row "
+               "differences: a choice that a small validation set's noise moves less)")
+          .into(&P::select_rule),
+      // [run]
+      make_key("run", "trajectories", &C::run, &RunConfig_::trajectories,
+               "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
+               "size")
+          .into(&P::run, &run::RunOptions::trajectories)
+          .min(0)
+          .explain("0: one per group of run.ranks_per_trajectory ranks")
+          .with_role(KeyRole::study),
+      make_key("run", "seed", &C::run, &RunConfig_::seed,
+               "master seed: trajectory i's initialisation derives from (seed, i)")
+          .into(&P::run, &run::RunOptions::seed)
+          .with_role(KeyRole::study),
+      make_key("run", "gather_interval", &C::run, &RunConfig_::gather_interval,
+               "simmering steps between gathers to rank 0 (and archive writes)")
+          .into(&P::run, &run::RunOptions::gather_interval)
+          .above(0)
+          .with_role(KeyRole::study),
+      make_key("run", "trace_every", &C::run, &RunConfig_::trace_every,
+               "record losses in /trace every k steps (or Adam epochs)")
+          .into(&P::run, &run::RunOptions::trace_every)
+          .above(0),
+      make_key("run", "output", &C::run, &RunConfig_::output,
+               "HDF5 archive path (an existing file is kept unless --overwrite)")
+          .into(&P::run, &run::RunOptions::output)
+          .with_role(KeyRole::placement)
+          .fills("RunOptions.output"),
+      make_key("run", "progress_seconds", &C::run, &RunConfig_::progress_seconds,
+               "minimum seconds between progress lines when stdout is not a terminal")
+          .into(&P::run, &run::RunOptions::progress_seconds)
+          .min(0)
+          .with_role(KeyRole::placement),
+      make_key("run", "progress", &C::run, &RunConfig_::progress, run::kProgressNames,
+               "a redrawn bar on a terminal, plain lines for logs (auto looks "
+               "at where mpirun's own output goes)")
+          .into(&P::run, &run::RunOptions::progress)
+          .with_role(KeyRole::placement),
+      make_key("run", "checkpoint_interval", &C::run, &RunConfig_::checkpoint_interval,
+               "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)")
+          .into(&P::run, &run::RunOptions::checkpoint_interval)
+          .min(0)
+          .explain("0: checkpoint only after the Adam phase")
+          .with_role(KeyRole::study),
+      make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
+               "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
+               "(checkpoint + exit)")
+          .into(&P::run, &run::RunOptions::sync_every)
+          .above(0)
+          .with_role(KeyRole::study),
+      make_checked_key("run", "memory_limit", &C::run, &RunConfig_::memory_limit,
+                       "auto | off | a size like 16G: a run whose estimated peak memory on a node "
+                       "exceeds this is refused before any work (auto: the node's available memory, "
+                       "or its cgroup/SLURM limit when lower)",
+                       [](const std::string& text) { (void)parse_memory_limit(text); })
+          .fills("RunOptions.memory_limit"),
+      make_key("run", "ranks_per_trajectory", &C::run, &RunConfig_::ranks_per_trajectory,
+               "k: groups of k ranks evaluate each of their trajectories' full-batch gradient together, "
+               "each on its share of the rows (a power of two dividing the rank count; may change on "
+               "--resume)")
+          .into(&P::run, &run::RunOptions::ranks_per_trajectory)
+          .with_role(KeyRole::placement),
+      make_key("run", "gradient_chunks", &C::run, &RunConfig_::gradient_chunks,
+               "the full-batch gradient as a fixed tree sum of this many row blocks (a power of two >= "
+               "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
+               "for every k dividing it; 1 is the plain full batch")
+          .into(&P::run, &run::RunOptions::gradient_chunks)
+          .cap(65536),
+      make_key("run", "precision", &C::run, &RunConfig_::precision, kPrecisionNames,
+               "the scalar of the network, its loss and gradient, Adam and the "
+               "particle update (the thermostat, energies and ensemble accumulators stay float64). "
+               "float32 is about twice as fast on large networks and is TensorFlow's default")
+          .into(&P::run, &run::RunOptions::precision),
+  };
+  return table;
+}
+
+}  // namespace simmer::cli::detail
