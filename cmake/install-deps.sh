@@ -14,7 +14,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   catch2
   libbenchmark-dev
-  python3-h5py python3-xarray python3-netcdf4 python3-numpy python3-scipy python3-matplotlib
+  python3-h5py python3-xarray python3-netcdf4 python3-numpy python3-scipy python3-matplotlib python3-pytest
   dataset-fashion-mnist
 )
 for arg in "$@"; do

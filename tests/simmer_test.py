@@ -22,9 +22,17 @@ def provenance(name):
     return name in PROVENANCE or name.startswith("io_")
 
 
+# The programs under test and the project's root, as CTest passes them (tests/conftest.py).
+SIMMER_MPI = os.environ.get("SIMMER_MPI", "")
+SIMMER_ANALYZE = os.environ.get("SIMMER_ANALYZE", "")
+ROOT = os.environ.get("SIMMER_ROOT", "")
+# The sanitizer build (a simmering step is several times slower there: tests may shorten runs).
+SANITIZED = os.environ.get("SIMMER_TEST_SANITIZED") in ("1", "ON", "TRUE", "true")
+
+
 def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
+    """Fails the test with `msg` (pytest reports it; a script run by hand exits 1)."""
+    raise AssertionError(msg)
 
 
 def run(program, ranks, args, expect=0, timeout=600, env=None, cwd=None):

@@ -1,9 +1,8 @@
 #!/usr/bin/python3
-"""The large-model cases of simmer_mpi, reduced to seconds (run by CTest with Debian's
-/usr/bin/python3, which has h5py and numpy).
+"""The large-model cases of simmer_mpi, reduced to seconds (pytest functions, one CTest test each:
+tests/conftest.py says how to run them by hand).
 
-usage: test_large.py SIMMER_MPI PROJECT_ROOT CASE
-cases: lenet     LeNet-5 on small IDX files the test writes (gzip images, plain labels), 2 ranks:
+tests: lenet     LeNet-5 on small IDX files the test writes (gzip images, plain labels), 2 ranks:
                  the archive's posterior is float32 and thinned, every member voted, the layout
                  is LeNet-5's (61706 parameters), the run printed its estimate
        higgs     a HIGGS-shaped run (28 features, ELU, BCE from logits) on a HIGGS-format CSV
@@ -15,7 +14,6 @@ cases: lenet     LeNet-5 on small IDX files the test writes (gzip images, plain 
 import os
 import re
 import sys
-import tempfile
 
 import h5py
 import numpy as np
@@ -23,7 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
 
-SIMMER, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+SIMMER, ROOT = st.SIMMER_MPI, st.ROOT
 ENV = st.ENV
 fail, write_idx = st.fail, st.write_idx
 
@@ -42,7 +40,7 @@ LENET_ARGS = ["--config", os.path.join(ROOT, "jobs/mnist_retrofit.ini"),
               "--simmer.stability_check", "warn"]
 
 
-def case_lenet(tmp):
+def test_lenet(tmp):
     d = os.path.join(tmp, "idx")
     os.mkdir(d)
     rng = np.random.default_rng(5)
@@ -92,7 +90,7 @@ HIGGS_ARGS = ["--config", os.path.join(ROOT, "jobs/higgs_retrofit.ini"),
               "--run.trace_every", "5", "--simmer.stability_check", "warn"]
 
 
-def case_higgs(tmp):
+def test_higgs(tmp):
     csv = os.path.join(tmp, "HIGGS.csv")
     write_higgs_csv(csv, 500, np.random.default_rng(3))
     for name, extra in (("csv", ["--data.source", "higgs", "--data.path", csv, "--data.rows", "450"]),
@@ -122,7 +120,7 @@ def case_higgs(tmp):
                 fail(f"higgs csv: ensemble test accuracy {f['metrics'].attrs['ensemble_test_accuracy']} < 0.65")
 
 
-def case_budget(tmp):
+def test_budget(tmp):
     base = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
             "--simmer.steps", "400", "--simmer.every", "100", "--ensemble.window", "300",
             "--run.trajectories", "2"]
@@ -159,7 +157,7 @@ def case_budget(tmp):
     print("  refused without room:", [l for l in p.stderr.splitlines() if "run.output" in l][0][:160])
 
 
-def case_badidx(tmp):
+def test_badidx(tmp):
     d = os.path.join(tmp, "idx")
     os.mkdir(d)
     rng = np.random.default_rng(1)
@@ -180,8 +178,3 @@ def case_badidx(tmp):
     if p.returncode != 2 or "t10k-labels-idx1-ubyte" not in p.stderr or "data.path" not in p.stderr:
         fail(f"a missing IDX file: exit {p.returncode}, message does not name it:\n{p.stderr}")
     print("  missing:", p.stderr.strip().splitlines()[0][:200])
-
-
-with tempfile.TemporaryDirectory() as tmp:
-    {"lenet": case_lenet, "higgs": case_higgs, "budget": case_budget, "badidx": case_badidx}[CASE](tmp)
-print(f"PASS: {CASE}")
