@@ -56,6 +56,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sections  # noqa: E402
+from study_common import (VERDICTS, archive_path, attrs, compare, finished, fmt, mean_sd, median,  # noqa: E402
+                          seeds_on_disk, sign_test)
+from study_selection import MARK17, collect17, markdown17  # noqa: E402
 import study_mixing  # noqa: E402
 import study_step  # noqa: E402
 
@@ -117,26 +120,6 @@ POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1"
              "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
 JITTER = 1e-9
 OUT = os.path.join(ROOT, "runs/study")
-VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
-
-
-def archive_path(out_dir, case, variant, seed):
-    return os.path.join(out_dir, f"{case}-{variant}-seed{seed}.h5")
-
-
-def attrs(path):
-    import h5py
-    with h5py.File(path, "r") as f:
-        out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["metrics"].attrs.items()}
-        for k in ("status", "wall_seconds"):
-            v = f.attrs.get(k)
-            out["@" + k] = v.decode() if isinstance(v, bytes) else v
-        return out
-
-
-def finished(path):
-    log = path[:-3] + ".log"
-    return os.path.exists(path) and os.path.exists(log) and "# exit 0" in open(log).read()
 
 
 def noise_sd(case, paper_path):
@@ -224,43 +207,6 @@ def run_seed(simmer, out_dir, case, seed, variants, chaos):
     return case[0], seed, "; ".join(done)
 
 
-def median(values):
-    v = sorted(x for x in values if math.isfinite(x))
-    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
-
-
-def mean_sd(values):
-    v = [x for x in values if math.isfinite(x)]
-    if not v:
-        return float("nan"), float("nan")
-    mu = sum(v) / len(v)
-    return mu, (math.sqrt(sum((x - mu) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0)
-
-
-def sign_test(wins, losses):
-    """One-sided sign test: P(X >= wins) for X ~ Binomial(wins + losses, 1/2); ties dropped."""
-    n = wins + losses
-    if n == 0:
-        return float("nan")
-    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
-
-
-def compare(ens, base, higher_better=True):
-    """(wins, ties, losses) of the ensemble against the baseline, seed by seed."""
-    w = t = l = 0
-    for e, b in zip(ens, base):
-        if not (math.isfinite(e) and math.isfinite(b)):
-            l += 1 if math.isfinite(b) else 0  # no ensemble (every trajectory diverged): a loss
-            continue
-        if e == b:
-            t += 1
-        elif (e > b) == higher_better:
-            w += 1
-        else:
-            l += 1
-    return w, t, l
-
-
 def collect(out_dir, seeds, cases, variants):
     rows, summary = [], []
     for case in cases:
@@ -325,206 +271,6 @@ def collect(out_dir, seeds, cases, variants):
     return summary, table
 
 
-def selection_of(path, metric):
-    """A ladder run's choice; what the one-standard-error rule would have chosen from the same
-    candidates (its name and test scores, from /selection); and how many validation rows would
-    tell its best candidate from the runner-up (and from the deep ensemble) at two standard
-    errors of their per-row differences: n = (2 sd / difference)^2, with sd = the archive's
-    stderr_difference x sqrt(rows)."""
-    import h5py
-    with h5py.File(path, "r") as f:
-        g = f["selection"]
-        chosen = g.attrs["selected_name"]
-        chosen = chosen.decode() if isinstance(chosen, bytes) else chosen
-        names = g["candidate"][()]
-        if names.dtype.itemsize == 1 and names.ndim == 2:  # archive format 2: a character array
-            names = [row.tobytes().rstrip(b"\x00") for row in names]
-        names = [n.decode() if isinstance(n, bytes) else n for n in names]
-        if "validation_loss" not in g:
-            return chosen, {}
-        loss, se = g["validation_loss"][()], g["validation_loss_stderr_difference"][()]
-        n, best = int(g.attrs["validation_rows"]), int(g.attrs["best"])
-        one_se = int(g.attrs["one_se"])
-        one_se_scores = dict(one_se=names[one_se], one_se_ens=float(g[f"test_{metric}"][one_se]),
-                             one_se_ens_nll=float(g["test_nll"][one_se]))
-    needed = lambda c: (2 * se[c] * math.sqrt(n) / (loss[c] - loss[best])) ** 2 if loss[c] > loss[best] else math.nan
-    others = [c for c in range(len(names)) if c != best and math.isfinite(loss[c])]
-    out = dict(n_valid=n, **one_se_scores)
-    if others:
-        out["rows_runner_up"] = needed(min(others, key=lambda c: loss[c]))
-    if "deep_ensemble" in names and names.index("deep_ensemble") != best:
-        out["rows_deep"] = needed(names.index("deep_ensemble"))
-    return chosen, out
-
-
-def seeds_on_disk(out_dir, name, variant):
-    """The seeds of `name`'s `variant` whose archives are in `out_dir` (a study may have run some
-    cases with fewer seeds than others)."""
-    prefix, found = f"{name}-{variant}-seed", []
-    for f in os.listdir(out_dir) if os.path.isdir(out_dir) else []:
-        if f.startswith(prefix) and f.endswith(".h5") and f[len(prefix):-3].isdigit():
-            found.append(int(f[len(prefix):-3]))
-    return sorted(found)
-
-
-def collect17(out_dir, cases):
-    """Issue 17's variants against the deep ensemble and the mean single Adam network, per case:
-    the test metric and NLL of the variant's ensemble, of the deep ensemble (a retrofit job's own
-    Adam end points; for ab initio cases the `deep` job's) and Adam's mean, seed by seed, over
-    every seed whose finished archive is on disk."""
-    rows, summary = [], []
-    for case in cases:
-        name, _, metric, ranks, _, note, _ = case
-        abinitio = "abinitio" in name
-        for variant in ("cold", "ladder"):
-            per_seed = []
-            for seed in seeds_on_disk(out_dir, name, variant):
-                if not finished(archive_path(out_dir, name, variant, seed)):
-                    continue
-                path = archive_path(out_dir, name, variant, seed)
-                deep_path = archive_path(out_dir, name, "deep", seed) if abinitio else path
-                if not (os.path.exists(path) and os.path.exists(deep_path)):
-                    continue
-                try:
-                    m, d = attrs(path), attrs(deep_path)
-                    chosen, resolve = "-", {}
-                    if variant == "ladder":
-                        chosen, resolve = selection_of(path, metric)
-                except (OSError, KeyError) as e:
-                    rows.append([name, variant, seed, metric] + [""] * 8 + [f"unreadable: {e}"])
-                    continue
-                pre = "ensemble_" if abinitio else "deep_ensemble_"
-                r = dict(seed=seed, ens=float(m.get(f"ensemble_test_{metric}", math.nan)),
-                         ens_nll=float(m.get("ensemble_test_nll", math.nan)),
-                         deep=float(d.get(f"{pre}test_{metric}", math.nan)),
-                         deep_nll=float(d.get(f"{pre}test_nll", math.nan)),
-                         adam=float(d.get(f"baseline_test_{metric}_mean", math.nan)),
-                         adam_nll=float(d.get("baseline_test_nll_mean", math.nan)),
-                         chosen=chosen, wall=float(m.get("@wall_seconds", math.nan)),
-                         status=str(m.get("@status", "?")),
-                         drifting=int(m.get("trajectories_drifting", 0)), **resolve,
-                         trajectories=sum(int(m.get(f"trajectories_{v}", 0)) for v in VERDICTS))
-                per_seed.append(r)
-                rows.append([name, variant, seed, metric, r["ens"], r["deep"], r["adam"], r["ens_nll"], r["deep_nll"],
-                             r["adam_nll"], chosen, r["drifting"], r["status"]])
-            if not per_seed:
-                continue
-            col = lambda k: [r[k] for r in per_seed]
-            s = dict(case=name, variant=variant, metric=metric, n=len(per_seed), ranks=ranks,
-                     trajectories=per_seed[0]["trajectories"],
-                     vs_deep=compare(col("ens"), col("deep")), vs_adam=compare(col("ens"), col("adam")),
-                     nll_vs_deep=compare(col("ens_nll"), col("deep_nll"), higher_better=False),
-                     nll_vs_adam=compare(col("ens_nll"), col("adam_nll"), higher_better=False),
-                     ens_median=median(col("ens")), deep_median=median(col("deep")), adam_median=median(col("adam")),
-                     nll_ens_median=median(col("ens_nll")), nll_deep_median=median(col("deep_nll")),
-                     nll_adam_median=median(col("adam_nll")), chosen=col("chosen"),
-                     drifting=sum(col("drifting")), wall=mean_sd(col("wall"))[0],
-                     one_se=dict(vs_deep=compare(col("one_se_ens"), col("deep")) if variant == "ladder" else None,
-                                 vs_adam=compare(col("one_se_ens"), col("adam")) if variant == "ladder" else None,
-                                 nll_vs_deep=compare(col("one_se_ens_nll"), col("deep_nll"), higher_better=False)
-                                 if variant == "ladder" else None,
-                                 nll_vs_adam=compare(col("one_se_ens_nll"), col("adam_nll"), higher_better=False)
-                                 if variant == "ladder" else None,
-                                 ens_median=median(col("one_se_ens")) if variant == "ladder" else math.nan,
-                                 nll_median=median(col("one_se_ens_nll")) if variant == "ladder" else math.nan,
-                                 chosen=col("one_se") if variant == "ladder" else []),
-                     n_valid=median([r.get("n_valid", math.nan) for r in per_seed]),
-                     rows_runner_up=median([r.get("rows_runner_up", math.nan) for r in per_seed]),
-                     rows_deep=median([r.get("rows_deep", math.nan) for r in per_seed]),
-                     statuses=sorted(set(col("status"))))
-            summary.append(s)
-    with open(os.path.join(out_dir, "runs17.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["case", "variant", "seed", "metric", "ensemble_test", "deep_test", "adam_test_mean",
-                    "ensemble_test_nll", "deep_test_nll", "adam_test_nll_mean", "chosen", "drifting", "status"])
-        w.writerows(rows)
-    return summary
-
-
-def one_se_row(s, wtl, p):
-    """The same ladder runs read with the one-standard-error rule (no new runs: /selection holds
-    every candidate's test scores and the rule's choice)."""
-    o = s["one_se"]
-    chosen = ", ".join(c.replace("deep_ensemble", "deep").replace("rung_", "r") for c in o["chosen"])
-    return (f"| {s['case']} | ladder, one_se | {s['n']} × {s['trajectories']} | "
-            f"{fmt(o['ens_median'])} / {fmt(s['deep_median'])} / {fmt(s['adam_median'])} | "
-            f"{wtl(o['vs_deep'])} ({p(o['vs_deep'])}) | {wtl(o['vs_adam'])} ({p(o['vs_adam'])}) | "
-            f"{fmt(o['nll_median'], digits=3)} / {fmt(s['nll_deep_median'], digits=3)} / "
-            f"{fmt(s['nll_adam_median'], digits=3)} | {wtl(o['nll_vs_deep'])} ({p(o['nll_vs_deep'])}) | "
-            f"{wtl(o['nll_vs_adam'])} ({p(o['nll_vs_adam'])}) | {chosen} | - | - |")
-
-
-def markdown17(summary):
-    """The section of REPRODUCTION.md on issue 17's variants."""
-    if not summary:
-        return []
-    wtl = lambda t: f"{t[0]}/{t[1]}/{t[2]}"
-    p = lambda t: f"{sign_test(t[0], t[2]):.3g}"
-    lines = ["", MARK17[0], "## Against the deep ensemble: a cold posterior and a temperature ladder chosen on validation data", "",
-             "Issue 17's variants (jobs/study/study.py's docstring has them in full; fixed before the runs): every "
-             "job runs N trajectories in float32 with a 20 % validation split held out of the training rows, a "
-             "Gaussian prior N(0, 1/fan_in) and thermal starts. **cold**: T = 0.01 T_Bayes fixed. **ladder**: rungs "
-             "0.01, 0.03, 0.1, 0.3 and 1 T_Bayes (each the case's simmer.steps), the run's ensemble chosen by "
-             "validation NLL among the rungs and, in retrofit mode, the deep ensemble. **deep ensemble**: the job's "
-             "own N Adam end points (retrofit), or a separate Adam-alone job (simmer.mode = adam) on the same "
-             "training rows (ab initio). **Adam**: the mean single Adam network of the same N. W/T/L: seeds where "
-             "the variant's ensemble is better / equal / worse on the test set (metric: higher is better; NLL: "
-             "lower); p: one-sided sign test of \"the variant is better\" (ties dropped). Per-run numbers: "
-             "runs/study/runs17.csv.", "",
-             "| case | variant | seeds × N | test metric median: ensemble / deep / Adam | vs deep W/T/L (p) | "
-             "vs Adam W/T/L (p) | test NLL median: ensemble / deep / Adam | NLL vs deep W/T/L (p) | NLL vs Adam W/T/L (p) | "
-             "chosen per seed | drifting | wall per seed |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for s in summary:
-        chosen = ", ".join(c.replace("deep_ensemble", "deep").replace("rung_", "r") for c in s["chosen"]) \
-            if s["variant"] == "ladder" else "-"
-        lines.append(
-            f"| {s['case']} | {s['variant']} | {s['n']} × {s['trajectories']} | "
-            f"{fmt(s['ens_median'])} / {fmt(s['deep_median'])} / {fmt(s['adam_median'])} | "
-            f"{wtl(s['vs_deep'])} ({p(s['vs_deep'])}) | {wtl(s['vs_adam'])} ({p(s['vs_adam'])}) | "
-            f"{fmt(s['nll_ens_median'], digits=3)} / {fmt(s['nll_deep_median'], digits=3)} / "
-            f"{fmt(s['nll_adam_median'], digits=3)} | {wtl(s['nll_vs_deep'])} ({p(s['nll_vs_deep'])}) | "
-            f"{wtl(s['nll_vs_adam'])} ({p(s['nll_vs_adam'])}) | {chosen} | {s['drifting']} | "
-            + (f"{s['wall']:.0f} s on {s['ranks']} rank(s)" if math.isfinite(s["wall"]) else "n/a") + " |")
-        if s["variant"] == "ladder" and s["one_se"]["chosen"]:
-            lines.append(one_se_row(s, wtl, p))
-    lines += ["", "Rungs: r0 = 0.01, r1 = 0.03, r2 = 0.1, r3 = 0.3, r4 = 1 T_Bayes; deep = the deep ensemble was chosen. "
-              "\"ladder, one_se\": the same ladder runs read with ensemble.select_rule = one_se (the first candidate, "
-              "the deep ensemble then the rungs coldest first, within one standard error of the paired validation-NLL "
-              "differences to the best), taken from /selection: not a separate run, and not the rule fixed before the "
-              "runs.",
-              "", "How many validation rows the choice needs (ladder variant, medians over seeds): the rows that "
-              "would tell the best candidate from the runner-up, and from the deep ensemble (retrofit; when it "
-              "was not the best), at two standard errors of their per-row validation-NLL differences, "
-              "n = (2 sd / difference)², against the rows the runs had.", "",
-              "| case | validation rows | rows to tell best from runner-up | rows to tell best from the deep ensemble |",
-              "|---|---|---|---|"]
-    for s in summary:
-        if s["variant"] != "ladder":
-            continue
-        n = lambda v: f"{v:.0f}" if math.isfinite(v) else "n/a"
-        lines.append(f"| {s['case']} | {n(s['n_valid'])} | {n(s['rows_runner_up'])} | {n(s['rows_deep'])} |")
-    lines += ["",
-              "", "The target set before the runs, checked from these numbers (classification cases; ladder variant): better "
-              "test NLL than the deep ensemble on at least 6 of 8 seeds, and the median test accuracy within 0.5 "
-              "point of the deep ensemble's or better.", ""]
-    for s in summary:
-        if s["variant"] != "ladder" or s["metric"] != "accuracy":
-            continue
-        wins = s["nll_vs_deep"][0]
-        gap = 100 * (s["ens_median"] - s["deep_median"])
-        nll_ok = wins >= math.ceil(0.75 * s["n"])
-        acc_ok = gap >= -0.5
-        lines.append(f"- {s['case']}: NLL better than the deep ensemble on {wins} of {s['n']} seeds "
-                     f"({'met' if nll_ok else 'not met'}); median test accuracy {gap:+.2f} points against the deep "
-                     f"ensemble's ({'met' if acc_ok else 'not met'}).")
-    return lines + [MARK17[1]]
-
-
-MARK17 = ("<!-- issue 17: generated by jobs/study/study.py; replaced when the study reruns these variants -->",
-          "<!-- end of issue 17's section -->")
-
-
 def chaos_report(out_dir, seeds, cases):
     """Per cheap case: the test metric of the paper run and its two jittered reruns, per seed."""
     out = []
@@ -544,12 +290,6 @@ def chaos_report(out_dir, seeds, cases):
         if spreads:
             out.append((name, metric, sorted(spreads, reverse=True)))
     return out
-
-
-def fmt(mu, sd=None, digits=4):
-    if not math.isfinite(mu):
-        return "n/a"
-    return f"{mu:.{digits}f}" if sd is None else f"{mu:.{digits}f} ± {sd:.{digits}f}"
 
 
 def drift_figures(cases, docs, seed=1):
