@@ -6,10 +6,7 @@
 
 namespace simmer::ensemble {
 
-void EnsemblePartial::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void EnsemblePartial::save(ByteWriter& w) const { save_fields(w, *this); }
 
 EnsemblePartial EnsemblePartial::load(ByteReader& r, const EnsembleShape& shape) {
   EnsemblePartial p;
@@ -89,15 +86,9 @@ void PooledEnsemble::merge(const std::vector<EnsemblePartial>& partials) {
   }
 }
 
-void PooledEnsemble::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void PooledEnsemble::save(ByteWriter& w) const { save_fields(w, *this); }
 
-void PooledEnsemble::load(ByteReader& r) {
-  Loader ar(r);
-  ar(*this);
-}
+void PooledEnsemble::load(ByteReader& r) { load_fields(r, *this, Rest::not_last); }
 
 std::vector<MeanAccumulator> PooledEnsemble::trajectory_means(std::size_t set) const {
   std::vector<MeanAccumulator> out;

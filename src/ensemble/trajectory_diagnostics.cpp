@@ -290,28 +290,17 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
   return s;
 }
 
-void TrajectoryDiagnostics::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void TrajectoryDiagnostics::save(ByteWriter& w) const { save_fields(w, *this); }
 
-void TrajectoryDiagnostics::load(ByteReader& r) {
-  Loader ar(r);
-  ar(*this);
-}
+void TrajectoryDiagnostics::load(ByteReader& r) { load_fields(r, *this, Rest::not_last); }
 
-void TrajectoryDiagnostics::save_partials(ByteWriter& w) const {
-  Saver ar(w);
-  ar(partials_);
-}
+void TrajectoryDiagnostics::save_partials(ByteWriter& w) const { save_fields(w, partials_); }
 
 PooledDiagnostics::PooledDiagnostics(const DiagnosticsSetup& setup) : setup_(setup), partials_(setup) {}
 
 void PooledDiagnostics::merge(ByteReader& r) {
   DiagnosticsPartials one = partials_;  // the shapes, to be filled with the trajectory's sums
-  Loader ar(r);
-  ar(one);
-  ar.finish();
+  load_fields(r, one, Rest::last);
   partials_.merge(one);
 }
 

@@ -30,18 +30,6 @@ std::string cause() {
   return "read failed";
 }
 
-#if H5_VERSION_GE(1, 12, 0)
-using LinkInfo = H5L_info2_t;
-#else
-using LinkInfo = H5L_info_t;
-#endif
-
-herr_t collect_name(hid_t, const char* name, const LinkInfo* info, void* data) {
-  // Hard links only: a soft or external link names an object that is checked where it lives.
-  if (info != nullptr && info->type == H5L_TYPE_HARD) static_cast<std::vector<std::string>*>(data)->emplace_back(name);
-  return 0;
-}
-
 /// Whether the dataset's filter pipeline holds Fletcher-32.
 bool has_fletcher32(hid_t dcpl) {
   const int n = H5Pget_nfilters(dcpl);
@@ -160,13 +148,7 @@ void check_dataset(hid_t file, DatasetCheck& c) {
 void visit(hid_t file, const std::string& group, const std::function<void(const DatasetCheck&)>& report) {
   std::vector<std::string> names;
   Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
-  hsize_t idx = 0;
-  const bool listed = g.valid() &&
-#if H5_VERSION_GE(1, 12, 0)
-                      H5Literate2(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &names) >= 0;
-#else
-                      H5Literate(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &names) >= 0;
-#endif
+  const bool listed = g.valid() && hard_link_names(g.id(), names);
   if (!listed) {
     DatasetCheck c;
     c.path = group;

@@ -8,19 +8,16 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <utility>
 
+#include "h5_checks.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
 
 namespace simmer::io {
-namespace {
-
-/// Every file, group, dataset and attribute handle of a ParallelFile is closed collectively;
-/// on an error path (an exception unwinding) its close is skipped, so that a rank that failed
-/// alone reaches MPI_Abort instead of waiting in H5Fclose for ranks that never come.
-constexpr bool kCollective = true;
-
-}  // namespace
+using detail::check;
+using detail::fail;
+using detail::kCollective;
 
 std::string innermost_hdf5_error() {
   std::string cause;
@@ -37,42 +34,42 @@ std::string innermost_hdf5_error() {
   return cause.empty() ? std::string() : " (" + cause + ")";
 }
 
+bool hard_link_names(hid_t group, std::vector<std::string>& names) {
+#if H5_VERSION_GE(1, 12, 0)
+  using LinkInfo = H5L_info2_t;
+#else
+  using LinkInfo = H5L_info_t;
+#endif
+  const auto hard = [](hid_t, const char* name, const LinkInfo* info, void* data) -> herr_t {
+    if (info != nullptr && info->type == H5L_TYPE_HARD)
+      static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  hsize_t idx = 0;
+#if H5_VERSION_GE(1, 12, 0)
+  return H5Literate2(group, H5_INDEX_NAME, H5_ITER_INC, &idx, hard, &names) >= 0;
+#else
+  return H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, hard, &names) >= 0;
+#endif
+}
+
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw Error("HDF5: " + what + " failed" + innermost_hdf5_error()); }
-
-hid_t check(hid_t id, const std::string& what) {
-  if (id < 0) fail(what);
-  return id;
-}
-
-void check(herr_t status, const std::string& what) {
-  if (status < 0) fail(what);
-}
-
-hid_t native(Type t) {
+/// The memory and the file type of a Type: {native, little-endian IEEE or two's complement}.
+std::pair<hid_t, hid_t> type_ids(Type t) {
   switch (t) {
     case Type::f64:
-      return H5T_NATIVE_DOUBLE;
+      return {H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE};
     case Type::f32:
-      return H5T_NATIVE_FLOAT;
+      return {H5T_NATIVE_FLOAT, H5T_IEEE_F32LE};
     case Type::i64:
-      return H5T_NATIVE_INT64;
+      return {H5T_NATIVE_INT64, H5T_STD_I64LE};
   }
-  return H5T_NATIVE_DOUBLE;
+  return {H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE};
 }
 
-hid_t file_type(Type t) {
-  switch (t) {
-    case Type::f64:
-      return H5T_IEEE_F64LE;
-    case Type::f32:
-      return H5T_IEEE_F32LE;
-    case Type::i64:
-      return H5T_STD_I64LE;
-  }
-  return H5T_IEEE_F64LE;
-}
+hid_t native(Type t) { return type_ids(t).first; }
+hid_t file_type(Type t) { return type_ids(t).second; }
 
 std::vector<hsize_t> to_hsize(const std::vector<std::int64_t>& v) {
   std::vector<hsize_t> out(v.size());
@@ -176,15 +173,25 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+/// File access through MPI-IO on `comm`, metadata read and written collectively.
+Handle mpio_access(MPI_Comm comm) {
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
+  check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
+  check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
+  return fapl;
+}
+
+}  // namespace
+
 ParallelFile ParallelFile::create(const std::string& path, MPI_Comm comm, bool exclusive) {
   ParallelFile f;
   f.comm_ = comm;
   f.path_ = path;
   MPI_Comm_rank(comm, &f.rank_);
-  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
-  check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-  check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
-  check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
+  const Handle fapl = mpio_access(comm);
   Handle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"), H5Pclose);
   check(H5Pset_link_creation_order(fcpl.id(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link creation order");
   const hid_t id = H5Fcreate(path.c_str(), exclusive ? H5F_ACC_EXCL : H5F_ACC_TRUNC, fcpl.id(), fapl.id());
@@ -204,10 +211,7 @@ ParallelFile ParallelFile::open(const std::string& path, MPI_Comm comm, unsigned
   f.comm_ = comm;
   f.path_ = path;
   MPI_Comm_rank(comm, &f.rank_);
-  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
-  check(H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-  check(H5Pset_all_coll_metadata_ops(fapl.id(), true), "collective metadata reads");
-  check(H5Pset_coll_metadata_write(fapl.id(), true), "collective metadata writes");
+  const Handle fapl = mpio_access(comm);
   const hid_t id = H5Fopen(path.c_str(), flags, fapl.id());
   if (id < 0) throw Error("cannot open archive '" + path + "' as HDF5");
   f.file_ = Handle(id, H5Fclose, kCollective);
@@ -507,103 +511,6 @@ void ParallelFile::attribute(const std::string& object, const std::string& name,
 
 void ParallelFile::attribute(const std::string& object, const std::string& name, double value) {
   write_attribute(file_.id(), object, name, H5T_NATIVE_DOUBLE, &value);
-}
-
-namespace {
-
-#if H5_VERSION_GE(1, 12, 0)
-using LinkInfo = H5L_info2_t;
-#else
-using LinkInfo = H5L_info_t;
-#endif
-
-herr_t hard_link(hid_t, const char* name, const LinkInfo* info, void* data) {
-  if (info != nullptr && info->type == H5L_TYPE_HARD) static_cast<std::vector<std::string>*>(data)->emplace_back(name);
-  return 0;
-}
-
-/// Every dataset below `group`, depth first in name order (the same on every rank).
-void collect_datasets(hid_t file, const std::string& group, std::vector<std::string>& out) {
-  std::vector<std::string> names;
-  {
-    Handle g(check(H5Gopen2(file, group.c_str(), H5P_DEFAULT), "open '" + group + "'"), H5Gclose);
-    hsize_t idx = 0;
-#if H5_VERSION_GE(1, 12, 0)
-    check(H5Literate2(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, hard_link, &names), "list '" + group + "'");
-#else
-    check(H5Literate(g.id(), H5_INDEX_NAME, H5_ITER_INC, &idx, hard_link, &names), "list '" + group + "'");
-#endif
-  }
-  for (const auto& name : names) {
-    const std::string path = (group == "/" ? "" : group) + "/" + name;
-    Handle obj(check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose);
-    const H5I_type_t type = H5Iget_type(obj.id());
-    if (type == H5I_GROUP) {
-      collect_datasets(file, path, out);
-    } else if (type == H5I_DATASET && H5DSis_scale(obj.id()) <= 0) {
-      out.push_back(path);
-    }
-  }
-}
-
-}  // namespace
-
-void ParallelFile::name_axes(AxisNamer name_of) {
-  std::vector<std::string> datasets;
-  collect_datasets(file_.id(), "/", datasets);
-  for (const auto& path : datasets) {
-    std::vector<hsize_t> dims;
-    {
-      Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
-      Handle space(check(H5Dget_space(ds.id()), "space"), H5Sclose);
-      dims.resize(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space.id())));
-      H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
-    }
-    const std::string group = path.substr(0, path.find_last_of('/'));
-    for (std::size_t axis = 0; axis < dims.size(); ++axis) {
-      {
-        Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose);
-        if (H5DSget_num_scales(ds.id(), static_cast<unsigned>(axis)) > 0) continue;
-      }
-      const std::string name = name_of(path, static_cast<int>(axis), static_cast<int>(dims.size()));
-      std::string scale = group + "/" + name;
-      // The group's scale of that name, or one named for the length when that one is another length.
-      const auto usable = [&](const std::string& at) {
-        Handle s(check(H5Dopen2(file_.id(), at.c_str(), H5P_DEFAULT), "open '" + at + "'"), H5Dclose);
-        Handle space(check(H5Dget_space(s.id()), "space"), H5Sclose);
-        hsize_t n = 0;
-        return H5DSis_scale(s.id()) > 0 && H5Sget_simple_extent_ndims(space.id()) == 1 &&
-               H5Sget_simple_extent_dims(space.id(), &n, nullptr) == 1 && n == dims[axis];
-      };
-      if (exists(scale) && !usable(scale)) scale += "_" + std::to_string(dims[axis]);
-      if (!exists(scale)) {
-        const auto n = static_cast<std::int64_t>(dims[axis]);
-        std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
-        for (std::int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
-        put(scale, ids, {n});
-        Handle s(check(H5Dopen2(file_.id(), scale.c_str(), H5P_DEFAULT), "open '" + scale + "'"), H5Dclose,
-                 kCollective);
-        check(H5DSset_scale(s.id(), scale.substr(scale.find_last_of('/') + 1).c_str()),
-              "H5DSset_scale '" + scale + "'");
-      } else if (!usable(scale)) {
-        throw Error("archive: '" + scale + "' is not a dimension of length " + std::to_string(dims[axis]) + " for '" +
-                    path + "'");
-      }
-      Handle s(check(H5Dopen2(file_.id(), scale.c_str(), H5P_DEFAULT), "open '" + scale + "'"), H5Dclose, kCollective);
-      Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
-      check(H5DSattach_scale(ds.id(), s.id(), static_cast<unsigned>(axis)), "attach '" + scale + "' to '" + path + "'");
-    }
-  }
-}
-
-void ParallelFile::attach_scale(const std::string& scale_path, const std::string& dim_name,
-                                const std::vector<std::pair<std::string, unsigned>>& datasets) {
-  Handle scale(check(H5Dopen2(file_.id(), scale_path.c_str(), H5P_DEFAULT), "open scale"), H5Dclose, kCollective);
-  check(H5DSset_scale(scale.id(), dim_name.c_str()), "H5DSset_scale '" + scale_path + "'");
-  for (const auto& [path, axis] : datasets) {
-    Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
-    check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
-  }
 }
 
 }  // namespace simmer::io

@@ -315,28 +315,19 @@ std::string format(const char* fmt, double v) {
 
 }  // namespace detail
 
-void EnsembleReport::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void EnsembleReport::save(ByteWriter& w) const { save_fields(w, *this); }
 
 EnsembleReport EnsembleReport::load(ByteReader& r) {
   EnsembleReport e;
-  Loader ar(r);
-  ar(e);
+  load_fields(r, e, Rest::not_last);
   return e;
 }
 
-void RunReport::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void RunReport::save(ByteWriter& w) const { save_fields(w, *this); }
 
 RunReport RunReport::load(ByteReader& r) {
   RunReport out;
-  Loader ar(r);
-  ar(out);
-  ar.finish();
+  load_fields(r, out, Rest::last);
   return out;
 }
 

@@ -12,16 +12,11 @@
 
 namespace simmer::run {
 
-void ChainReport::save(ByteWriter& w) const {
-  Saver ar(w);
-  ar(*this);
-}
+void ChainReport::save(ByteWriter& w) const { save_fields(w, *this); }
 
 ChainReport ChainReport::load(ByteReader& r) {
   ChainReport c;
-  Loader ar(r);
-  ar(c);
-  ar.finish();
+  load_fields(r, c, Rest::last);
   return c;
 }
 

@@ -267,12 +267,28 @@ class Loader {
   ByteReader& r_;
 };
 
+/// Appends `value`'s fields to `w` (the whole of a `save(ByteWriter&)`).
+template <class T>
+void save_fields(ByteWriter& w, const T& value) {
+  Saver ar(w);
+  ar(value);
+}
+
+/// Reads `value`'s fields from `r`. last: `r` must then be exhausted (the record is `value` alone;
+/// an Error naming the reader's origin otherwise); not_last: more records follow in `r`.
+enum class Rest { last, not_last };
+template <class T>
+void load_fields(ByteReader& r, T& value, Rest rest) {
+  Loader ar(r);
+  ar(value);
+  if (rest == Rest::last) ar.finish();
+}
+
 /// `value`'s fields as bytes.
 template <class T>
 std::vector<unsigned char> save_bytes(const T& value) {
   ByteWriter w;
-  Saver ar(w);
-  ar(value);
+  save_fields(w, value);
   return w.bytes();
 }
 
@@ -281,9 +297,7 @@ std::vector<unsigned char> save_bytes(const T& value) {
 template <class T>
 void load_bytes(const std::vector<unsigned char>& bytes, const std::string& origin, T& value) {
   ByteReader r(bytes.data(), bytes.size(), origin);
-  Loader ar(r);
-  ar(value);
-  ar.finish();
+  load_fields(r, value, Rest::last);
 }
 
 }  // namespace simmer

@@ -34,6 +34,10 @@ namespace simmer::io {
 /// when the stack is empty.
 std::string innermost_hdf5_error();
 
+/// The names of the hard links in the open group `group`, in name order (soft and external links
+/// left out: what they name is listed where it lives). False when HDF5 cannot list the group.
+bool hard_link_names(hid_t group, std::vector<std::string>& names);
+
 /// Owns one hid_t and closes it with the matching H5*close.
 class Handle {
  public:
