@@ -294,6 +294,13 @@ const std::vector<Key>& keys() {
           .into(&P::auto_step, &run::AutoStep::fraction)
           .above(0)
           .below(1),
+      make_key("simmer", "step_estimates", &C::simmer, &SimmerConfig::step_estimates,
+               "simmer.time_step = auto: how often each stage measures its stability limit: at its start and "
+               "at step_estimates - 1 more evenly spaced steps of its warm-up (each a power iteration of a few "
+               "dozen gradients); the window's h comes from the warm-up's stiffest estimate")
+          .into(&P::auto_step, &run::AutoStep::estimates)
+          .min(1)
+          .max(1000),
       make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)")
           .into(&P::run, &run::RunOptions::steps)
           .above(0)

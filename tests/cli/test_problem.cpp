@@ -30,7 +30,7 @@ cli::Config unusual() {
       {"adam.beta2", "0.99"}, {"adam.epsilon", "1e-6"},
       {"adam.patience", "7"}, {"adam.keep", "best_validation"},
       {"data.validation_fraction", "0.2"}, {"adam.checkpoint_every", "11"},
-      {"simmer.steps", "900"}, {"simmer.step_fraction", "0.3"},
+      {"simmer.steps", "900"}, {"simmer.step_fraction", "0.3"}, {"simmer.step_estimates", "6"},
       {"simmer.chain_length", "4"}, {"simmer.thermostat", "langevin"},
       {"simmer.friction", "2.5"}, {"simmer.dof_offset", "1.5"},
       {"simmer.start_jitter", "0.01"}, {"simmer.noise_sd", "0.2"},
@@ -79,6 +79,7 @@ TEST_CASE("build_problem: every plain key arrives in its Problem member", "[conf
   CHECK(p.run.adam_checkpoint_every == 11);
   CHECK(p.run.steps == 900);
   CHECK(p.auto_step.fraction == 0.3);
+  CHECK(p.auto_step.estimates == 6);
   CHECK(p.nhc.chain_length == 4);
   CHECK(p.nhc.thermostat == train::Thermostat::langevin);
   CHECK(p.nhc.friction == 2.5);

@@ -108,6 +108,7 @@ struct SimmerConfig {
   /// warm-up (run::AutoStep).
   std::optional<double> time_step = train::NhcOptions{}.time_step;
   double step_fraction = run::AutoStep{}.fraction;  ///< time_step = auto: h / the stability limit
+  int step_estimates = run::AutoStep{}.estimates;   ///< time_step = auto: curvature estimates per stage
   std::int64_t steps = 10000;
   double T_initial = 0.0;
   double T_target = 0.05;
