@@ -17,10 +17,7 @@
 
 namespace fs = std::filesystem;
 using Catch::Contains;
-using simmer::data::CsvReport;
-using simmer::data::CsvSpec;
-using simmer::data::read_csv;
-using simmer::data::Task;
+using namespace simmer::data;
 
 using simmer::test::TempDir;
 

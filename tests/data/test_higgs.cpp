@@ -20,14 +20,9 @@
 namespace fs = std::filesystem;
 using Catch::Contains;
 using simmer::Index;
-using simmer::data::higgs_feature_names;
-using simmer::data::kHiggsFeatures;
-using simmer::data::make_synthetic_higgs;
-using simmer::data::read_higgs_csv;
-using simmer::data::write_higgs_csv;
+using namespace simmer::data;
 
-using simmer::test::error_of;
-using simmer::test::TempDir;
+using namespace simmer::test;  // TempDir, error_of
 
 namespace {
 

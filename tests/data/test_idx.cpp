@@ -20,14 +20,9 @@
 
 namespace fs = std::filesystem;
 using Catch::Contains;
-using simmer::data::kIdxImagesMagic;
-using simmer::data::kIdxLabelsMagic;
-using simmer::data::load_idx_directory;
-using simmer::data::read_idx_images;
-using simmer::data::read_idx_labels;
+using namespace simmer::data;
 
-using simmer::test::error_of;
-using simmer::test::TempDir;
+using namespace simmer::test;  // TempDir, error_of
 
 namespace {
 

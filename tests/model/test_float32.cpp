@@ -16,11 +16,7 @@
 
 using namespace simmer;
 using namespace simmer::model;
-using simmer::test::kFloat32AnalyticTolerance;
-using simmer::test::kFloat32DifferenceStep;
-using simmer::test::kFloat32DifferenceTolerance;
-using simmer::test::max_gradient_error;
-using simmer::test::random_matrix;
+using namespace simmer::test;  // the gradient-check helpers and float32 tolerances
 
 namespace {
 
