@@ -1,9 +1,16 @@
 #!/usr/bin/python3
-"""Exits that never mislead: where the program used to say "fine" and was not.
+"""Exits that never mislead: where the program used to say "fine" and was not (pytest functions,
+one CTest test each: tests/conftest.py says how to run them by hand).
 
-usage: test_exits.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-
-CASE:
+tests:
+  refusals       inputs that were accepted without a word are refused naming their key (a rung so
+                 hot it blows up at its first step, exchange_every beyond the steps, mass_warmup
+                 without adapt), a resume on more ranks per trajectory names the key the user gave,
+                 and a stopped sequential ladder's summary counts steps within the rung
+  lock_race      a resume while the run still writes the archive, its lock file deleted, is
+                 refused (the archive's own guard), and the first run is not disturbed by it
+  mpirun_signal  SIGUSR1 sent to mpirun (not the ranks) stops the run with exit 3, SIGTERM with 1
+                 (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
                  are refused by merge, naming both files, the seed and the trajectories that would
                  be counted twice; runs with other seeds still merge
@@ -19,126 +26,22 @@ CASE:
                  rung's candidate), a changed rung score and a renamed rung group (exit 1);
                  summary marks a damaged score instead of printing it; a foreign HDF5 file is
                  refused (exit 2)
-  refusals       inputs that were accepted without a word are refused naming their key (a rung so
-                 hot it blows up at its first step, exchange_every beyond the steps, mass_warmup
-                 without adapt), a resume on more ranks per trajectory names the key the user gave,
-                 and a stopped sequential ladder's summary counts steps within the rung
-  mpirun_signal  SIGUSR1 sent to mpirun (not the ranks) stops the run with exit 3, SIGTERM with 1
-                 (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
-  lock_race      a resume while the run still writes the archive, its lock file deleted, is
-                 refused (the archive's own guard), and the first run is not disturbed by it
 """
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
 SINE = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
         "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2"]
 
 
-def merge_overlap(tmp):
-    a, rerun, b = (os.path.join(tmp, n) for n in ("a.h5", "rerun.h5", "b.h5"))
-    st.run(SIMMER, 2, SINE + ["--run.seed", "5", "--output", a])
-    st.run(SIMMER, 1, st.opts(SINE, "--run.trajectories", "3") + ["--run.seed", "5", "--output", rerun])
-    st.run(SIMMER, 2, SINE + ["--run.seed", "6", "--output", b])
-    p = st.run(ANALYZE, None, ["merge", a, rerun, "-o", os.path.join(tmp, "twice.h5")], expect=2)
-    for needle in ("a.h5", "rerun.h5", "run.seed 5", "trajectories 0..1"):
-        if needle not in p.stderr:
-            fail(f"merge of a rerun: the refusal does not name '{needle}':\n{p.stderr}")
-    if os.path.exists(os.path.join(tmp, "twice.h5")):
-        fail("merge of a rerun wrote an output")
-    st.run(ANALYZE, None, ["merge", a, b, "-o", os.path.join(tmp, "ab.h5")])
-    print("merge_overlap: a rerun with the same seed refused naming both files, the seed and trajectories 0..1; "
-          "other seeds merge")
-
-
-def inputs_output(tmp):
-    out = os.path.join(tmp, "run.h5")
-    data = os.path.join(ROOT, "data", "auto-mpg.csv")
-    for suffix in (".ckpt", ".lock", ".ckpt.tmp"):
-        victim = out + suffix
-        shutil.copy(data, victim)
-        before = open(victim, "rb").read()
-        args = ["--config", os.path.join(ROOT, "jobs/autompg_s_retrofit.ini"), "--data.path", victim,
-                "--simmer.steps", "100", "--ensemble.window", "50", "--adam.epochs", "10", "--output", out]
-        p = st.run(SIMMER, 1, args, expect=2)
-        if "data.path" not in p.stdout + p.stderr or suffix.lstrip(".") not in p.stdout + p.stderr:
-            fail(f"an input that is the output's {suffix} file: not refused naming data.path and it:\n"
-                 f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
-        if not os.path.exists(victim) or open(victim, "rb").read() != before or os.path.exists(out):
-            fail(f"an input that is the output's {suffix} file was changed or an archive written")
-        os.remove(victim)
-    print("inputs_output: data that is the output's checkpoint, lock or temporary file refused, left unchanged")
-
-
-def blown_up(tmp):
-    """Iris at h = 2 (limit ~0.77) with the stability check only warning: trajectories blow up."""
-    import h5py
-    import numpy as np
-    out = os.path.join(tmp, "blown.h5")
-    p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path",
-                           os.path.join(ROOT, "data/iris.csv"), "--simmer.time_step", "2",
-                           "--simmer.stability_check", "warn", "--run.trajectories", "4", "--output", out], expect=None)
-    with h5py.File(out, "r") as f:
-        d = f["diagnostics"]
-        verdicts = st.strings(d["verdict"])
-        rms_end, rms_start = d["rms_end"][()], d["rms_start"][()]
-        loss, start = d["mean_member_loss"][()], d["start_loss"][()]
-        status = st.text(f.attrs["status"])
-    exploded = ~np.isfinite(rms_end) | ~np.isfinite(loss) | (rms_end > 1000 * rms_start) | (loss > 1e6 * start)
-    if not exploded.any():
-        fail(f"the test's run did not blow up (rms {rms_end}, loss {loss}): it tests nothing")
-    wrong = [(c, v) for c, v in enumerate(verdicts) if exploded[c] and v != "diverged"]
-    if wrong:
-        fail(f"blown-up trajectories not judged diverged: {wrong} (rms {rms_end}, mean loss {loss})")
-    last = p.stdout.strip().splitlines()[-1]
-    if p.returncode != 5 or "diverged" not in last or "exit status 5" not in last:
-        fail(f"a run with diverged trajectories exits {p.returncode} (expected 5) with last line:\n{last}")
-    if status != "complete, with diverged trajectories":
-        fail(f"its archive says status '{status}'")
-    print(f"blown_up: {int(exploded.sum())} exploded trajectories judged diverged ({verdicts}); exit status 5, "
-          "said in the last line")
-
-
-def truncated(tmp):
-    """The archive truncated in place while the run writes it: the run must not call it done."""
-    out = os.path.join(tmp, "run.h5")
-    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "20000",
-            "--simmer.every", "1000", "--ensemble.window", "2000", "--ensemble.store_every", "100",
-            "--run.trajectories", "2", "--run.checkpoint_interval", "500", "--run.gather_interval", "500",
-            "--output", out]
-    proc = st.start(SIMMER, 2, args)
-    st.wait_for(proc, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 1000, 120,
-                "a checkpoint at step 1000")
-    os.truncate(out, 1000)
-    try:
-        text, _ = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        st.kill_session(proc)
-        fail("the run with a truncated archive did not end within 300 s")
-    if proc.returncode == 0 or not os.path.exists(out + ".ckpt"):
-        fail(f"a run whose archive was truncated exited {proc.returncode} and "
-             f"{'kept' if os.path.exists(out + '.ckpt') else 'deleted'} its checkpoint:\n{text[-2000:]}")
-    if "shrank" not in text and "failed its final check" not in text:
-        fail(f"the run does not say its archive was truncated:\n{text[-2000:]}")
-    # Damaged after the run's last look at it: only the final read-back of every checksum sees it.
-    out2 = os.path.join(tmp, "late.h5")
-    p = st.run(SIMMER, 2, SINE + ["--output", out2], env={"SIMMER_TEST_DAMAGE_ARCHIVE": "1"}, expect=None)
-    if p.returncode != 1 or not os.path.exists(out2 + ".ckpt") or "failed its final check" not in p.stdout + p.stderr:
-        fail(f"an archive damaged at the end: exit {p.returncode}, checkpoint "
-             f"{'kept' if os.path.exists(out2 + '.ckpt') else 'deleted'}:\n{(p.stdout + p.stderr)[-2000:]}")
-    print(f"truncated: the run stopped (exit {proc.returncode}) saying the archive shrank, and kept its checkpoint; "
-          "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
-
-
-def refusals(tmp):
+def test_refusals(tmp):
     """Each refused before any work, exit 2, the message naming the key the user set."""
     out = os.path.join(tmp, "r.h5")
     held_out = ["--data.validation_fraction", "0.2"]  # a ladder chooses its rung on validation data
@@ -176,32 +79,7 @@ def refusals(tmp):
           "summary counts steps within its rung")
 
 
-def mpirun_signal(tmp):
-    """The exit code a user sees when the stop signal goes to mpirun itself (the README once said 1
-    for SIGUSR1; it is 3)."""
-    import signal
-    import time
-    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
-            "--model.architecture", "1-512-512-1", "--simmer.steps", "12000", "--ensemble.window", "2000",
-            "--ensemble.store_every", "500", "--run.trajectories", "2", "--run.checkpoint_interval", "3000"]
-    for sig, expected in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
-        out = os.path.join(tmp, f"{sig.name}.h5")
-        proc = st.start(SIMMER, 2, args + ["--output", out])
-        st.wait_for(proc, lambda: os.path.exists(out), 120, "the archive")
-        time.sleep(2)  # every rank has installed its handler long before
-        proc.send_signal(sig)
-        try:
-            text = proc.communicate(timeout=120)[0]
-        except subprocess.TimeoutExpired:
-            st.kill_session(proc)
-            fail(f"{sig.name} to mpirun: the job did not end within 120 s")
-        if proc.returncode != expected or not os.path.exists(out + ".ckpt"):
-            fail(f"{sig.name} to mpirun: exit {proc.returncode} (documented: {expected}), checkpoint "
-                 f"{'kept' if os.path.exists(out + '.ckpt') else 'missing'}:\n{text[-2000:]}")
-    print("mpirun_signal: SIGUSR1 to mpirun: exit 3; SIGTERM to mpirun: exit 1; a checkpoint both times")
-
-
-def lock_race(tmp):
+def test_lock_race(tmp):
     """The run's lock file deleted under it, then a resume of its archive: before the archive had a
     guard of its own, the resume took a new lock and ran beside the first run for seconds."""
     out = os.path.join(tmp, "run.h5")
@@ -233,7 +111,127 @@ def lock_race(tmp):
           "'open in another process'")
 
 
-def verify_damage(tmp):
+def test_mpirun_signal(tmp):
+    """The exit code a user sees when the stop signal goes to mpirun itself (the README once said 1
+    for SIGUSR1; it is 3)."""
+    import signal
+    import time
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
+            "--model.architecture", "1-512-512-1", "--simmer.steps", "12000", "--ensemble.window", "2000",
+            "--ensemble.store_every", "500", "--run.trajectories", "2", "--run.checkpoint_interval", "3000"]
+    for sig, expected in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
+        out = os.path.join(tmp, f"{sig.name}.h5")
+        proc = st.start(SIMMER, 2, args + ["--output", out])
+        st.wait_for(proc, lambda: os.path.exists(out), 120, "the archive")
+        time.sleep(2)  # every rank has installed its handler long before
+        proc.send_signal(sig)
+        try:
+            text = proc.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            st.kill_session(proc)
+            fail(f"{sig.name} to mpirun: the job did not end within 120 s")
+        if proc.returncode != expected or not os.path.exists(out + ".ckpt"):
+            fail(f"{sig.name} to mpirun: exit {proc.returncode} (documented: {expected}), checkpoint "
+                 f"{'kept' if os.path.exists(out + '.ckpt') else 'missing'}:\n{text[-2000:]}")
+    print("mpirun_signal: SIGUSR1 to mpirun: exit 3; SIGTERM to mpirun: exit 1; a checkpoint both times")
+
+
+def test_merge_overlap(tmp):
+    a, rerun, b = (os.path.join(tmp, n) for n in ("a.h5", "rerun.h5", "b.h5"))
+    st.run(SIMMER, 2, SINE + ["--run.seed", "5", "--output", a])
+    st.run(SIMMER, 1, st.opts(SINE, "--run.trajectories", "3") + ["--run.seed", "5", "--output", rerun])
+    st.run(SIMMER, 2, SINE + ["--run.seed", "6", "--output", b])
+    p = st.run(ANALYZE, None, ["merge", a, rerun, "-o", os.path.join(tmp, "twice.h5")], expect=2)
+    for needle in ("a.h5", "rerun.h5", "run.seed 5", "trajectories 0..1"):
+        if needle not in p.stderr:
+            fail(f"merge of a rerun: the refusal does not name '{needle}':\n{p.stderr}")
+    if os.path.exists(os.path.join(tmp, "twice.h5")):
+        fail("merge of a rerun wrote an output")
+    st.run(ANALYZE, None, ["merge", a, b, "-o", os.path.join(tmp, "ab.h5")])
+    print("merge_overlap: a rerun with the same seed refused naming both files, the seed and trajectories 0..1; "
+          "other seeds merge")
+
+
+def test_inputs_output(tmp):
+    out = os.path.join(tmp, "run.h5")
+    data = os.path.join(ROOT, "data", "auto-mpg.csv")
+    for suffix in (".ckpt", ".lock", ".ckpt.tmp"):
+        victim = out + suffix
+        shutil.copy(data, victim)
+        before = open(victim, "rb").read()
+        args = ["--config", os.path.join(ROOT, "jobs/autompg_s_retrofit.ini"), "--data.path", victim,
+                "--simmer.steps", "100", "--ensemble.window", "50", "--adam.epochs", "10", "--output", out]
+        p = st.run(SIMMER, 1, args, expect=2)
+        if "data.path" not in p.stdout + p.stderr or suffix.lstrip(".") not in p.stdout + p.stderr:
+            fail(f"an input that is the output's {suffix} file: not refused naming data.path and it:\n"
+                 f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        if not os.path.exists(victim) or open(victim, "rb").read() != before or os.path.exists(out):
+            fail(f"an input that is the output's {suffix} file was changed or an archive written")
+        os.remove(victim)
+    print("inputs_output: data that is the output's checkpoint, lock or temporary file refused, left unchanged")
+
+
+def test_blown_up(tmp):
+    """Iris at h = 2 (limit ~0.77) with the stability check only warning: trajectories blow up."""
+    import h5py
+    import numpy as np
+    out = os.path.join(tmp, "blown.h5")
+    p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path",
+                           os.path.join(ROOT, "data/iris.csv"), "--simmer.time_step", "2",
+                           "--simmer.stability_check", "warn", "--run.trajectories", "4", "--output", out], expect=None)
+    with h5py.File(out, "r") as f:
+        d = f["diagnostics"]
+        verdicts = st.strings(d["verdict"])
+        rms_end, rms_start = d["rms_end"][()], d["rms_start"][()]
+        loss, start = d["mean_member_loss"][()], d["start_loss"][()]
+        status = st.text(f.attrs["status"])
+    exploded = ~np.isfinite(rms_end) | ~np.isfinite(loss) | (rms_end > 1000 * rms_start) | (loss > 1e6 * start)
+    if not exploded.any():
+        fail(f"the test's run did not blow up (rms {rms_end}, loss {loss}): it tests nothing")
+    wrong = [(c, v) for c, v in enumerate(verdicts) if exploded[c] and v != "diverged"]
+    if wrong:
+        fail(f"blown-up trajectories not judged diverged: {wrong} (rms {rms_end}, mean loss {loss})")
+    last = p.stdout.strip().splitlines()[-1]
+    if p.returncode != 5 or "diverged" not in last or "exit status 5" not in last:
+        fail(f"a run with diverged trajectories exits {p.returncode} (expected 5) with last line:\n{last}")
+    if status != "complete, with diverged trajectories":
+        fail(f"its archive says status '{status}'")
+    print(f"blown_up: {int(exploded.sum())} exploded trajectories judged diverged ({verdicts}); exit status 5, "
+          "said in the last line")
+
+
+def test_truncated(tmp):
+    """The archive truncated in place while the run writes it: the run must not call it done."""
+    out = os.path.join(tmp, "run.h5")
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "20000",
+            "--simmer.every", "1000", "--ensemble.window", "2000", "--ensemble.store_every", "100",
+            "--run.trajectories", "2", "--run.checkpoint_interval", "500", "--run.gather_interval", "500",
+            "--output", out]
+    proc = st.start(SIMMER, 2, args)
+    st.wait_for(proc, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 1000, 120,
+                "a checkpoint at step 1000")
+    os.truncate(out, 1000)
+    try:
+        text, _ = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        st.kill_session(proc)
+        fail("the run with a truncated archive did not end within 300 s")
+    if proc.returncode == 0 or not os.path.exists(out + ".ckpt"):
+        fail(f"a run whose archive was truncated exited {proc.returncode} and "
+             f"{'kept' if os.path.exists(out + '.ckpt') else 'deleted'} its checkpoint:\n{text[-2000:]}")
+    if "shrank" not in text and "failed its final check" not in text:
+        fail(f"the run does not say its archive was truncated:\n{text[-2000:]}")
+    # Damaged after the run's last look at it: only the final read-back of every checksum sees it.
+    out2 = os.path.join(tmp, "late.h5")
+    p = st.run(SIMMER, 2, SINE + ["--output", out2], env={"SIMMER_TEST_DAMAGE_ARCHIVE": "1"}, expect=None)
+    if p.returncode != 1 or not os.path.exists(out2 + ".ckpt") or "failed its final check" not in p.stdout + p.stderr:
+        fail(f"an archive damaged at the end: exit {p.returncode}, checkpoint "
+             f"{'kept' if os.path.exists(out2 + '.ckpt') else 'deleted'}:\n{(p.stdout + p.stderr)[-2000:]}")
+    print(f"truncated: the run stopped (exit {proc.returncode}) saying the archive shrank, and kept its checkpoint; "
+          "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
+
+
+def test_verify_damage(tmp):
     """One byte's worth of damage where a choice or a score lives, which no checksum used to cover."""
     import h5py
     import numpy as np
@@ -287,8 +285,3 @@ def verify_damage(tmp):
         fail(f"verify of a foreign HDF5 file:\n{p.stdout}{p.stderr}")
     print("verify_damage: a changed /ensemble@candidate, /selection@selected_name, rung candidate, rung score and "
           "rung group name each found DAMAGED (exit 1); summary marks a damaged score; a foreign file refused")
-
-
-with tempfile.TemporaryDirectory() as tmp:
-    {"refusals": refusals, "lock_race": lock_race, "mpirun_signal": mpirun_signal, "merge_overlap": merge_overlap, "inputs_output": inputs_output, "blown_up": blown_up,
-     "truncated": truncated, "verify_damage": verify_damage}[CASE](tmp)
