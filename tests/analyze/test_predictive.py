@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """What a user carries away (issue 26): predictive intervals that cover what they say,
-probabilities from predict, inputs the ensemble has never seen flagged, bad inputs refused.
+probabilities from predict, inputs the ensemble has never seen flagged, bad inputs refused
+(pytest functions, one CTest test each, "predictive: <test>": tests/conftest.py says how to run
+them by hand).
 
-usage: test_predictive.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-
-CASE:
+tests:
   linear          known truth: y = 2x + 1 + N(0, 0.5²), a 1-1 (linear) network retrofitted on 3000
                   rows with 600 held out for validation; the run's predictive test coverage at 90 %
                   over 2000 test rows is within 0.03 of 0.90 (50 % and 95 % likewise), σ² is named
@@ -28,7 +28,6 @@ import csv
 import io
 import os
 import sys
-import tempfile
 
 import h5py
 import numpy as np
@@ -36,7 +35,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail, opts = st.fail, st.opts
 IRIS = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
         "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50", "--ensemble.window", "200",
@@ -61,7 +60,7 @@ def coverage(y, lo, hi):
     return float(np.mean((y >= lo) & (y <= hi)))
 
 
-def linear_case(tmp):
+def test_linear(tmp):
     rng = np.random.default_rng(26)
     n_train, n_test = 3000, 2000
     x = rng.uniform(-1, 1, n_train + n_test)
@@ -108,7 +107,7 @@ def m_coverage(path):
         return float(f["metrics"].attrs["ensemble_test_coverage_90"])
 
 
-def classification_case(tmp):
+def test_classification(tmp):
     out = os.path.join(tmp, "iris.h5")
     p = st.run(SIMMER, 2, IRIS + ["--output", out])
     # The end-of-run table: every row labelled (no continuation rows), no "loss nan" in progress.
@@ -156,7 +155,7 @@ def classification_case(tmp):
           f"{len(probs)} stored networks; the same on 1 and 3 ranks")
 
 
-def inputs_case(tmp):
+def test_inputs(tmp):
     for precision in ("float64", "float32"):
         out = os.path.join(tmp, f"iris_{precision}.h5")
         st.run(SIMMER, 2, IRIS + ["--run.precision", precision, "--output", out])
@@ -179,7 +178,7 @@ def inputs_case(tmp):
           "(float64 and float32 archives), nothing written")
 
 
-def merge_case(tmp):
+def test_merge(tmp):
     sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "200", "--simmer.steps", "300",
             "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "10",
             "--data.validation_fraction", "0.2", "--run.trajectories", "2"]
@@ -220,7 +219,7 @@ def merge_case(tmp):
           "predictive coverage (run's and deep ensemble's) equal to scipy's")
 
 
-def autompg_case(tmp):
+def test_autompg(tmp):
     out = os.path.join(tmp, "autompg.h5")
     p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/autompg_m_ladder.ini"),
                            "--data.path", os.path.join(ROOT, "data/auto-mpg.csv"),
@@ -247,8 +246,3 @@ def autompg_case(tmp):
         fail(f"Auto-MPG: /metrics does not name the noise estimate: {source} {variance}")
     print(f"autompg: the run's ensemble ({chosen}) covers {c50:.3f} / {c90:.3f} of the test rows at 50 / 90 %; "
           f"noise variance {variance:.4g} from the {source} residuals")
-
-
-with tempfile.TemporaryDirectory() as tmp:
-    {"linear": linear_case, "classification": classification_case, "inputs": inputs_case, "merge": merge_case,
-     "autompg": autompg_case}[CASE](tmp)
