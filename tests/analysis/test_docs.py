@@ -1,17 +1,21 @@
 #!/usr/bin/python3
-"""The documentation a user reads: every relative link of every Markdown file resolves (files and
-#anchors), and the README is a front page (at most 300 lines, no issue numbers).
+"""The documentation a user reads (a pytest function, one CTest test: tests/conftest.py says how to
+run it by hand).
 
-usage: test_docs.py PROJECT_ROOT
+tests: links  every relative link of every Markdown file resolves (files and #anchors), and the
+              README is a front page (at most 300 lines, no issue numbers); every failure is
+              listed before the test fails
 """
 import os
 import re
 import subprocess
 import sys
 
-ROOT = os.path.abspath(sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402
+
+ROOT = os.path.abspath(st.ROOT) if st.ROOT else ""
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
-FAILURES = []
 
 
 def slug(heading):
@@ -38,33 +42,40 @@ def markdown_files():
     return files
 
 
-checked = 0
-for rel in markdown_files():
-    path = os.path.join(ROOT, rel)
-    with open(path, encoding="utf-8") as f:
-        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
-    for m in LINK.finditer(text):
-        target = m.group(1)
-        if re.match(r"^[a-z]+://", target) or target.startswith("mailto:"):
-            continue
-        checked += 1
-        where, _, anchor = target.partition("#")
-        file = os.path.normpath(os.path.join(os.path.dirname(path), where)) if where else path
-        if not os.path.exists(file):
-            FAILURES.append(f"{rel}: link '{target}' names {os.path.relpath(file, ROOT)}, which does not exist")
-        elif anchor and file.endswith(".md") and anchor not in anchors(file):
-            FAILURES.append(f"{rel}: link '{target}': {os.path.relpath(file, ROOT)} has no heading #{anchor}")
+def broken_links(failures):
+    """Appends to `failures` every relative link that does not resolve; returns how many were checked."""
+    checked = 0
+    for rel in markdown_files():
+        path = os.path.join(ROOT, rel)
+        with open(path, encoding="utf-8") as f:
+            text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+        for m in LINK.finditer(text):
+            target = m.group(1)
+            if re.match(r"^[a-z]+://", target) or target.startswith("mailto:"):
+                continue
+            checked += 1
+            where, _, anchor = target.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(path), where)) if where else path
+            if not os.path.exists(file):
+                failures.append(f"{rel}: link '{target}' names {os.path.relpath(file, ROOT)}, which does not exist")
+            elif anchor and file.endswith(".md") and anchor not in anchors(file):
+                failures.append(f"{rel}: link '{target}': {os.path.relpath(file, ROOT)} has no heading #{anchor}")
+    return checked
 
-with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-    readme = f.read()
-lines = readme.count("\n")
-if lines > 300:
-    FAILURES.append(f"README.md has {lines} lines; a front page has at most 300")
-for m in re.finditer(r"\b[Ii]ssue \d+", readme):
-    FAILURES.append(f"README.md mentions '{m.group(0)}': user documents do not speak of the tracker")
 
-for failure in FAILURES:
-    print("FAIL:", failure)
-if FAILURES:
-    sys.exit(1)
-print(f"docs: {checked} relative links in {len(markdown_files())} Markdown files resolve; README {lines} lines")
+def test_links():
+    failures = []
+    checked = broken_links(failures)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    lines = readme.count("\n")
+    if lines > 300:
+        failures.append(f"README.md has {lines} lines; a front page has at most 300")
+    for m in re.finditer(r"\b[Ii]ssue \d+", readme):
+        failures.append(f"README.md mentions '{m.group(0)}': user documents do not speak of the tracker")
+
+    for failure in failures:
+        print("FAIL:", failure)
+    if failures:
+        st.fail(f"{len(failures)} check(s) failed:\n  " + "\n  ".join(failures))
+    print(f"docs: {checked} relative links in {len(markdown_files())} Markdown files resolve; README {lines} lines")

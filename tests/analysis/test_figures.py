@@ -1,36 +1,31 @@
 #!/usr/bin/python3
-"""The figure scripts of analysis/ on small archives (run by CTest with Debian's /usr/bin/python3,
-which has h5py, numpy and matplotlib).
+"""The figure scripts of analysis/ on small archives (a pytest function, one CTest test:
+tests/conftest.py says how to run it by hand; Debian's /usr/bin/python3, which has h5py, numpy and
+matplotlib).
 
-usage: test_figures.py SIMMER_MPI PROJECT_ROOT
-
-Makes a small sine retrofit archive (the 201-point grid analysis/sine_grid.csv as
-ensemble.points, test rows 0 and 5 tracked) and a small Iris ab initio archive (jobs/iris_grid.csv
-as ensemble.points) with simmer_mpi, runs every figure script on them (and bars.py on a study
-table), and checks each PNG (> 10 kB) and PDF exists and starts like one. Then the error cases:
-a figure on an archive lacking what it needs must exit non-zero with one line naming the file
-and write nothing.
+tests: all  makes a small sine retrofit archive (the 201-point grid analysis/sine_grid.csv as
+            ensemble.points, test rows 0 and 5 tracked) and a small Iris ab initio archive
+            (jobs/iris_grid.csv as ensemble.points) with simmer_mpi, runs every figure script on
+            them (and bars.py on a study table), and checks each PNG (> 10 kB) and PDF exists and
+            starts like one. Then the error cases: a figure on an archive lacking what it needs
+            must exit non-zero with one line naming the file and write nothing. Every check runs;
+            the test fails at the end listing all that failed.
 """
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import h5py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
 
-try:
-    import matplotlib  # noqa: F401  (the figure scripts need it)
-except ImportError as e:
-    sys.exit(f"FAIL: matplotlib is missing for {sys.executable} ({e}); cmake/install-deps.sh installs "
-             "python3-matplotlib")
-
-SIMMER, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+# Absolute: the programs run with the temporary directory as their working directory.
+SIMMER = os.path.abspath(st.SIMMER_MPI) if st.SIMMER_MPI else ""
+ROOT = os.path.abspath(st.ROOT) if st.ROOT else ""
 ANALYSIS = os.path.join(ROOT, "analysis")
-ENV = st.ENV  # (this file's fail() collects failures instead of stopping)
+ENV = dict(st.ENV)  # (MPLCONFIGDIR added by the test; this file's fail() collects failures instead of stopping)
 FAILURES = []
 
 
@@ -107,87 +102,99 @@ def expect_error(script, args, path, needle, cwd):
         print(f"ok   {what}: exit {p.returncode}: {message}")
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="simmer_figures_")
-    ENV["MPLCONFIGDIR"] = os.path.join(tmp, "mpl")
+def make_archives(tmp):
+    """The small sine retrofit and Iris ab initio archives the figures are drawn from."""
+    sine = os.path.join(tmp, "sine.h5")
+    iris = os.path.join(tmp, "iris.h5")
+    simmer(["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"),
+            "--ensemble.points", os.path.join(ANALYSIS, "sine_grid.csv"), "--ensemble.track", "0,5",
+            "--adam.epochs", "300", "--simmer.steps", "1500", "--simmer.every", "150",
+            "--ensemble.window", "500", "--ensemble.store_every", "50",
+            "--run.trajectories", "2", "--run.gather_interval", "500", "--output", sine], tmp)
+    simmer(["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
+            "--data.path", os.path.join(ROOT, "data/iris.csv"),
+            "--ensemble.points", os.path.join(ROOT, "jobs/iris_grid.csv"),
+            "--simmer.steps", "600", "--ensemble.window", "400", "--ensemble.count", "50",
+            "--ensemble.store_every", "50", "--run.trajectories", "2",
+            "--run.gather_interval", "300", "--output", iris], tmp)
+    return sine, iris
+
+
+def figures_drawn(tmp, sine, iris):
+    """Every script's --help, every figure (PNG and PDF, something drawn), reliability.py's
+    printed coverage against /metrics, bars.py on a study table."""
+    out = os.path.join(tmp, "out")
+    for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py", "drift.py",
+                   "reliability.py"):
+        p = figure(script, ["--help"], tmp)
+        if p.returncode != 0 or "usage:" not in p.stdout:
+            fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
+    expect_figure("loss_curves.py", [sine], os.path.join(out, "sine_loss"), tmp)
+    expect_figure("loss_curves.py", [iris, "--palette", "--dpi", "110"], os.path.join(out, "iris_loss"), tmp)
+    expect_figure("regression_fit.py", [sine], os.path.join(out, "sine_fit"), tmp)
+    expect_figure("regression_fit.py", [sine, "--at", "0.3", "-0.2"], os.path.join(out, "sine_fit_at"), tmp)
+    expect_figure("decision_map.py", [iris], os.path.join(out, "iris_map"), tmp)
+    expect_figure("decision_map.py", [iris, "--at", "3,1", "3.5,0.6"], os.path.join(out, "iris_map_at"), tmp)
+    expect_figure("bars.py", [sine, iris], os.path.join(out, "bars"), tmp)
+    expect_figure("drift.py", [sine, iris], os.path.join(out, "drift"), tmp)
+    expect_figure("reliability.py", [sine, sine], os.path.join(out, "reliability"), tmp)
+    # Its printed coverage (recomputed from the archived mixture) at 50, 90 and 95 % is /metrics'.
+    p = figure("reliability.py", [sine, "--set", "test", "-o", os.path.join(out, "reliability_one")], tmp)
+    row = [line for line in p.stdout.splitlines() if line.startswith("run's ens")]
+    with h5py.File(sine, "r") as f:
+        want = [float(f["metrics"].attrs[f"ensemble_test_coverage_{q}"]) for q in (50, 90, 95)]
+    got = [float(v) for v in row[0].split()[2:]] if row else []
+    if len(got) != 10 or any(abs(got[i] - w) > 6e-4 for i, w in zip((4, 8, 9), want)):
+        fail(f"reliability.py's coverage {got} differs from /metrics' {want} at 50/90/95 %")
+    table = os.path.join(tmp, "summary.csv")
+    with open(table, "w") as f:
+        f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
+                "sine,r2,0.91,0.03,0.90,0.02,4,1\n"
+                "autompg_s,r2,0.61,0.02,-228,150,4,0\n"
+                "iris_retrofit,accuracy,0.94,0.02,0.95,0.02,4,2\n"
+                "iris_abinitio,accuracy,0.935,0.024,0.921,0.01,4,1\n"
+                "higgs,accuracy,nan,nan,nan,nan,0,0\n")
+    expect_figure("bars.py", ["--table", table], os.path.join(out, "bars_table"), tmp)
+
+
+def without(tmp, archive, name, *objects):
+    """A copy of `archive` named `name` without `objects` (groups or datasets)."""
+    path = os.path.join(tmp, name)
+    shutil.copy(archive, path)
+    with h5py.File(path, "a") as f:
+        for obj in objects:
+            del f[obj]
+    return path
+
+
+def errors_named(tmp, sine, iris):
+    """Archives lacking what a figure needs: one line naming the file, nothing written."""
+    expect_error("regression_fit.py", [iris], iris, "classification", tmp)
+    expect_error("decision_map.py", [sine], sine, "regression", tmp)
+    expect_error("reliability.py", [iris], iris, "classification", tmp)
+    no_mixture = without(tmp, sine, "sine_no_mixture.h5", "ensemble/test/trajectory_mean")
+    expect_error("reliability.py", [no_mixture], no_mixture, "/ensemble/test/trajectory_mean", tmp)
+    no_grid = without(tmp, sine, "sine_no_grid.h5", "ensemble/points", "data/points")
+    expect_error("regression_fit.py", [no_grid], no_grid, "/data/points/x", tmp)
+    iris_no_grid = without(tmp, iris, "iris_no_grid.h5", "ensemble/points")
+    expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
+    expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
+                 "no such file", tmp)
+    no_diagnostics = without(tmp, sine, "sine_no_diagnostics.h5", "diagnostics")
+    expect_error("drift.py", [no_diagnostics], no_diagnostics, "/diagnostics/block_test_metric", tmp)
+
+
+def test_all(tmp):
     try:
-        sine = os.path.join(tmp, "sine.h5")
-        iris = os.path.join(tmp, "iris.h5")
-        simmer(["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"),
-                "--ensemble.points", os.path.join(ANALYSIS, "sine_grid.csv"), "--ensemble.track", "0,5",
-                "--adam.epochs", "300", "--simmer.steps", "1500", "--simmer.every", "150",
-                "--ensemble.window", "500", "--ensemble.store_every", "50",
-                "--run.trajectories", "2", "--run.gather_interval", "500", "--output", sine], tmp)
-        simmer(["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
-                "--data.path", os.path.join(ROOT, "data/iris.csv"),
-                "--ensemble.points", os.path.join(ROOT, "jobs/iris_grid.csv"),
-                "--simmer.steps", "600", "--ensemble.window", "400", "--ensemble.count", "50",
-                "--ensemble.store_every", "50", "--run.trajectories", "2",
-                "--run.gather_interval", "300", "--output", iris], tmp)
-
-        out = os.path.join(tmp, "out")
-        for script in ("loss_curves.py", "regression_fit.py", "decision_map.py", "bars.py", "drift.py",
-                       "reliability.py"):
-            p = figure(script, ["--help"], tmp)
-            if p.returncode != 0 or "usage:" not in p.stdout:
-                fail(f"{script} --help exited {p.returncode}: {p.stderr.strip()}")
-        expect_figure("loss_curves.py", [sine], os.path.join(out, "sine_loss"), tmp)
-        expect_figure("loss_curves.py", [iris, "--palette", "--dpi", "110"], os.path.join(out, "iris_loss"), tmp)
-        expect_figure("regression_fit.py", [sine], os.path.join(out, "sine_fit"), tmp)
-        expect_figure("regression_fit.py", [sine, "--at", "0.3", "-0.2"], os.path.join(out, "sine_fit_at"), tmp)
-        expect_figure("decision_map.py", [iris], os.path.join(out, "iris_map"), tmp)
-        expect_figure("decision_map.py", [iris, "--at", "3,1", "3.5,0.6"], os.path.join(out, "iris_map_at"), tmp)
-        expect_figure("bars.py", [sine, iris], os.path.join(out, "bars"), tmp)
-        expect_figure("drift.py", [sine, iris], os.path.join(out, "drift"), tmp)
-        expect_figure("reliability.py", [sine, sine], os.path.join(out, "reliability"), tmp)
-        # Its printed coverage (recomputed from the archived mixture) at 50, 90 and 95 % is /metrics'.
-        p = figure("reliability.py", [sine, "--set", "test", "-o", os.path.join(out, "reliability_one")], tmp)
-        row = [line for line in p.stdout.splitlines() if line.startswith("run's ens")]
-        with h5py.File(sine, "r") as f:
-            want = [float(f["metrics"].attrs[f"ensemble_test_coverage_{q}"]) for q in (50, 90, 95)]
-        got = [float(v) for v in row[0].split()[2:]] if row else []
-        if len(got) != 10 or any(abs(got[i] - w) > 6e-4 for i, w in zip((4, 8, 9), want)):
-            fail(f"reliability.py's coverage {got} differs from /metrics' {want} at 50/90/95 %")
-        table = os.path.join(tmp, "summary.csv")
-        with open(table, "w") as f:
-            f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
-                    "sine,r2,0.91,0.03,0.90,0.02,4,1\n"
-                    "autompg_s,r2,0.61,0.02,-228,150,4,0\n"
-                    "iris_retrofit,accuracy,0.94,0.02,0.95,0.02,4,2\n"
-                    "iris_abinitio,accuracy,0.935,0.024,0.921,0.01,4,1\n"
-                    "higgs,accuracy,nan,nan,nan,nan,0,0\n")
-        expect_figure("bars.py", ["--table", table], os.path.join(out, "bars_table"), tmp)
-
-        # Archives lacking what a figure needs.
-        expect_error("regression_fit.py", [iris], iris, "classification", tmp)
-        expect_error("decision_map.py", [sine], sine, "regression", tmp)
-        expect_error("reliability.py", [iris], iris, "classification", tmp)
-        def without(archive, name, *objects):
-            """A copy of `archive` named `name` without `objects` (groups or datasets)."""
-            path = os.path.join(tmp, name)
-            shutil.copy(archive, path)
-            with h5py.File(path, "a") as f:
-                for obj in objects:
-                    del f[obj]
-            return path
-
-        no_mixture = without(sine, "sine_no_mixture.h5", "ensemble/test/trajectory_mean")
-        expect_error("reliability.py", [no_mixture], no_mixture, "/ensemble/test/trajectory_mean", tmp)
-        no_grid = without(sine, "sine_no_grid.h5", "ensemble/points", "data/points")
-        expect_error("regression_fit.py", [no_grid], no_grid, "/data/points/x", tmp)
-        iris_no_grid = without(iris, "iris_no_grid.h5", "ensemble/points")
-        expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
-        expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
-                     "no such file", tmp)
-        no_diagnostics = without(sine, "sine_no_diagnostics.h5", "diagnostics")
-        expect_error("drift.py", [no_diagnostics], no_diagnostics, "/diagnostics/block_test_metric", tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        import matplotlib  # noqa: F401  (the figure scripts need it)
+    except ImportError as e:
+        st.fail(f"matplotlib is missing for {sys.executable} ({e}); cmake/install-deps.sh installs "
+                "python3-matplotlib")
+    FAILURES.clear()
+    ENV["MPLCONFIGDIR"] = os.path.join(tmp, "mpl")
+    sine, iris = make_archives(tmp)
+    figures_drawn(tmp, sine, iris)
+    errors_named(tmp, sine, iris)
     if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        sys.exit(1)
+        st.fail(f"{len(FAILURES)} check(s) failed:\n  " + "\n  ".join(FAILURES))
     print("all figure checks passed")
-
-
-if __name__ == "__main__":
-    main()

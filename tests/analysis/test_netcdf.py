@@ -1,9 +1,8 @@
 #!/usr/bin/python3
-"""The archive opens in every netCDF tool (archive format 2), and readers still read format 1.
+"""The archive opens in every netCDF tool (archive format 2), and readers still read format 1
+(pytest functions, one CTest test each: tests/conftest.py says how to run them by hand).
 
-usage: test_netcdf.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-
-CASE:
+tests:
   groups   archives of every kind (ab initio and retrofit, a sequential ladder, a parallel ladder
            with replica exchange, Adam alone, a merge; classification and regression; float64 and
            float32): every group opens with xarray's netcdf4 engine in a worker process of its own
@@ -22,14 +21,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import h5py
+import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
 VERDICTS = {"stationary", "not mixed", "drifting", "diverged", "no members"}
 
@@ -79,7 +78,7 @@ def open_every_group(path):
     return answers
 
 
-def groups_case(tmp):
+def test_groups(tmp):
     iris = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
             "--adam.epochs", "40", "--simmer.steps", "200", "--ensemble.window", "100", "--ensemble.store_every", "25",
             "--run.trajectories", "4"]
@@ -131,9 +130,58 @@ def groups_case(tmp):
           "every axis named; verdicts, /config and feature names decode to str")
 
 
-def idata_case(tmp):
+def check_inference_data(name, nc, archive, rungs):
+    """The InferenceData file `nc` exported from `archive`: dims, sample_stats, rungs, lp and
+    (the sequential ladder) one draw's log-likelihood and the prior's energy against numpy."""
+    import xarray as xr  # (the structure itself, read with xarray as ArviZ reads it)
+    draws = ("chain", "draw") + (("rung",) if rungs else ())
+    with xr.open_dataset(nc, group="posterior", engine="netcdf4") as post, \
+            xr.open_dataset(nc, group="sample_stats", engine="netcdf4") as stats, \
+            xr.open_dataset(nc, group="log_likelihood", engine="netcdf4") as ll, \
+            xr.open_dataset(nc, group="observed_data", engine="netcdf4") as obs, h5py.File(archive, "r") as f:
+        if post["params"].dims != draws + ("param",) or ll["y"].dims != draws + ("observation",):
+            fail(f"{name}: dims {post['params'].dims} and {ll['y'].dims}, expected {draws} + param / observation")
+        if stats["diverging"].dtype != bool or set(stats.data_vars) < {"lp", "temperature", "energy",
+                                                                      "kinetic_temperature"}:
+            fail(f"{name}: sample_stats {dict(stats.data_vars)}")
+        t = stats["temperature"].values
+        if rungs and not all(np.ptp(t[..., k]) == 0 for k in range(rungs)):
+            fail(f"{name}: a rung mixes temperatures along chain or draw: {t}")
+        if ll["y"].sizes["observation"] != obs["y"].sizes["observation"] != f["data/train/x"].shape[0]:
+            fail(f"{name}: log_likelihood has another number of observations than the training rows")
+        # lp = -loss/T - the prior's energy; the log-likelihood of one draw recomputed in numpy.
+        loss = stats["loss"].values
+        if name == "plain" and not np.allclose(stats["lp"].values, -loss / t, rtol=1e-12):
+            fail(f"{name}: lp is not -loss/T without a prior")
+        if name == "sequential":
+            check_sequential(name, f, post, stats, ll, loss, t)
+
+
+def check_sequential(name, f, post, stats, ll, loss, t):
+    """The sequential ladder (regression, s = 0.1, Gaussian prior): one draw's log-likelihood,
+    lp with the prior's energy, rung 1 as each chain's second block of draws."""
+    x = st.scaled(f, f["data/train/x"][()])
+    lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
+    params = post["params"].values[1, 0, 1]
+    pred = st.forward(params, st.read_layout(f), x) * (hi - lo) / 2 + (hi + lo) / 2
+    want = np.sum(-0.5 * (np.log(2 * np.pi * 0.01) + (f["data/train/y"][()] - pred) ** 2 / 0.01), axis=1)
+    if not np.allclose(ll["y"].values[1, 0, 1], want, rtol=1e-9, atol=1e-9):
+        fail(f"{name}: log_likelihood differs from numpy's Gaussian with s = 0.1")
+    # The prior N(0, 1/fan_in) on kernels, N(0, 1) on biases (prior_sigma 1, fan_in scaling).
+    names, offsets, shapes, ranks = st.read_layout(f)
+    precision = np.concatenate([np.full(int(np.prod(sh[:rk])), float(sh[0]) if rk == 2 else 1.0)
+                                for sh, rk in zip(shapes, ranks)])
+    prior = 0.5 * np.einsum("cdkp,p->cdk", post["params"].values ** 2, precision)
+    if not np.allclose(stats["lp"].values, -loss / t - prior, rtol=1e-10):
+        fail(f"{name}: lp is not -loss/T minus the Gaussian prior's energy")
+    chain1 = f["posterior/params"][1]
+    per_stage = chain1.shape[0] // 2
+    if not np.array_equal(post["params"].values[1, :, 1], chain1[per_stage:]):
+        fail(f"{name}: rung 1 is not each chain's second block of draws")
+
+
+def test_idata(tmp):
     """export --what inference-data: ArviZ's groups and names, a rung dimension for ladders."""
-    import numpy as np
     sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
             "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2",
             "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2", "--simmer.noise_sd", "0.1",
@@ -149,56 +197,18 @@ def idata_case(tmp):
         st.run(SIMMER, 2, args + ["--output", archive])
         st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--out", nc])
         answers = open_every_group(nc)
-        draws = ("chain", "draw") + (("rung",) if rungs else ())
         for group, names in (("posterior", ["params"]), ("log_likelihood", ["y"]), ("observed_data", ["y"]),
                              ("constant_data", ["x"]),
                              ("sample_stats", ["lp", "diverging", "temperature", "energy", "kinetic_temperature"])):
             if "/" + group not in answers:
                 fail(f"{name}: the InferenceData file has no group {group}")
-        import xarray as xr  # (the structure itself, read with xarray as ArviZ reads it)
-        with xr.open_dataset(nc, group="posterior", engine="netcdf4") as post, \
-                xr.open_dataset(nc, group="sample_stats", engine="netcdf4") as stats, \
-                xr.open_dataset(nc, group="log_likelihood", engine="netcdf4") as ll, \
-                xr.open_dataset(nc, group="observed_data", engine="netcdf4") as obs, h5py.File(archive, "r") as f:
-            if post["params"].dims != draws + ("param",) or ll["y"].dims != draws + ("observation",):
-                fail(f"{name}: dims {post['params'].dims} and {ll['y'].dims}, expected {draws} + param / observation")
-            if stats["diverging"].dtype != bool or set(stats.data_vars) < {"lp", "temperature", "energy",
-                                                                          "kinetic_temperature"}:
-                fail(f"{name}: sample_stats {dict(stats.data_vars)}")
-            t = stats["temperature"].values
-            if rungs and not all(np.ptp(t[..., k]) == 0 for k in range(rungs)):
-                fail(f"{name}: a rung mixes temperatures along chain or draw: {t}")
-            if ll["y"].sizes["observation"] != obs["y"].sizes["observation"] != f["data/train/x"].shape[0]:
-                fail(f"{name}: log_likelihood has another number of observations than the training rows")
-            # lp = -loss/T - the prior's energy; the log-likelihood of one draw recomputed in numpy.
-            loss = stats["loss"].values
-            if name == "plain" and not np.allclose(stats["lp"].values, -loss / t, rtol=1e-12):
-                fail(f"{name}: lp is not -loss/T without a prior")
-            if name == "sequential":
-                x = st.scaled(f, f["data/train/x"][()])
-                lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
-                params = post["params"].values[1, 0, 1]
-                pred = st.forward(params, st.read_layout(f), x) * (hi - lo) / 2 + (hi + lo) / 2
-                want = np.sum(-0.5 * (np.log(2 * np.pi * 0.01) + (f["data/train/y"][()] - pred) ** 2 / 0.01), axis=1)
-                if not np.allclose(ll["y"].values[1, 0, 1], want, rtol=1e-9, atol=1e-9):
-                    fail(f"{name}: log_likelihood differs from numpy's Gaussian with s = 0.1")
-                # The prior N(0, 1/fan_in) on kernels, N(0, 1) on biases (prior_sigma 1, fan_in scaling).
-                names, offsets, shapes, ranks = st.read_layout(f)
-                precision = np.concatenate([np.full(int(np.prod(sh[:rk])), float(sh[0]) if rk == 2 else 1.0)
-                                            for sh, rk in zip(shapes, ranks)])
-                prior = 0.5 * np.einsum("cdkp,p->cdk", post["params"].values ** 2, precision)
-                if not np.allclose(stats["lp"].values, -loss / t - prior, rtol=1e-10):
-                    fail(f"{name}: lp is not -loss/T minus the Gaussian prior's energy")
-                chain1 = f["posterior/params"][1]
-                per_stage = chain1.shape[0] // 2
-                if not np.array_equal(post["params"].values[1, :, 1], chain1[per_stage:]):
-                    fail(f"{name}: rung 1 is not each chain's second block of draws")
+        check_inference_data(name, nc, archive, rungs)
     print("idata: sequential and parallel ladders and a plain run export as InferenceData: posterior and "
           "log_likelihood with dims chain, draw(, rung) and param / observation, no rung mixing temperatures, "
           "diverging bool, lp and the log-likelihood equal numpy's")
 
 
-def format1_case(tmp):
+def test_format1(tmp):
     archives = os.path.join(ROOT, "tests", "data", "archives")
     sine, sine2, iris = (os.path.join(archives, n) for n in
                          ("format1_sine.h5", "format1_sine_seed2.h5", "format1_iris_ladder.h5"))
@@ -239,6 +249,3 @@ def format1_case(tmp):
             fail(f"analysis/{script} on format-1 archives: {p.stderr.strip()}")
     print("format1: summary, verify, predict, export, merge and the figures read the previous format")
 
-
-with tempfile.TemporaryDirectory() as tmp:
-    {"groups": groups_case, "idata": idata_case, "format1": format1_case}[CASE](tmp)

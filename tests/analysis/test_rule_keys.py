@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """Every configuration key the C++ sources name in a string (a rule's refusal, a hint in a message,
 a library field's key) is a key of the table, as `simmer_mpi --help` lists them: a renamed or
-removed key cannot leave a rule or a message naming the old one.
+removed key cannot leave a rule or a message naming the old one (a pytest function, one CTest
+test: tests/conftest.py says how to run it by hand).
 
-usage: test_rule_keys.py SIMMER_MPI PROJECT_ROOT
+tests: rule_keys  every key named in a string of src/ and include/ is one --help lists (and
+                  --help lists the whole table, at least 80 keys)
 """
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simmer_test as st  # noqa: E402
 
 SECTIONS = "data|model|adam|simmer|ensemble|run"
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -17,13 +22,13 @@ KEY = re.compile(r"(?<![\w/.-])(?:--)?((?:" + SECTIONS + r")\.[A-Za-z_][A-Za-z0-
 NOT_KEYS = {"data.csv", "run.sh", "run.log"}
 
 
-def main():
-    simmer, root = sys.argv[1], sys.argv[2]
+def test_rule_keys():
+    simmer, root = st.SIMMER_MPI, st.ROOT
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     text = subprocess.run([simmer, "--help"], capture_output=True, text=True, env=env, check=True).stdout
     keys = set(re.findall(r"--((?:" + SECTIONS + r")\.[A-Za-z0-9_]+) ", text))
     if len(keys) < 80:
-        sys.exit(f"FAIL: --help lists {len(keys)} keys; expected the whole table")
+        st.fail(f"--help lists {len(keys)} keys; expected the whole table")
     unknown, named = [], 0
     for top in ("src", "include"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
@@ -42,9 +47,5 @@ def main():
                             if key not in keys:
                                 unknown.append(f"{os.path.relpath(path, root)}:{number}: '{key}'")
     if unknown:
-        sys.exit("FAIL: strings in the sources name keys the table does not have:\n  " + "\n  ".join(unknown))
+        st.fail("strings in the sources name keys the table does not have:\n  " + "\n  ".join(unknown))
     print(f"rule keys: {named} key names in the sources' strings, every one a key of the table ({len(keys)} keys)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,23 +1,25 @@
 #!/usr/bin/python3
-"""Every job file in jobs/ is a valid configuration whose data load: simmer_mpi --estimate on each
-exits 0 and prints its estimate (the paper's cases, the ladder examples), with nothing written.
+"""Every job file in jobs/ is a valid configuration whose data load (a pytest function, one CTest
+test: tests/conftest.py says how to run it by hand).
 
-usage: test_jobs.py SIMMER_MPI PROJECT_ROOT
+tests: job_files  simmer_mpi --estimate on each job file exits 0 and prints its estimate (the
+                  paper's cases, the ladder examples), with nothing written
 """
 import glob
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ROOT = sys.argv[1], sys.argv[2]
-jobs = sorted(glob.glob(os.path.join(ROOT, "jobs", "*.ini")))
-if len(jobs) < 10:
-    st.fail(f"only {len(jobs)} job files found in {ROOT}/jobs")
-with tempfile.TemporaryDirectory() as tmp:
+SIMMER, ROOT = st.SIMMER_MPI, st.ROOT
+
+
+def test_job_files(tmp):
+    jobs = sorted(glob.glob(os.path.join(ROOT, "jobs", "*.ini")))
+    if len(jobs) < 10:
+        st.fail(f"only {len(jobs)} job files found in {ROOT}/jobs")
     for job in jobs:
         out = os.path.join(tmp, os.path.basename(job)[:-4] + ".h5")
         p = subprocess.run([SIMMER, "--config", job, "--estimate", "--output", out], env=st.ENV, cwd=ROOT,
@@ -27,4 +29,3 @@ with tempfile.TemporaryDirectory() as tmp:
         if os.path.exists(out):
             st.fail(f"{job}: --estimate wrote {out}")
     print(f"jobs: {len(jobs)} job files validate and load their data")
-print("1 passed, 0 failed")

@@ -1,28 +1,29 @@
 #!/usr/bin/python3
 """End-to-end checks of issue 17 (choosing T on held-out data): the validation split, the deep
 ensemble of the Adam end points, Adam alone (simmer.mode = adam), the temperature ladder and
-the choice among its candidates (run by CTest with Debian's /usr/bin/python3: h5py, numpy).
+the choice among its candidates (pytest functions, one CTest test each: tests/conftest.py says
+how to run them by hand; Debian's /usr/bin/python3: h5py, numpy, scipy).
 
-usage: test_ladder.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-cases: validation  data.validation_fraction carves its rows out of the training split only (the
+tests: validation  data.validation_fraction carves its rows out of the training split only (the
                    test rows and their order unchanged); every score is also computed on the
                    validation set, and the archive's validation scores equal a numpy
                    recomputation from /ensemble/validation and /baseline/validation
        deep        the deep ensemble's /metrics equal a vote and mean softmax computed by hand
                    from /baseline/<set>/prediction (Iris), and a mean and variance of them
-                   (sine, Gaussian NLL and predictive coverage with the validation residuals as noise); simmer.mode = adam trains
-                   the same Adam networks as the retrofit run and reports them as its ensemble
+                   (sine, Gaussian NLL and predictive coverage with the validation residuals as
+                   noise); simmer.mode = adam trains the same Adam networks as the retrofit run
+                   and reports them as its ensemble
        identical   a ladder run gives bit-identical archives at -n 1, 2 and 4, and stopped by
                    SIGUSR1 mid-ladder on 2 ranks and resumed on 1
+       exchange    parallel rungs with replica exchange (issue 21): trajectory i's draws all at rung
+                   i mod K; the rounds proposed per rung pair are the count the schedule gives and
+                   some are accepted; bit-identical at -n 1, 2, 4, with two ranks per trajectory,
+                   and stopped between rounds on 2 ranks and resumed on 1
        select      the chosen candidate has the lowest validation NLL recomputed in numpy from
                    every candidate's validation probabilities (rule best), or is the first within
                    one standard error of the paired differences (one_se); select_by = metric uses
                    the error rate; /ensemble holds the chosen candidate's arrays; summary and
                    predict follow the choice
-       exchange    parallel rungs with replica exchange (issue 21): trajectory i's draws all at rung
-                   i mod K; the rounds proposed per rung pair are the count the schedule gives and
-                   some are accepted; bit-identical at -n 1, 2, 4, with two ranks per trajectory,
-                   and stopped between rounds on 2 ranks and resumed on 1
        merge       merged retrofit archives report the deep ensemble of all their Adam end points
                    (recomputed from the merged /baseline predictions); ladder runs are refused
 """
@@ -31,7 +32,6 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 
 import h5py
 import numpy as np
@@ -40,9 +40,9 @@ from scipy import stats
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
-SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
-SANITIZED = os.environ.get("SIMMER_TEST_SANITIZED") == "1"
+SANITIZED = st.SANITIZED
 
 # A small Iris retrofit with a 25 % validation split (every member stored).
 IRIS = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
@@ -102,259 +102,279 @@ def vote(logits_per_net, classes):
     return np.argmax(votes, axis=1), votes
 
 
-with tempfile.TemporaryDirectory() as tmp:
-    if CASE == "validation":
-        plain, held = os.path.join(tmp, "plain.h5"), os.path.join(tmp, "held.h5")
-        run(2, st.opts(IRIS, "--data.validation_fraction", "0") + ["--output", plain])
-        run(2, IRIS + ["--output", held])
-        with h5py.File(plain, "r") as a, h5py.File(held, "r") as b:
-            if not np.array_equal(a["data/test/x"][()], b["data/test/x"][()]):
-                fail("the validation split changed the test rows")
-            n_train, n_valid = len(b["data/train/y"]), len(b["data/validation/y"])
-            if (n_train, n_valid) != (84, 28):
-                fail(f"train/validation rows {n_train}/{n_valid}, expected 84/28 (25 % of 112)")
-            joined = np.concatenate([b["data/train/x"][()], b["data/validation/x"][()]])
-            key = lambda m: sorted(map(tuple, np.round(m, 12)))
-            if key(joined) != key(a["data/train/x"][()]):
-                fail("train + validation rows are not the training split of the run without validation")
-            # Scores on the validation set, recomputed from what the archive holds.
-            y = b["data/validation/y"][()]
-            m = b["metrics"].attrs
-            p = b["ensemble/validation/probability"][()]
-            close(m["ensemble_validation_nll"], np.mean(nll_rows(p, y)), "ensemble validation NLL")
-            close(m["ensemble_validation_accuracy"], np.mean(b["ensemble/validation/prediction"][()] == y),
-                  "ensemble validation accuracy")
-            logits = b["baseline/validation/prediction"][()]
-            acc = [np.mean(np.argmax(z, axis=1) == y) for z in logits]
-            close(m["baseline_validation_accuracy_mean"], np.mean(acc), "Adam's mean validation accuracy")
-            close(b["baseline/validation_nll"][()], [np.mean(nll_rows(softmax(z), y)) for z in logits],
-                  "each Adam network's validation NLL", rtol=1e-10)
-            if "validation" in a["ensemble"] or "ensemble_validation_nll" in a["metrics"].attrs:
-                fail("a run without a validation split reports validation scores")
-        print("validation: rows held out of the training split only; validation scores recomputed in numpy")
-    elif CASE == "deep":
-        out = os.path.join(tmp, "iris.h5")
-        run(2, IRIS + ["--output", out])
+def test_validation(tmp):
+    plain, held = os.path.join(tmp, "plain.h5"), os.path.join(tmp, "held.h5")
+    run(2, st.opts(IRIS, "--data.validation_fraction", "0") + ["--output", plain])
+    run(2, IRIS + ["--output", held])
+    with h5py.File(plain, "r") as a, h5py.File(held, "r") as b:
+        if not np.array_equal(a["data/test/x"][()], b["data/test/x"][()]):
+            fail("the validation split changed the test rows")
+        n_train, n_valid = len(b["data/train/y"]), len(b["data/validation/y"])
+        if (n_train, n_valid) != (84, 28):
+            fail(f"train/validation rows {n_train}/{n_valid}, expected 84/28 (25 % of 112)")
+        joined = np.concatenate([b["data/train/x"][()], b["data/validation/x"][()]])
+        key = lambda m: sorted(map(tuple, np.round(m, 12)))
+        if key(joined) != key(a["data/train/x"][()]):
+            fail("train + validation rows are not the training split of the run without validation")
+        # Scores on the validation set, recomputed from what the archive holds.
+        y = b["data/validation/y"][()]
+        m = b["metrics"].attrs
+        p = b["ensemble/validation/probability"][()]
+        close(m["ensemble_validation_nll"], np.mean(nll_rows(p, y)), "ensemble validation NLL")
+        close(m["ensemble_validation_accuracy"], np.mean(b["ensemble/validation/prediction"][()] == y),
+              "ensemble validation accuracy")
+        logits = b["baseline/validation/prediction"][()]
+        acc = [np.mean(np.argmax(z, axis=1) == y) for z in logits]
+        close(m["baseline_validation_accuracy_mean"], np.mean(acc), "Adam's mean validation accuracy")
+        close(b["baseline/validation_nll"][()], [np.mean(nll_rows(softmax(z), y)) for z in logits],
+              "each Adam network's validation NLL", rtol=1e-10)
+        if "validation" in a["ensemble"] or "ensemble_validation_nll" in a["metrics"].attrs:
+            fail("a run without a validation split reports validation scores")
+    print("validation: rows held out of the training split only; validation scores recomputed in numpy")
+
+
+def deep_iris(out):
+    """The Iris run's deep ensemble against a vote and a mean softmax by hand."""
+    with h5py.File(out, "r") as f:
+        m = f["metrics"].attrs
+        if int(m["deep_ensemble_members"]) != 4:
+            fail(f"deep_ensemble_members {m['deep_ensemble_members']}, expected 4")
+        for split in ("train", "test", "validation"):
+            logits = f[f"baseline/{split}/prediction"][()]  # [chain, row, class]
+            y = f[f"data/{split}/y"][()]
+            majority, votes = vote(logits, logits.shape[2])
+            if not np.array_equal(votes, f[f"deep_ensemble/{split}/votes"][()]):
+                fail(f"{split}: the deep ensemble's votes differ from a count by hand")
+            close(m[f"deep_ensemble_{split}_accuracy"], np.mean(majority == y), f"{split} deep ensemble accuracy")
+            p = softmax(logits).mean(axis=0)
+            close(f[f"deep_ensemble/{split}/probability"][()], p, f"{split} mean softmax", rtol=1e-12)
+            close(m[f"deep_ensemble_{split}_nll"], np.mean(nll_rows(p, y)), f"{split} deep ensemble NLL")
+            close(m[f"deep_ensemble_{split}_brier"], np.mean(np.sum((p - np.eye(3)[y]) ** 2, axis=1)),
+                  f"{split} deep ensemble Brier")
+
+
+def deep_sine(tmp):
+    """A sine run's deep ensemble: mean, variance, Gaussian NLL, predictive coverage."""
+    sine = os.path.join(tmp, "sine.h5")
+    run(2, ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "200",
+            "--simmer.steps", "300", "--simmer.every", "50", "--ensemble.window", "100",
+            "--run.trajectories", "3", "--data.validation_fraction", "0.2", "--output", sine])
+    with h5py.File(sine, "r") as f:
+        m = f["metrics"].attrs
+        preds = {s: f[f"baseline/{s}/prediction"][()] for s in ("train", "test", "validation")}
+        # σ²: the deep ensemble mean's residuals on the validation split (issue 26).
+        noise = np.mean((preds["validation"].mean(axis=0) - f["data/validation/y"][()]) ** 2, axis=0)
+        close(f["deep_ensemble/noise_variance"][()], noise, "sine deep ensemble noise variance", rtol=1e-12)
+        if st.text(f["deep_ensemble/noise_variance"].attrs["noise_source"]) != "validation":
+            fail("the deep ensemble's noise is not from the validation residuals")
+        for split, pr in preds.items():
+            mean, var = pr.mean(axis=0), pr.var(axis=0, ddof=1)
+            y = f[f"data/{split}/y"][()]
+            close(f[f"deep_ensemble/{split}/mean"][()], mean, f"sine {split} deep ensemble mean", rtol=1e-12)
+            close(m[f"deep_ensemble_{split}_mse"], np.mean((mean - y) ** 2), f"sine {split} MSE")
+            sd2 = var + noise
+            nll = np.mean(0.5 * (np.log(2 * np.pi * sd2) + (y - mean) ** 2 / sd2))
+            close(m[f"deep_ensemble_{split}_nll"], nll, f"sine {split} Gaussian NLL", rtol=1e-10)
+            # The predictive law: the networks' equal mixture of N(prediction, σ²).
+            close(f[f"deep_ensemble/{split}/trajectory_mean"][()], pr, f"sine {split} components", rtol=1e-12)
+            pit = np.mean(stats.norm.cdf((y - pr) / np.sqrt(noise)), axis=0)
+            for level in (50, 90, 95):
+                a = (1 - level / 100) / 2
+                close(m[f"deep_ensemble_{split}_coverage_{level}"], np.mean((pit >= a) & (pit <= 1 - a)),
+                      f"sine {split} predictive coverage {level}", rtol=1e-12)
+
+
+def adam_alone(tmp, out):
+    """Adam alone: the retrofit run's (`out`) Adam networks, reported as the run's ensemble."""
+    alone = os.path.join(tmp, "adam.h5")
+    p = run(2, IRIS + ["--simmer.mode", "adam", "--output", alone])
+    if "simmer step" in p.stdout:
+        fail("simmer.mode = adam simmered")
+    with h5py.File(alone, "r") as f, h5py.File(out, "r") as g:
+        if not np.array_equal(f["baseline/params"][()], g["baseline/params"][()]):
+            fail("simmer.mode = adam trained other networks than the retrofit run's Adam phase")
+        if text(f["metrics"].attrs["ensemble"]) != "deep_ensemble":
+            fail("Adam alone: the run's ensemble is not the deep ensemble")
+        for k in ("test_accuracy", "validation_nll", "train_brier"):
+            if f["metrics"].attrs[f"ensemble_{k}"] != g["metrics"].attrs[f"deep_ensemble_{k}"]:
+                fail(f"Adam alone: ensemble_{k} differs from the retrofit run's deep_ensemble_{k}")
+        if f["posterior/params"].shape[1] != 0 or "diagnostics" in f:
+            fail("Adam alone stored draws or diagnostics")
+    summary = subprocess.run([ANALYZE, "summary", alone], env=st.ENV, capture_output=True, text=True)
+    if summary.returncode != 0 or "Adam alone" not in summary.stdout or "deep ensemble accuracy" not in summary.stdout:
+        fail(f"summary of an Adam-alone run:\n{summary.stdout}\n{summary.stderr}")
+
+
+def test_deep(tmp):
+    out = os.path.join(tmp, "iris.h5")
+    run(2, IRIS + ["--output", out])
+    deep_iris(out)
+    deep_sine(tmp)
+    adam_alone(tmp, out)
+    print("deep: the deep ensemble's votes, probabilities and scores equal numpy's; Adam alone is the same Adam")
+
+
+def test_identical(tmp):
+    paths = []
+    for n in (1, 2) if SANITIZED else (1, 2, 4):
+        out = os.path.join(tmp, f"ladder_n{n}.h5")
+        run(n, LADDER + ["--output", out])
+        paths.append(out)
+    for other in paths[1:]:
+        st.compare_archives(paths[0], other)
+    with h5py.File(paths[0], "r") as f:
+        t = f["sample_stats/temperature"][()]
+        dps = int(f["posterior/params"].attrs["draws_per_stage"])
+        rungs = f["ladder"].attrs["temperatures"]
+        temperatures = [float(x) for x in text(rungs).split(",")]
+        for k, temperature in enumerate(temperatures):
+            if not np.all(t[:, k * dps:(k + 1) * dps] == temperature):
+                fail(f"draws of rung {k} are not at its temperature {temperature}")
+        if not np.all(np.diff(f["sample_stats/step"][0]) > 0):
+            fail("the draws are not in step order")
+    # Stopped mid-ladder (step 550, in the second rung, between checkpoints) on 2 ranks, resumed on 1.
+    st.stopped_and_resumed(SIMMER, LADDER, os.path.join(tmp, "resumed.h5"), [], [], "the ladder run",
+                           at_step=550)
+    print("identical: a ladder run is bit-identical at -n 1, 2, 4 and stopped mid-ladder and resumed")
+
+
+def test_exchange(tmp):
+    # Two sets of three rungs, a round every 20 steps: rounds after steps 20, 40, ..., 280.
+    parallel = st.opts(LADDER, "--simmer.ladder", "0.3,0.6,1", "--simmer.ladder_mode", "parallel",
+                       "--simmer.exchange_every", "20", "--run.trajectories", "6")
+    paths = []
+    for n, extra in ((1, []), (2, []), (4, []), (4, ["--run.ranks_per_trajectory", "2"])):
+        if SANITIZED and n == 4:
+            continue
+        out = os.path.join(tmp, f"exchange_n{n}_{len(paths)}.h5")
+        run(n, parallel + ["--run.gradient_chunks", "2", "--output", out] + extra)
+        paths.append(out)
+    for other in paths[1:]:
+        st.compare_archives(paths[0], other)
+    with h5py.File(paths[0], "r") as f:
+        t = f["sample_stats/temperature"][()]
+        rungs = [float(x) for x in text(f["ladder"].attrs["temperatures"]).split(",")]
+        for i in range(6):
+            if not np.all(t[i] == rungs[i % 3]):
+                fail(f"trajectory {i}'s draws are not all at rung {i % 3}'s temperature {rungs[i % 3]}")
+        proposed = f["ladder/exchange_proposed"][()]
+        accepted = f["ladder/exchange_accepted"][()]
+        # 14 rounds: the 7 even ones propose (0,1), the 7 odd ones (1,2), in each of 2 sets.
+        if list(proposed) != [14, 14] or int(f["ladder"].attrs["exchange_rounds"]) != 14:
+            fail(f"proposed swaps {list(proposed)} over {f['ladder'].attrs['exchange_rounds']} rounds, "
+                 "expected [14, 14] over 14")
+        if accepted.sum() == 0 or np.any(accepted > proposed):
+            fail(f"accepted swaps {list(accepted)} of {list(proposed)}")
+        if f["ladder/round_trips"].shape != (6,):
+            fail("round trips are not per configuration")
+        # Swaps move states, not only labels: the configuration each trajectory holds, carried
+        # in the swapped bytes (the run checks it against the exchange's bookkeeping), is a
+        # permutation within each set of rungs, and here not where it started.
+        held = [int(c) for c in f["ladder/configuration_held"][()]]
+        if sorted(held) != list(range(6)):
+            fail(f"configurations held {held} are not a permutation of the trajectories")
+        if held == list(range(6)):
+            fail("after 14 rounds with accepted swaps every trajectory holds its own configuration: no state moved")
+    # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
+    # ensemble (every member is stored here).
+    with h5py.File(paths[0], "r") as f:
+        expected = f["ladder/rung_1/test/fraction"][()]
+    rc, got, err = predicted_test_fractions(paths[0], ["--candidate", "rung_1"])
+    if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
+        fail(f"predict --candidate rung_1 of a parallel ladder differs from /ladder/rung_1/test/fraction:\n{err}")
+    summary = subprocess.run([ANALYZE, "summary", paths[0]], env=st.ENV, capture_output=True, text=True)
+    if summary.returncode != 0 or "rung 2, T = " not in summary.stdout or "side by side" not in summary.stdout:
+        fail(f"summary of a parallel ladder does not diagnose each rung:\n{summary.stdout}\n{summary.stderr}")
+    # Stopped at step 150 (between the rounds after 140 and 160) on 2 ranks, resumed on 1.
+    st.stopped_and_resumed(SIMMER, parallel, os.path.join(tmp, "exchange_resumed.h5"), [], [],
+                           "the replica-exchange run", at_step=150)
+    print("exchange: parallel rungs with replica exchange are bit-identical at -n 1, 2, 4, in groups of "
+          "two ranks and across a resume; every draw is at its trajectory's rung")
+
+
+def test_select(tmp):
+    # Seed 3: the two rules disagree (best: rung_1; one_se: the deep ensemble, within one
+    # standard error of it), so a rule ignored or swapped shows.
+    chosen_by = {}
+    for rule in ("best", "one_se"):
+        out = os.path.join(tmp, f"{rule}.h5")
+        run(2, LADDER + ["--run.seed", "3", "--ensemble.select_rule", rule, "--output", out])
         with h5py.File(out, "r") as f:
-            m = f["metrics"].attrs
-            if int(m["deep_ensemble_members"]) != 4:
-                fail(f"deep_ensemble_members {m['deep_ensemble_members']}, expected 4")
-            for split in ("train", "test", "validation"):
-                logits = f[f"baseline/{split}/prediction"][()]  # [chain, row, class]
-                y = f[f"data/{split}/y"][()]
-                majority, votes = vote(logits, logits.shape[2])
-                if not np.array_equal(votes, f[f"deep_ensemble/{split}/votes"][()]):
-                    fail(f"{split}: the deep ensemble's votes differ from a count by hand")
-                close(m[f"deep_ensemble_{split}_accuracy"], np.mean(majority == y), f"{split} deep ensemble accuracy")
-                p = softmax(logits).mean(axis=0)
-                close(f[f"deep_ensemble/{split}/probability"][()], p, f"{split} mean softmax", rtol=1e-12)
-                close(m[f"deep_ensemble_{split}_nll"], np.mean(nll_rows(p, y)), f"{split} deep ensemble NLL")
-                close(m[f"deep_ensemble_{split}_brier"], np.mean(np.sum((p - np.eye(3)[y]) ** 2, axis=1)),
-                      f"{split} deep ensemble Brier")
-        sine = os.path.join(tmp, "sine.h5")
-        run(2, ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "200",
-                "--simmer.steps", "300", "--simmer.every", "50", "--ensemble.window", "100",
-                "--run.trajectories", "3", "--data.validation_fraction", "0.2", "--output", sine])
-        with h5py.File(sine, "r") as f:
-            m = f["metrics"].attrs
-            preds = {s: f[f"baseline/{s}/prediction"][()] for s in ("train", "test", "validation")}
-            # σ²: the deep ensemble mean's residuals on the validation split (issue 26).
-            noise = np.mean((preds["validation"].mean(axis=0) - f["data/validation/y"][()]) ** 2, axis=0)
-            close(f["deep_ensemble/noise_variance"][()], noise, "sine deep ensemble noise variance", rtol=1e-12)
-            if st.text(f["deep_ensemble/noise_variance"].attrs["noise_source"]) != "validation":
-                fail("the deep ensemble's noise is not from the validation residuals")
-            for split, pr in preds.items():
-                mean, var = pr.mean(axis=0), pr.var(axis=0, ddof=1)
-                y = f[f"data/{split}/y"][()]
-                close(f[f"deep_ensemble/{split}/mean"][()], mean, f"sine {split} deep ensemble mean", rtol=1e-12)
-                close(m[f"deep_ensemble_{split}_mse"], np.mean((mean - y) ** 2), f"sine {split} MSE")
-                sd2 = var + noise
-                nll = np.mean(0.5 * (np.log(2 * np.pi * sd2) + (y - mean) ** 2 / sd2))
-                close(m[f"deep_ensemble_{split}_nll"], nll, f"sine {split} Gaussian NLL", rtol=1e-10)
-                # The predictive law: the networks' equal mixture of N(prediction, σ²).
-                close(f[f"deep_ensemble/{split}/trajectory_mean"][()], pr, f"sine {split} components", rtol=1e-12)
-                pit = np.mean(stats.norm.cdf((y - pr) / np.sqrt(noise)), axis=0)
-                for level in (50, 90, 95):
-                    a = (1 - level / 100) / 2
-                    close(m[f"deep_ensemble_{split}_coverage_{level}"], np.mean((pit >= a) & (pit <= 1 - a)),
-                          f"sine {split} predictive coverage {level}", rtol=1e-12)
-        # Adam alone: the retrofit run's Adam networks, reported as the run's ensemble.
-        alone = os.path.join(tmp, "adam.h5")
-        p = run(2, IRIS + ["--simmer.mode", "adam", "--output", alone])
-        if "simmer step" in p.stdout:
-            fail("simmer.mode = adam simmered")
-        with h5py.File(alone, "r") as f, h5py.File(out, "r") as g:
-            if not np.array_equal(f["baseline/params"][()], g["baseline/params"][()]):
-                fail("simmer.mode = adam trained other networks than the retrofit run's Adam phase")
-            if text(f["metrics"].attrs["ensemble"]) != "deep_ensemble":
-                fail("Adam alone: the run's ensemble is not the deep ensemble")
-            for k in ("test_accuracy", "validation_nll", "train_brier"):
-                if f["metrics"].attrs[f"ensemble_{k}"] != g["metrics"].attrs[f"deep_ensemble_{k}"]:
-                    fail(f"Adam alone: ensemble_{k} differs from the retrofit run's deep_ensemble_{k}")
-            if f["posterior/params"].shape[1] != 0 or "diagnostics" in f:
-                fail("Adam alone stored draws or diagnostics")
-        summary = subprocess.run([ANALYZE, "summary", alone], env=st.ENV, capture_output=True, text=True)
-        if summary.returncode != 0 or "Adam alone" not in summary.stdout or "deep ensemble accuracy" not in summary.stdout:
-            fail(f"summary of an Adam-alone run:\n{summary.stdout}\n{summary.stderr}")
-        print("deep: the deep ensemble's votes, probabilities and scores equal numpy's; Adam alone is the same Adam")
-    elif CASE == "identical":
-        paths = []
-        for n in (1, 2) if SANITIZED else (1, 2, 4):
-            out = os.path.join(tmp, f"ladder_n{n}.h5")
-            run(n, LADDER + ["--output", out])
-            paths.append(out)
-        for other in paths[1:]:
-            st.compare_archives(paths[0], other)
-        with h5py.File(paths[0], "r") as f:
-            t = f["sample_stats/temperature"][()]
-            dps = int(f["posterior/params"].attrs["draws_per_stage"])
-            rungs = f["ladder"].attrs["temperatures"]
-            temperatures = [float(x) for x in text(rungs).split(",")]
-            for k, temperature in enumerate(temperatures):
-                if not np.all(t[:, k * dps:(k + 1) * dps] == temperature):
-                    fail(f"draws of rung {k} are not at its temperature {temperature}")
-            if not np.all(np.diff(f["sample_stats/step"][0]) > 0):
-                fail("the draws are not in step order")
-        # Stopped mid-ladder (step 550, in the second rung, between checkpoints) on 2 ranks, resumed on 1.
-        st.stopped_and_resumed(SIMMER, LADDER, os.path.join(tmp, "resumed.h5"), [], [], "the ladder run",
-                               at_step=550)
-        print("identical: a ladder run is bit-identical at -n 1, 2, 4 and stopped mid-ladder and resumed")
-    elif CASE == "exchange":
-        # Two sets of three rungs, a round every 20 steps: rounds after steps 20, 40, ..., 280.
-        parallel = st.opts(LADDER, "--simmer.ladder", "0.3,0.6,1", "--simmer.ladder_mode", "parallel",
-                           "--simmer.exchange_every", "20", "--run.trajectories", "6")
-        paths = []
-        for n, extra in ((1, []), (2, []), (4, []), (4, ["--run.ranks_per_trajectory", "2"])):
-            if SANITIZED and n == 4:
-                continue
-            out = os.path.join(tmp, f"exchange_n{n}_{len(paths)}.h5")
-            run(n, parallel + ["--run.gradient_chunks", "2", "--output", out] + extra)
-            paths.append(out)
-        for other in paths[1:]:
-            st.compare_archives(paths[0], other)
-        with h5py.File(paths[0], "r") as f:
-            t = f["sample_stats/temperature"][()]
-            rungs = [float(x) for x in text(f["ladder"].attrs["temperatures"]).split(",")]
-            for i in range(6):
-                if not np.all(t[i] == rungs[i % 3]):
-                    fail(f"trajectory {i}'s draws are not all at rung {i % 3}'s temperature {rungs[i % 3]}")
-            proposed = f["ladder/exchange_proposed"][()]
-            accepted = f["ladder/exchange_accepted"][()]
-            # 14 rounds: the 7 even ones propose (0,1), the 7 odd ones (1,2), in each of 2 sets.
-            if list(proposed) != [14, 14] or int(f["ladder"].attrs["exchange_rounds"]) != 14:
-                fail(f"proposed swaps {list(proposed)} over {f['ladder'].attrs['exchange_rounds']} rounds, "
-                     "expected [14, 14] over 14")
-            if accepted.sum() == 0 or np.any(accepted > proposed):
-                fail(f"accepted swaps {list(accepted)} of {list(proposed)}")
-            if f["ladder/round_trips"].shape != (6,):
-                fail("round trips are not per configuration")
-            # Swaps move states, not only labels: the configuration each trajectory holds, carried
-            # in the swapped bytes (the run checks it against the exchange's bookkeeping), is a
-            # permutation within each set of rungs, and here not where it started.
-            held = [int(c) for c in f["ladder/configuration_held"][()]]
-            if sorted(held) != list(range(6)):
-                fail(f"configurations held {held} are not a permutation of the trajectories")
-            if held == list(range(6)):
-                fail("after 14 rounds with accepted swaps every trajectory holds its own configuration: no state moved")
-        # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
-        # ensemble (every member is stored here).
-        with h5py.File(paths[0], "r") as f:
-            expected = f["ladder/rung_1/test/fraction"][()]
-        rc, got, err = predicted_test_fractions(paths[0], ["--candidate", "rung_1"])
-        if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
-            fail(f"predict --candidate rung_1 of a parallel ladder differs from /ladder/rung_1/test/fraction:\n{err}")
-        summary = subprocess.run([ANALYZE, "summary", paths[0]], env=st.ENV, capture_output=True, text=True)
-        if summary.returncode != 0 or "rung 2, T = " not in summary.stdout or "side by side" not in summary.stdout:
-            fail(f"summary of a parallel ladder does not diagnose each rung:\n{summary.stdout}\n{summary.stderr}")
-        # Stopped at step 150 (between the rounds after 140 and 160) on 2 ranks, resumed on 1.
-        st.stopped_and_resumed(SIMMER, parallel, os.path.join(tmp, "exchange_resumed.h5"), [], [],
-                               "the replica-exchange run", at_step=150)
-        print("exchange: parallel rungs with replica exchange are bit-identical at -n 1, 2, 4, in groups of "
-              "two ranks and across a resume; every draw is at its trajectory's rung")
-    elif CASE == "select":
-        # Seed 3: the two rules disagree (best: rung_1; one_se: the deep ensemble, within one
-        # standard error of it), so a rule ignored or swapped shows.
-        chosen_by = {}
-        for rule in ("best", "one_se"):
-            out = os.path.join(tmp, f"{rule}.h5")
-            run(2, LADDER + ["--run.seed", "3", "--ensemble.select_rule", rule, "--output", out])
-            with h5py.File(out, "r") as f:
-                names = st.strings(f["selection/candidate"])
-                if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
-                    fail(f"candidates {names}")
-                y = f["data/validation/y"][()]
-                groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:]]
-                rows = np.array([nll_rows(f[f"{g}/validation/probability"][()], y) for g in groups])
-                loss = rows.mean(axis=1)
-                close(f["selection/validation_loss"][()], loss, "validation NLL per candidate", rtol=1e-12)
-                best = int(np.argmin(loss))
-                diff = rows - rows[best]
-                se = diff.std(axis=1, ddof=1) / np.sqrt(len(y))
-                one_se = int(np.flatnonzero(loss - loss[best] <= se + 1e-15)[0])
-                close(f["selection/validation_loss_stderr_difference"][()], se, "paired standard errors", rtol=1e-9)
-                expected = best if rule == "best" else one_se
-                chosen = int(f["selection"].attrs["selected"])
-                if chosen != expected or text(f["metrics"].attrs["ensemble"]) != names[expected]:
-                    fail(f"rule {rule}: chose {chosen} ({names[chosen]}), numpy says {expected} (loss {loss}, se {se})")
-                for split in ("test", "validation"):
-                    if not np.array_equal(f[f"ensemble/{split}/probability"][()],
-                                          f[f"{groups[expected]}/{split}/probability"][()]):
-                        fail(f"/ensemble/{split} is not the chosen candidate's")
-                chosen_by[rule] = chosen
-                print(f"select ({rule}): validation NLL {np.round(loss, 4)}, chose {names[expected]}")
-            summary = subprocess.run([ANALYZE, "summary", out], env=st.ENV, capture_output=True, text=True)
-            if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout:
-                fail(f"summary has no candidates' table:\n{summary.stdout}\n{summary.stderr}")
-        if chosen_by["best"] == chosen_by["one_se"]:
-            fail(f"best and one_se chose the same candidate {chosen_by['best']}: the data no longer tells the rules apart")
-        # select_by = metric: the validation error rate.
-        out = os.path.join(tmp, "metric.h5")
-        run(2, LADDER + ["--ensemble.select_by", "metric", "--output", out])
-        with h5py.File(out, "r") as f:
+            names = st.strings(f["selection/candidate"])
+            if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
+                fail(f"candidates {names}")
             y = f["data/validation/y"][()]
-            groups = ["deep_ensemble", "ladder/rung_0", "ladder/rung_1", "ladder/rung_2"]
-            errors = [np.mean(f[f"{g}/validation/prediction"][()] != y) for g in groups]
-            if int(f["selection"].attrs["selected"]) != int(np.argmin(errors)):
-                fail(f"select_by = metric: chose {f['selection'].attrs['selected']}, error rates {errors}")
-        # predict evaluates the chosen candidate's networks by default.
-        with h5py.File(os.path.join(tmp, "best.h5"), "r") as f:
-            expected = f["ensemble/test/fraction"][()]
-        rc, got, err = predicted_test_fractions(os.path.join(tmp, "best.h5"))
-        if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
-            fail(f"predict of the chosen candidate differs from /ensemble/test/fraction:\n{err}")
-        print("select: the choice, its standard errors and /ensemble agree with numpy; predict follows it")
-    elif CASE == "merge":
-        parts = []
-        for seed in (1, 2):
-            out = os.path.join(tmp, f"seed{seed}.h5")
-            run(2, st.opts(IRIS, "--run.seed", str(seed)) + ["--output", out])
-            parts.append(out)
-        merged = os.path.join(tmp, "merged.h5")
-        p = subprocess.run([ANALYZE, "merge"] + parts + ["-o", merged], env=st.ENV, capture_output=True, text=True)
-        if p.returncode != 0:
-            fail(f"merge failed:\n{p.stdout}\n{p.stderr}")
-        with h5py.File(merged, "r") as f:
-            m = f["metrics"].attrs
-            if int(m["deep_ensemble_members"]) != 8:
-                fail(f"merged deep ensemble has {m['deep_ensemble_members']} members, expected 8")
-            for split in ("train", "test", "validation"):
-                logits = np.concatenate([h5py.File(q, "r")[f"baseline/{split}/prediction"][()] for q in parts])
-                y = f[f"data/{split}/y"][()]
-                majority, _ = vote(logits, 3)
-                p_mean = softmax(logits).mean(axis=0)
-                close(m[f"deep_ensemble_{split}_accuracy"], np.mean(majority == y), f"merged {split} accuracy")
-                close(m[f"deep_ensemble_{split}_nll"], np.mean(nll_rows(p_mean, y)), f"merged {split} NLL")
-        ladder = []
-        for seed in (1, 2):
-            out = os.path.join(tmp, f"ladder{seed}.h5")
-            run(2, st.opts(LADDER, "--run.seed", str(seed), "--simmer.steps", "60", "--ensemble.window", "30")
-                + ["--output", out])
-            ladder.append(out)
-        p = subprocess.run([ANALYZE, "merge"] + ladder + ["-o", os.path.join(tmp, "no.h5")], env=st.ENV,
-                           capture_output=True, text=True)
-        if p.returncode == 0 or "simmer.ladder" not in p.stderr:
-            fail(f"merging ladder runs was not refused naming simmer.ladder:\n{p.stdout}\n{p.stderr}")
-        print("merge: the merged deep ensemble equals numpy's over all Adam end points; ladder runs refused")
-    else:
-        sys.exit(f"unknown case {CASE}")
-print("1 passed, 0 failed")
+            groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:]]
+            rows = np.array([nll_rows(f[f"{g}/validation/probability"][()], y) for g in groups])
+            loss = rows.mean(axis=1)
+            close(f["selection/validation_loss"][()], loss, "validation NLL per candidate", rtol=1e-12)
+            best = int(np.argmin(loss))
+            diff = rows - rows[best]
+            se = diff.std(axis=1, ddof=1) / np.sqrt(len(y))
+            one_se = int(np.flatnonzero(loss - loss[best] <= se + 1e-15)[0])
+            close(f["selection/validation_loss_stderr_difference"][()], se, "paired standard errors", rtol=1e-9)
+            expected = best if rule == "best" else one_se
+            chosen = int(f["selection"].attrs["selected"])
+            if chosen != expected or text(f["metrics"].attrs["ensemble"]) != names[expected]:
+                fail(f"rule {rule}: chose {chosen} ({names[chosen]}), numpy says {expected} (loss {loss}, se {se})")
+            for split in ("test", "validation"):
+                if not np.array_equal(f[f"ensemble/{split}/probability"][()],
+                                      f[f"{groups[expected]}/{split}/probability"][()]):
+                    fail(f"/ensemble/{split} is not the chosen candidate's")
+            chosen_by[rule] = chosen
+            print(f"select ({rule}): validation NLL {np.round(loss, 4)}, chose {names[expected]}")
+        summary = subprocess.run([ANALYZE, "summary", out], env=st.ENV, capture_output=True, text=True)
+        if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout:
+            fail(f"summary has no candidates' table:\n{summary.stdout}\n{summary.stderr}")
+    if chosen_by["best"] == chosen_by["one_se"]:
+        fail(f"best and one_se chose the same candidate {chosen_by['best']}: the data no longer tells the rules apart")
+    # select_by = metric: the validation error rate.
+    out = os.path.join(tmp, "metric.h5")
+    run(2, LADDER + ["--ensemble.select_by", "metric", "--output", out])
+    with h5py.File(out, "r") as f:
+        y = f["data/validation/y"][()]
+        groups = ["deep_ensemble", "ladder/rung_0", "ladder/rung_1", "ladder/rung_2"]
+        errors = [np.mean(f[f"{g}/validation/prediction"][()] != y) for g in groups]
+        if int(f["selection"].attrs["selected"]) != int(np.argmin(errors)):
+            fail(f"select_by = metric: chose {f['selection'].attrs['selected']}, error rates {errors}")
+    # predict evaluates the chosen candidate's networks by default.
+    with h5py.File(os.path.join(tmp, "best.h5"), "r") as f:
+        expected = f["ensemble/test/fraction"][()]
+    rc, got, err = predicted_test_fractions(os.path.join(tmp, "best.h5"))
+    if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
+        fail(f"predict of the chosen candidate differs from /ensemble/test/fraction:\n{err}")
+    print("select: the choice, its standard errors and /ensemble agree with numpy; predict follows it")
+
+
+def test_merge(tmp):
+    parts = []
+    for seed in (1, 2):
+        out = os.path.join(tmp, f"seed{seed}.h5")
+        run(2, st.opts(IRIS, "--run.seed", str(seed)) + ["--output", out])
+        parts.append(out)
+    merged = os.path.join(tmp, "merged.h5")
+    p = subprocess.run([ANALYZE, "merge"] + parts + ["-o", merged], env=st.ENV, capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"merge failed:\n{p.stdout}\n{p.stderr}")
+    with h5py.File(merged, "r") as f:
+        m = f["metrics"].attrs
+        if int(m["deep_ensemble_members"]) != 8:
+            fail(f"merged deep ensemble has {m['deep_ensemble_members']} members, expected 8")
+        for split in ("train", "test", "validation"):
+            logits = np.concatenate([h5py.File(q, "r")[f"baseline/{split}/prediction"][()] for q in parts])
+            y = f[f"data/{split}/y"][()]
+            majority, _ = vote(logits, 3)
+            p_mean = softmax(logits).mean(axis=0)
+            close(m[f"deep_ensemble_{split}_accuracy"], np.mean(majority == y), f"merged {split} accuracy")
+            close(m[f"deep_ensemble_{split}_nll"], np.mean(nll_rows(p_mean, y)), f"merged {split} NLL")
+    ladder = []
+    for seed in (1, 2):
+        out = os.path.join(tmp, f"ladder{seed}.h5")
+        run(2, st.opts(LADDER, "--run.seed", str(seed), "--simmer.steps", "60", "--ensemble.window", "30")
+            + ["--output", out])
+        ladder.append(out)
+    p = subprocess.run([ANALYZE, "merge"] + ladder + ["-o", os.path.join(tmp, "no.h5")], env=st.ENV,
+                       capture_output=True, text=True)
+    if p.returncode == 0 or "simmer.ladder" not in p.stderr:
+        fail(f"merging ladder runs was not refused naming simmer.ladder:\n{p.stdout}\n{p.stderr}")
+    print("merge: the merged deep ensemble equals numpy's over all Adam end points; ladder runs refused")

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Drift and stationarity (issue 10): the verdicts, the sampling options and the uncertainty
-scores of simmer_mpi, checked end to end (run by CTest with Debian's /usr/bin/python3).
+scores of simmer_mpi, checked end to end (pytest functions, one CTest test each:
+tests/conftest.py says how to run them by hand; Debian's /usr/bin/python3: h5py, numpy, scipy).
 
-usage: test_stationarity.py SIMMER_MPI SIMMER_ANALYZE PROJECT_ROOT CASE
-cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the run and
+tests: drift        the sine retrofit at the paper's length, seeds 5 and 18: the run and
                     simmer_analyze summary call them drifting, and seed 18's ensemble collapses
                     block by block; the same seeds with a Gaussian prior (sigma 1) are not called
                     drifting and their rms stays within 3 sigma
@@ -12,6 +12,10 @@ cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
        identical    prior + Langevin + thermal start + simmer.time_step = auto: -n 1, 2 and 3 give
                     bit-identical archives; stopped by SIGUSR1 in the warm-up and resumed on another
                     rank count, still identical; every trajectory's chosen step and T_conf archived
+       masses       parameter masses (issue 21), adapted after a 1 000-step warm-up and Adam's:
+                    the same bits on 1, 2 and 4 ranks, their /diagnostics/mass_min, _median and
+                    _max finite, positive and ordered; the adapted run stopped in the warm-up and
+                    resumed on 1 rank is still identical and keeps its masses
        uncertainty  NLL, Brier, ECE, Gaussian NLL and interval coverage equal a numpy
                     recomputation from every stored network
        heat         a trajectory slow to heat (a single thermostat after a long T = 0 stage) is
@@ -20,7 +24,6 @@ cases: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
 import os
 import subprocess
 import sys
-import tempfile
 
 import h5py
 import numpy as np
@@ -30,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import simmer_test as st  # noqa: E402
 from simmer_test import ENV, compare_archives, fail, forward, opts, read_layout, run, scaled  # noqa: E402
 
-SIMMER, ANALYZE, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 SINE = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")]
 IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
               "--data.path", os.path.join(ROOT, "data/iris.csv"),
@@ -59,235 +62,248 @@ def same_on_ranks(args, rank_counts, stem):
     return paths[0]
 
 
-with tempfile.TemporaryDirectory() as tmp:
-    if CASE == "drift":
-        # Seed 5 (issue 10's example): drifting. Seed 18 is the seed of 1..20 whose ensemble
-        # collapses with this version's random streams (R² 0.29; with the streams before the
-        # named ones it was seed 5): its block R² falls and one test point dominates the error.
-        verdicts = {}
-        for seed in (5, 18):
-            plain = os.path.join(tmp, f"sine{seed}.h5")
-            p = run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--output", plain])
-            if "stationarity: 1 drifting" not in p.stdout:
-                fail(f"the end-of-run table does not call sine seed {seed} drifting:\n{p.stdout}")
-            with h5py.File(plain, "r") as f:
-                d = f["diagnostics"]
-                verdicts[seed] = (st.strings(d["verdict"]), d["block_test_metric"][0], d["window_ballistic_ratio"][0],
-                                  f["metrics"].attrs["ensemble_test_worst_point_share"],
-                                  f["metrics"].attrs["ensemble_test_r2"])
-            if verdicts[seed][0] != ["drifting"] or not verdicts[seed][2] > 0.9:
-                fail(f"seed {seed}: /diagnostics/verdict {verdicts[seed][0]}, ballistic ratio {verdicts[seed][2]}")
-            text = summary(plain)
-            if "verdicts: 1 drifting" not in text:
-                fail(f"summary of seed {seed} does not say drifting:\n{text}")
-        _, blocks, ratio, share, r2 = verdicts[18]
-        # Where a drifting trajectory ends up is chaotic: the sanitizer build's different
-        # floating-point contraction (same source, other compiler flags) takes seed 18 elsewhere
-        # (R² 0.97 there). The drift verdicts above hold in both builds; the collapse is checked
-        # in the optimised build the figures come from.
-        if os.environ.get("SIMMER_TEST_SANITIZED") == "1":
-            print(f"drift: sanitized build, seed 18's collapse not checked (R² {r2:.3f}; chaotic, depends on compiler flags)")
-        elif not (r2 < 0.8 and blocks[-1] < blocks[0] and share > 0.5):
-            fail(f"seed 18 did not collapse as measured: R² {r2}, block R² {blocks}, worst point {share}")
-        # The same seeds with a Gaussian prior (sigma 1): not drifting, rms within 3 sigma.
-        for seed in (5, 18):
-            prior = os.path.join(tmp, f"sine{seed}_prior.h5")
-            run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--simmer.prior", "gaussian",
-                                   "--simmer.prior_sigma", "1", "--output", prior])
-            with h5py.File(prior, "r") as f:
-                d = f["diagnostics"]
-                verdict_prior = st.strings(d["verdict"])
-                rms = d["rms_end"][0]
-                r2_prior = f["metrics"].attrs["ensemble_test_r2"]
-            if verdict_prior == ["drifting"] or rms > 3.0:
-                fail(f"seed {seed} with the prior: verdict {verdict_prior}, rms {rms} (sigma 1)")
-            if "drifting" in summary(prior).split("stationarity")[-1]:
-                fail(f"summary calls seed {seed} with the prior drifting")
-            print(f"drift: seed {seed}: paper drifting (ratio {verdicts[seed][2]:.3f}, R² {verdicts[seed][4]:.3f}); "
-                  f"with the prior {verdict_prior[0]}, rms {rms:.2f}, R² {r2_prior:.3f}")
-        print(f"drift: seed 18's block R² {blocks[0]:.3g} -> {blocks[-1]:.3g}, one test point {100 * share:.0f}% "
-              "of the error")
+def test_drift(tmp):
+    # Seed 5 (issue 10's example): drifting. Seed 18 is the seed of 1..20 whose ensemble
+    # collapses with this version's random streams (R² 0.29; with the streams before the
+    # named ones it was seed 5): its block R² falls and one test point dominates the error.
+    verdicts = {}
+    for seed in (5, 18):
+        plain = os.path.join(tmp, f"sine{seed}.h5")
+        p = run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--output", plain])
+        if "stationarity: 1 drifting" not in p.stdout:
+            fail(f"the end-of-run table does not call sine seed {seed} drifting:\n{p.stdout}")
+        with h5py.File(plain, "r") as f:
+            d = f["diagnostics"]
+            verdicts[seed] = (st.strings(d["verdict"]), d["block_test_metric"][0], d["window_ballistic_ratio"][0],
+                              f["metrics"].attrs["ensemble_test_worst_point_share"],
+                              f["metrics"].attrs["ensemble_test_r2"])
+        if verdicts[seed][0] != ["drifting"] or not verdicts[seed][2] > 0.9:
+            fail(f"seed {seed}: /diagnostics/verdict {verdicts[seed][0]}, ballistic ratio {verdicts[seed][2]}")
+        text = summary(plain)
+        if "verdicts: 1 drifting" not in text:
+            fail(f"summary of seed {seed} does not say drifting:\n{text}")
+    _, blocks, ratio, share, r2 = verdicts[18]
+    # Where a drifting trajectory ends up is chaotic: the sanitizer build's different
+    # floating-point contraction (same source, other compiler flags) takes seed 18 elsewhere
+    # (R² 0.97 there). The drift verdicts above hold in both builds; the collapse is checked
+    # in the optimised build the figures come from.
+    if st.SANITIZED:
+        print(f"drift: sanitized build, seed 18's collapse not checked (R² {r2:.3f}; chaotic, depends on compiler flags)")
+    elif not (r2 < 0.8 and blocks[-1] < blocks[0] and share > 0.5):
+        fail(f"seed 18 did not collapse as measured: R² {r2}, block R² {blocks}, worst point {share}")
+    # The same seeds with a Gaussian prior (sigma 1): not drifting, rms within 3 sigma.
+    for seed in (5, 18):
+        prior = os.path.join(tmp, f"sine{seed}_prior.h5")
+        run(SIMMER, 1, SINE + ["--run.seed", str(seed), "--data.split_seed", str(seed), "--simmer.prior", "gaussian",
+                               "--simmer.prior_sigma", "1", "--output", prior])
+        with h5py.File(prior, "r") as f:
+            d = f["diagnostics"]
+            verdict_prior = st.strings(d["verdict"])
+            rms = d["rms_end"][0]
+            r2_prior = f["metrics"].attrs["ensemble_test_r2"]
+        if verdict_prior == ["drifting"] or rms > 3.0:
+            fail(f"seed {seed} with the prior: verdict {verdict_prior}, rms {rms} (sigma 1)")
+        if "drifting" in summary(prior).split("stationarity")[-1]:
+            fail(f"summary calls seed {seed} with the prior drifting")
+        print(f"drift: seed {seed}: paper drifting (ratio {verdicts[seed][2]:.3f}, R² {verdicts[seed][4]:.3f}); "
+              f"with the prior {verdict_prior[0]}, rms {rms:.2f}, R² {r2_prior:.3f}")
+    print(f"drift: seed 18's block R² {blocks[0]:.3g} -> {blocks[-1]:.3g}, one test point {100 * share:.0f}% "
+          "of the error")
 
-    elif CASE == "options":
-        # Thermal start at the schedule's first T > 0 (T_initial 0, dT 0.01: 0.01).
-        out = os.path.join(tmp, "thermal.h5")
-        run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.start_velocity", "thermal", "--run.trajectories", "1",
-                            "--output", out))
-        with h5py.File(out, "r") as f:
-            v = f["initial/velocity"][0]
-            t_kin = float(np.mean(v ** 2))
-        if abs(t_kin - 0.01) > 0.01 * 0.1:  # 8053 draws: within 10 %
-            fail(f"thermal start: kinetic temperature {t_kin}, expected 0.01")
-        out = os.path.join(tmp, "zero.h5")
-        run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.start_velocity", "zero", "--run.trajectories", "1",
-                            "--output", out))
-        with h5py.File(out, "r") as f:
-            if np.any(f["initial/velocity"][0] != 0.0):
-                fail("zero start: velocities are not 0")
-        # Martyna masses at T_target 0.1 with tau 0.5: Q_1 = N_f T tau^2, Q_k = T tau^2.
-        out = os.path.join(tmp, "martyna.h5")
-        p = run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.masses", "martyna", "--simmer.tau", "0.5",
-                                "--run.trajectories", "1", "--output", out))
-        with h5py.File(out, "r") as f:
-            masses = f.attrs["thermostat_masses"]
-            q = [float(x) for x in (masses.decode() if isinstance(masses, bytes) else masses).split(",")]
-        want = [8053 * 0.1 * 0.25, 0.1 * 0.25, 0.1 * 0.25]
-        if not np.allclose(q, want, rtol=1e-12):
-            fail(f"martyna masses {q}, expected {want}")
-        # Langevin at constant T: the kinetic temperature of the stored draws is T.
-        out = os.path.join(tmp, "langevin.h5")
-        run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.thermostat", "langevin", "--simmer.friction", "5",
-                            "--simmer.T_initial", "0.05", "--simmer.T_target", "0.05", "--simmer.dT", "0",
+
+def test_options(tmp):
+    # Thermal start at the schedule's first T > 0 (T_initial 0, dT 0.01: 0.01).
+    out = os.path.join(tmp, "thermal.h5")
+    run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.start_velocity", "thermal", "--run.trajectories", "1",
+                        "--output", out))
+    with h5py.File(out, "r") as f:
+        v = f["initial/velocity"][0]
+        t_kin = float(np.mean(v ** 2))
+    if abs(t_kin - 0.01) > 0.01 * 0.1:  # 8053 draws: within 10 %
+        fail(f"thermal start: kinetic temperature {t_kin}, expected 0.01")
+    out = os.path.join(tmp, "zero.h5")
+    run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.start_velocity", "zero", "--run.trajectories", "1",
+                        "--output", out))
+    with h5py.File(out, "r") as f:
+        if np.any(f["initial/velocity"][0] != 0.0):
+            fail("zero start: velocities are not 0")
+    # Martyna masses at T_target 0.1 with tau 0.5: Q_1 = N_f T tau^2, Q_k = T tau^2.
+    out = os.path.join(tmp, "martyna.h5")
+    p = run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.masses", "martyna", "--simmer.tau", "0.5",
                             "--run.trajectories", "1", "--output", out))
-        with h5py.File(out, "r") as f:
-            kin = f["sample_stats/kinetic_temperature"][0]
-        if abs(kin.mean() / 0.05 - 1) > 0.05:
-            fail(f"Langevin: mean kinetic temperature {kin.mean()}, expected 0.05")
-        # Temperatures in posterior units: T = 2 T_Bayes = 2/112 for cce on 112 rows.
-        out = os.path.join(tmp, "posterior.h5")
-        p = run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.temperature_unit", "posterior", "--simmer.T_target", "2",
-                                "--simmer.dT", "1", "--run.trajectories", "1", "--output", out))
-        with h5py.File(out, "r") as f:
-            t = f["sample_stats/temperature"][0]
-            over = f["metrics"].attrs["temperature_over_bayes"]
-        if not (np.allclose(t[-1], 2.0 / 112, rtol=1e-12) and abs(over - 2.0) < 1e-9):
-            fail(f"posterior units: T {t[-1]} (expected {2 / 112}), T/T_Bayes {over}")
-        if "2 x the Bayesian temperature" not in p.stdout:
-            fail(f"the run does not print T in Bayesian units:\n{p.stdout}")
-        # Regression without a noise sd: posterior units are refused naming the key.
-        p = run(SIMMER, 1, SINE + ["--simmer.temperature_unit", "posterior", "--output",
-                                   os.path.join(tmp, "no.h5")], expect=2)
-        if "simmer.noise_sd" not in p.stdout + p.stderr:
-            fail(f"posterior units without simmer.noise_sd: no message naming it\n{p.stderr}")
-        print("options: thermal/zero start, Martyna masses, Langevin T_kin, posterior units as documented")
+    with h5py.File(out, "r") as f:
+        masses = f.attrs["thermostat_masses"]
+        q = [float(x) for x in (masses.decode() if isinstance(masses, bytes) else masses).split(",")]
+    want = [8053 * 0.1 * 0.25, 0.1 * 0.25, 0.1 * 0.25]
+    if not np.allclose(q, want, rtol=1e-12):
+        fail(f"martyna masses {q}, expected {want}")
+    # Langevin at constant T: the kinetic temperature of the stored draws is T.
+    out = os.path.join(tmp, "langevin.h5")
+    run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.thermostat", "langevin", "--simmer.friction", "5",
+                        "--simmer.T_initial", "0.05", "--simmer.T_target", "0.05", "--simmer.dT", "0",
+                        "--run.trajectories", "1", "--output", out))
+    with h5py.File(out, "r") as f:
+        kin = f["sample_stats/kinetic_temperature"][0]
+    if abs(kin.mean() / 0.05 - 1) > 0.05:
+        fail(f"Langevin: mean kinetic temperature {kin.mean()}, expected 0.05")
+    # Temperatures in posterior units: T = 2 T_Bayes = 2/112 for cce on 112 rows.
+    out = os.path.join(tmp, "posterior.h5")
+    p = run(SIMMER, 1, opts(IRIS_SMALL, "--simmer.temperature_unit", "posterior", "--simmer.T_target", "2",
+                            "--simmer.dT", "1", "--run.trajectories", "1", "--output", out))
+    with h5py.File(out, "r") as f:
+        t = f["sample_stats/temperature"][0]
+        over = f["metrics"].attrs["temperature_over_bayes"]
+    if not (np.allclose(t[-1], 2.0 / 112, rtol=1e-12) and abs(over - 2.0) < 1e-9):
+        fail(f"posterior units: T {t[-1]} (expected {2 / 112}), T/T_Bayes {over}")
+    if "2 x the Bayesian temperature" not in p.stdout:
+        fail(f"the run does not print T in Bayesian units:\n{p.stdout}")
+    # Regression without a noise sd: posterior units are refused naming the key.
+    p = run(SIMMER, 1, SINE + ["--simmer.temperature_unit", "posterior", "--output",
+                               os.path.join(tmp, "no.h5")], expect=2)
+    if "simmer.noise_sd" not in p.stdout + p.stderr:
+        fail(f"posterior units without simmer.noise_sd: no message naming it\n{p.stderr}")
+    print("options: thermal/zero start, Martyna masses, Langevin T_kin, posterior units as documented")
 
-    elif CASE == "identical":
-        args = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
-                    "--simmer.thermostat", "langevin", "--simmer.start_velocity", "thermal",
-                    "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.stride", "5",
-                    "--run.checkpoint_interval", "500", "--run.sync_every", "50",
-                    "--simmer.time_step", "auto", "--simmer.step_fraction", "0.1")
-        first = same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
+
+def test_identical(tmp):
+    args = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
+                "--simmer.thermostat", "langevin", "--simmer.start_velocity", "thermal",
+                "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.stride", "5",
+                "--run.checkpoint_interval", "500", "--run.sync_every", "50",
+                "--simmer.time_step", "auto", "--simmer.step_fraction", "0.1")
+    first = same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
+    with h5py.File(first, "r") as f:
+        h = f["diagnostics/time_step"][()]
+        ratio = f["diagnostics/configurational_temperature"][()] / f["diagnostics/temperature"][()]
+    if not (np.all(np.isfinite(h)) and np.all(h > 0) and len(set(h.tolist())) == len(h)):
+        fail(f"time_step = auto: each trajectory's own finite step expected in /diagnostics/time_step, got {h}")
+    if not np.all(np.isfinite(ratio)):
+        fail(f"/diagnostics/configurational_temperature: finite T_conf/T expected, got {ratio}")
+    # Stopped by SIGUSR1 at step 550, between checkpoints (exit 3 and a checkpoint at 550
+    # required), resumed on 1 rank: the same bits.
+    st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
+                           at_step=550)
+    print(f"identical: prior + Langevin + thermal start + auto step (h {h.min():.4g}-{h.max():.4g}, T_conf/T "
+          f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1, 2, 3 ranks and across a stop and resume")
+
+
+def test_masses(tmp):
+    # Parameter masses (issue 21): adapted after a 1 000-step warm-up, and Adam's: the same
+    # bits on 1, 2 and 4 ranks and across a stop in the warm-up, resumed on 1 rank.
+    base = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
+                "--simmer.start_velocity", "thermal", "--simmer.steps", "3000", "--ensemble.window", "1000",
+                "--ensemble.stride", "5", "--run.trajectories", "4")
+    for name, extra in (("adapt", ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"]),
+                        ("adam", ["--simmer.parameter_masses", "adam"])):
+        first = same_on_ranks(base + extra, (1, 2, 4), os.path.join(tmp, f"{name}_n"))
         with h5py.File(first, "r") as f:
-            h = f["diagnostics/time_step"][()]
-            ratio = f["diagnostics/configurational_temperature"][()] / f["diagnostics/temperature"][()]
-        if not (np.all(np.isfinite(h)) and np.all(h > 0) and len(set(h.tolist())) == len(h)):
-            fail(f"time_step = auto: each trajectory's own finite step expected in /diagnostics/time_step, got {h}")
-        if not np.all(np.isfinite(ratio)):
-            fail(f"/diagnostics/configurational_temperature: finite T_conf/T expected, got {ratio}")
-        # Stopped by SIGUSR1 at step 550, between checkpoints (exit 3 and a checkpoint at 550
-        # required), resumed on 1 rank: the same bits.
-        st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
-                               at_step=550)
-        print(f"identical: prior + Langevin + thermal start + auto step (h {h.min():.4g}-{h.max():.4g}, T_conf/T "
-              f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1, 2, 3 ranks and across a stop and resume")
+            lo, mid, hi = (f[f"diagnostics/mass_{q}"][()] for q in ("min", "median", "max"))
+        if not (np.all(np.isfinite(lo)) and np.all(lo > 0) and np.all(hi > lo) and np.all(mid >= lo)):
+            fail(f"{name} masses: /diagnostics/mass_min {lo}, median {mid}, max {hi}")
+    st.stopped_and_resumed(SIMMER, base + ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"],
+                           os.path.join(tmp, "stopped.h5"), [], [], "the adapted-masses run", at_step=550)
+    with h5py.File(os.path.join(tmp, "stopped.h5"), "r") as f:
+        if not np.isfinite(f["diagnostics/mass_min"][()]).all():
+            fail("the resumed run lost its masses")
+    print("masses: adapted and Adam's masses bit-identical on 1, 2, 4 ranks and across a stop in the warm-up")
 
-    elif CASE == "masses":
-        # Parameter masses (issue 21): adapted after a 1 000-step warm-up, and Adam's: the same
-        # bits on 1, 2 and 4 ranks and across a stop in the warm-up, resumed on 1 rank.
-        base = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
-                    "--simmer.start_velocity", "thermal", "--simmer.steps", "3000", "--ensemble.window", "1000",
-                    "--ensemble.stride", "5", "--run.trajectories", "4")
-        for name, extra in (("adapt", ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"]),
-                            ("adam", ["--simmer.parameter_masses", "adam"])):
-            first = same_on_ranks(base + extra, (1, 2, 4), os.path.join(tmp, f"{name}_n"))
-            with h5py.File(first, "r") as f:
-                lo, mid, hi = (f[f"diagnostics/mass_{q}"][()] for q in ("min", "median", "max"))
-            if not (np.all(np.isfinite(lo)) and np.all(lo > 0) and np.all(hi > lo) and np.all(mid >= lo)):
-                fail(f"{name} masses: /diagnostics/mass_min {lo}, median {mid}, max {hi}")
-        st.stopped_and_resumed(SIMMER, base + ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"],
-                               os.path.join(tmp, "stopped.h5"), [], [], "the adapted-masses run", at_step=550)
-        with h5py.File(os.path.join(tmp, "stopped.h5"), "r") as f:
-            if not np.isfinite(f["diagnostics/mass_min"][()]).all():
-                fail("the resumed run lost its masses")
-        print("masses: adapted and Adam's masses bit-identical on 1, 2, 4 ranks and across a stop in the warm-up")
 
-    elif CASE == "uncertainty":
-        iris = os.path.join(tmp, "iris.h5")
-        run(SIMMER, 2, IRIS_SMALL + ["--output", iris])
-        with h5py.File(iris, "r") as f:
-            layout, params = read_layout(f), f["posterior/params"][()]
-            m = f["metrics"].attrs
-            for split in ("train", "test"):
-                x, y = scaled(f, f[f"data/{split}/x"][()]), f[f"data/{split}/y"][()]
-                probs = []
-                for c in range(params.shape[0]):
-                    for d in range(params.shape[1]):
-                        z = forward(params[c, d], layout, x)
-                        e = np.exp(z - z.max(axis=1, keepdims=True))
-                        probs.append(e / e.sum(axis=1, keepdims=True))
-                p = np.mean(probs, axis=0)
-                if not np.allclose(p, f[f"ensemble/{split}/probability"][()], rtol=1e-9, atol=1e-12):
-                    fail(f"{split}: mean probabilities differ from the stored networks'")
-                nll = -np.mean(np.log(p[np.arange(len(y)), y]))
-                onehot = np.eye(p.shape[1])[y]
-                brier = np.mean(np.sum((p - onehot) ** 2, axis=1))
-                conf, hit = p.max(axis=1), p.argmax(axis=1) == y
-                bins = np.minimum((conf * 10).astype(int), 9)
-                ece = sum(abs(hit[bins == b].sum() - conf[bins == b].sum()) for b in range(10)) / len(y)
-                for name, want in (("nll", nll), ("brier", brier), ("ece", ece)):
-                    if not np.isclose(m[f"ensemble_{split}_{name}"], want, rtol=1e-9, atol=1e-12):
-                        fail(f"{split} {name}: archive {m[f'ensemble_{split}_{name}']}, numpy {want}")
-        sine = os.path.join(tmp, "sine.h5")
-        run(SIMMER, 2, SINE + ["--adam.epochs", "200", "--simmer.steps", "2000", "--simmer.every", "200",
-                               "--ensemble.window", "1000", "--run.trajectories", "3", "--output", sine])
-        with h5py.File(sine, "r") as f:
-            layout, params = read_layout(f), f["posterior/params"][()]
-            lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
-            m = f["metrics"].attrs
-            preds = {}
-            for split in ("train", "test"):
-                x = scaled(f, f[f"data/{split}/x"][()])
-                preds[split] = np.array([forward(params[c, d], layout, x) * (hi - lo) / 2 + (hi + lo) / 2
-                                         for c in range(params.shape[0]) for d in range(params.shape[1])])
-            noise = np.mean((preds["train"].mean(axis=0) - f["data/train/y"][()]) ** 2, axis=0)
-            for split in ("train", "test"):
-                y = f[f"data/{split}/y"][()]
-                mean, var = preds[split].mean(axis=0), preds[split].var(axis=0, ddof=1) + noise
-                nll = np.mean(0.5 * (np.log(2 * np.pi * var) + (y - mean) ** 2 / var))
-                if not np.isclose(m[f"ensemble_{split}_nll"], nll, rtol=1e-6):
-                    fail(f"sine {split} Gaussian NLL: archive {m[f'ensemble_{split}_nll']}, numpy {nll}")
-                members = preds[split].shape[0]
-                u = ((preds[split] < y).sum(axis=0) + 0.5 * (preds[split] == y).sum(axis=0)) / members
-                # The predictive mixture: one component per trajectory (its members' mean and
-                # variance, weighted by their count) with the noise (training residuals: no
-                # validation split), and where its CDF puts the truth.
-                per_chain = preds[split].reshape(params.shape[0], params.shape[1], *y.shape)
-                comp_mean, comp_var = per_chain.mean(axis=1), per_chain.var(axis=1)
-                g = f[f"ensemble/{split}"]
-                if not (np.allclose(g["trajectory_mean"][()], comp_mean, rtol=1e-6, atol=1e-9)
-                        and np.allclose(g["trajectory_variance"][()], comp_var, rtol=1e-4, atol=1e-12)
-                        and np.array_equal(g["trajectory_members"][()], [params.shape[1]] * params.shape[0])):
-                    fail(f"sine {split}: the mixture's components differ from the stored networks'")
-                pit = np.mean(stats.norm.cdf((y - comp_mean) / np.sqrt(comp_var + noise)), axis=0)
-                for level in (50, 90, 95):
-                    a = (1 - level / 100) / 2
-                    want = np.mean((u >= a) & (u <= 1 - a))
-                    if not np.isclose(m[f"ensemble_{split}_mean_coverage_{level}"], want):
-                        fail(f"sine {split} members' coverage {level}: archive "
-                             f"{m[f'ensemble_{split}_mean_coverage_{level}']}, numpy {want}")
-                    want = np.mean((pit >= a) & (pit <= 1 - a))
-                    if not np.isclose(m[f"ensemble_{split}_coverage_{level}"], want):
-                        fail(f"sine {split} predictive coverage {level}: archive "
-                             f"{m[f'ensemble_{split}_coverage_{level}']}, scipy {want}")
-            if st.text(m["ensemble_noise_source"]) != "training" or not np.isclose(m["ensemble_noise_variance"], noise[0]):
-                fail(f"sine noise: archive {m['ensemble_noise_variance']} ({m['ensemble_noise_source']}), numpy {noise}")
-        print("uncertainty: NLL/Brier/ECE (Iris) and Gaussian NLL, predictive and members' coverage (sine) equal "
-              "numpy's and scipy's from the stored networks")
+def classification_scores(tmp):
+    """Iris: the mean probabilities, NLL, Brier and ECE from every stored network."""
+    iris = os.path.join(tmp, "iris.h5")
+    run(SIMMER, 2, IRIS_SMALL + ["--output", iris])
+    with h5py.File(iris, "r") as f:
+        layout, params = read_layout(f), f["posterior/params"][()]
+        m = f["metrics"].attrs
+        for split in ("train", "test"):
+            x, y = scaled(f, f[f"data/{split}/x"][()]), f[f"data/{split}/y"][()]
+            probs = []
+            for c in range(params.shape[0]):
+                for d in range(params.shape[1]):
+                    z = forward(params[c, d], layout, x)
+                    e = np.exp(z - z.max(axis=1, keepdims=True))
+                    probs.append(e / e.sum(axis=1, keepdims=True))
+            p = np.mean(probs, axis=0)
+            if not np.allclose(p, f[f"ensemble/{split}/probability"][()], rtol=1e-9, atol=1e-12):
+                fail(f"{split}: mean probabilities differ from the stored networks'")
+            nll = -np.mean(np.log(p[np.arange(len(y)), y]))
+            onehot = np.eye(p.shape[1])[y]
+            brier = np.mean(np.sum((p - onehot) ** 2, axis=1))
+            conf, hit = p.max(axis=1), p.argmax(axis=1) == y
+            bins = np.minimum((conf * 10).astype(int), 9)
+            ece = sum(abs(hit[bins == b].sum() - conf[bins == b].sum()) for b in range(10)) / len(y)
+            for name, want in (("nll", nll), ("brier", brier), ("ece", ece)):
+                if not np.isclose(m[f"ensemble_{split}_{name}"], want, rtol=1e-9, atol=1e-12):
+                    fail(f"{split} {name}: archive {m[f'ensemble_{split}_{name}']}, numpy {want}")
 
-    elif CASE == "heat":
-        out = os.path.join(tmp, "heavy.h5")
-        # The sine job with a single thermostat and a T = 0 stage of 3000 steps: it cools, and at
-        # T = 0.01 its kinetic temperature stays below T/100 for several checks (seeds 1..8 all).
-        p = run(SIMMER, 1, SINE + ["--simmer.chain_length", "1", "--simmer.every", "3000", "--output", out])
-        if "slow to heat" not in p.stderr:
-            fail(f"no slow-to-heat warning:\n{p.stderr}")
-        with h5py.File(out, "r") as f:
-            diverged = f["sample_stats/diverged_at_step"][()]
-            members = f["metrics"].attrs["members"]
-            slow = f["diagnostics/slow_to_heat_at_step"][0]
-        if diverged[0] != -1 or members != 3000 or slow < 0:
-            fail(f"slow to heat: diverged_at {diverged}, {members} members, slow_to_heat_at {slow}")
-        print(f"heat: slow to heat at step {int(slow)} warned about; no divergence; all {members} members kept")
-    else:
-        fail(f"unknown case {CASE}")
+
+def regression_scores(tmp):
+    """Sine: the Gaussian NLL, the mixture's components, predictive and members' coverage and
+    the noise from every stored network."""
+    sine = os.path.join(tmp, "sine.h5")
+    run(SIMMER, 2, SINE + ["--adam.epochs", "200", "--simmer.steps", "2000", "--simmer.every", "200",
+                           "--ensemble.window", "1000", "--run.trajectories", "3", "--output", sine])
+    with h5py.File(sine, "r") as f:
+        layout, params = read_layout(f), f["posterior/params"][()]
+        lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
+        m = f["metrics"].attrs
+        preds = {}
+        for split in ("train", "test"):
+            x = scaled(f, f[f"data/{split}/x"][()])
+            preds[split] = np.array([forward(params[c, d], layout, x) * (hi - lo) / 2 + (hi + lo) / 2
+                                     for c in range(params.shape[0]) for d in range(params.shape[1])])
+        noise = np.mean((preds["train"].mean(axis=0) - f["data/train/y"][()]) ** 2, axis=0)
+        for split in ("train", "test"):
+            y = f[f"data/{split}/y"][()]
+            mean, var = preds[split].mean(axis=0), preds[split].var(axis=0, ddof=1) + noise
+            nll = np.mean(0.5 * (np.log(2 * np.pi * var) + (y - mean) ** 2 / var))
+            if not np.isclose(m[f"ensemble_{split}_nll"], nll, rtol=1e-6):
+                fail(f"sine {split} Gaussian NLL: archive {m[f'ensemble_{split}_nll']}, numpy {nll}")
+            members = preds[split].shape[0]
+            u = ((preds[split] < y).sum(axis=0) + 0.5 * (preds[split] == y).sum(axis=0)) / members
+            # The predictive mixture: one component per trajectory (its members' mean and
+            # variance, weighted by their count) with the noise (training residuals: no
+            # validation split), and where its CDF puts the truth.
+            per_chain = preds[split].reshape(params.shape[0], params.shape[1], *y.shape)
+            comp_mean, comp_var = per_chain.mean(axis=1), per_chain.var(axis=1)
+            g = f[f"ensemble/{split}"]
+            if not (np.allclose(g["trajectory_mean"][()], comp_mean, rtol=1e-6, atol=1e-9)
+                    and np.allclose(g["trajectory_variance"][()], comp_var, rtol=1e-4, atol=1e-12)
+                    and np.array_equal(g["trajectory_members"][()], [params.shape[1]] * params.shape[0])):
+                fail(f"sine {split}: the mixture's components differ from the stored networks'")
+            pit = np.mean(stats.norm.cdf((y - comp_mean) / np.sqrt(comp_var + noise)), axis=0)
+            for level in (50, 90, 95):
+                a = (1 - level / 100) / 2
+                want = np.mean((u >= a) & (u <= 1 - a))
+                if not np.isclose(m[f"ensemble_{split}_mean_coverage_{level}"], want):
+                    fail(f"sine {split} members' coverage {level}: archive "
+                         f"{m[f'ensemble_{split}_mean_coverage_{level}']}, numpy {want}")
+                want = np.mean((pit >= a) & (pit <= 1 - a))
+                if not np.isclose(m[f"ensemble_{split}_coverage_{level}"], want):
+                    fail(f"sine {split} predictive coverage {level}: archive "
+                         f"{m[f'ensemble_{split}_coverage_{level}']}, scipy {want}")
+        if st.text(m["ensemble_noise_source"]) != "training" or not np.isclose(m["ensemble_noise_variance"], noise[0]):
+            fail(f"sine noise: archive {m['ensemble_noise_variance']} ({m['ensemble_noise_source']}), numpy {noise}")
+
+
+def test_uncertainty(tmp):
+    classification_scores(tmp)
+    regression_scores(tmp)
+    print("uncertainty: NLL/Brier/ECE (Iris) and Gaussian NLL, predictive and members' coverage (sine) equal "
+          "numpy's and scipy's from the stored networks")
+
+
+def test_heat(tmp):
+    out = os.path.join(tmp, "heavy.h5")
+    # The sine job with a single thermostat and a T = 0 stage of 3000 steps: it cools, and at
+    # T = 0.01 its kinetic temperature stays below T/100 for several checks (seeds 1..8 all).
+    p = run(SIMMER, 1, SINE + ["--simmer.chain_length", "1", "--simmer.every", "3000", "--output", out])
+    if "slow to heat" not in p.stderr:
+        fail(f"no slow-to-heat warning:\n{p.stderr}")
+    with h5py.File(out, "r") as f:
+        diverged = f["sample_stats/diverged_at_step"][()]
+        members = f["metrics"].attrs["members"]
+        slow = f["diagnostics/slow_to_heat_at_step"][0]
+    if diverged[0] != -1 or members != 3000 or slow < 0:
+        fail(f"slow to heat: diverged_at {diverged}, {members} members, slow_to_heat_at {slow}")
+    print(f"heat: slow to heat at step {int(slow)} warned about; no divergence; all {members} members kept")
