@@ -6,6 +6,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -29,6 +30,43 @@ ROOT = os.environ.get("SIMMER_ROOT", "")
 # The sanitizer build (a simmering step is several times slower there: tests may shorten runs).
 SANITIZED = os.environ.get("SIMMER_TEST_SANITIZED") in ("1", "ON", "TRUE", "true")
 
+
+
+def iris_small(trajectories=4):
+    """A small Iris retrofit run's options (jobs/iris_retrofit.ini shortened to seconds): every member
+    stored, a stride so the members and votes are deterministic."""
+    return ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
+            "--data.path", os.path.join(ROOT, "data/iris.csv"),
+            "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50",
+            "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
+            "--ensemble.stride", "2", "--ensemble.store_every", "1",
+            "--run.trajectories", str(trajectories), "--run.gather_interval", "150", "--run.trace_every", "10"]
+
+
+def shared_archive(make, name="run.h5"):
+    """A module-scoped pytest fixture: the path of the archive `make(path)` writes, in a temporary
+    directory of its own removed after the module. Tests read it, never write it. (CTest runs each
+    test in its own process, so there every test makes its own; a by-hand run of a file makes it
+    once.) Assign it to a module name, which is the fixture's name: `reference = shared_archive(...)`."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def fixture():
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, name)
+            make(path)
+            yield path
+    return fixture
+
+
+def archives_at(run, args, tmp, name, counts=None):
+    """`args` run through `run(ranks, args)` at each rank count (1, 2 and 4; 1 and 2 under the
+    sanitizers, unless `counts`), writing tmp/<name>_n<ranks>.h5: the archives' paths, in order."""
+    paths = []
+    for n in counts or ((1, 2) if SANITIZED else (1, 2, 4)):
+        paths.append(os.path.join(tmp, f"{name}_n{n}.h5"))
+        run(n, list(args) + ["--output", paths[-1]])
+    return paths
 
 def fail(msg):
     """Fails the test with `msg` (pytest reports it; a script run by hand exits 1)."""

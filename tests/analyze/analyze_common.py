@@ -6,10 +6,8 @@ import csv
 import io
 import os
 import sys
-import tempfile
 
 import numpy as np
-import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
@@ -19,12 +17,7 @@ ENV = st.ENV
 opts, fail = st.opts, st.fail
 
 # Small Iris retrofit run: every member stored (float64), a stride so members are deterministic.
-IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
-              "--data.path", os.path.join(ROOT, "data/iris.csv"),
-              "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50",
-              "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
-              "--ensemble.stride", "2", "--ensemble.store_every", "1",
-              "--run.trajectories", "3", "--run.gather_interval", "150", "--run.trace_every", "10"]
+IRIS_SMALL = st.iris_small(3)
 SINE_SMALL = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
               "--simmer.steps", "300", "--simmer.every", "50", "--ensemble.window", "100",
               "--ensemble.store_every", "1", "--run.trajectories", "3", "--run.gather_interval", "70"]
@@ -134,19 +127,6 @@ def diagnostics_line(text, which):
 
 # --- Runs several tests read (never write): one per module in a by-hand run ----------------------
 # (CTest runs each test in its own pytest process, so there each test makes its own.)
-@pytest.fixture(scope="module")
-def iris_run():
-    """The small Iris run on 2 ranks (IRIS_SMALL): the archive's path."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "iris.h5")
-        simmer(2, opts(IRIS_SMALL, "--output", path))
-        yield path
-
-
-@pytest.fixture(scope="module")
-def sine_run():
-    """The small sine run on 2 ranks (SINE_SMALL): the archive's path."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "sine.h5")
-        simmer(2, opts(SINE_SMALL, "--output", path))
-        yield path
+# The small Iris (IRIS_SMALL) and sine (SINE_SMALL) runs on 2 ranks: the archives' paths.
+iris_run = st.shared_archive(lambda path: simmer(2, opts(IRIS_SMALL, "--output", path)), "iris.h5")
+sine_run = st.shared_archive(lambda path: simmer(2, opts(SINE_SMALL, "--output", path)), "sine.h5")

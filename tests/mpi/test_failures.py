@@ -28,7 +28,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
@@ -59,13 +58,8 @@ def ok(ranks, args, env=None):
     return text
 
 
-@pytest.fixture(scope="module")
-def reference():
-    """The uninterrupted run's archive (RUN on 2 ranks), shared by the tests of a pytest run; read only."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "reference.h5")
-        ok(2, RUN + ["--output", path])
-        yield path
+# The uninterrupted run's archive (RUN on 2 ranks; read only), shared by abort and diskfull.
+reference = st.shared_archive(lambda path: ok(2, RUN + ["--output", path]), "reference.h5")
 
 
 def check_resumable(archive, reference, where):

@@ -31,7 +31,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
@@ -69,13 +68,8 @@ def with_keys(args, changes):
     return out
 
 
-@pytest.fixture(scope="module")
-def long_reference():
-    """The uninterrupted 2-rank LONG run's archive (read only), shared by kill and signal."""
-    with tempfile.TemporaryDirectory() as d:
-        ref = os.path.join(d, "reference.h5")
-        run(2, LONG + ["--output", ref])
-        yield ref
+# The uninterrupted 2-rank LONG run's archive (read only), shared by kill and signal.
+long_reference = st.shared_archive(lambda path: run(2, LONG + ["--output", path]), "reference.h5")
 
 
 @pytest.mark.parametrize("case", ["kill", "signal"])

@@ -22,11 +22,9 @@ tests: identical   -n 1, 2 and 4 give bit-identical archives and ensembles (4 tr
 """
 import os
 import sys
-import tempfile
 
 import h5py
 import numpy as np
-import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archive comparison, ...)
@@ -34,12 +32,7 @@ import simmer_test as st  # noqa: E402  (tests/simmer_test.py: ENV, fail, archiv
 SIMMER, ROOT = st.SIMMER_MPI, st.ROOT
 ENV = st.ENV
 # Small Iris retrofit run: every member stored, a stride so the ensemble is deterministic.
-IRIS_SMALL = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
-              "--data.path", os.path.join(ROOT, "data/iris.csv"),
-              "--adam.epochs", "60", "--simmer.steps", "400", "--simmer.every", "50",
-              "--ensemble.window", "200", "--ensemble.fraction", "0", "--ensemble.count", "0",
-              "--ensemble.stride", "2", "--ensemble.store_every", "1",
-              "--run.trajectories", "4", "--run.gather_interval", "150", "--run.trace_every", "10"]
+IRIS_SMALL = st.iris_small(4)
 
 
 fail, forward, read_layout, scaled = st.fail, st.forward, st.read_layout, st.scaled
@@ -57,13 +50,8 @@ def stopped_and_resumed(base, out, stop_extra, resume_extra, what):
     st.stopped_and_resumed(SIMMER, args, out, stop_extra, resume_extra, what)
 
 
-@pytest.fixture(scope="module")
-def iris_small():
-    """IRIS_SMALL's archive on 2 ranks (read only), shared by votes and xarray."""
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "iris.h5")
-        run(2, IRIS_SMALL + ["--output", out])
-        yield out
+# IRIS_SMALL's archive on 2 ranks (read only), shared by votes and xarray.
+iris_small = st.shared_archive(lambda path: run(2, IRIS_SMALL + ["--output", path]), "iris.h5")
 
 
 def test_identical(tmp):
@@ -288,13 +276,9 @@ def test_sharded(tmp, sanitized):
     print("sharded: k = 1, 2, 4 at -n 1, 2, 4 give identical archives; a k = 2 run resumed with k = 1 too")
 
 
-def test_float32(tmp, sanitized):
+def test_float32(tmp):
     f32 = IRIS_SMALL + ["--run.precision", "float32"]
-    paths = []
-    for n in (1, 2) if sanitized else (1, 2, 4):
-        out = os.path.join(tmp, f"f32_n{n}.h5")
-        run(n, f32 + ["--output", out])
-        paths.append(out)
+    paths = st.archives_at(run, f32, tmp, "f32")
     for other in paths[1:]:
         compare(paths[0], other)
     with h5py.File(paths[0], "r") as f:
