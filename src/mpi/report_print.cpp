@@ -46,8 +46,10 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
     }
   }
   if (std::isnan(c_lo)) return;  // simmer.configurational_every = 0, or no window reached
+  // "0.98-1.02", but "-8.7 to 4" where a bound is negative (a dash would read as a minus sign).
   const auto range = [](double lo, double hi) {
-    return lo == hi ? format("%.4g", lo) : format("%.4g", lo) + "-" + format("%.4g", hi);
+    if (lo == hi) return format("%.4g", lo);
+    return format("%.4g", lo) + (lo < 0.0 || hi < 0.0 ? " to " : "-") + format("%.4g", hi);
   };
   std::printf(
       "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s (configurational: <|grad U|^2> / "
