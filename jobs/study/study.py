@@ -57,7 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sections  # noqa: E402
 from study_common import (VERDICTS, archive_path, attrs, compare, finished, fmt, mean_sd, median,  # noqa: E402
-                          seeds_on_disk, sign_test)
+                          sign_test)
 from study_selection import MARK17, collect17, markdown17  # noqa: E402
 import study_mixing  # noqa: E402
 import study_step  # noqa: E402
@@ -424,9 +424,9 @@ def main():
                 print(f"[{time.time() - t0:7.0f}s] {i + 1}/{len(todo)} {name} seed {seed}: {what}", flush=True)
     summary17 = collect17(a.out, CASES)  # every case's finished runs, whichever this call ran
     mixing = study_mixing.markdown(
-        study_mixing.collect(a.out, CASES, archive_path, finished, seeds_on_disk, VERDICTS), fmt)
+        study_mixing.collect(a.out, CASES), fmt)
     step = study_step.markdown(
-        study_step.collect(a.out, CASES, archive_path, finished, seeds_on_disk, VERDICTS), fmt)
+        study_step.collect(a.out, CASES), fmt)
     if all(v in ISSUE17 or v in study_mixing.MIXING or v in study_step.STEP for v in variants):
         if any(v in ISSUE17 for v in variants):
             sections.update_section(ROOT, markdown17(summary17), MARK17, "issue 17's variants")

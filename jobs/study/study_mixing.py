@@ -19,6 +19,8 @@ import configparser
 import math
 import os
 
+from study_common import VERDICTS, archive_path, finished, seeds_on_disk
+
 MIXING = ("unit", "masses", "exchange")
 N = 8
 LADDER = "1,2,4,8"
@@ -78,10 +80,9 @@ def run_numbers(path, deep_path, metric, verdicts):
         return None
 
 
-def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts, variants=MIXING, numbers=None,
-            applies=lambda case: True):
+def collect(out_dir, cases, variants=MIXING, numbers=None, applies=lambda case: True):
     """Per case and variant (default: the mixing variants), every finished seed's numbers
-    (`verdicts`: study.py's names; `numbers`: one run's, run_numbers by default)."""
+    (`numbers`: one run's, run_numbers by default)."""
     numbers = numbers or run_numbers
     out = []
     for case in cases:
@@ -95,7 +96,7 @@ def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts, var
                 if not finished(path):
                     continue
                 deep = archive_path(out_dir, name, "deep", seed) if "abinitio" in name else path
-                r = numbers(path, deep if os.path.exists(deep) else path, metric, verdicts)
+                r = numbers(path, deep if os.path.exists(deep) else path, metric, VERDICTS)
                 if r is not None:
                     rows.append(dict(seed=seed, **r))
             if rows:

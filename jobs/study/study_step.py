@@ -67,10 +67,9 @@ def run_numbers(path, deep_path, metric, verdicts):
         return None
 
 
-def collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts):
+def collect(out_dir, cases):
     """Per case and step variant, every finished seed's numbers."""
-    return study_mixing.collect(out_dir, cases, archive_path, finished, seeds_on_disk, verdicts, variants=STEP,
-                                numbers=run_numbers, applies=applies)
+    return study_mixing.collect(out_dir, cases, variants=STEP, numbers=run_numbers, applies=applies)
 
 
 def markdown(summary, fmt):

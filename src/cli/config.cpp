@@ -1,5 +1,5 @@
 // The configuration's front end: the INI reader, the command line, --help, the effective INI and
-// the key roles, all generated from the key table (config_keys.cpp); the rules are in
+// the key roles, all generated from the key table (config_table.cpp); the rules are in
 // config_rules.cpp, the text conversions in config_text.cpp.
 #include "simmer/cli/config.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Private to src/cli: the key table. Every configuration key is declared once, in keys()
-// (config_keys.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
+// (config_table.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
 // name table), default (the Config field's initialiser), range, role on resume and merge, the
 // library fields whose errors it answers for, and the run::Problem member it fills unchanged
 // (`into`). The INI reader, the command line, --help, the effective INI (/config), the single-key

@@ -1,5 +1,5 @@
 // validated(): the configuration's rules. Each key's own rule (finite, range) is declared with
-// the key (config_keys.cpp) and checked first; the rules here relate keys to each other (a data
+// the key (config_table.cpp) and checked first; the rules here relate keys to each other (a data
 // source needs a path, a loss fits the task, a window fits the run) or bound what the run would
 // build (parameters, members, bytes).
 #include <cmath>

@@ -81,7 +81,7 @@ void check_hottest(const Problem& p, const Config& c) {
 
 run::Problem build(const Config& c) {
   Problem p;
-  // Every key the table maps `into` a Problem member (config_keys.cpp); what follows derives the rest.
+  // Every key the table maps `into` a Problem member (config_table.cpp); what follows derives the rest.
   detail::copy_into(c, p);
   p.config_ini = to_ini(c);
   load_splits(c, p);

@@ -16,7 +16,6 @@
 
 namespace simmer::io {
 using detail::check;
-using detail::fail;
 using detail::kCollective;
 
 std::string innermost_hdf5_error() {
