@@ -48,7 +48,10 @@ po::options_description general_options() {
        "print the archive size and peak memory per rank the run needs (and "
        "whether the output's file system has the room), then exit without running")  //
       ("resume", po::value<std::string>()->value_name("ARCHIVE"),                    //
-       "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)");
+       "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)")         //
+      ("print-config",
+       "print the effective configuration (the defaults, the file and the command line combined: "
+       "every key with the value the run would use) as INI, then exit without running");
   return general;
 }
 
@@ -174,6 +177,7 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
   }
   inv.overwrite = vm.count("overwrite") != 0;
   inv.estimate_only = vm.count("estimate") != 0;
+  inv.print_config = vm.count("print-config") != 0;
   if (vm.count("resume") != 0) {
     inv.resume_path = vm["resume"].as<std::string>();
     if (inv.resume_path.empty()) throw Error("command line: --resume needs an archive name");

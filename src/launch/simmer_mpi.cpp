@@ -166,6 +166,10 @@ int simmer_mpi_main(int argc, char** argv) {
   bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
+    if (inv.print_config) {
+      (void)cli::validated(inv.config, size);  // a bad value is refused here as in a run
+      return;
+    }
     if (!inv.resume_path.empty()) resume = resume_invocation(argc, argv, inv);
     if (rank == 0 && !inv.estimate_only) cli::check_not_an_input(inv);
     inv.config = cli::validated(inv.config, size);
@@ -224,11 +228,13 @@ int simmer_mpi_main(int argc, char** argv) {
     }
   });
   // Memory: every node's leader checks what its ranks will need against what the node offers.
-  if (ok && !inv.help) ok = check_node_memory(inv, problem, rank, size);
+  if (ok && !inv.help && !inv.print_config) ok = check_node_memory(inv, problem, rank, size);
   if (!ok) {
     code = 2;
   } else if (inv.help) {
     if (rank == 0) std::cout << inv.help_text;
+  } else if (inv.print_config) {
+    if (rank == 0) std::cout << cli::to_ini(inv.config);
   } else if (inv.estimate_only) {
     // Printed above; nothing runs.
   } else {

@@ -2,18 +2,64 @@
 """Every job file in jobs/ is a valid configuration whose data load (a pytest function, one CTest
 test: tests/conftest.py says how to run it by hand).
 
-tests: job_files  simmer_mpi --estimate on each job file exits 0 and prints its estimate (the
-                  paper's cases, the ladder examples), with nothing written
+tests: job_files     simmer_mpi --estimate on each job file exits 0 and prints its estimate (the
+                     paper's cases, the ladder examples), with nothing written
+       paper_config  each job file's effective configuration (simmer_mpi --print-config: every
+                     key, defaults included) is, key by key, the one recorded in
+                     tests/data/paper_jobs/ when the defaults were the paper's: a change of a
+                     default cannot change what a paper job computes (the archive is a function
+                     of this configuration and the code). A key added to the table later must be
+                     added to each recorded file with the value that keeps the paper's computation.
 """
 import glob
 import os
 import subprocess
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
 SIMMER, ROOT = st.SIMMER_MPI, st.ROOT
+
+
+PAPER_JOBS = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(ROOT, "tests", "data", "paper_jobs", "*.ini")))
+
+
+def ini_values(text):
+    """{'section.key': value} of an effective INI (every key written once, no comments but the header)."""
+    values, section = {}, ""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line[1:-1]
+            continue
+        key, _, value = line.partition("=")
+        values[f"{section}.{key.strip()}"] = value.strip()
+    return values
+
+
+@pytest.mark.parametrize("job", PAPER_JOBS)
+def test_paper_config(job):
+    recorded = ini_values(open(os.path.join(ROOT, "tests", "data", "paper_jobs", job + ".ini")).read())
+    p = subprocess.run([SIMMER, "--config", os.path.join("jobs", job + ".ini"), "--print-config"], env=st.ENV,
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        st.fail(f"jobs/{job}.ini: --print-config exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    now = ini_values(p.stdout)
+    if len(recorded) < 80:
+        st.fail(f"tests/data/paper_jobs/{job}.ini holds only {len(recorded)} keys")
+    problems = [f"{k}: recorded '{v}', now '{now.get(k, '(no such key)')}'" for k, v in recorded.items()
+                if now.get(k) != v]
+    problems += [f"{k} = '{v}': a key the recorded configuration lacks (add it there with the value that keeps "
+                 f"the paper's computation)" for k, v in now.items() if k not in recorded]
+    if problems:
+        st.fail(f"jobs/{job}.ini computes something else than the paper's configuration recorded in "
+                f"tests/data/paper_jobs/{job}.ini; set these keys in the job file:\n  " + "\n  ".join(problems))
+    print(f"jobs/{job}.ini: {len(now)} keys as recorded")
 
 
 def test_job_files(tmp):

@@ -188,6 +188,7 @@ struct Invocation {
   std::string config_path;     ///< --config FILE (may be empty: defaults + overrides)
   bool overwrite = false;      ///< --overwrite
   bool estimate_only = false;  ///< --estimate: print what the run needs, do not run
+  bool print_config = false;   ///< --print-config: print the effective INI, do not run
   std::string resume_path;     ///< --resume ARCHIVE: continue that run from its last checkpoint
   bool config_given = false;   ///< a --config file or a --section.key override was given
   bool help = false;           ///< --help was given: `help_text` holds the text to print
