@@ -124,7 +124,7 @@ RunArchive load_run(const io::ArchiveReader& r) {
   }
 
   // The architecture as run::build_problem makes it.
-  run.loss = c.model.loss;
+  run.loss = cli::loss_of(c);
   const bool binary = run.classification && run.loss == model::LossKind::bce;
   run.classes = run.classification ? static_cast<Index>(run.class_names.size()) : 0;
   run.outputs = run.classification ? (binary ? 1 : run.classes) : run.y_scaler.columns();

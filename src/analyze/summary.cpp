@@ -459,7 +459,7 @@ void summary(const std::string& archive, std::ostream& out) {
         << " rows dropped (missing values)\n";
   }
   out << "model     " << c.model.architecture << ", " << model::to_string(c.model.activation) << " -> "
-      << model::to_string(c.model.output) << ", loss " << model::to_string(c.model.loss) << ", init "
+      << model::to_string(c.model.output) << ", loss " << model::to_string(cli::loss_of(c)) << ", init "
       << model::to_string(c.model.init) << ", " << run.parameters << " parameters\n";
   if (c.simmer.mode == cli::SimmerMode::adam) {
     out << "sampling  Adam alone (simmer.mode = adam: the deep ensemble), " << run.chains << " trajectories × "

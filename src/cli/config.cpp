@@ -219,6 +219,11 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
   return inv;
 }
 
+model::LossKind loss_of(const Config& c) {
+  if (c.model.loss) return *c.model.loss;
+  return c.data.task == data::Task::classification ? model::LossKind::cce : model::LossKind::mse;
+}
+
 std::string key_of(const std::string& field) {
   for (const Key& k : keys()) {
     if (std::find(k.fields.begin(), k.fields.end(), field) != k.fields.end()) return k.full();

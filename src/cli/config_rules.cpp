@@ -51,7 +51,8 @@ Config validated_unmapped(const Config& config, int world_size) {
   using model::LossKind;
   const bool classification = d.task == data::Task::classification;
   const std::string source = str(kDataSourceNames, d.source);
-  const std::string loss = str(model::kLossNames, m.loss);
+  const LossKind loss_kind = loss_of(c);
+  const std::string loss = str(model::kLossNames, loss_kind);
 
   // [data]
   if (d.source == DataSource::idx || d.source == DataSource::higgs) {
@@ -98,10 +99,12 @@ Config validated_unmapped(const Config& config, int world_size) {
   if (convnet) {
     require(d.source == DataSource::idx, "model.architecture", m.architecture,
             "needs image data (data.source = idx), not data.source = " + source);
-    require(m.loss == LossKind::cce, "model.loss", loss, "lenet5 gives one logit per class: use cce");
+    require(loss_kind == LossKind::cce, "model.loss", loss, "lenet5 gives one logit per class: use cce");
   }
+  // auto: features-64-64-outputs, known once the data is (run::build_problem checks it then).
+  const bool sized_by_data = convnet || m.architecture == kAutoName;
   std::vector<Index> widths = {1, 2};
-  if (!convnet) try {
+  if (!sized_by_data) try {
       widths = model::parse_widths(m.architecture);
     } catch (const Error& err) {
       // parse_widths already quotes the text; keep only the reason.
@@ -111,23 +114,25 @@ Config validated_unmapped(const Config& config, int world_size) {
       throw option_error("model.architecture", m.architecture, why);
     }
   if (classification) {
-    require(m.loss == LossKind::cce || m.loss == LossKind::bce, "model.loss", loss, "classification needs cce or bce");
+    require(loss_kind == LossKind::cce || loss_kind == LossKind::bce, "model.loss", loss,
+            "classification needs cce or bce");
   } else {
-    require(m.loss == LossKind::sse || m.loss == LossKind::mse, "model.loss", loss, "regression needs sse or mse");
+    require(loss_kind == LossKind::sse || loss_kind == LossKind::mse, "model.loss", loss, "regression needs sse or mse");
   }
   const Index outputs = widths.back();
-  if (m.loss == LossKind::cce && !convnet) {
+  if (loss_kind == LossKind::cce && !sized_by_data) {
     require(outputs >= 2, "model.architecture", m.architecture, "cce needs one output per class (>= 2 outputs)");
   }
-  if (m.loss == LossKind::bce) {
+  if (loss_kind == LossKind::bce && !sized_by_data) {
     require(outputs == 1, "model.architecture", m.architecture, "bce needs a single output (the logit of class 1)");
   }
   // Counted in double: a width near INT64_MAX must not overflow here (UB) or in the model's
   // own Index arithmetic later, so absurd sizes stop here with the key and the count.
   // lenet5 on 28x28x1 images and 10 classes (other image sizes give other counts:
   // run::build_problem checks the degrees of freedom again once the data is loaded).
-  double parameters = convnet ? 61706.0 : 0.0;
-  for (std::size_t i = 0; !convnet && i + 1 < widths.size(); ++i) {
+  // (auto: a guess of 64-64 between one input and one output; the data decides the real count.)
+  double parameters = convnet ? 61706.0 : sized_by_data ? 4353.0 : 0.0;
+  for (std::size_t i = 0; !sized_by_data && i + 1 < widths.size(); ++i) {
     parameters += (static_cast<double>(widths[i]) + 1.0) * static_cast<double>(widths[i + 1]);
   }
   constexpr double kMaxParameters = 1e9;  // 8 GB per parameter vector in float64
@@ -233,10 +238,10 @@ Config validated_unmapped(const Config& config, int world_size) {
             "must end before the window: at most simmer.steps - ensemble.window = " + str(s.steps - e.window) +
                 " (the members are drawn with the adapted masses)");
   }
-  if (s.temperature_unit == TemperatureUnit::posterior && (m.loss == LossKind::sse || m.loss == LossKind::mse)) {
+  if (s.temperature_unit == TemperatureUnit::posterior && (loss_kind == LossKind::sse || loss_kind == LossKind::mse)) {
     require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
             "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + loss +
-                " (T_Bayes = " + (m.loss == LossKind::sse ? "2 s^2" : "2 s^2 / n") +
+                " (T_Bayes = " + (loss_kind == LossKind::sse ? "2 s^2" : "2 s^2 / n") +
                 " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
   }
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),

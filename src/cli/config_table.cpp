@@ -154,18 +154,21 @@ const std::vector<Key>& keys() {
                "-ubyte[.gz] (relative paths are relative to the working directory)")
           .with_role(KeyRole::placement),
       make_key("data", "features", &C::data, &DataConfig::features,
-               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width), or * for "
-               "every column but the target (and data.exclude), in file order"),
+               "csv: feature column names, comma-separated (e.g. sepal_width,petal_width), or * (the "
+               "default) for every column but the target (and data.exclude), in file order"),
       make_key("data", "exclude", &C::data, &DataConfig::exclude,
                "csv with data.features = *: columns left out, comma-separated (e.g. an id or a name)"),
       make_key("data", "target", &C::data, &DataConfig::target, "csv: target column (class labels for classification)"),
       make_key("data", "task", &C::data, &DataConfig::task, data::kTaskNames,
                "what the target is (classification: class labels)"),
-      make_key("data", "train", &C::data, &DataConfig::train, "training rows (0: use data.train_fraction)")
+      make_key("data", "train", &C::data, &DataConfig::train,
+               "training rows, validation rows included (0: data.train_fraction of the rows; idx: every image "
+               "of the train-* files)")
           .min(0)
           .explain("0: use data.train_fraction"),
       make_key("data", "test", &C::data, &DataConfig::test,
-               "test rows (0 with data.train = 0: all rows not used for training)")
+               "test rows (0: every row not used for training; idx: every image of the t10k-* files); a "
+               "data.train + data.test below the rows leaves the rest unused, and the run says how many")
           .min(0),
       make_key("data", "train_fraction", &C::data, &DataConfig::train_fraction,
                "fraction of rows used for training when data.train = 0, in [0, 1)")
@@ -211,8 +214,9 @@ const std::vector<Key>& keys() {
       // [model]
       make_key("model", "architecture", &C::model, &ModelConfig::architecture,
                "layer widths, input first, '-'-separated (e.g. 2-100-50-50-3), or lenet5 (image "
-               "data: conv 6@5x5 same, pool, conv 16@5x5 valid, pool, dense 120, 84, classes)")
-          .into(&P::architecture, &model::ArchitectureSpec::layers),
+               "data: conv 6@5x5 same, pool, conv 16@5x5 valid, pool, dense 120, 84, classes), or auto: "
+               "two hidden layers of 64 between the data's features and its outputs (features-64-64-outputs; "
+               "the archive records the widths)"),
       make_key("model", "pooling", &C::model, &ModelConfig::pooling, model::kPoolNames,
                "lenet5: the 2x2 pooling after each convolution")
           .into(&P::architecture, &model::ArchitectureSpec::pooling),
@@ -223,9 +227,8 @@ const std::vector<Key>& keys() {
                "output activation (cce/bce take logits: linear)")
           .into(&P::architecture, &model::ArchitectureSpec::output),
       make_key("model", "loss", &C::model, &ModelConfig::loss, model::kLossNames,
-               "sse (sum of squares) | mse (mean) | cce (softmax cross-entropy) | bce (binary, "
-               "from logits); in target units")
-          .into(&P::loss),
+               "auto (cce for classification, mse for regression) | sse (sum of squares) | mse (mean) | cce "
+               "(softmax cross-entropy) | bce (binary, from logits); in target units"),
       make_key("model", "init", &C::model, &ModelConfig::init, model::kInitNames, "weight initialiser (biases 0)")
           .into(&P::init),
       // [adam]

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "simmer/cli/problem.hpp"
@@ -101,7 +102,20 @@ void check_output(const Invocation& inv) {
   const fs::path out(inv.config.run.output);
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) {
-    throw option_error("run.output", out.string(), "its directory '" + dir.string() + "' does not exist");
+    // One missing level is made (runs/ on a fresh checkout); a longer missing path is more
+    // likely a typo than a wish.
+    const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::exists(dir, ec) || !fs::is_directory(parent, ec)) {
+      throw option_error("run.output", out.string(),
+                         "its directory '" + dir.string() + "' does not exist" +
+                             (fs::exists(dir, ec) ? " as a directory" : " (nor its parent '" + parent.string() + "')"));
+    }
+    if (!fs::create_directory(dir, ec) && !fs::is_directory(dir)) {
+      throw option_error("run.output", out.string(),
+                         "its directory '" + dir.string() + "' could not be created (" + ec.message() + ")");
+    }
+    std::cout << "created the output's directory '" << dir.string() << "'\n";
   }
   // access(W_OK) says yes to root everywhere (even /proc): create and remove a probe file.
   const fs::path probe = dir / (".simmer_write_probe_" + std::to_string(getpid()));

@@ -32,6 +32,19 @@ run::Problem build_problem(const Config& c) {
   return with_keys([&] { return build(c); });
 }
 
+std::string rows_line(const run::Problem& p) {
+  const std::int64_t used = p.train.rows() + p.validation.rows() + p.test.rows();
+  const std::int64_t unused = p.rows_read - p.rows_dropped - used;
+  std::string out = "rows: " + std::to_string(p.rows_read) + " read; train " + std::to_string(p.train.rows()) +
+                    ", validation " + std::to_string(p.validation.rows()) + ", test " + std::to_string(p.test.rows());
+  if (p.rows_dropped > 0) out += ", " + std::to_string(p.rows_dropped) + " dropped (a missing value)";
+  if (unused > 0) {
+    out += ", " + std::to_string(unused) +
+           " unused (data.train + data.test are fixed counts; 0 for both uses every row)";
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> input_files(const Config& c) {
   std::vector<std::pair<std::string, std::string>> out;
   if (c.data.source == DataSource::csv || c.data.source == DataSource::higgs)
@@ -79,37 +92,49 @@ void check_hottest(const Problem& p, const Config& c) {
                          format_short(limit / scale) + unit);
 }
 
-run::Problem build(const Config& c) {
+run::Problem build(const Config& given) {
   Problem p;
   // Every key the table maps `into` a Problem member (config_table.cpp); what follows derives the rest.
-  detail::copy_into(c, p);
-  p.config_ini = to_ini(c);
-  load_splits(c, p);
+  detail::copy_into(given, p);
+  load_splits(given, p);
   const data::Dataset& all = p.train;  // names, task, sizes and image shape
   p.outputs = all.outputs();
   p.classes = p.classification ? all.outputs() : 0;
+  p.loss = loss_of(given);
   // Binary cross-entropy: one logit per row for two classes; the target is the class index.
   const bool binary = p.classification && p.loss == model::LossKind::bce;
   if (binary && p.classes != 2) {
     throw option_error(
-        "model.loss", model::to_string(c.model.loss),
-        "needs exactly two classes; '" + c.data.target + "' has " + std::to_string(p.classes) + " (use cce)");
+        "model.loss", model::to_string(p.loss),
+        "needs exactly two classes; '" + given.data.target + "' has " + std::to_string(p.classes) + " (use cce)");
   }
   if (binary) p.outputs = 1;
+  // What auto chose, in the configuration the archive records (a merge, a resume and the
+  // analysis read the widths and the loss from it).
+  Config resolved = given;
+  resolved.model.loss = p.loss;
+  if (given.model.architecture == kAutoName) {
+    resolved.model.architecture =
+        std::to_string(all.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
+  }
+  const Config& c = resolved;
+  p.architecture.layers = c.model.architecture;
+  p.config_ini = to_ini(c);
 
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
-  if (c.model.architecture == "lenet5") {
-    if (all.image_shape.size() != 3 || all.image_shape[0] < 12 || all.image_shape[1] < 12) {
-      throw option_error("model.architecture", c.model.architecture,
-                         "needs images of at least 12x12 pixels (data.source = idx)");
-    }
-    // The parameter count depends on the image size: check the degrees of freedom again.
+  if (c.model.architecture == "lenet5" && (all.image_shape.size() != 3 || all.image_shape[0] < 12 ||
+                                           all.image_shape[1] < 12)) {
+    throw option_error("model.architecture", c.model.architecture,
+                       "needs images of at least 12x12 pixels (data.source = idx)");
+  }
+  if (c.model.architecture == "lenet5" || given.model.architecture == kAutoName) {
+    // The parameter count depends on the data: check the degrees of freedom again.
     const auto n = static_cast<double>(model::parameter_count(model::network_layout(p.architecture)));
     if (n - c.simmer.dof_offset <= 0.0) {
       throw option_error("simmer.dof_offset", std::to_string(c.simmer.dof_offset),
                          "leaves no degrees of freedom for the " + std::to_string(static_cast<long long>(n)) +
-                             " parameters of lenet5 on these images");
+                             " parameters of " + c.model.architecture + " on this data");
     }
   }
   const auto widths = c.model.architecture == "lenet5" ? std::vector<Index>{all.features(), p.outputs}
@@ -168,7 +193,7 @@ run::Problem build(const Config& c) {
   }
   p.model_text = {
       c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),
-      model::to_string(c.model.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
+      model::to_string(p.loss),       model::to_string(c.model.init),       model::to_string(c.model.pooling)};
   // How the run is carried out.
   p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
 

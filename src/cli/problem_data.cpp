@@ -57,8 +57,8 @@ data::Dataset load_all(const Config& c, Problem& p) {
   return d;
 }
 
-/// `count` images drawn at random (without replacement, in drawn order) from one IDX pair, as
-/// a classification data set with ten classes and pixel values in [0, 255].
+/// `count` images drawn at random (without replacement, in drawn order) from one IDX pair (0:
+/// every image), as a classification data set with ten classes and pixel values in [0, 255].
 data::Dataset load_idx_part(const std::string& dir, const std::string& part, const std::string& key, std::int64_t count,
                             Rng& rng, Problem& p) {
   const std::string images_path = idx_file(dir, part, "images-idx3");
@@ -70,6 +70,7 @@ data::Dataset load_idx_part(const std::string& dir, const std::string& part, con
                 " images of " + images_path);
   }
   p.rows_read += images.count;
+  if (count <= 0) count = images.count;
   if (count > images.count) {
     throw option_error(key, std::to_string(count),
                        "is more than the " + std::to_string(images.count) + " images of " + images_path);
@@ -354,13 +355,7 @@ void check_scaling(const data::MinMaxScaler& scaler, const std::vector<const dat
 void load_splits(const Config& c, run::Problem& p) {
   Rng split_rng = Rng::named(c.data.split_seed, 0, RngPurpose::data_split);
   if (c.data.source == DataSource::idx) {
-    // Image sets come as a training and a test file: each split draws from its own file.
-    if (c.data.train <= 0 || c.data.test <= 0) {
-      throw option_error(c.data.train <= 0 ? "data.train" : "data.test",
-                         std::to_string(c.data.train <= 0 ? c.data.train : c.data.test),
-                         "must be > 0 with data.source = idx (images drawn from the train-* and "
-                         "t10k-* files)");
-    }
+    // Image sets come as a training and a test file: each split draws from its own file (0: all of it).
     p.train = load_idx_part(c.data.path, "train", "data.train", c.data.train, split_rng, p);
     p.test = load_idx_part(c.data.path, "t10k", "data.test", c.data.test, split_rng, p);
     hold_out_validation(c, p);

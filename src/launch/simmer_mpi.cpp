@@ -193,6 +193,7 @@ int simmer_mpi_main(int argc, char** argv) {
     }
     // What loading the data dropped or noticed, once, before the estimate.
     if (rank == 0) {
+      std::cout << cli::rows_line(problem) << "\n";
       if (!problem.rows_dropped_reasons.empty()) std::cout << "data: " << problem.rows_dropped_reasons << "\n";
       for (const std::string& w : problem.data_warnings) std::cerr << "simmer_mpi: warning: " << w << "\n";
       for (const std::string& n : problem.notes) std::cout << "simmer_mpi: note: " << n << "\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "simmer/cli/config.hpp"
+#include "paper_defaults.hpp"
 
 namespace simmer::test {
 
@@ -16,9 +17,16 @@ inline cli::Invocation parse(std::initializer_list<const char*> args) {
   return cli::parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 
-/// The defaults with `text` applied as if read from jobs/iris.ini.
-inline cli::Config from_ini(const std::string& text) {
+/// The struct's defaults (the recommended recipe) with `text` applied as if read from jobs/iris.ini.
+inline cli::Config from_defaults_ini(const std::string& text) {
   cli::Config c;
+  cli::apply_ini(text, "jobs/iris.ini", c);
+  return c;
+}
+
+/// The paper's defaults (paper_defaults.hpp) with `text` applied as if read from jobs/iris.ini.
+inline cli::Config from_ini(const std::string& text) {
+  cli::Config c = paper_defaults();
   cli::apply_ini(text, "jobs/iris.ini", c);
   return c;
 }

@@ -9,10 +9,12 @@
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
 #include "temp_dir.hpp"
+#include "paper_defaults.hpp"
 
 using namespace simmer;
 using namespace simmer::cli;
 using Catch::Contains;
+using simmer::test::from_defaults_ini;
 using simmer::test::from_ini;
 using simmer::test::parse;
 
@@ -63,15 +65,31 @@ output = iris abinitio.h5
 
 }  // namespace
 
-TEST_CASE("defaults are the struct's defaults and pass validation", "[config]") {
+TEST_CASE("defaults are the struct's defaults; with a CSV's path and target they pass validation", "[config]") {
   const Invocation inv = parse({});
   check_equal(inv.config, Config{});
   CHECK(inv.config_path.empty());
   CHECK_FALSE(inv.overwrite);
   CHECK_FALSE(inv.help);
   CHECK(inv.command_line == "simmer_mpi");
-  const Config v = validated(inv.config, 4);
+  CHECK_THROWS_WITH(validated(inv.config, 4), Contains("'data.path'") && Contains("data.source = csv"));
+  // The recommended recipe (issue 36): a CSV needs only its path and target column.
+  const Invocation own = parse({"--data.path", "mine.csv", "--data.target", "y", "--data.task", "classification"});
+  const Config v = validated(own.config, 4);
   CHECK(v.run.trajectories == 4);
+  CHECK(v.data.features == std::vector<std::string>{"*"});
+  CHECK(v.data.train == 0);
+  CHECK(v.data.train_fraction == 0.8);
+  CHECK(v.data.validation_fraction == 0.2);
+  CHECK(loss_of(v) == model::LossKind::cce);
+  CHECK(v.model.architecture == "auto");
+  CHECK_FALSE(v.simmer.time_step.has_value());
+  CHECK(v.simmer.temperature_unit == TemperatureUnit::posterior);
+  CHECK(v.simmer.ladder == std::vector<double>{0.01, 0.03, 0.1, 0.3, 1.0});
+  CHECK(v.simmer.prior == Prior::gaussian);
+  CHECK(v.simmer.prior_scaling == train::PriorScaling::fan_in);
+  CHECK(v.simmer.start_velocity == train::StartVelocity::thermal);
+  CHECK(v.ensemble.select_by == ensemble::SelectBy::nll);
 }
 
 TEST_CASE("a realistic INI file is read", "[config]") {
@@ -232,7 +250,7 @@ TEST_CASE("every key round-trips INI -> typed -> echoed INI, and every choice pa
     const std::string section = k.key.substr(0, k.key.find('.'));
     const std::string name = k.key.substr(k.key.find('.') + 1);
     // The default, as --help and to_ini show it, reads back to itself.
-    const Config defaults = from_ini("[" + section + "]\n" + name + " = \"" + k.default_value + "\"\n");
+    const Config defaults = from_defaults_ini("[" + section + "]\n" + name + " = \"" + k.default_value + "\"\n");
     CHECK(to_ini(defaults) == to_ini(Config{}));
     for (const std::string& choice : k.choices) {
       ++choices;
@@ -245,7 +263,7 @@ TEST_CASE("every key round-trips INI -> typed -> echoed INI, and every choice pa
 }
 
 TEST_CASE("validated accepts the paper's settings and fills in trajectories", "[config]") {
-  Config c;
+  Config c = test::paper_defaults();
   c.run.trajectories = 0;
   CHECK(validated(c, 3).run.trajectories == 3);
   c.run.trajectories = 1;  // fewer trajectories than ranks: the rest idle

@@ -2,6 +2,8 @@
 // keep them, what a resume accepts, and the files a run may not write over.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "simmer/cli/inputs.hpp"
 #include "simmer/core/bytes.hpp"
 #include "simmer/core/sha256.hpp"
@@ -93,6 +95,10 @@ TEST_CASE("the output: not an input, not a directory, not an existing file witho
   CHECK_NOTHROW(check_output(inv));
   inv.config.run.output = dir.path("");
   CHECK_THROWS_WITH(check_output(inv), Contains("is a directory") || Contains("does not exist"));
-  inv.config.run.output = dir.path("missing/out.h5");
-  CHECK_THROWS_WITH(check_output(inv), Contains("its directory") && Contains("does not exist"));
+  inv.config.run.output = dir.path("missing/deeper/out.h5");  // two missing levels: a typo
+  CHECK_THROWS_WITH(check_output(inv), Contains("its directory") && Contains("does not exist") &&
+                                           Contains("nor its parent"));
+  inv.config.run.output = dir.path("missing/out.h5");  // one missing level is made (runs/ on a fresh checkout)
+  CHECK_NOTHROW(check_output(inv));
+  CHECK(std::filesystem::is_directory(dir.path("missing")));
 }

@@ -13,6 +13,7 @@
 #include "config_fixtures.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
+#include "paper_defaults.hpp"
 
 using namespace simmer;
 using simmer::test::parse;
@@ -56,7 +57,8 @@ cli::Config unusual() {
   }
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
-  const cli::Invocation inv = cli::parse_command_line(static_cast<int>(argv.size()), argv.data());
+  const cli::Config base = test::paper_defaults();
+  const cli::Invocation inv = cli::parse_command_line(static_cast<int>(argv.size()), argv.data(), &base);
   return cli::validated(inv.config, 1);
 }
 
@@ -116,12 +118,13 @@ TEST_CASE("build_problem: every plain key arrives in its Problem member", "[conf
   // the step is auto here only when asked.
   CHECK(p.store.float32);
   CHECK_FALSE(p.auto_step.on);
-  CHECK(p.nhc.time_step == cli::Config{}.simmer.time_step);
+  CHECK(p.nhc.time_step == test::paper_defaults().simmer.time_step);
 }
 
 TEST_CASE("build_problem: the ladder's keys and posterior units", "[config][problem]") {
   const cli::Invocation inv =
-      parse({"--simmer.ladder", "0.5,1,2", "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "5",
+      parse({"--data.source", "sine", "--data.train", "65", "--data.test", "36", "--model.architecture", "1-20-20-1",
+             "--model.loss", "sse", "--simmer.ladder", "0.5,1,2", "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "5",
              "--simmer.temperature_unit", "posterior", "--simmer.noise_sd", "0.1", "--simmer.time_step", "auto",
              "--run.trajectories", "3", "--data.validation_fraction", "0.2", "--ensemble.select_by", "none"});
   const run::Problem p = cli::build_problem(cli::validated(inv.config, 1));

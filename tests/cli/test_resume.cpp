@@ -8,6 +8,7 @@
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/resume.hpp"
 #include "simmer/run/archive_layout.hpp"
+#include "paper_defaults.hpp"
 
 using namespace simmer;
 using namespace simmer::cli;
@@ -21,7 +22,7 @@ struct Pair {
 };
 
 Pair matching() {
-  Config c;
+  Config c = test::paper_defaults();
   c.run.output = "runs/a.h5";
   const std::string ini = to_ini(c);
   return {{"runs/a.h5", "run-1", "running", 3, ini}, {"runs/a.h5.ckpt", "run-1", 3, 500, ini}};
@@ -65,7 +66,7 @@ TEST_CASE("resume: every mismatch is refused, naming both files and what differs
   CHECK_THROWS_WITH(resume(p), Contains("is stale"));
 
   p = matching();
-  Config other;
+  Config other = test::paper_defaults();
   other.run.output = "runs/a.h5";
   other.simmer.steps = 123;
   p.archive.config_ini = to_ini(other);

@@ -24,6 +24,7 @@
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/posterior.hpp"
 #include "simmer/train/trajectory.hpp"
+#include "paper_defaults.hpp"
 
 using namespace simmer;
 using Catch::Matchers::Contains;
@@ -60,7 +61,7 @@ void check_table(const Names<E, N>& names) {
 }
 
 cli::Config from_ini(const std::string& text) {
-  cli::Config c;
+  cli::Config c = test::paper_defaults();
   cli::apply_ini(text, "names.ini", c);
   return c;
 }
@@ -85,7 +86,7 @@ TEST_CASE("the configuration refuses an unknown choice listing the enum table's 
   };
   refused("model", "activation", model::kActivationNames.choices(" | "));
   refused("model", "output", model::kActivationNames.choices(" | "));
-  refused("model", "loss", model::kLossNames.choices(" | "));
+  refused("model", "loss", std::string("auto | ") + model::kLossNames.choices(" | "));
   refused("model", "init", model::kInitNames.choices(" | "));
   refused("model", "pooling", model::kPoolNames.choices(" | "));
   refused("data", "task", data::kTaskNames.choices(" | "));

@@ -16,6 +16,7 @@
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
 #include "temp_dir.hpp"
+#include "paper_defaults.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -33,7 +34,7 @@ std::string saved_input(const std::string& name) {
 }
 
 Config from_ini(const std::string& text) {
-  Config c;
+  Config c = simmer::test::paper_defaults();
   apply_ini(text, "test.ini", c);
   return c;
 }
@@ -71,7 +72,7 @@ TEST_CASE("INI quoted values: \"\" is one quote, text after the closing quote is
   CHECK(from_ini("[data]\npath = \"a \"\"#1\"\" b\" # comment\n").data.path == "a \"#1\" b");
   CHECK(from_ini("[data]\npath = \"\"\"\"\n").data.path == "\"");
   CHECK_THROWS_WITH(from_ini("[data]\npath = \"a\"b\n"), Contains("test.ini:2:") && Contains("malformed line"));
-  Config c;
+  Config c = simmer::test::paper_defaults();
   for (const std::string path : {"\"#", "x \"#y\"", "\" # \"", "\"", "a\"\"b #c", " lead\"#"}) {
     c.data.path = path;
     INFO(path);
@@ -88,7 +89,7 @@ TEST_CASE("a command-line value with a line break is refused", "[config][fuzz]")
 TEST_CASE("an architecture width near INT64_MAX is refused without overflow", "[config][fuzz]") {
   // The parameter count was (width + 1) * next in int64: undefined behaviour for this width.
   const auto with_architecture = [](const std::string& architecture) {
-    Config c;
+    Config c = simmer::test::paper_defaults();
     c.model.architecture = architecture;
     return c;
   };

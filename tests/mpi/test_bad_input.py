@@ -465,8 +465,9 @@ CASES = {
         Refused("T_target < T_initial", ["--simmer.T_initial", "0.02", "--simmer.T_target", "0.01"],
                 ["'simmer.T_target'", "'0.01'", "simmer.T_initial = 0.02"])],
     "output_dir_missing": [
-        Refused("output directory missing", [], ["'run.output'", "{tmp}/no_such_dir/out.h5", "does not exist"],
-                fresh_output="{tmp}/no_such_dir/out.h5", existing=False)],
+        # (a missing directory whose parent exists is created: two missing levels are refused)
+        Refused("output directory missing", [], ["'run.output'", "{tmp}/no_such_dir/sub/out.h5", "does not exist"],
+                fresh_output="{tmp}/no_such_dir/sub/out.h5", existing=False)],
     "output_dir_not_writable": [
         # /proc accepts no new files, even from root (who ignores permission bits).
         Refused("output directory /proc", [], ["'run.output'", "/proc/simmer_bad_input_test.h5", "not writable"],

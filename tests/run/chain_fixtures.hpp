@@ -10,13 +10,14 @@
 #include "simmer/cli/problem.hpp"
 #include "simmer/core/bytes.hpp"
 #include "simmer/run/chain.hpp"
+#include "paper_defaults.hpp"
 
 namespace simmer::test {
 
 /// The sine job shortened: Adam 100 epochs, 1200 steps, members every step of the last 400,
 /// a Langevin thermostat and a prior so the noise stream and the prior are part of the state.
 inline run::Problem small_sine(bool classification_like = false, Precision precision = Precision::float64) {
-  cli::Config c;
+  cli::Config c = paper_defaults();
   c.run.precision = precision;
   c.adam.epochs = 100;
   c.simmer.steps = 1200;

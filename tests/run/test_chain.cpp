@@ -18,6 +18,7 @@
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
 #include "temp_dir.hpp"
+#include "paper_defaults.hpp"
 
 using namespace simmer;
 
@@ -93,7 +94,7 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
   // so far is state: adam.keep = best_validation, its patience running across the checkpoint).
   for (const std::int64_t batch : {0, 16, -1}) {
     INFO("adam.batch = " << batch);
-    cli::Config c;
+    cli::Config c = test::paper_defaults();
     c.adam.epochs = 100;
     c.adam.batch = std::max<std::int64_t>(batch, 0);
     if (batch < 0) {
@@ -167,7 +168,7 @@ namespace {
 /// The Iris retrofit job shortened, from a copy of data/iris.csv (or `csv`), with a validation
 /// split and a three-rung ladder in posterior units (Gaussian prior, thermal start).
 cli::Config iris_ladder(const std::string& csv) {
-  cli::Config c;
+  cli::Config c = test::paper_defaults();
   c.data.source = cli::DataSource::csv;
   c.data.path = csv;
   c.data.features = {"sepal_width", "petal_width"};
@@ -443,7 +444,7 @@ namespace {
 /// The sine job with a validation split, a fast noisy Adam (so the validation loss has ups and
 /// downs) and adam.keep as given.
 run::Problem sine_with_validation(std::int64_t epochs, train::AdamKeep keep, std::int64_t patience) {
-  cli::Config c;
+  cli::Config c = test::paper_defaults();
   c.adam.epochs = epochs;
   c.adam.lr = 0.05;
   c.adam.keep = keep;

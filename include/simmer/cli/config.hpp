@@ -53,17 +53,19 @@ inline constexpr Names<TemperatureUnit, 2> kTemperatureUnitNames{
     "simmer.temperature_unit", {{{TemperatureUnit::loss, "loss"}, {TemperatureUnit::posterior, "posterior"}}}};
 /// The name of an optional choice's empty value ("auto": decided from other keys).
 inline constexpr const char* kAutoName = "auto";
+/// model.architecture = auto: these hidden widths between the data's inputs and outputs.
+inline constexpr const char* kAutoHidden = "64-64";
 
 struct DataConfig {
-  DataSource source = DataSource::sine;
+  DataSource source = DataSource::csv;
   std::string path;                   ///< csv, higgs: file; idx: directory (relative to the cwd)
-  std::vector<std::string> features;  ///< csv: feature column names; {"*"}: all but the target and exclude
+  std::vector<std::string> features = {"*"};  ///< csv: feature column names; {"*"}: all but the target and exclude
   std::vector<std::string> exclude;   ///< csv with features = *: columns left out
   std::string target;                 ///< csv: target column name
   data::Task task = data::Task::regression;
-  std::int64_t train = 65;       ///< training rows (0: use train_fraction)
-  std::int64_t test = 36;        ///< test rows (0 with train = 0: the rest)
-  double train_fraction = 0.0;   ///< used when train = 0
+  std::int64_t train = 0;        ///< training rows (0: train_fraction of the rows; idx: every training image)
+  std::int64_t test = 0;         ///< test rows (0: the rest; idx: every test image)
+  double train_fraction = 0.8;   ///< used when train = 0
   std::uint64_t split_seed = 1;  ///< the split (and the sine noise) shared by all trajectories
   std::int64_t sine_points = 101;
   double sine_noise = 0.1;
@@ -77,15 +79,15 @@ struct DataConfig {
   bool stratify = false;           ///< classification: each class keeps its share in train and test
   /// Share of the training rows held out as a validation set (seeded; never in a gradient): the
   /// scores every candidate ensemble is chosen by (0: none, the paper's splits)
-  double validation_fraction = 0.0;
+  double validation_fraction = 0.2;
 };
 
 struct ModelConfig {
-  std::string architecture = "1-20-20-1";              ///< widths "2-100-3", or "lenet5"
+  std::string architecture = kAutoName;                ///< widths "2-100-3", "lenet5", or auto (kAutoHidden)
   model::PoolKind pooling = model::PoolKind::average;  ///< lenet5
   model::Activation activation = model::Activation::tanh;
   model::Activation output = model::Activation::linear;
-  model::LossKind loss = model::LossKind::sse;
+  std::optional<model::LossKind> loss;  ///< empty: auto, the task's (loss_of)
   model::Init init = model::Init::glorot_normal;
 };
 
@@ -106,7 +108,7 @@ struct SimmerConfig {
   SimmerMode mode = SimmerMode::retrofit;
   /// h; empty: auto, a fraction (step_fraction) of the stability limit measured in each stage's
   /// warm-up (run::AutoStep).
-  std::optional<double> time_step = train::NhcOptions{}.time_step;
+  std::optional<double> time_step;
   double step_fraction = run::AutoStep{}.fraction;  ///< time_step = auto: h / the stability limit
   int step_estimates = run::AutoStep{}.estimates;   ///< time_step = auto: curvature estimates per stage
   std::int64_t steps = 10000;
@@ -116,7 +118,7 @@ struct SimmerConfig {
   std::int64_t every = 1000;
   /// T_1,...,T_K (ascending, > 0, in temperature_unit): one stage of `steps` per rung, coldest
   /// first, instead of the ramp (empty: the ramp)
-  std::vector<double> ladder;
+  std::vector<double> ladder = {0.01, 0.03, 0.1, 0.3, 1.0};
   run::LadderMode ladder_mode = run::LadderMode::sequential;
   std::int64_t exchange_every = 0;  ///< parallel rungs: steps between replica-exchange rounds (0: none)
   int chain_length = train::NhcOptions{}.chain_length;
@@ -125,12 +127,12 @@ struct SimmerConfig {
   std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
   double tau = 1.0;                                ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = train::NhcOptions{}.dof_offset;
-  std::optional<train::StartVelocity> start_velocity;  ///< empty: auto (the mode's)
+  std::optional<train::StartVelocity> start_velocity = train::StartVelocity::thermal;  ///< empty: auto (the mode's)
   double start_jitter = 0.0;                           ///< relative random change of the start velocity (chaos check)
-  Prior prior = Prior::none;
+  Prior prior = Prior::gaussian;
   double prior_sigma = 1.0;  ///< gaussian prior standard deviation (parameter units)
-  train::PriorScaling prior_scaling = train::PriorScaling::none;
-  TemperatureUnit temperature_unit = TemperatureUnit::loss;
+  train::PriorScaling prior_scaling = train::PriorScaling::fan_in;
+  TemperatureUnit temperature_unit = TemperatureUnit::posterior;
   double noise_sd = 0.0;  ///< regression: Gaussian noise sd (target units; 0: unknown)
   run::DiagnosticsOptions::CurvatureReport curvature_report = run::DiagnosticsOptions{}.curvature_report;
   int lanczos_steps = 40;  ///< curvature report: Lanczos steps per probe
@@ -149,7 +151,7 @@ struct EnsembleConfig {
   std::int64_t count = 0;
   double fraction = 0.0;
   std::int64_t blocks = 5;               ///< drift diagnostics: the window's members in this many blocks
-  std::int64_t store_every = 1;          ///< store every k-th member in /posterior (aggregation uses all)
+  std::int64_t store_every = 20;         ///< store every k-th member in /posterior (aggregation uses all)
   std::optional<Precision> store_dtype;  ///< /posterior/params on disk (empty: auto, run.precision)
   std::string points;                    ///< optional CSV of extra evaluation inputs (feature columns)
   std::vector<std::int64_t> track;       ///< test-set row indices whose member predictions are kept
@@ -216,6 +218,10 @@ auto with_keys(Fn&& fn) -> decltype(fn()) {
     throw option_error(key_of(e.field()), e.value(), e.why());
   }
 }
+
+/// model.loss as the run uses it: the key's, or for auto the task's (cce for classification, mse
+/// for regression).
+model::LossKind loss_of(const Config& c);
 
 /// simmer.masses as given: all 1 (empty text), Martyna–Tuckerman–Klein (from N_f, T and
 /// simmer.tau, computed once the network is known), or one value per chain link.

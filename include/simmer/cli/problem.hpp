@@ -13,6 +13,11 @@ namespace simmer::cli {
 /// tracked indices, extra points' columns). Throws simmer::Error naming the key and value.
 run::Problem build_problem(const Config& validated_config);
 
+/// "rows: 300 read; train 192, validation 48, test 60": where every row of the data went, with
+/// ", N unused" when a fixed data.train + data.test leaves rows out and ", N dropped" for rows
+/// with a missing value. Every run prints it before Adam, and --estimate too.
+std::string rows_line(const run::Problem& p);
+
 /// The files a run with this configuration reads, as (what names it, path): "data.path" for a
 /// CSV or HIGGS file, "data.path/<file>" for each IDX file, "ensemble.points"; none for generated
 /// data. What their fingerprints bind (a resume refuses changed data).
