@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian 12 machine: installs missing packages, builds, and runs the
-# paper's Iris ab initio study (36 trajectories, SIMMERING.md §7) with mpirun, oversubscribed
+# paper's Iris ab initio study (36 trajectories, docs/METHOD.md §7) with mpirun, oversubscribed
 # on however many cores this machine has; prints the result table, writes runs/iris_abinitio.h5,
 # then prints the archive's summary with each trajectory's stationarity verdict
 # (simmer_analyze summary; docs/STATIONARITY.md).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The multi-seed study: every case of SIMMERING.md §7 over several seeds, as the paper specifies
+"""The multi-seed study: every case of docs/METHOD.md §7 over several seeds, as the paper specifies
 it and with one principled variant, and a chaos check (docs/REPRODUCTION.md).
 
 Seed k sets both run.seed (initialisation, sampling) and data.split_seed (the train/test split,
@@ -69,7 +69,7 @@ CASES = [
     ("sine", "jobs/sine_retrofit.ini", "r2", 1, [], None, True),
     ("autompg_s", "jobs/autompg_s_retrofit.ini", "r2", 1, ["--simmer.stability_check", "warn"],
      "run with simmer.stability_check = warn: as specified, h = 0.001 exceeds the leapfrog limit "
-     "at the Adam end point and the run would be refused (SIMMERING.md §9)", True),
+     "at the Adam end point and the run would be refused (docs/METHOD.md §9)", True),
     ("autompg_m", "jobs/autompg_m_retrofit.ini", "r2", 1, [], None, True),
     ("iris_retrofit", "jobs/iris_retrofit.ini", "accuracy", 1, [], None, True),
     ("autompg_abinitio", "jobs/autompg_abinitio.ini", "r2", 1, [], None, True),

@@ -239,7 +239,10 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
     std::vector<NetworkRow> networks(slots);
     each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s) { networks[at] = s; });
     bool estimated = false;
-    const double sd = run.config.simmer.noise_sd;
+    // The noise sd T_Bayes assumed: simmer.noise_sd's, or with auto the one the run measured.
+    const double sd = run.config.simmer.noise_sd.value_or(r.has_attribute(layout::kMetrics, layout::kNoiseSd)
+                                                              ? r.attribute_real(layout::kMetrics, layout::kNoiseSd)
+                                                              : 0.0);
     const ensemble::NoiseEstimate noise =
         run.classification ? ensemble::NoiseEstimate{} : group_noise(r, run, layout::kEnsemble, estimated);
     std::vector<double> ll(slots * static_cast<std::size_t>(rows), kNaN);
@@ -254,7 +257,8 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
         "/log_likelihood/y", layout::kMeaning,
         std::string(run.classification ? "log p(y | x, network) of each training row: the log softmax of its class"
                                        : "log N(y; network(x), s^2) of each training row, summed over outputs, s = " +
-                                             (sd > 0 ? "simmer.noise_sd" : std::string("the ensemble's noise sd")) +
+                                             (sd > 0 ? "the run's noise sd (/metrics noise_sd)"
+                                                     : std::string("the ensemble's noise sd")) +
                                              " (the likelihood T_Bayes assumes)"));
   }
   f.name_axes(idata_axis);

@@ -1,4 +1,4 @@
-// simmer_sine: the noisy-sine retrofit case of SIMMERING.md §7 end to end on one process, as one
+// simmer_sine: the noisy-sine retrofit case of docs/METHOD.md §7 end to end on one process, as one
 // run::Chain: Adam (2000 epochs) on a 1-20-20-1 tanh network, then simmering with T 0 -> 0.05 by
 // 0.01 every 1000 steps, h = 0.002, 10000 steps; the ensemble is the last 3000 steps. Prints
 // Adam's and the ensemble's test MSE and the trajectory's stationarity verdict. The same seed
@@ -17,6 +17,7 @@
 #include "simmer/core/runtime.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/run/chain.hpp"
+#include "sine_job.hpp"
 
 using namespace simmer;
 
@@ -31,7 +32,7 @@ struct Options {
 
 void usage() {
   std::cout << "usage: simmer_sine [--seed N] [--adam-epochs N] [--steps N] [--window N]\n"
-               "Noisy-sine retrofit case (SIMMERING.md §7): 101 points, 65 train / 36 test,\n"
+               "Noisy-sine retrofit case (docs/METHOD.md §7): 101 points, 65 train / 36 test,\n"
                "1-20-20-1 tanh, SSE; Adam lr 0.002 full batch, then simmering h 0.002 with T\n"
                "0 -> 0.05 by 0.01 every 1000 steps; ensemble = mean over the last `window` steps.\n"
                "Defaults: seed 1, adam-epochs 2000, steps 10000, window 3000.\n";
@@ -72,8 +73,9 @@ int main(int argc, char** argv) try {
   const Options opt = parse(argc, argv);
   const auto t0 = std::chrono::steady_clock::now();
 
-  // The configuration's defaults are the paper's sine case; the seed picks data and network.
+  // The paper's sine case (jobs/sine_retrofit.ini, compiled in); the seed picks data and network.
   cli::Config config;
+  cli::apply_ini(kSineJob, "jobs/sine_retrofit.ini", config);
   config.run.trajectories = 1;
   config.run.seed = opt.seed;
   config.data.split_seed = opt.seed;

@@ -48,7 +48,7 @@ po::options_description general_options() {
        "print the archive size and peak memory per rank the run needs (and "
        "whether the output's file system has the room), then exit without running")  //
       ("resume", po::value<std::string>()->value_name("ARCHIVE"),                    //
-       "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)")         //
+       "continue the run of ARCHIVE from its last checkpoint (ARCHIVE.ckpt)")        //
       ("print-config",
        "print the effective configuration (the defaults, the file and the command line combined: "
        "every key with the value the run would use) as INI, then exit without running");

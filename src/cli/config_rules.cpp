@@ -117,7 +117,8 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(loss_kind == LossKind::cce || loss_kind == LossKind::bce, "model.loss", loss,
             "classification needs cce or bce");
   } else {
-    require(loss_kind == LossKind::sse || loss_kind == LossKind::mse, "model.loss", loss, "regression needs sse or mse");
+    require(loss_kind == LossKind::sse || loss_kind == LossKind::mse, "model.loss", loss,
+            "regression needs sse or mse");
   }
   const Index outputs = widths.back();
   if (loss_kind == LossKind::cce && !sized_by_data) {
@@ -238,11 +239,21 @@ Config validated_unmapped(const Config& config, int world_size) {
             "must end before the window: at most simmer.steps - ensemble.window = " + str(s.steps - e.window) +
                 " (the members are drawn with the adapted masses)");
   }
-  if (s.temperature_unit == TemperatureUnit::posterior && (loss_kind == LossKind::sse || loss_kind == LossKind::mse)) {
-    require(s.noise_sd > 0.0, "simmer.noise_sd", str(s.noise_sd),
+  const bool posterior_regression =
+      s.temperature_unit == TemperatureUnit::posterior && (loss_kind == LossKind::sse || loss_kind == LossKind::mse);
+  if (posterior_regression && s.noise_sd) {
+    require(*s.noise_sd > 0.0, "simmer.noise_sd", str(*s.noise_sd),
             "must be > 0 with simmer.temperature_unit = posterior and model.loss = " + loss +
                 " (T_Bayes = " + (loss_kind == LossKind::sse ? "2 s^2" : "2 s^2 / n") +
-                " needs the noise sd s; e.g. the RMSE of a fit, printed after Adam)");
+                " needs the noise sd s; or auto: the deep ensemble's residuals after Adam)");
+  }
+  if (posterior_regression && !s.noise_sd) {
+    require(s.mode != SimmerMode::abinitio, "simmer.noise_sd", kAutoName,
+            "takes the noise sd from the Adam networks' residuals, and an ab initio run has no Adam phase: "
+            "give the noise sd in target units (or simmer.temperature_unit = loss)");
+    require(!masses.martyna, "simmer.masses", s.masses,
+            "martyna masses are set from T, which simmer.noise_sd = auto knows only after Adam: give "
+            "simmer.noise_sd, or other masses");
   }
   require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);

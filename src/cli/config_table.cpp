@@ -403,9 +403,10 @@ const std::vector<Key>& keys() {
                "simmer.noise_sd for sse/mse)"),
       make_key("simmer", "noise_sd", &C::simmer, &SimmerConfig::noise_sd,
                "regression: standard deviation of the targets' Gaussian noise (target units; 0: "
-               "unknown); gives T_Bayes for temperature_unit = posterior and the printed "
-               "posterior reading of T")
-          .into(&P::noise_sd)
+               "unknown), or auto: the RMS residual of the deep ensemble of the Adam networks (the mean "
+               "of every trajectory's) on the validation rows (on the training rows without a validation "
+               "split), measured after Adam and recorded in /metrics (noise_sd, noise_sd_source); gives "
+               "T_Bayes for temperature_unit = posterior and the printed posterior reading of T")
           .min(0)
           .explain("0: unknown"),
       make_key("simmer", "curvature_report", &C::simmer, &SimmerConfig::curvature_report, run::kCurvatureReportNames,

@@ -39,8 +39,8 @@ std::string rows_line(const run::Problem& p) {
                     ", validation " + std::to_string(p.validation.rows()) + ", test " + std::to_string(p.test.rows());
   if (p.rows_dropped > 0) out += ", " + std::to_string(p.rows_dropped) + " dropped (a missing value)";
   if (unused > 0) {
-    out += ", " + std::to_string(unused) +
-           " unused (data.train + data.test are fixed counts; 0 for both uses every row)";
+    out +=
+        ", " + std::to_string(unused) + " unused (data.train + data.test are fixed counts; 0 for both uses every row)";
   }
   return out;
 }
@@ -73,7 +73,7 @@ constexpr double kMaxThermalDisplacement = 100.0;
 /// parameter beyond kMaxThermalDisplacement, naming the key that set it.
 void check_hottest(const Problem& p, const Config& c) {
   // An automatic step is a fraction of the thermostat's limit, so h sqrt(T) < 2 sqrt(Q_1 / 2 N_f).
-  if (!c.simmer.time_step) return;
+  if (!c.simmer.time_step || p.posterior_pending) return;  // (after Adam: the automatic step's bound holds)
   const double h = *c.simmer.time_step;
   const bool ladder = !p.ladder.empty();
   const double hottest = ladder ? p.ladder.back() : std::max(p.ramp.initial, p.ramp.target);
@@ -114,8 +114,7 @@ run::Problem build(const Config& given) {
   Config resolved = given;
   resolved.model.loss = p.loss;
   if (given.model.architecture == kAutoName) {
-    resolved.model.architecture =
-        std::to_string(all.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
+    resolved.model.architecture = std::to_string(all.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
   }
   const Config& c = resolved;
   p.architecture.layers = c.model.architecture;
@@ -123,8 +122,8 @@ run::Problem build(const Config& given) {
 
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
-  if (c.model.architecture == "lenet5" && (all.image_shape.size() != 3 || all.image_shape[0] < 12 ||
-                                           all.image_shape[1] < 12)) {
+  if (c.model.architecture == "lenet5" &&
+      (all.image_shape.size() != 3 || all.image_shape[0] < 12 || all.image_shape[1] < 12)) {
     throw option_error("model.architecture", c.model.architecture,
                        "needs images of at least 12x12 pixels (data.source = idx)");
   }
@@ -161,7 +160,12 @@ run::Problem build(const Config& given) {
   // anything of its size is allocated.
   const auto probe_layout = model::network_layout(p.architecture);
   p.parameters = model::parameter_count(probe_layout);
-  p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, c.simmer.noise_sd);
+  // simmer.noise_sd = auto: the deep ensemble's residuals after Adam set it (Problem::set_noise_sd).
+  const bool regression_loss = p.loss == model::LossKind::sse || p.loss == model::LossKind::mse;
+  p.noise_sd = c.simmer.noise_sd.value_or(0.0);
+  if (p.noise_sd > 0.0) p.noise_sd_source = "simmer.noise_sd";
+  p.noise_pending = regression_loss && !c.simmer.noise_sd && p.mode == train::StartMode::retrofit;
+  p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, p.noise_sd);
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
   if (!p.ladder.empty()) {
     // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
@@ -174,8 +178,12 @@ run::Problem build(const Config& given) {
     p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
   }
   if (c.simmer.temperature_unit == TemperatureUnit::posterior) {
-    p.ramp = p.ramp.scaled(p.bayes_temperature);
-    for (auto& t : p.ladder) t *= p.bayes_temperature;
+    if (p.noise_pending) {
+      p.posterior_pending = true;  // multiples of T_Bayes until the noise is known
+    } else {
+      p.ramp = p.ramp.scaled(p.bayes_temperature);
+      for (auto& t : p.ladder) t *= p.bayes_temperature;
+    }
   }
   check_hottest(p, c);
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
@@ -191,9 +199,8 @@ run::Problem build(const Config& given) {
         train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
     p.prior_rms = train::prior_rms(p.nhc.prior_precision);
   }
-  p.model_text = {
-      c.model.architecture,           model::to_string(c.model.activation), model::to_string(c.model.output),
-      model::to_string(p.loss),       model::to_string(c.model.init),       model::to_string(c.model.pooling)};
+  p.model_text = {c.model.architecture,     model::to_string(c.model.activation), model::to_string(c.model.output),
+                  model::to_string(p.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
   // How the run is carried out.
   p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
 

@@ -195,18 +195,8 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   create_ensemble_group(f, p, layout::kEnsemble);
   if (!p.ladder.empty()) {
     f.create_group(layout::kLadder);
-    std::string temperatures;
-    for (std::int64_t k = 0; k < p.stages(); ++k) {
-      char t[32];
-      std::snprintf(t, sizeof t, "%.17g", p.stage_temperature(k));
-      if (k > 0) temperatures += ',';
-      temperatures += t;
-      const std::string rung = layout::ladder_group(p.stage_name(k));
-      create_ensemble_group(f, p, rung);
-      f.attribute(rung, layout::kTemperature, p.stage_temperature(k));
-      f.attribute(rung, layout::kTemperatureOverBayes, p.stage_temperature(k) / p.bayes_temperature);
-    }
-    f.attribute(layout::kLadder, layout::kTemperatures, temperatures);
+    for (std::int64_t k = 0; k < p.stages(); ++k) create_ensemble_group(f, p, layout::ladder_group(p.stage_name(k)));
+    temperatures(p);
     f.attribute(layout::kLadder, layout::kStepsPerRung, p.run.steps);
     f.attribute(layout::kLadder, layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
     f.attribute(
@@ -228,6 +218,21 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   }
   f.create_group(layout::kMetrics);
   f.flush();
+}
+
+void ArchiveWriter::temperatures(const run::Problem& p) {
+  if (p.ladder.empty()) return;
+  std::string temperatures;
+  for (std::int64_t k = 0; k < p.stages(); ++k) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.17g", p.stage_temperature(k));
+    if (k > 0) temperatures += ',';
+    temperatures += t;
+    const std::string rung = layout::ladder_group(p.stage_name(k));
+    file_.attribute(rung, layout::kTemperature, p.stage_temperature(k));
+    file_.attribute(rung, layout::kTemperatureOverBayes, p.stage_temperature(k) / p.bayes_temperature);
+  }
+  file_.attribute(layout::kLadder, layout::kTemperatures, temperatures);
 }
 
 void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {

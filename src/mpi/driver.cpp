@@ -132,7 +132,8 @@ int Run::execute(const io::RunCheckpoint* resume) {
       const int code = adam_phase();
       if (code != 0) return stopped(code);
     }
-    for (auto& ch : chains_) ch->start();  // ab initio (a retrofit started after Adam)
+    if (p_.noise_pending) estimate_noise();  // simmer.noise_sd = auto: before any T is used
+    for (auto& ch : chains_) ch->start();
     archive_->start_state(chains());
     // Adam alone has nothing to integrate: no stability check, no curvature report.
     if (!p_.adam_only && p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
@@ -210,6 +211,58 @@ int Run::adam_phase() {
   for (auto& ch : chains_) ch->finish_adam();
   write_adam_rows();
   return 0;
+}
+
+void Run::estimate_noise() {
+  // Every trajectory's Adam network on the noise set, in one buffer by trajectory index (each
+  // slot written by one rank, the others' zeros: the sum is exact, so every rank holds the same
+  // bits for any rank count), then the deep ensemble's mean and its RMS residual.
+  const std::size_t set = p_.noise_set();
+  const run::EvalSet& s = p_.sets[set];
+  const Index rows = s.rows(), outputs = s.y.cols();
+  const auto block = static_cast<std::size_t>(rows * outputs);
+  std::vector<double> all(static_cast<std::size_t>(p_.run.trajectories) * block, 0.0);
+  for (run::Chain* ch : chains()) {
+    const ConstBatchView pred = ch->baseline_prediction(set);
+    double* out = all.data() + static_cast<std::size_t>(ch->index()) * block;
+    for (Index r = 0; r < rows; ++r) {
+      for (Index j = 0; j < outputs; ++j) out[static_cast<std::size_t>(r * outputs + j)] = pred(r, j);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  const auto n = static_cast<double>(p_.run.trajectories);
+  double sum = 0.0;
+  for (Index r = 0; r < rows; ++r) {
+    for (Index j = 0; j < outputs; ++j) {
+      double mean = 0.0;
+      for (std::int64_t i = 0; i < p_.run.trajectories; ++i) {
+        mean += all[static_cast<std::size_t>(i) * block + static_cast<std::size_t>(r * outputs + j)];
+      }
+      const double d = s.y(r, j) - mean / n;
+      sum += d * d;
+    }
+  }
+  const double sd = std::sqrt(sum / static_cast<double>(rows * outputs));
+  if (!(sd > 0.0) || !std::isfinite(sd)) {
+    throw Error("simmer.noise_sd = auto: the deep ensemble's RMS residual on the " + s.name + " rows is " +
+                std::to_string(sd) + " (Adam's networks " +
+                (std::isfinite(sd) ? "fit those rows exactly" : "predict a non-finite value") +
+                "); give simmer.noise_sd in target units");
+  }
+  set_noise_sd(sd, std::string(set == 0 ? "training" : "validation") + " residuals of the deep ensemble", true);
+}
+
+void Run::set_noise_sd(double sd, const std::string& source, bool say) {
+  p_.set_noise_sd(sd, source);
+  schedule_ = p_.schedule();
+  replicas_ = run::ReplicaSets{p_};
+  if (archive_) archive_->temperatures(p_);  // (a resume restores before reopening: the archive has them)
+  if (rank_ != 0 || !say) return;
+  std::printf(
+      "noise: s = %.4g, the RMS residual on the %s (%lld Adam networks, %lld rows; simmer.noise_sd = auto)\n%s\n", sd,
+      source.c_str(), static_cast<long long>(p_.run.trajectories),
+      static_cast<long long>(p_.sets[p_.noise_set()].rows()), temperature_reading(p_).c_str());
+  std::fflush(stdout);
 }
 
 void Run::write_adam_rows() {
@@ -407,6 +460,8 @@ void Run::checkpoint() {
       c.trajectories = p_.run.trajectories;
       c.generation = generation;
       c.inputs = p_.input_fingerprints;
+      c.noise_sd = p_.noise_pending ? 0.0 : p_.noise_sd;
+      c.noise_sd_source = p_.noise_sd_source;
       ByteWriter pooled;
       for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();
@@ -455,6 +510,8 @@ void Run::restore(const io::RunCheckpoint& c) {
   }
   step_ = c.step;
   generation_ = c.generation;
+  // simmer.noise_sd = auto, measured before this checkpoint: the temperatures the chains load with.
+  if (p_.noise_pending && c.noise_sd > 0.0) set_noise_sd(c.noise_sd, c.noise_sd_source, false);
   if (rank_ == 0) {
     ByteReader r(c.pooled.data(), c.pooled.size(), "checkpoint '" + checkpoint_path_ + "'");
     for (auto& stage : pooled_) stage.load(r);
@@ -475,7 +532,7 @@ void Run::restore(const io::RunCheckpoint& c) {
 
 const char* simmer_version() { return SIMMER_VERSION; }
 
-int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
+int run(run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
         io::OutputLock* lock) {
   detail::Run r(problem, command_line, comm, lock);
   return r.execute(resume);

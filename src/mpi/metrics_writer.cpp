@@ -136,6 +136,10 @@ void write_metrics(io::ParallelFile& f, const Metrics& m) {
   if (m.stage) write_stage_metrics(f, g, *m.stage);
   if (m.bayes_temperature) f.attribute(g, layout::kBayesTemperature, *m.bayes_temperature);
   if (m.temperature_over_bayes) f.attribute(g, layout::kTemperatureOverBayes, *m.temperature_over_bayes);
+  if (m.noise_sd) {
+    f.attribute(g, layout::kNoiseSd, *m.noise_sd);
+    f.attribute(g, layout::kNoiseSdSource, m.noise_sd_source);
+  }
 }
 
 }  // namespace simmer::mpi

@@ -446,6 +446,10 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
   if (report.diagnostics_stage >= 0) m.stage = stage_metrics(p, t, static_cast<std::size_t>(report.diagnostics_stage));
   m.bayes_temperature = p.bayes_temperature;
   m.temperature_over_bayes = chosen.temperature / p.bayes_temperature;
+  if (!p.classification) {
+    m.noise_sd = p.noise_sd > 0.0 ? p.noise_sd : kNaN;
+    m.noise_sd_source = p.noise_sd_source;
+  }
   write_metrics(f, m);
   if (report.diagnostics_stage >= 0) {
     const EnsembleReport* pooled = nullptr;

@@ -32,8 +32,8 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
     lo = std::isnan(lo) ? v : std::min(lo, v);
     hi = std::isnan(hi) ? v : std::max(hi, v);
   };
-  std::vector<std::int64_t> off;
-  double worst = kNaN;
+  std::int64_t off = 0, lowest = -1, highest = -1;  // trajectories off by more than the tolerance
+  double low = kNaN, high = kNaN;
   for (const auto& r : at_stage) {
     const auto& s = r.stages[stage].summary;
     widen(s.time_step, h_lo, h_hi);
@@ -41,8 +41,15 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
     const double c = s.configurational_ratio();
     widen(c, c_lo, c_hi);
     if (std::isfinite(c) && std::abs(c - 1.0) > train::kConfigurationalTolerance) {
-      off.push_back(r.index);
-      if (!(std::abs(worst - 1.0) >= std::abs(c - 1.0))) worst = c;
+      ++off;
+      if (!(c >= low)) {
+        low = c;
+        lowest = r.index;
+      }
+      if (!(c <= high)) {
+        high = c;
+        highest = r.index;
+      }
     }
   }
   if (std::isnan(c_lo)) return;  // simmer.configurational_every = 0, or no window reached
@@ -55,16 +62,18 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
       "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s (configurational: <|grad U|^2> / "
       "<tr Hess U>; 1 when the positions follow exp(-U/T))\n",
       range(h_lo, h_hi).c_str(), range(k_lo, k_hi).c_str(), range(c_lo, c_hi).c_str());
-  if (!off.empty()) {
-    std::string which;
-    for (std::size_t i = 0; i < off.size() && i < 8; ++i) which += (i > 0 ? ", " : "") + std::to_string(off[i]);
-    if (off.size() > 8) which += ", ...";
+  if (off > 0) {
+    // A count and the extremes (per-trajectory values: the archive and simmer_analyze summary).
+    const std::string which = off == 1 ? "trajectory " + std::to_string(lowest) + ": " + format("%.4g", low)
+                                       : "lowest " + format("%.4g", low) + " in trajectory " + std::to_string(lowest) +
+                                             ", highest " + format("%.4g", high) + " in trajectory " +
+                                             std::to_string(highest);
     std::printf(
-        "warning: T_conf/T is more than %.0f%% from 1 in %zu of %zu trajectories (%s; farthest %.4g): the "
+        "warning: T_conf/T is more than %.0f%% from 1 in %lld of %zu trajectories (%s): the "
         "positions are not distributed as exp(-U/T): the trajectory has not equilibrated (see the "
         "stationarity line) or the step biases the sampled law (a smaller simmer.time_step or "
         "simmer.step_fraction tells which)\n",
-        100.0 * train::kConfigurationalTolerance, off.size(), at_stage.size(), which.c_str(), worst);
+        100.0 * train::kConfigurationalTolerance, static_cast<long long>(off), at_stage.size(), which.c_str());
   }
 }
 
@@ -180,6 +189,13 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   }
   // What to do about the verdicts of the stage in /diagnostics.
   if (report.diagnostics_stage < 0) return;
+  if (chosen.stage < 0) {
+    // The rungs' verdicts do not bear on the deep ensemble's predictions.
+    std::printf(
+        "the simmering rungs' trajectories (verdicts: the stationarity line, simmer_analyze summary) are not the "
+        "run's ensemble; nothing to do for its predictions\n");
+    return;
+  }
   const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
   const auto counts = verdict_counts(p, t, stage);
   const auto total = stage_reports(p, t, stage).size();
@@ -189,6 +205,11 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   if (n(Verdict::stationary) == static_cast<std::int64_t>(total)) {
     std::printf("stationarity: all %zu trajectories stationary\n", total);
   }
+  // The step's knob: the automatic step is a share of its measured limit.
+  const std::string larger_step = p.auto_step.on ? "a larger simmer.step_fraction (the automatic step's share of its "
+                                                   "measured limit)"
+                                                 : "a larger simmer.time_step (the stability line gives the limit)";
+  const std::string smaller_step = p.auto_step.on ? "a smaller simmer.step_fraction" : "a smaller simmer.time_step";
   if (n(Verdict::drifting) > 0) {
     std::printf(
         "what to do: %lld%s drifting: their parameters still travel away from their start, so the members "
@@ -200,13 +221,30 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     std::printf(
         "what to do: %lld%s not mixed: each stayed near its own start (split-R^ > 1.1, or still moving one "
         "way in the window), so its members are alike and the spread mostly counts trajectories; run "
-        "longer (simmer.steps and ensemble.window), take a larger simmer.time_step (the stability line gives "
-        "the limit) or more trajectories\n",
-        static_cast<long long>(n(Verdict::not_mixed)), of.c_str());
+        "longer (simmer.steps and ensemble.window), take %s or more trajectories\n",
+        static_cast<long long>(n(Verdict::not_mixed)), of.c_str(), larger_step.c_str());
+  }
+  if (n(Verdict::drifting) + n(Verdict::not_mixed) > 0) {
+    // What that means for the predictions, and the measurement that says whether to trust them.
+    const std::size_t v = p.has_validation() ? run::Problem::kValidation : 0;
+    const char* rows = p.has_validation() ? "validation" : "training";
+    std::string evidence;
+    if (!p.classification && v < chosen.coverage.size()) {
+      evidence = "the 90% interval covers " + format("%.2f", chosen.coverage[v][1]) + " of the " + rows +
+                 " rows (0.90 if calibrated)";
+    } else if (v < chosen.scores.size()) {
+      evidence = "its " + std::string(rows) + " calibration error (ECE) is " + format("%.3g", chosen.scores[v].ece) +
+                 " (0 if calibrated)";
+    }
+    std::printf(
+        "what it means: the ensemble's %s is still an average of networks that fit the data, but its spread "
+        "is not the tempered posterior's, so read its uncertainty by what was measured: %s%s\n",
+        p.classification ? "vote" : "mean", evidence.c_str(),
+        p.has_validation() ? "" : " (on training rows: optimistic; data.validation_fraction holds rows out)");
   }
   if (n(Verdict::diverged) > 0) {
-    std::printf("what to do: %lld%s diverged: a smaller simmer.time_step\n",
-                static_cast<long long>(n(Verdict::diverged)), of.c_str());
+    std::printf("what to do: %lld%s diverged: %s\n", static_cast<long long>(n(Verdict::diverged)), of.c_str(),
+                smaller_step.c_str());
   }
 }
 
@@ -350,16 +388,18 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                                        .c_str()
                                  : "");
     std::int64_t slow = 0, first_slow = -1;
+    std::string examples;  // at most three
     for (const auto& r : t) {
       if (r.slow_to_heat_at < 0) continue;
-      ++slow;
+      if (++slow <= 3) examples += (slow > 1 ? ", " : "") + std::to_string(r.index);
       if (first_slow < 0 || r.slow_to_heat_at < first_slow) first_slow = r.slow_to_heat_at;
     }
     if (slow > 0) {
       std::printf(
-          "slow to heat: %lld of %zu trajectories had a kinetic temperature below T/100 at a health check (first "
-          "at step %lld); they kept sampling (/diagnostics/slow_to_heat_at_step)\n",
-          static_cast<long long>(slow), t.size(), static_cast<long long>(first_slow));
+          "slow to heat: %lld of %zu trajectories had a kinetic temperature below T/100 at a health check (e.g. "
+          "trajectory %s%s; first at step %lld); they kept sampling (/diagnostics/slow_to_heat_at_step)\n",
+          static_cast<long long>(slow), t.size(), examples.c_str(), slow > 3 ? ", ..." : "",
+          static_cast<long long>(first_slow));
     }
     print_thermometers(at_stage, stage);
     const double temperature = p.stage_temperature(report.diagnostics_stage);
@@ -388,6 +428,18 @@ std::string temperature_reading(const run::Problem& p) {
   std::string ts;  // "T = 0.1" or "ladder T = 0.01, 0.03, ..."
   std::string ratio;
   if (p.adam_only) return "Adam alone (simmer.mode = adam): no simmering, the run's ensemble is the deep ensemble";
+  if (p.noise_pending) {
+    // simmer.noise_sd = auto, before Adam has ended: the values as given.
+    std::string given;
+    const std::vector<double> temperatures = p.ladder.empty() ? std::vector<double>{p.ramp.target} : p.ladder;
+    for (std::size_t k = 0; k < temperatures.size(); ++k)
+      given += (k > 0 ? ", " : "") + format("%.4g", temperatures[k]);
+    return "temperature: " + std::string(p.ladder.empty() ? "T = " : "ladder T = ") + given +
+           (p.posterior_pending ? " x T_Bayes" : " (loss units)") +
+           "; T_Bayes = " + (p.loss == model::LossKind::sse ? "2 s^2" : "2 s^2/n") +
+           " with the noise sd s measured after Adam from the deep ensemble's " +
+           (p.has_validation() ? "validation" : "training") + " residuals (simmer.noise_sd = auto)";
+  }
   if (p.ladder.empty()) {
     ts = "T = " + format("%.4g", p.ramp.target);
     ratio = format("%.3g", p.ramp.target / p.bayes_temperature);

@@ -29,7 +29,7 @@ namespace simmer::mpi::detail {
 /// 0's pooled ensemble, the archive, progress and the CPU-time account.
 class Run {
  public:
-  Run(const run::Problem& p, const std::string& command_line, MPI_Comm comm, io::OutputLock* lock)
+  Run(run::Problem& p, const std::string& command_line, MPI_Comm comm, io::OutputLock* lock)
       : p_(p),
         command_line_(command_line),
         comm_(comm),
@@ -55,16 +55,17 @@ class Run {
         chains_.back()->set_warning_sink([](const run::Chain::Warning&) {});
         continue;
       }
-      // Each kind of warning is said once per rank, for its first trajectory, with a note that
-      // the end of the run counts them all: 36 trajectories diverging or slow to heat would
-      // otherwise print 36 lines.
+      // Each kind of warning is said once, for its first trajectory, with a note that the end of
+      // the run counts them all: 36 trajectories diverging or slow to heat would otherwise print
+      // 36 lines. Slow to heat, a warning only, is said by rank 0 alone (one line for any rank
+      // count); a divergence, which a user may want to act on at once, by each rank it happens on.
       chains_.back()->set_warning_sink([this](const run::Chain::Warning& w) {
         const bool slow = w.kind == run::Chain::Warning::Kind::slow_to_heat;
         bool& said = slow ? slow_warned_ : diverged_warned_;
-        if (said) return;
+        if (said || (slow && rank_ != 0)) return;
         said = true;
-        std::fprintf(stderr, "%s (further trajectories %s on this rank are counted at the end of the run)\n",
-                     w.text.c_str(), slow ? "slow to heat" : "diverging");
+        std::fprintf(stderr, "%s (further trajectories %s%s are counted at the end of the run)\n", w.text.c_str(),
+                     slow ? "slow to heat" : "diverging", slow ? "" : " on this rank");
         std::fflush(stderr);
       });
     }
@@ -94,6 +95,12 @@ class Run {
   }
   void announce(bool resumed) const;
   int adam_phase();
+  /// simmer.noise_sd = auto (collective): the deep ensemble's RMS residual on the validation rows
+  /// (else the training rows) sets the noise sd, T_Bayes and the temperatures.
+  void estimate_noise();
+  /// The noise sd in force from here on: the problem's temperatures, the schedule, the replica
+  /// sets and the archive's ladder attributes; with `say`, rank 0 prints it.
+  void set_noise_sd(double sd, const std::string& source, bool say);
   void write_adam_rows();
   /// Every chain's rows owed to the archive; only the leader's are kept.
   std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
@@ -122,7 +129,7 @@ class Run {
   /// The chains this rank speaks for: its own, or none on a group's non-leading ranks.
   [[nodiscard]] std::vector<run::Chain*> chains() const;
 
-  const run::Problem& p_;
+  run::Problem& p_;  ///< simmer.noise_sd = auto sets its noise sd and temperatures after Adam
   std::string command_line_;
   MPI_Comm comm_;
   io::OutputLock* lock_;                  ///< rank 0's lock on the output (nullptr elsewhere)

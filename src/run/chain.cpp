@@ -208,20 +208,25 @@ void BasicChain<S>::finish_adam() {
     net_.parameters() = adam_best_;
     adam_.previous = adam_best_previous_;
   }
-  const train::BasicAdamState<S>& state = adam_;
   baseline_ = net_.parameters();
   score_baseline();
   if (p.parameter_masses == train::ParameterMasses::adam) set_adam_masses();
+}
+
+template <class S>
+void BasicChain<S>::start() {
+  if (started()) return;
+  const Problem& p = *p_;
+  // (After Adam and before this, the run may set the noise sd, and so the temperatures:
+  // simmer.noise_sd = auto. Nothing below may be computed earlier.)
   if (p.auto_step.on) auto_step(0);
-  // The retrofit start: velocity from the last two Adam iterates (or as simmer.start_velocity says).
   const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
-  train::BasicPhaseState<S> start;
+  train::BasicPhaseState<S> start = nhc.rest_start();
   switch (p.start_velocity) {
-    case train::StartVelocity::adam:
-      start = nhc.retrofit_start(net_.parameters(), state.previous);
+    case train::StartVelocity::adam:  // the retrofit start: the last two Adam iterates
+      start = nhc.retrofit_start(net_.parameters(), adam_.previous);
       break;
     case train::StartVelocity::zero:
-      start = nhc.rest_start();
       break;
     case train::StartVelocity::thermal: {
       Rng thermal = stream(RngPurpose::start_velocity);
@@ -230,23 +235,9 @@ void BasicChain<S>::finish_adam() {
     }
   }
   begin_trajectory(std::move(start), 0);
-  adam_.m.resize(0);  // the moments are not needed any more (the epoch count stays)
+  adam_.m.resize(0);  // Adam's moments are not needed any more (the epoch count stays)
   adam_.v.resize(0);
   adam_.previous.resize(0);
-}
-
-template <class S>
-void BasicChain<S>::start() {
-  if (started()) return;
-  const Problem& p = *p_;
-  if (p.auto_step.on) auto_step(0);
-  const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
-  train::BasicPhaseState<S> start = nhc.rest_start();
-  if (p.start_velocity == train::StartVelocity::thermal) {
-    Rng thermal = stream(RngPurpose::start_velocity);
-    start = nhc.thermal_start(p.first_temperature(index_), thermal);
-  }
-  begin_trajectory(std::move(start), 0);
 }
 
 template <class S>

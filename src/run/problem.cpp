@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "simmer/train/posterior.hpp"
 #include "simmer/train/stability.hpp"
 
 namespace simmer::run {
@@ -46,6 +47,18 @@ std::string StabilityVerdict::problem() const {
                   time_step, limit, lambda_max, trajectory, 0.9 * limit);
   }
   return buf;
+}
+
+void Problem::set_noise_sd(double sd, std::string source) {
+  noise_sd = sd;
+  noise_sd_source = std::move(source);
+  bayes_temperature = train::bayes_temperature(loss, train.rows(), outputs, sd);
+  if (posterior_pending) {
+    ramp = ramp.scaled(bayes_temperature);
+    for (auto& t : ladder) t *= bayes_temperature;
+  }
+  noise_pending = false;
+  posterior_pending = false;
 }
 
 train::Schedule Problem::schedule(std::int64_t index) const {

@@ -5,6 +5,9 @@ run it by hand).
 tests: links  every relative link of every Markdown file resolves (files and #anchors), and the
               README is a front page (at most 300 lines, no issue numbers); every failure is
               listed before the test fails
+       no_outside_references  no tracked text file (documents, jobs, code, tests, scripts) names a
+              file outside the repository ("SIMMERING.md", "../shared/", "shared/docs/": the
+              method is docs/METHOD.md); every hit is listed as file:line
 """
 import os
 import re
@@ -79,3 +82,49 @@ def test_links():
     if failures:
         st.fail(f"{len(failures)} check(s) failed:\n  " + "\n  ".join(failures))
     print(f"docs: {checked} relative links in {len(markdown_files())} Markdown files resolve; README {lines} lines")
+
+
+# What names a file outside the repository: the team's shared folder (../shared), whose method
+# specification the repository now states itself in docs/METHOD.md.
+OUTSIDE = ("SIMMERING.md", "../shared/", "shared/docs/")
+# Recorded data, kept byte for byte (the paper's job files as they were, test archives): not prose.
+RECORDED = ("tests/data/paper_jobs/", "tests/data/archives/")
+# (file, pattern) -> why the reference is needed (e.g. a script that reads ../shared at run time).
+# Empty: every reference has been replaced by one inside the repository.
+ALLOWED = {}
+
+
+def repository_files():
+    """Tracked files, and files a change adds that git does not track yet (not the ignored ones)."""
+    out = subprocess.run(["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted(set(name for name in out.split("\0") if name))
+
+
+def test_no_outside_references():
+    this = os.path.relpath(os.path.abspath(__file__), ROOT)
+    hits, scanned = [], 0
+    for rel in repository_files():
+        path = os.path.join(ROOT, rel)
+        if rel == this or rel.startswith(RECORDED) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if b"\0" in data:
+            continue  # binary
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # not text
+        scanned += 1
+        for number, line in enumerate(text.splitlines(), 1):
+            for pattern in OUTSIDE:
+                if pattern in line and (rel, pattern) not in ALLOWED:
+                    hits.append(f"{rel}:{number}: '{pattern}': {line.strip()[:100]}")
+
+    for hit in hits:
+        print("FAIL:", hit)
+    if hits:
+        st.fail(f"{len(hits)} reference(s) to files outside the repository (the method is docs/METHOD.md; "
+                f"describe the content or name a file in the repository):\n  " + "\n  ".join(hits))
+    print(f"docs: {scanned} text files name no file outside the repository")

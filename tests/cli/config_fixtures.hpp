@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "simmer/cli/config.hpp"
 #include "paper_defaults.hpp"
+#include "simmer/cli/config.hpp"
 
 namespace simmer::test {
 

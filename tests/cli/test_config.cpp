@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "config_fixtures.hpp"
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
 #include "temp_dir.hpp"
-#include "paper_defaults.hpp"
 
 using namespace simmer;
 using namespace simmer::cli;
@@ -26,7 +26,7 @@ using simmer::test::TempFile;
 /// prints each key once, exactly, from the key table).
 void check_equal(const Config& a, const Config& b) { CHECK(to_ini(a) == to_ini(b)); }
 
-/// The Iris ab initio case of SIMMERING.md §7, as a user would write it.
+/// The Iris ab initio case of docs/METHOD.md §7, as a user would write it.
 const char* const kIrisIni = R"(# Iris ab initio: 36 trajectories, votes pooled
 [data]
 source   = csv

@@ -96,8 +96,8 @@ TEST_CASE("the output: not an input, not a directory, not an existing file witho
   inv.config.run.output = dir.path("");
   CHECK_THROWS_WITH(check_output(inv), Contains("is a directory") || Contains("does not exist"));
   inv.config.run.output = dir.path("missing/deeper/out.h5");  // two missing levels: a typo
-  CHECK_THROWS_WITH(check_output(inv), Contains("its directory") && Contains("does not exist") &&
-                                           Contains("nor its parent"));
+  CHECK_THROWS_WITH(check_output(inv),
+                    Contains("its directory") && Contains("does not exist") && Contains("nor its parent"));
   inv.config.run.output = dir.path("missing/out.h5");  // one missing level is made (runs/ on a fresh checkout)
   CHECK_NOTHROW(check_output(inv));
   CHECK(std::filesystem::is_directory(dir.path("missing")));

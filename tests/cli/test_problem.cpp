@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "config_fixtures.hpp"
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
-#include "paper_defaults.hpp"
 
 using namespace simmer;
 using simmer::test::parse;
@@ -122,11 +122,34 @@ TEST_CASE("build_problem: every plain key arrives in its Problem member", "[conf
 }
 
 TEST_CASE("build_problem: the ladder's keys and posterior units", "[config][problem]") {
-  const cli::Invocation inv =
-      parse({"--data.source", "sine", "--data.train", "65", "--data.test", "36", "--model.architecture", "1-20-20-1",
-             "--model.loss", "sse", "--simmer.ladder", "0.5,1,2", "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "5",
-             "--simmer.temperature_unit", "posterior", "--simmer.noise_sd", "0.1", "--simmer.time_step", "auto",
-             "--run.trajectories", "3", "--data.validation_fraction", "0.2", "--ensemble.select_by", "none"});
+  const cli::Invocation inv = parse({"--data.source",
+                                     "sine",
+                                     "--data.train",
+                                     "65",
+                                     "--data.test",
+                                     "36",
+                                     "--model.architecture",
+                                     "1-20-20-1",
+                                     "--model.loss",
+                                     "sse",
+                                     "--simmer.ladder",
+                                     "0.5,1,2",
+                                     "--simmer.ladder_mode",
+                                     "parallel",
+                                     "--simmer.exchange_every",
+                                     "5",
+                                     "--simmer.temperature_unit",
+                                     "posterior",
+                                     "--simmer.noise_sd",
+                                     "0.1",
+                                     "--simmer.time_step",
+                                     "auto",
+                                     "--run.trajectories",
+                                     "3",
+                                     "--data.validation_fraction",
+                                     "0.2",
+                                     "--ensemble.select_by",
+                                     "none"});
   const run::Problem p = cli::build_problem(cli::validated(inv.config, 1));
   REQUIRE(p.ladder.size() == 3);
   // sse with noise sd s: T_Bayes = 2 s^2 (the rungs are multiples of it).

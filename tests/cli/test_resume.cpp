@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/resume.hpp"
 #include "simmer/run/archive_layout.hpp"
-#include "paper_defaults.hpp"
 
 using namespace simmer;
 using namespace simmer::cli;

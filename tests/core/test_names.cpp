@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/names.hpp"
 #include "simmer/core/types.hpp"
@@ -24,7 +25,6 @@
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/posterior.hpp"
 #include "simmer/train/trajectory.hpp"
-#include "paper_defaults.hpp"
 
 using namespace simmer;
 using Catch::Matchers::Contains;

@@ -107,7 +107,7 @@ TEST_CASE("read_csv reads auto-mpg and drops rows with missing values", "[data][
     CHECK(mpg_only.rows_dropped == 8);
   }
 
-  SECTION("six features -> mpg: 392 rows remain, as SIMMERING.md says") {
+  SECTION("six features -> mpg: 392 rows remain, as METHOD.md says") {
     const std::vector<std::string> six = {"cylinders",    "weight",       "horsepower",
                                           "displacement", "acceleration", "model_year"};
     CsvReport report;

@@ -1,6 +1,6 @@
 /// \file
 /// Split, subset, one-hot, min–max scaling and the noisy-sine data: the steps every run
-/// applies to its data before training (SIMMERING.md §6, §7).
+/// applies to its data before training (docs/METHOD.md §6, §7).
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -12,11 +12,11 @@
 #include <string>
 #include <utility>
 
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/data/csv.hpp"
 #include "temp_dir.hpp"
-#include "paper_defaults.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

@@ -1,4 +1,4 @@
-// Which steps are members (SIMMERING.md §5), and their count as a pure function of the options.
+// Which steps are members (docs/METHOD.md §5), and their count as a pure function of the options.
 #include <catch2/catch.hpp>
 
 #include "simmer/ensemble/sampling.hpp"

@@ -45,7 +45,7 @@ TEST_CASE("the deep ensemble of two classifiers: votes, mean softmax and scores 
   CHECK(c.members == 2);
   CHECK(c.votes[0].votes()(0, 0) == 1);
   CHECK(c.votes[0].votes()(0, 2) == 1);
-  // Row 0 ties between classes 0 and 2: the lowest class wins (SIMMERING.md §5).
+  // Row 0 ties between classes 0 and 2: the lowest class wins (docs/METHOD.md §5).
   CHECK(c.votes[0].majority() == std::vector<std::int64_t>{0, 1, 0});
   // The mean of the two softmaxes, by hand.
   const auto softmax = [](double x0, double x1, double x2) {

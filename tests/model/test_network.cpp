@@ -77,7 +77,7 @@ TEST_CASE("initialisers have the documented statistics", "[init]") {
     CHECK(std::abs(mean) < 0.01 * sigma);
     CHECK(sd == Approx(sigma).epsilon(0.01));
     (void)amax;
-    // The segment structure (SIMMERING.md §6), which plain Glorot normal does not have: weight i
+    // The segment structure (docs/METHOD.md §6), which plain Glorot normal does not have: weight i
     // belongs to segment i mod fan_in of [-2 sigma, 2 sigma] and is drawn around that segment's
     // midpoint (contracted so the layer's sd is Glorot's) with sd sigma / fan_in.
     const double segments = static_cast<double>(fan_in);

@@ -52,6 +52,7 @@ target = label
 task = classification
 train = 30
 test = 10
+validation_fraction = 0
 
 [model]
 architecture = 2-8-2
@@ -65,6 +66,9 @@ steps = 60
 T_initial = 0.01
 T_target = 0.01
 dT = 0
+# (a ramp in loss units, not the default ladder in posterior units)
+ladder =
+temperature_unit = loss
 
 [ensemble]
 window = 20

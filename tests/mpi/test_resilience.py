@@ -482,7 +482,7 @@ def test_autompg_s(tmp):
     if not line:
         fail(f"no stability line:\n{text[-2000:]}")
     # As specified it is refused (docs/RELIABILITY.md: lambda_max ~ 1.09e7 at the Adam end point, limit
-    # 6.1e-4 < h = 0.001; SIMMERING.md §9 found 8.4e7): exit 4, the limit printed and recorded
+    # 6.1e-4 < h = 0.001; docs/METHOD.md §9 found 8.4e7): exit 4, the limit printed and recorded
     # below h, the archive's status saying so. (This test accepted either outcome before.)
     with h5py.File(out, "r") as f:
         limit = float(f.attrs["time_step_limit"])

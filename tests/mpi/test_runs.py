@@ -215,7 +215,7 @@ BAD_CONFIGS = [
     (["--model.architecture", "2-20-1"], "model.architecture"),
     (["--data.source", "csv", "--data.path", "/nonexistent/x.csv", "--data.features", "a",
       "--data.target", "b"], "/nonexistent/x.csv"),
-    (["--run.output", "/nonexistent-dir/out.h5"], "run.output"),
+    (["--run.output", "/nonexistent-dir/sub/out.h5"], "run.output"),  # (one missing level is made)
     (["--simmer.nosuchkey", "1"], "simmer.nosuchkey"),
     # A temperature ladder chooses on validation data; its rungs are temperatures > 0, ascending.
     (["--simmer.ladder", "0.01,0.1"], "data.validation_fraction"),

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <vector>
 
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/core/bytes.hpp"
 #include "simmer/run/chain.hpp"
-#include "paper_defaults.hpp"
 
 namespace simmer::test {
 

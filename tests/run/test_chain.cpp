@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "chain_fixtures.hpp"
+#include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
 #include "simmer/ensemble/partial.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
 #include "temp_dir.hpp"
-#include "paper_defaults.hpp"
 
 using namespace simmer;
 
@@ -124,6 +124,7 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     CHECK(state_of(restored) == saved);
     restored.adam_to(100);
     restored.finish_adam();
+    restored.start();
     CHECK(straight.parameters() == restored.parameters());
     CHECK(straight.baseline() == restored.baseline());
     CHECK(straight.phase().v == restored.phase().v);  // the retrofit start velocity: Adam's last step

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Bringing up (and tearing down) a one-node SLURM on localhost for the tests under tests/slurm.
 # Sourced, not run; both slurm_test.sh and slurm_requeue_test.sh use it
-# (../shared/docs/LOCAL-SLURM.md's procedure):
+# (Debian 12's slurm-wlm and munge, one node, as root; the steps below):
 #   - reuses a SLURM that already answers sinfo (then starts and stops nothing);
 #   - cancels jobs a killed earlier test run left queued (slurmctld saves its job state, so a
 #     requeued test job survives a daemon restart and would hold the node until its time limit);
@@ -157,7 +157,7 @@ slurm_bring_up() {
         cp -p "$SLURM_CONF_FILE" "$SLURM_CONF_FILE.pre-simmer"
         log "saved the existing $SLURM_CONF_FILE as $SLURM_CONF_FILE.pre-simmer"
       fi
-      # LOCAL-SLURM.md's configuration, with this machine's CPU count and memory (a node that
+      # A one-node configuration, with this machine's CPU count and memory (a node that
       # declares more than it has is drained) and log files for diagnostics.
       cpus=$(nproc)
       mem_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)

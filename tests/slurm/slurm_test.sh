@@ -3,7 +3,7 @@
 #
 # Usage: tests/slurm/slurm_test.sh SIMMER_MPI PROJECT_ROOT
 #
-#  1. Brings up munge, slurmctld and slurmd on localhost as ../shared/docs/LOCAL-SLURM.md shows
+#  1. Brings up munge, slurmctld and slurmd on localhost (Debian 12's slurm-wlm, one node)
 #     (tests/slurm/slurm_common.sh: reusing a SLURM that already answers sinfo; writing
 #     /etc/slurm/slurm.conf only when it is absent or not ours; cancelling jobs left by an
 #     earlier test run that was killed). Needs root for that part.

@@ -1,12 +1,12 @@
 #pragma once
-// The coupled quartic chain of SIMMERING.md §3, the integrator's reference potential, shared by
+// The coupled quartic chain of docs/METHOD.md §3, the integrator's reference potential, shared by
 // the thermostat tests (test_nhc.cpp, test_parameter_masses.cpp).
 
 #include "simmer/train/objective.hpp"
 
 namespace simmer::test {
 
-/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2: the coupled quartic chain of SIMMERING.md §3, computed
+/// L = Σ x_i⁴/4 + Σ (x_i - x_{i+1})²/2: the coupled quartic chain of docs/METHOD.md §3, computed
 /// in S (the float32 cases run the integrator as run.precision = float32 does).
 template <class S>
 class BasicQuarticChain final : public train::BasicObjective<S> {

@@ -63,7 +63,7 @@ RunStats run_chain(Index n, double temperature, double h, int chain_length, doub
 }  // namespace
 
 TEST_CASE("NHC samples T on the quartic chain: kinetic and virial temperature", "[nhc]") {
-  // SIMMERING.md §3 reference: N = 100, N_c = 3, h = 0.01, T = 0.5, 2e5 steps.
+  // docs/METHOD.md §3 reference: N = 100, N_c = 3, h = 0.01, T = 0.5, 2e5 steps.
   INFO("seed 2024, N = 100, N_c = 3, h = 0.01, T = 0.5, 2e5 steps after 2e4 equilibration");
   const RunStats st = run_chain(100, 0.5, 0.01, 3, 2000.0, 20000, 2024);
   CHECK(st.kinetic_temperature == Approx(0.5).epsilon(0.02));

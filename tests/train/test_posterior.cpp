@@ -1,4 +1,4 @@
-// The options that make simmering sample a proper distribution (SIMMERING.md §10): the Gaussian
+// The options that make simmering sample a proper distribution (docs/METHOD.md §10): the Gaussian
 // prior's force and energy, its stationary variance along flat directions of the loss (and the
 // drift without it), the Bayesian temperature of each loss, Martyna masses and thermal starts.
 #include <catch2/catch.hpp>
@@ -218,7 +218,7 @@ TEST_CASE("with the Gaussian prior, flat directions have variance sigma^2; witho
 }
 
 TEST_CASE("Langevin: kinetic and virial temperature on the quartic chain, reproducible", "[nhc][langevin]") {
-  // All 100 coordinates coupled (no flat part): the canonical averages of SIMMERING.md §3.
+  // All 100 coordinates coupled (no flat part): the canonical averages of docs/METHOD.md §3.
   const Index n = 100;
   PartlyFlat f(n, n);
   Rng rng(77);

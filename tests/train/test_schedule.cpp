@@ -4,7 +4,7 @@
 
 using namespace simmer::train;
 
-TEST_CASE("step-wise ramp of SIMMERING.md §4", "[schedule]") {
+TEST_CASE("step-wise ramp of METHOD.md §4", "[schedule]") {
   const StepRamp ramp{0.0, 0.05, 0.01, 1000};
   const Schedule t = ramp_schedule(ramp);
   CHECK(t(0) == 0.0);

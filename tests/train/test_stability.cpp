@@ -24,7 +24,7 @@ class Quadratic final : public Objective {
 
 TEST_CASE("power iteration finds the largest Hessian eigenvalue", "[stability]") {
   Vector a = Vector::LinSpaced(50, 0.1, 10.0);
-  a(17) = 8.0e7;  // the Auto-MPG S scale of SIMMERING.md §9
+  a(17) = 8.0e7;  // the Auto-MPG S scale of docs/METHOD.md §9
   Quadratic f(a);
   Vector x = Vector::Constant(50, 0.3);
   const Vector before = x;

@@ -58,10 +58,10 @@ inline constexpr const char* kAutoHidden = "64-64";
 
 struct DataConfig {
   DataSource source = DataSource::csv;
-  std::string path;                   ///< csv, higgs: file; idx: directory (relative to the cwd)
+  std::string path;                           ///< csv, higgs: file; idx: directory (relative to the cwd)
   std::vector<std::string> features = {"*"};  ///< csv: feature column names; {"*"}: all but the target and exclude
-  std::vector<std::string> exclude;   ///< csv with features = *: columns left out
-  std::string target;                 ///< csv: target column name
+  std::vector<std::string> exclude;           ///< csv with features = *: columns left out
+  std::string target;                         ///< csv: target column name
   data::Task task = data::Task::regression;
   std::int64_t train = 0;        ///< training rows (0: train_fraction of the rows; idx: every training image)
   std::int64_t test = 0;         ///< test rows (0: the rest; idx: every test image)
@@ -128,12 +128,14 @@ struct SimmerConfig {
   double tau = 1.0;                                ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = train::NhcOptions{}.dof_offset;
   std::optional<train::StartVelocity> start_velocity = train::StartVelocity::thermal;  ///< empty: auto (the mode's)
-  double start_jitter = 0.0;                           ///< relative random change of the start velocity (chaos check)
+  double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   Prior prior = Prior::gaussian;
   double prior_sigma = 1.0;  ///< gaussian prior standard deviation (parameter units)
   train::PriorScaling prior_scaling = train::PriorScaling::fan_in;
   TemperatureUnit temperature_unit = TemperatureUnit::posterior;
-  double noise_sd = 0.0;  ///< regression: Gaussian noise sd (target units; 0: unknown)
+  /// regression: Gaussian noise sd (target units; 0: unknown); empty: auto, from the deep
+  /// ensemble's residuals after Adam (run::Problem::set_noise_sd)
+  std::optional<double> noise_sd;
   run::DiagnosticsOptions::CurvatureReport curvature_report = run::DiagnosticsOptions{}.curvature_report;
   int lanczos_steps = 40;  ///< curvature report: Lanczos steps per probe
   int lanczos_probes = 3;  ///< curvature report: random probe vectors

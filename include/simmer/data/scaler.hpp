@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Min–max scaling to [-1, 1], fitted on the training split (SIMMERING.md §6).
+/// Min–max scaling to [-1, 1], fitted on the training split (docs/METHOD.md §6).
 
 #include "simmer/core/types.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The noisy-sine data of SIMMERING.md §7: y = sin(2πx) + σ·N(0,1) on an even grid of [-1, 1].
+/// The noisy-sine data of docs/METHOD.md §7: y = sin(2πx) + σ·N(0,1) on an even grid of [-1, 1].
 
 #include "simmer/core/rng.hpp"
 #include "simmer/data/dataset.hpp"

@@ -44,7 +44,7 @@ class MeanAccumulator {
   Matrix delta_;  ///< scratch
 };
 
-/// Classification: each member votes its arg-max class (ties: lowest index, SIMMERING.md §5).
+/// Classification: each member votes its arg-max class (ties: lowest index, docs/METHOD.md §5).
 class VoteAccumulator {
  public:
   VoteAccumulator() = default;
@@ -79,7 +79,7 @@ std::vector<std::int64_t> argmax_rows(ConstBatchView scores);
 /// cross-entropy), class 1 when the logit is > 0.
 std::vector<std::int64_t> predicted_classes(ConstBatchView scores);
 
-/// Metrics of SIMMERING.md §5 (NaN for an empty set).
+/// Metrics of docs/METHOD.md §5 (NaN for an empty set).
 double accuracy(const std::vector<std::int64_t>& predicted, const std::vector<std::int64_t>& truth);
 double mean_squared_error(ConstBatchView prediction, ConstBatchView truth);
 double sum_squared_error(ConstBatchView prediction, ConstBatchView truth);

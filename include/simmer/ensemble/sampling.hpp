@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Which steps of a trajectory join the ensemble (SIMMERING.md §5): the last `window` steps,
+/// Which steps of a trajectory join the ensemble (docs/METHOD.md §5): the last `window` steps,
 /// every `stride`-th of them, or a random subset of given count or fraction.
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Is what one trajectory sampled an ensemble or a drift? (SIMMERING.md §10, issue 10.) Kept
+/// Is what one trajectory sampled an ensemble or a drift? (docs/METHOD.md §10, issue 10.) Kept
 /// online, O(N) per member and O(1) per step, with no stored networks: where the parameters went
 /// (distance from the start point, path length ∫|v| dt, their ratio, rms and largest |x_i|), the
 /// members' own series (loss, train/test metric, rms), the trajectory's ensemble per block of the

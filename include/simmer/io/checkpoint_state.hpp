@@ -35,11 +35,16 @@ struct RunCheckpoint {
   std::vector<unsigned char> pooled;               ///< rank 0's pooled ensembles
   std::vector<std::vector<unsigned char>> chains;  ///< each trajectory's state, in trajectory order
   std::vector<unsigned char> exchange;             ///< replica exchange's state (run::ReplicaSets; empty: none)
+  /// The noise sd in force and its source (run::Problem::noise_sd): after Adam, what
+  /// simmer.noise_sd = auto measured (0 before: a resume in Adam measures it again).
+  double noise_sd = 0.0;
+  std::string noise_sd_source;
 
   /// Checkpoint fields (core/visit.hpp); loading checks them against each other.
   template <class Ar>
   void fields(Ar& ar) {
-    ar(run_id, version, config_ini, step, adam_epoch, trajectories, generation, inputs, pooled, chains, exchange);
+    ar(run_id, version, config_ini, step, adam_epoch, trajectories, generation, inputs, pooled, chains, exchange,
+       noise_sd, noise_sd_source);
     ar.require(adam_epoch < 0 || step == 0, "an Adam-phase checkpoint at a simmering step");
     ar.require(trajectories >= 0, "negative trajectory count");
     ar.require(generation >= 1, "generation " + std::to_string(generation) + " out of range");

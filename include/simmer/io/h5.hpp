@@ -4,7 +4,7 @@
 /// itself, the file is opened with MPI-IO, every raw transfer is collective, and the writer
 /// counts how many transfers HDF5 really performed collectively (a test asserts it).
 ///
-/// Parallel HDF5 rule (../shared/docs/ARCHIVE-NOTES.md): every call that creates or changes
+/// Parallel HDF5 rule (HDF5's collective metadata operations): every call that creates or changes
 /// metadata is made by all ranks with the same arguments. Raw data: each rank selects its own
 /// rows; a rank with nothing to write selects none. Groups and the file track link creation
 /// order, which netCDF (and so xarray) needs.

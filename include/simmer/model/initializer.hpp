@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Weight initialisers of SIMMERING.md §6. Each fills a fan_in × fan_out kernel (row-major), or
+/// Weight initialisers of docs/METHOD.md §6. Each fills a fan_in × fan_out kernel (row-major), or
 /// `count` weights with given fans.
 
 #include <string>
@@ -26,7 +26,7 @@ double glorot_stddev(Index fan_in, Index fan_out);
 ///  - glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)).
 ///  - modified_glorot_normal: split [-2σ, 2σ] (σ = glorot_stddev) into fan_in equal segments and
 ///    draw weight j from N(c·m_{j mod fan_in}, w²) around the midpoints m, segments in turn.
-///    Choice (SIMMERING.md §6 leaves it open): w = σ / fan_in (a narrow normal inside its
+///    Choice (docs/METHOD.md §6 leaves it open): w = σ / fan_in (a narrow normal inside its
 ///    segment) and the midpoints are scaled by c so that the layer's variance c²·Var(m) + w²
 ///    equals σ²; with fan_in = 1 this is N(0, σ²).
 template <class S>

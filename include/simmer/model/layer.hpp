@@ -16,7 +16,7 @@
 
 namespace simmer::model {
 
-/// How a layer's weights are drawn (biases are always zero). SIMMERING.md §6.
+/// How a layer's weights are drawn (biases are always zero). docs/METHOD.md §6.
 enum class Init { glorot_normal, glorot_uniform, modified_glorot_normal };
 
 /// One named tensor of a layer's parameters, as stored in the flat vector.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Losses on network outputs (logits for the classification losses). SIMMERING.md §6.
+/// Losses on network outputs (logits for the classification losses). docs/METHOD.md §6.
 
 #include <memory>
 #include <string>

@@ -71,6 +71,9 @@ class ArchiveWriter {
   /// Reopens an archive to continue a run (resume); its status says "running" again.
   static ArchiveWriter reopen(const run::Problem& p, MPI_Comm comm);
 
+  /// A ladder's temperatures (/ladder and each rung's attributes; collective): at creation, and
+  /// again once simmer.noise_sd = auto has set T_Bayes.
+  void temperatures(const run::Problem& p);
   /// /initial/{params,velocity} and, for a retrofit, /baseline/params: one row per chain.
   void start_state(const std::vector<run::Chain*>& chains);
   /// The rows each chain owes (stored draws, sample stats, trace records) and every stage's

@@ -24,7 +24,7 @@ constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume wit
 constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
 constexpr int kExitDiverged = 5;  ///< complete, but trajectories diverged (stopped, or judged exploded)
 
-int run(const run::Problem& problem, const std::string& command_line, MPI_Comm comm,
+int run(run::Problem& problem, const std::string& command_line, MPI_Comm comm,
         const io::RunCheckpoint* resume = nullptr, io::OutputLock* lock = nullptr);
 
 /// This build's version (what archives and checkpoints record).

@@ -60,6 +60,8 @@ struct Metrics {
   std::int64_t deep_ensemble_members = 0;
   std::optional<StageMetrics> stage;  ///< of the stage in /diagnostics
   std::optional<double> bayes_temperature, temperature_over_bayes;
+  std::optional<double> noise_sd;  ///< regression (NaN: unknown)
+  std::string noise_sd_source;     ///< regression: where noise_sd came from
 };
 
 /// Mean and sample sd of the finite values (NaN, NaN when there are none): the baselines' and

@@ -102,20 +102,22 @@ class Chain {
 
   /// Retrofit: Adam from the initial network (trace rows every run.trace_every epochs), then the
   /// baseline is Adam's end point and simmering starts from it. `on_epoch` sees every epoch.
-  /// The same as adam_to(adam.epochs) then finish_adam().
+  /// The same as adam_to(adam.epochs), finish_adam(), then start().
   void train_adam(const train::EpochCallback& on_epoch = {}) {
     adam_to(adam_epochs(), on_epoch);
     finish_adam();
+    start();
   }
   /// Adam's epochs up to `epoch` (exclusive of later ones; at most adam.epochs), continuing from
   /// where the last call (or a loaded checkpoint) left off.
   virtual void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {}) = 0;
   /// Adam's epochs completed.
   [[nodiscard]] virtual std::int64_t adam_epoch() const = 0;
-  /// After Adam's last epoch: the baseline is its end point, and simmering starts there.
+  /// After Adam's last epoch: the baseline is its end point (adam.keep's iterate), scored; start()
+  /// then simmers from there.
   virtual void finish_adam() = 0;
-  /// Starts simmering at the current parameters (ab initio; train_adam already did it for a
-  /// retrofit).
+  /// Starts simmering at the current parameters with simmer.start_velocity's velocity (a
+  /// retrofit's adam: the last two Adam iterates); a no-op once started.
   virtual void start() = 0;
   [[nodiscard]] virtual bool started() const = 0;
 

@@ -48,6 +48,10 @@ inline constexpr const char* kHarmonicLossRise = "harmonic_loss_rise";
 inline constexpr const char* kHarmonicLossRiseStiffModes = "harmonic_loss_rise_stiff_modes";
 inline constexpr const char* kBayesTemperature = "bayes_temperature";
 inline constexpr const char* kTemperatureOverBayes = "temperature_over_bayes";
+/// Regression: the targets' noise sd behind T_Bayes (NaN: unknown) and where it came from
+/// (run::Problem::noise_sd_source: simmer.noise_sd, or with auto the deep ensemble's residuals).
+inline constexpr const char* kNoiseSd = "noise_sd";
+inline constexpr const char* kNoiseSdSource = "noise_sd_source";
 
 /// The score a task is judged by: accuracy (classification, of the vote) or MSE (regression).
 inline const char* main_score(bool classification) { return classification ? kAccuracy : kMse; }
@@ -127,6 +131,10 @@ struct MetricsShape {
 /// Every /metrics attribute name a run of that shape writes (sorted), the mirror datasets aside.
 inline std::vector<std::string> metric_keys(const MetricsShape& s) {
   std::vector<std::string> out{kMembers, kEnsembleName, kBayesTemperature, kTemperatureOverBayes};
+  if (!s.classification) {
+    out.emplace_back(kNoiseSd);
+    out.emplace_back(kNoiseSdSource);
+  }
   const auto scores = [&](const char* prefix) {
     for (const auto& set : s.scored_sets) {
       for (const auto& field : score_fields(s.classification)) out.push_back(score_key(prefix, set, field.first));

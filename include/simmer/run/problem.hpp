@@ -87,13 +87,13 @@ inline constexpr Names<RunOptions::Progress, 3> kProgressNames{"run.progress",
                                                                  {RunOptions::Progress::bar, "bar"},
                                                                  {RunOptions::Progress::lines, "lines"}}}};
 
-/// The health check and the stability check (SIMMERING.md §3's integrator can blow up).
+/// The health check and the stability check (docs/METHOD.md §3's integrator can blow up).
 struct HealthOptions {
   std::int64_t every = 100;  ///< steps between a trajectory's checks
   enum class OnDivergence { stop, warn } on_divergence = OnDivergence::stop;
   enum class StabilityCheck { refuse, warn, off } stability_check = StabilityCheck::refuse;
 };
-/// The stability check's verdict (SIMMERING.md §3: leapfrog is stable for h < 2/sqrt(lambda_max))
+/// The stability check's verdict (docs/METHOD.md §3: leapfrog is stable for h < 2/sqrt(lambda_max))
 /// on the worst start-point curvature of all trajectories, and what the run does about it.
 struct StabilityVerdict {
   double lambda_max = 0.0;
@@ -232,6 +232,17 @@ struct Problem {
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).
   double bayes_temperature = 0.0;
   double noise_sd = 0.0;  ///< regression: the targets' noise sd (target units; 0: unknown)
+  /// Where noise_sd came from (kNoiseSdSources' names; "unknown" without one).
+  std::string noise_sd_source = "unknown";
+  /// simmer.noise_sd = auto in a regression with an Adam phase: noise_sd (and T_Bayes) are set
+  /// after Adam by set_noise_sd, before any trajectory starts; until then they are unknown.
+  bool noise_pending = false;
+  /// With noise_pending and temperature_unit = posterior: the ramp and the ladder still hold
+  /// multiples of T_Bayes, which set_noise_sd turns into loss units.
+  bool posterior_pending = false;
+  /// Sets the noise sd, its source and T_Bayes (and with posterior_pending the temperatures in
+  /// loss units). Called once, after Adam (simmer.noise_sd = auto), on every rank alike.
+  void set_noise_sd(double sd, std::string source);
   /// sqrt(mean σ_i²) of the Gaussian prior (NaN without one).
   double prior_rms = 0.0;
   ModelText model_text;
@@ -291,6 +302,8 @@ struct Problem {
   [[nodiscard]] double first_temperature(std::int64_t index) const {
     return parallel_rungs() ? stage_temperature(stage_of(index, 0)) : ramp.first_positive();
   }
+  /// The set simmer.noise_sd = auto measures the deep ensemble's residuals on: validation, else train.
+  [[nodiscard]] std::size_t noise_set() const { return has_validation() ? kValidation : 0; }
   /// Whether the run reports the deep ensemble of its trajectories' Adam end points.
   [[nodiscard]] bool has_deep_ensemble() const { return mode == train::StartMode::retrofit; }
 };

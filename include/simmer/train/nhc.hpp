@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The Nosé–Hoover chain integrator of SIMMERING.md §3: unit-mass particles x with velocities v
+/// The Nosé–Hoover chain integrator of docs/METHOD.md §3: unit-mass particles x with velocities v
 /// in the potential L(x), thermostatted by a chain of length N_c at temperature T. As options
 /// (not the paper's), the same class integrates Langevin dynamics instead of the chain, and gives
 /// every parameter its own mass m_i (x' = v, v' = −∇U/m − ξ v, the thermostat on Σ m_i v_i²:
@@ -28,7 +28,7 @@ inline std::string to_string(Thermostat t) { return std::string(kThermostatNames
 
 struct NhcOptions {
   double time_step = 0.002;    ///< h (the paper's "learning rate")
-  int chain_length = 3;        ///< N_c (choice, SIMMERING.md §2)
+  int chain_length = 3;        ///< N_c (choice, docs/METHOD.md §2)
   std::vector<double> masses;  ///< Q_1..Q_Nc; empty means all 1 (the paper)
   double dof_offset = 0.0;     ///< N_f = N - dof_offset (choice; paper's N_e + N_ine)
   /// Gaussian prior N(x; 0, diag σ_i²) as precisions 1/σ_i², one per parameter; empty means no
@@ -92,7 +92,7 @@ class BasicNoseHooverChain {
   using PhaseState = BasicPhaseState<S>;
   BasicNoseHooverChain(const NhcOptions& options, Index parameter_count);
 
-  /// One step of length h at temperature T, in the nine-update order of SIMMERING.md §3, with
+  /// One step of length h at temperature T, in the nine-update order of docs/METHOD.md §3, with
   /// one gradient at the half-step position. `grad` is scratch (size N; pass the network's
   /// gradient vector to avoid copies). Returns L at the half-step position. `noise` supplies the
   /// Langevin thermostat's normal draws (required for it, unused by the chain).

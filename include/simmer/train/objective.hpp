@@ -39,7 +39,7 @@ class GradientCombiner {
 
 /// Training loss of a network on a fixed data set, in target units: the network's output is
 /// un-scaled (raw = out ⊙ output_scale + output_offset, per output column) before the loss, as
-/// SIMMERING.md §6 asks. Passing the network's own parameter vector (and, for the gradient, its
+/// docs/METHOD.md §6 asks. Passing the network's own parameter vector (and, for the gradient, its
 /// own gradient vector) avoids every copy: this is the hot path of a simmering step.
 template <class S>
 class BasicNetworkObjective final : public BasicObjective<S> {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// What it takes for simmering to sample a proper posterior (SIMMERING.md §10): the Bayesian
+/// What it takes for simmering to sample a proper posterior (docs/METHOD.md §10): the Bayesian
 /// temperature of each loss, and the per-parameter precisions of a Gaussian prior.
 ///
 /// exp(−L/T) is the likelihood of the data when T matches the loss's normalisation:

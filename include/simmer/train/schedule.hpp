@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Temperature schedules: callables of the step (HOOMD's Variant), SIMMERING.md §4.
+/// Temperature schedules: callables of the step (HOOMD's Variant), docs/METHOD.md §4.
 
 #include <cstdint>
 #include <functional>

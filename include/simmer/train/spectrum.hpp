@@ -7,7 +7,7 @@
 /// matrix's eigenvectors); N Σ_j τ_j² [θ_j > threshold], averaged over probes, estimates the
 /// count. Only modes stiffer than T stay within a thermal amplitude sqrt(T/λ) < 1 of the
 /// minimum, so the count says how much of the network equipartition's harmonic picture
-/// (loss rise N_f T/2) can describe (SIMMERING.md §10).
+/// (loss rise N_f T/2) can describe (docs/METHOD.md §10).
 
 #include "simmer/core/rng.hpp"
 #include "simmer/train/objective.hpp"
