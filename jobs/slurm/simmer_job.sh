@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# What both SLURM scripts share (sourced by simmer.sbatch and simmer_array.sbatch from the project
-# directory): environment modules, checks, signal forwarding, and requeueing a stopped run.
-# The caller sets PROG (its name for messages), PROJECT_DIR, CONFIG, SIMMER_MPI, MODULES, and
-# later OUTPUT and REQUEUE_REF (the job or array task scontrol requeues).
+# What both SLURM scripts share (sourced by simmer.sbatch and simmer_array.sbatch from
+# SIMMER_HOME: an install's share/simmer/jobs/slurm/ or a checkout's jobs/slurm/): finding
+# simmer_mpi, environment modules, checks, signal forwarding, and requeueing a stopped run.
+# The caller sets PROG (its name for messages), PROJECT_DIR, SIMMER_HOME, CONFIG, SIMMER_MPI,
+# MODULES, and later OUTPUT and REQUEUE_REF (the job or array task scontrol requeues).
 
 die() { echo "$PROG: error: $*" >&2; exit 2; }
 
@@ -20,15 +21,25 @@ simmer_load_modules() {
   set +u; module load "${modules[@]}" || die "module load $MODULES failed"; set -u
 }
 
+# SIMMER_MPI when SIMMER_BIN left it empty: SIMMER_HOME's install (bin/) or build (build/src/),
+# else simmer_mpi on PATH.
+simmer_find_binary() {
+  [ -z "$SIMMER_MPI" ] || return 0
+  for candidate in "$SIMMER_HOME/bin/simmer_mpi" "$SIMMER_HOME/build/src/simmer_mpi"; do
+    if [ -x "$candidate" ]; then SIMMER_MPI=$candidate; return 0; fi
+  done
+  SIMMER_MPI=simmer_mpi
+}
+
 # simmer_mpi and the config must exist: fail before srun, with a message that says where.
 simmer_check_inputs() {
   if [[ "$SIMMER_MPI" != */* ]]; then
-    resolved=$(command -v "$SIMMER_MPI" 2>/dev/null) || die "simmer_mpi '$SIMMER_MPI' is not on PATH (set SIMMER_BIN or edit SIMMER_MPI)"
+    resolved=$(command -v "$SIMMER_MPI" 2>/dev/null) || die "simmer_mpi is neither in SIMMER_HOME='$SIMMER_HOME' (bin/ or build/src/) nor on PATH: set SIMMER_HOME to simmer's install prefix or checkout, or SIMMER_BIN to the executable"
     SIMMER_MPI=$resolved
   fi
   [ -f "$SIMMER_MPI" ] || die "simmer_mpi not found at '$SIMMER_MPI' (from $PWD); build it (cmake --build build) or set SIMMER_BIN"
   [ -x "$SIMMER_MPI" ] || die "'$SIMMER_MPI' is not executable"
-  [ -f "$CONFIG" ] || die "config '$CONFIG' not found (from $PWD); set SIMMER_CONFIG"
+  [ -f "$CONFIG" ] || die "config '$CONFIG' not found (from $PWD); set SIMMER_CONFIG (relative to the submit directory, or absolute)"
   # OpenMPI refuses to run as root unless told (containers, test machines).
   if [ "$(id -u)" -eq 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -5,9 +5,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,10 +55,13 @@ struct Setup {
   std::vector<std::pair<std::int64_t, std::int64_t>> draws;
   std::int64_t planned = 0;  ///< networks of the candidate a finished run holds
   std::string source = layout::kPosteriorParams;
-  std::string candidate;                  ///< what they are, for the closing line
-  std::string group = layout::kEnsemble;  ///< the ensemble group whose σ² regression uses
-  std::vector<std::int64_t> outside;      ///< per point: features outside the widened training range
-  std::string incomplete;                 ///< the warning for an unfinished run ("" when complete)
+  std::string candidate;                       ///< what they are, for the closing line
+  std::string group = layout::kEnsemble;       ///< the ensemble group whose σ² regression uses
+  std::vector<std::int64_t> outside;           ///< per point: features outside the widened training range
+  std::string incomplete;                      ///< the warning for an unfinished run ("" when complete)
+  std::vector<std::string> kept_names;         ///< --keep: the points file's columns copied to the output
+  std::vector<std::vector<std::string>> kept;  ///< per point
+  int digits = 7;                              ///< --digits
 };
 
 /// The networks of `candidate` ("" = the run's ensemble): a simmering stage's stored draws, a
@@ -141,6 +146,33 @@ void scale_points(Setup& s) {
   }
 }
 
+/// A points file without a feature the networks take is refused naming the missing columns and
+/// every column the archive needs (before the reader's own "unknown column").
+void check_columns(const std::string& path, char delimiter, const std::vector<std::string>& features) {
+  std::ifstream in(path);
+  std::string header;
+  if (!in || !std::getline(in, header)) return;  // the reader says what is wrong with the file
+  if (!header.empty() && header.back() == '\r') header.pop_back();
+  if (header.rfind("\xEF\xBB\xBF", 0) == 0) header.erase(0, 3);
+  std::vector<std::string> columns;
+  std::stringstream fields(header);
+  for (std::string f; std::getline(fields, f, delimiter);) {
+    const auto b = f.find_first_not_of(" \t\""), e = f.find_last_not_of(" \t\"");
+    columns.push_back(b == std::string::npos ? "" : f.substr(b, e - b + 1));
+  }
+  std::string missing, needed;
+  for (const auto& name : features) {
+    needed += (needed.empty() ? "" : ",") + name;
+    if (std::find(columns.begin(), columns.end(), name) == columns.end()) {
+      missing += (missing.empty() ? "'" : ", '") + name + "'";
+    }
+  }
+  if (missing.empty()) return;
+  throw Error("'" + path + "' line 1: the column(s) " + missing + " are missing; the archive's networks take " +
+              std::to_string(features.size()) + " features, so the header needs " + needed +
+              " (other columns are copied to the output, see --keep)");
+}
+
 Setup prepare(const PredictOptions& o) {
   Setup s;
   s.reader.emplace(o.archive);
@@ -156,8 +188,13 @@ Setup prepare(const PredictOptions& o) {
   spec.features = s.run.feature_names;
   spec.target = s.run.feature_names.front();  // any numeric column: points have no target
   spec.task = data::Task::regression;
+  spec.keep = o.keep;
+  check_columns(o.points, spec.delimiter, s.run.feature_names);
   data::CsvReport report;
   s.points = data::read_csv(spec, &report);
+  s.kept_names = report.kept_names;
+  s.kept = std::move(report.kept);
+  s.digits = o.digits;
   if (report.rows_dropped > 0) {
     throw Error("'" + o.points + "': " + data::describe_drops(report) + "; predict needs every feature of every point");
   }
@@ -182,6 +219,14 @@ std::string point_name(const Setup& s, Index p) {
          " (point " + std::to_string(p) + ")";
 }
 
+/// ",id,name": point `p`'s --keep fields, each after a comma ("" without --keep columns).
+std::string kept_fields(const Setup& s, Index p) {
+  std::string out;
+  if (static_cast<std::size_t>(p) >= s.kept.size()) return out;
+  for (const auto& field : s.kept[static_cast<std::size_t>(p)]) out += "," + csv_text(field);
+  return out;
+}
+
 /// One block of networks' classification sums: probabilities [points][classes], then each
 /// network's entropy [points].
 struct ClassSums {
@@ -192,7 +237,9 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
                           std::ostream& csv) {
   const RunArchive& run = s.run;
   const Index points = s.x.rows();
-  csv << "point,prediction,prediction_class";
+  csv << "point";
+  for (const auto& name : s.kept_names) csv << "," << csv_text(name);
+  csv << ",prediction,prediction_class";
   for (const auto& name : run.class_names) csv << "," << csv_text("probability_" + name);
   csv << ",entropy,mutual_information";
   for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
@@ -208,12 +255,12 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
   const auto name_of = [&](std::int64_t k) { return csv_text(run.class_names[static_cast<std::size_t>(k)]); };
   for (Index p = 0; p < points; ++p) {
     const auto b = best[static_cast<std::size_t>(p)];
-    csv << p << "," << b << "," << name_of(b);
-    for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(probability(p, k));
+    csv << p << kept_fields(s, p) << "," << b << "," << name_of(b);
+    for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(probability(p, k), s.digits);
     // The mutual information H(mean p) − mean H(p_m) >= 0; rounding may leave −1e-17.
     const double mi = std::max(0.0, entropy(p, 0) - sums.entropy(p, 0) / static_cast<double>(networks));
-    csv << "," << csv_number(entropy(p, 0)) << "," << csv_number(mi);
-    for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(fraction(p, k));
+    csv << "," << csv_number(entropy(p, 0), s.digits) << "," << csv_number(mi, s.digits);
+    for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(fraction(p, k), s.digits);
     const auto m = majority[static_cast<std::size_t>(p)];
     csv << "," << m << "," << name_of(m) << "," << s.outside[static_cast<std::size_t>(p)] << "\n";
   }
@@ -225,6 +272,7 @@ void write_regression(const Setup& s, const std::vector<double>& all, const ense
   const Index points = s.x.rows();
   const Index cells = points * run.outputs;
   csv << "point";
+  for (const auto& name : s.kept_names) csv << "," << csv_text(name);
   for (const auto& name : output_names(run)) {
     csv << "," << csv_text("mean_" + name) << "," << csv_text("sd_" + name) << "," << csv_text("sd_model_" + name);
     for (const double q : quantiles) csv << "," << csv_text(quantile_column(q, name));
@@ -235,16 +283,18 @@ void write_regression(const Setup& s, const std::vector<double>& all, const ense
   std::fill(m.variance.begin(), m.variance.end(), 0.0);
   std::fill(m.weight.begin(), m.weight.end(), 1.0);
   for (Index p = 0; p < points; ++p) {
-    csv << p;
+    csv << p << kept_fields(s, p);
     for (Index k = 0; k < run.outputs; ++k) {
       for (std::size_t d = 0; d < s.draws.size(); ++d) {
         m.mean[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
       }
       const double sigma2 = noise.variance(0, k);
       const ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
-      csv << "," << csv_number(mo.mean) << "," << csv_number(std::sqrt(mo.total)) << ","
-          << csv_number(std::sqrt(mo.model));
-      for (const double q : quantiles) csv << "," << csv_number(ensemble::mixture_quantile(m, sigma2, q));
+      csv << "," << csv_number(mo.mean, s.digits) << "," << csv_number(std::sqrt(mo.total), s.digits) << ","
+          << csv_number(std::sqrt(mo.model), s.digits);
+      for (const double q : quantiles) {
+        csv << "," << csv_number(ensemble::mixture_quantile(m, sigma2, q), s.digits);
+      }
     }
     csv << "," << s.outside[static_cast<std::size_t>(p)] << "\n";
   }

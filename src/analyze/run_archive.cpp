@@ -336,10 +336,10 @@ std::string quantile_column(double q, const std::string& output) {
   return buf + output;
 }
 
-std::string csv_number(double value) {
+std::string csv_number(double value, int digits) {
   if (std::isnan(value)) return "nan";
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", value);
+  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
   return buf;
 }
 

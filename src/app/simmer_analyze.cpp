@@ -31,9 +31,9 @@ int main(int argc, char** argv) {
     if (rank == 0) std::cout << inv.help_text;
   } else if (code == 0 && inv.command == "predict") {
     // Collective: every rank evaluates its share of the draws.
-    code = analyze::predict(
-        {inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate, inv.allow_incomplete},
-        MPI_COMM_WORLD, std::cout);
+    code = analyze::predict({inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate,
+                             inv.allow_incomplete, inv.keep, inv.digits},
+                            MPI_COMM_WORLD, std::cout);
   } else if (code == 0) {
     // Serial commands run on rank 0; other ranks (under mpirun) only wait for the exit code.
     if (rank == 0) {

@@ -23,6 +23,7 @@ const char* const kOverview =
     "                                          under mpirun the draws are split over the ranks\n"
     "  merge A.h5 B.h5 ... -o ALL.h5           combine the archives of a seed study\n"
     "  export RUN.h5 --what trace|samples|ensemble   tidy CSV tables\n"
+    "  export RUN.h5 --what inference-data --out OUT.nc   ArviZ's InferenceData (netCDF-4)\n"
     "  verify RUN.h5                           read every dataset back and check its checksums;\n"
     "                                          exit code 1 when one is damaged\n"
     "`simmer_analyze COMMAND --help` describes each. Errors: one line on stderr, exit code 2.\n";
@@ -42,13 +43,14 @@ const Command kCommands[] = {
      "with fewer than 2 trajectories of 4 stored draws)."},
     {"predict",
      "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST] [--candidate NAME] "
-     "[--allow-incomplete]",
+     "[--keep COLUMNS] [--digits N] [--allow-incomplete]",
      "Evaluates the networks of the run's ensemble on the rows of FILE.csv: every stored network\n"
      "(/posterior/params) of its simmering stage, or of the candidate a ladder chose (a rung's\n"
      "draws, or the deep ensemble's /baseline/params); --candidate picks another (deep_ensemble,\n"
      "rung_<k>, or all: every stored network). FILE.csv's header\n"
-     "names the archive's feature columns (/data/feature_names; other columns are ignored), in\n"
-     "raw units. Inputs are scaled with the archive's /data/scaling and regression outputs\n"
+     "names the archive's feature columns (/data/feature_names) in any order, in\n"
+     "raw units; its other columns (an id, a name) are copied to the output after 'point' (--keep).\n"
+     "Inputs are scaled with the archive's /data/scaling and regression outputs\n"
      "un-scaled, as in the run. Output CSV, one row per point (docs/ANALYZE.md explains each column):\n"
      "  classification: point, prediction, prediction_class (arg max of the mean probability),\n"
      "                  probability_<class>... (the networks' mean softmax), entropy, mutual_information\n"
@@ -135,6 +137,11 @@ po::options_description options_of(const std::string& command) {
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.5,0.975"),
          "regression: quantiles of the predictive mixture per output (comma-separated; '' for none)")       //
         ("allow-incomplete", "use an unfinished run's archive (status not complete): its networks so far")  //
+        ("keep", po::value<std::string>()->value_name("COLUMNS")->default_value("*"),
+         "columns of FILE.csv copied to the output after 'point' (an id, a name): comma-separated, * (every "
+         "column that is not a feature) or '' (none)")  //
+        ("digits", po::value<int>()->value_name("N")->default_value(7),
+         "significant digits of the numbers written, 1..17 (17: they read back to the same double)")  //
         ("candidate", po::value<std::string>()->value_name("NAME"),
          "the networks to evaluate: the run's ensemble (default: /metrics 'ensemble'), deep_ensemble (the "
          "Adam end points), rung_<k> (a ladder's rung) or all (every stored network)");
@@ -223,6 +230,15 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     inv.quantiles = parse_quantiles(text("quantiles"));
     inv.candidate = text("candidate");
     inv.allow_incomplete = vm.count("allow-incomplete") != 0;
+    inv.keep.clear();
+    std::stringstream keep(text("keep"));
+    for (std::string column; std::getline(keep, column, ',');) {
+      if (!column.empty()) inv.keep.push_back(column);
+    }
+    inv.digits = vm["digits"].as<int>();
+    if (inv.digits < 1 || inv.digits > 17) {
+      throw Error("predict: --digits " + std::to_string(inv.digits) + " must be in 1..17");
+    }
   } else if (first == "export") {
     inv.what = text("what");
     inv.quantiles = parse_quantiles(text("quantiles"));

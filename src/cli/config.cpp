@@ -37,8 +37,10 @@ using detail::trim;
 
 po::options_description general_options() {
   po::options_description general("General options", 100, 50);
-  general.add_options()                                                  //
-      ("help,h", "print this help and exit")                             //
+  general.add_options()  //
+      ("help,h", po::value<std::string>()->implicit_value("")->value_name("TOPIC"),
+       "print this help and exit; --help KEY (simmer.steps, or steps) or --help SECTION (simmer) "
+       "prints just that")                                               //
       ("config", po::value<std::string>()->value_name("FILE"),           //
        "INI configuration file ([section] headers, key = value lines)")  //
       ("output", po::value<std::string>()->value_name("PATH"),           //
@@ -55,18 +57,51 @@ po::options_description general_options() {
   return general;
 }
 
-po::options_description section_options(const SectionInfo& section) {
+/// `desc` with the keys that `pick` selects, each with its default, syntax and meaning.
+template <class Pick>
+void add_keys(po::options_description& desc, Pick pick) {
   const Config defaults;
-  po::options_description desc(section.caption, 100, 50);
   for (const Key& k : keys()) {
-    if (k.section != section.name) continue;
+    if (!pick(k)) continue;
     const std::string shown = k.get(defaults, false);
     desc.add_options()(
         k.full().c_str(),
         po::value<std::string>()->default_value(shown, shown.empty() ? "\"\"" : shown)->value_name(k.value_name),
         k.meaning.c_str());
   }
+}
+
+po::options_description section_options(const SectionInfo& section) {
+  po::options_description desc(section.caption, 100, 50);
+  add_keys(desc, [&](const Key& k) { return k.section == section.name; });
   return desc;
+}
+
+/// --help TOPIC: a section's keys ("simmer" or "[simmer]"), or the keys named TOPIC ("simmer.steps",
+/// or "steps" in whichever section has it).
+std::string topic_help(const std::string& topic) {
+  std::ostringstream out;
+  for (const SectionInfo& s : kSections) {
+    if (topic == s.name || topic == "[" + std::string(s.name) + "]") {
+      out << section_options(s);
+      return out.str();
+    }
+  }
+  po::options_description desc("", 100, 50);
+  bool found = false;
+  add_keys(desc, [&](const Key& k) {
+    const bool match = k.full() == topic || k.name == topic;
+    found = found || match;
+    return match;
+  });
+  if (!found) {
+    std::vector<std::string> names = all_key_names();
+    for (const SectionInfo& s : kSections) names.emplace_back(s.name);
+    throw Error("--help: '" + topic + "' is neither a key nor a section" + suggestion(topic, names) +
+                "; sections are data, model, adam, simmer, ensemble, run (--help alone lists every key)");
+  }
+  out << desc;
+  return out.str();
 }
 
 [[noreturn]] void ini_error(const std::string& origin, std::size_t line, const std::string& why) {
@@ -113,7 +148,9 @@ std::size_t apply_ini(const std::string& text, const std::string& origin, Config
     if (name.empty() || !ini_value(trimmed.substr(eq + 1), value)) {
       ini_error(origin, line, "malformed line '" + trimmed + "' (expected key = value)");
     }
-    if (section.empty()) ini_error(origin, line, "key outside of any [section]");
+    if (section.empty()) {
+      ini_error(origin, line, "key '" + name + "' outside of any [section]" + suggestion(name, all_key_names()));
+    }
 
     const std::string full = section + "." + name;
     const Key* key = find_key(full);
@@ -165,15 +202,20 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
     throw Error(std::string("command line: ") + e.what());
   }
 
+  if (vm.count("help") != 0) {
+    // "--help=KEY", or "--help KEY" (the topic then arrives as the first stray word).
+    std::string topic = vm["help"].as<std::string>();
+    if (topic.empty() && vm.count("positional-arguments") != 0) {
+      topic = vm["positional-arguments"].as<std::vector<std::string>>().front();
+    }
+    inv.help = true;
+    inv.help_text = topic.empty() ? help_text() : topic_help(topic);
+    return inv;
+  }
   if (vm.count("positional-arguments") != 0) {
     const auto& words = vm["positional-arguments"].as<std::vector<std::string>>();
     throw Error("command line: unexpected argument '" + words.front() +
                 "' (options are --config FILE and --section.key value; see --help)");
-  }
-  if (vm.count("help") != 0) {
-    inv.help = true;
-    inv.help_text = help_text();
-    return inv;
   }
   inv.overwrite = vm.count("overwrite") != 0;
   inv.estimate_only = vm.count("estimate") != 0;
@@ -273,7 +315,11 @@ std::string help_text() {
   std::ostringstream out;
   out << "Usage: simmer_mpi --config FILE [--section.key value ...] [--output PATH] "
          "[--overwrite] [--estimate]\n"
-         "       simmer_mpi --resume ARCHIVE   (continue from ARCHIVE.ckpt, any number of ranks)\n\n"
+         "       simmer_mpi --resume ARCHIVE   (continue from ARCHIVE.ckpt, any number of ranks)\n"
+         "       simmer_mpi --help KEY|SECTION (one key, e.g. simmer.steps or steps; or one section)\n\n"
+         "Your own CSV needs only [data] path and target (and task = classification for class\n"
+         "labels): the defaults are the recommended recipe (docs/YOUR_DATA.md). The paper's\n"
+         "settings are in its job files, jobs/*.ini. --print-config shows every value a run uses.\n\n"
          "Values come from the defaults below, then the INI file (--config), then the command\n"
          "line: a later source overrides an earlier one. In the file, key 'section.key' is\n"
          "written 'key = value' under a [section] header; '#' or ';' start a comment line and\n"

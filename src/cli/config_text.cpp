@@ -98,7 +98,23 @@ std::string suggestion(const std::string& given, const std::vector<std::string>&
       best = &c;
     }
   }
-  return best ? " (did you mean '" + prefix + *best + "'?)" : "";
+  if (best) return " (did you mean '" + prefix + *best + "'?)";
+  // A key without its section, or in another one ("steps" for "simmer.steps"), and a key's
+  // beginning ("simmer.temperature" for "simmer.temperature_unit"): at most three.
+  const auto name_of = [](const std::string& key) {
+    const std::size_t dot = key.find('.');
+    return dot == std::string::npos ? key : key.substr(dot + 1);
+  };
+  std::vector<std::string> near;
+  for (const std::string& c : candidates) {
+    const bool same_name = c.find('.') != std::string::npos && name_of(c) == name_of(given);
+    const bool begins = given.size() >= 4 && c.size() > given.size() && c.compare(0, given.size(), given) == 0;
+    if ((same_name || begins) && near.size() < 3) near.push_back("'" + prefix + c + "'");
+  }
+  if (near.empty()) return "";
+  std::string out = near.size() == 1 ? " (did you mean " : " (did you mean one of ";
+  for (std::size_t i = 0; i < near.size(); ++i) out += (i > 0 ? ", " : "") + near[i];
+  return out + "?)";
 }
 
 // INI reader.

@@ -336,6 +336,18 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   std::int64_t rows_read = 0;
   std::int64_t rows_dropped = 0;
   std::vector<DropReason> dropped_by;
+  // Pass-through columns (predict --keep): named, or every column the run does not read.
+  std::vector<Column> keep_columns;
+  if (spec.keep == std::vector<std::string>{"*"}) {
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const bool used = c == target_column.index || std::any_of(feature_columns.begin(), feature_columns.end(),
+                                                                [&](const Column& f) { return f.index == c; });
+      if (!used) keep_columns.push_back({header[c], c});
+    }
+  } else {
+    for (const auto& name : spec.keep) keep_columns.push_back(find_column(header, name, header_where));
+  }
+  std::vector<std::vector<std::string>> kept_text;
   std::map<std::pair<std::size_t, int>, std::size_t> reason_of;  // (file column, token) -> index
   std::vector<double> row(feature_columns.size());
   constexpr std::size_t kLinesShown = 5;
@@ -396,6 +408,11 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
     }
     x_values.insert(x_values.end(), row.begin(), row.end());
     kept.push_back(lines[l].number);
+    if (!keep_columns.empty()) {
+      std::vector<std::string> passed;
+      for (const Column& c : keep_columns) passed.push_back(fields[c.index]);
+      kept_text.push_back(std::move(passed));
+    }
     if (classification) {
       labels.push_back(target_field);
     } else {
@@ -408,6 +425,9 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
     report->rows_dropped = rows_dropped;
     report->dropped_by = dropped_by;
     report->warnings.clear();
+    report->kept_names.clear();
+    for (const Column& c : keep_columns) report->kept_names.push_back(c.name);
+    report->kept = std::move(kept_text);
   }
   const auto rows = static_cast<Index>(rows_read - rows_dropped);
   if (rows == 0) {

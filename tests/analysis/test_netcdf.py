@@ -227,12 +227,12 @@ def test_format1(tmp):
     points = os.path.join(tmp, "x.csv")
     with open(points, "w") as fh:
         fh.write("x\n0.1\n0.7\n")
-    p = st.run(ANALYZE, 2, ["predict", sine, "--points", points])
+    p = st.run(ANALYZE, 2, ["predict", "--digits", "17", sine, "--points", points])
     if "estimated here" not in p.stderr or len(p.stdout.splitlines()) != 3:
         fail(f"predict on a format-1 regression archive (no recorded noise):\n{p.stdout}\n{p.stderr}")
     with open(points, "w") as fh:
         fh.write("sepal_width,petal_width\n3.0,0.2\n")
-    if "probability_Iris-setosa" not in st.run(ANALYZE, None, ["predict", iris, "--points", points]).stdout:
+    if "probability_Iris-setosa" not in st.run(ANALYZE, None, ["predict", "--digits", "17", iris, "--points", points]).stdout:
         fail("predict on a format-1 classification archive")
     merged = os.path.join(tmp, "merged.h5")
     st.run(ANALYZE, None, ["merge", sine, sine2, "-o", merged])

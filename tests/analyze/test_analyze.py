@@ -16,6 +16,7 @@ tests: summary   configuration, metrics and health of an Iris and a sine run; sp
        export    trace, samples (and --params) and ensemble tables equal the archive's arrays
 """
 import os
+import re
 import shutil
 import sys
 
@@ -139,17 +140,21 @@ def _predict_iris(tmp, iris):
     outs = {}
     for n in (1, 2, 3):
         out = os.path.join(tmp, f"iris_pred_{n}.csv")
-        analyze(["predict", iris, "--points", pts, "--out", out], ranks=n)
+        analyze(["predict", "--digits", "17", iris, "--points", pts, "--out", out], ranks=n)
         outs[n] = open(out).read()
     if not outs[1] == outs[2] == outs[3]:
         fail("iris: predict output differs between mpirun -n 1, 2 and 3")
     header, rows = read_csv(outs[1])
-    want = (["point", "prediction", "prediction_class"] + [f"probability_{c}" for c in classes]
+    # The points file's text column 'label' is copied through (--keep's default: every column
+    # that is not a feature).
+    want = (["point", "label", "prediction", "prediction_class"] + [f"probability_{c}" for c in classes]
             + ["entropy", "mutual_information"] + [f"fraction_{c}" for c in classes]
             + ["vote_prediction", "vote_prediction_class", "outside_training_range"])
     if header != want:
         fail(f"iris: header {header}")
     at = {name: i for i, name in enumerate(header)}
+    if {r[at["label"]] for r in rows} != {"ignored"}:
+        fail("iris: the points' label column was not copied through")
     fraction = np.array([[float(r[at[f"fraction_{c}"]]) for c in classes] for r in rows])
     members = votes.sum(axis=1)[0]
     if not np.array_equal(np.rint(fraction * members).astype(np.int64), votes):
@@ -159,8 +164,16 @@ def _predict_iris(tmp, iris):
     if [r[at["vote_prediction_class"]] for r in rows] != [classes[m] for m in majority]:
         fail("iris: majority class names wrong")
     # Without mpirun (a singleton MPI process) too, to stdout.
-    if analyze(["predict", iris, "--points", pts]).stdout != outs[1]:
+    if analyze(["predict", "--digits", "17", iris, "--points", pts]).stdout != outs[1]:
         fail("iris: stdout output differs from --out")
+    # The defaults: 7 significant digits; --keep '' copies nothing.
+    header, rows = read_csv(analyze(["predict", iris, "--points", pts, "--keep", ""]).stdout)
+    if "label" in header:
+        fail(f"iris: --keep '' still copies the label column: {header}")
+    digits = max(len(v.replace("-", "").replace(".", "").split("e")[0].lstrip("0")) for r in rows for v in r[1:]
+                 if re.fullmatch(r"-?[0-9.]+(e[-+][0-9]+)?", v))
+    if digits > 7:
+        fail(f"iris: a number with {digits} significant digits at the default --digits 7")
 
 
 def _predict_sine(tmp, sine):
@@ -179,7 +192,7 @@ def _predict_sine(tmp, sine):
     outs = {}
     for n in (1, 3):
         out = os.path.join(tmp, f"sine_pred_{n}.csv")
-        analyze(["predict", sine, "--points", pts, "--out", out, "--quantiles", "0.1,0.5,0.9"], ranks=n)
+        analyze(["predict", "--digits", "17", sine, "--points", pts, "--out", out, "--quantiles", "0.1,0.5,0.9"], ranks=n)
         outs[n] = open(out).read()
     if outs[1] != outs[3]:
         fail("sine: predict output differs between mpirun -n 1 and 3")
@@ -226,7 +239,7 @@ def _predict_lenet(tmp):
     with h5py.File(lenet, "r") as f:
         write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()])
         votes = f["ensemble/test/votes"][()]
-    header, rows = read_csv(analyze(["predict", lenet, "--points", pts], ranks=2).stdout)
+    header, rows = read_csv(analyze(["predict", "--digits", "17", lenet, "--points", pts], ranks=2).stdout)
     first = header.index([h for h in header if h.startswith("fraction_")][0])
     fraction = np.array([[float(v) for v in r[first:first + 10]] for r in rows])
     if not np.array_equal(np.rint(fraction * votes.sum(axis=1)[0]).astype(np.int64), votes):
@@ -241,7 +254,7 @@ def test_predict(tmp, iris_run, sine_run):
     # float32 storage, every 2nd member: reads and evaluates every stored network.
     f32 = os.path.join(tmp, "sine32.h5")
     simmer(1, opts(SINE_SMALL, "--ensemble.store_dtype", "float32", "--ensemble.store_every", "2", "--output", f32))
-    header, rows = read_csv(analyze(["predict", f32, "--points", pts]).stdout)
+    header, rows = read_csv(analyze(["predict", "--digits", "17", f32, "--points", pts]).stdout)
     got = np.array([float(r[1]) for r in rows])
     if len(rows) != len(mean) or not np.all(np.isfinite(got)) or np.max(np.abs(got - mean)) > 0.2:
         fail("float32 archive: predictions missing or far from the float64 run's ensemble")
@@ -249,7 +262,7 @@ def test_predict(tmp, iris_run, sine_run):
     bad = os.path.join(tmp, "bad_points.csv")
     with open(bad, "w") as fh:
         fh.write("z\n1\n")
-    p = analyze(["predict", sine, "--points", bad], expect=2)
+    p = analyze(["predict", "--digits", "17", sine, "--points", bad], expect=2)
     if "bad_points.csv" not in p.stderr or "'x'" not in p.stderr:
         fail(f"points without column x: message does not name the file and column:\n{p.stderr}")
     _predict_lenet(tmp)
@@ -375,7 +388,7 @@ def _merge_sine(tmp):
     with h5py.File(sab, "r") as f:
         write_points(pts, names_of(f, "data/feature_names"), f["data/test/x"][()], extra=False)
         mean = f["ensemble/test/mean"][()][:, 0]
-    _, rows = read_csv(analyze(["predict", sab, "--points", pts], ranks=2).stdout)
+    _, rows = read_csv(analyze(["predict", "--digits", "17", sab, "--points", pts], ranks=2).stdout)
     if not np.allclose([float(r[1]) for r in rows], mean, rtol=1e-12, atol=1e-14):
         fail("predict on the merged archive differs from its merged ensemble mean")
     return sa

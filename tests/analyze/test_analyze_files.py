@@ -72,12 +72,12 @@ def _bad_files(tmp, sine):
 
 def _usage_errors(tmp, sine):
     # --help for the tool and each subcommand; usage errors exit 2.
-    for args in (["--help"], ["summary", "--help"], ["predict", "--help"], ["merge", "--help"],
+    for args in (["--help"], ["summary", "--help"], ["predict", "--digits", "17", "--help"], ["merge", "--help"],
                  ["export", "--help"], ["verify", "--help"]):
         p = analyze(args)
         if "Usage: simmer_analyze" not in p.stdout:
             fail(f"{args}: no usage text")
-    for args in ([], ["frobnicate"], ["summary"], ["predict", sine], ["summary", sine, "--nope"],
+    for args in ([], ["frobnicate"], ["summary"], ["predict", "--digits", "17", sine], ["summary", sine, "--nope"],
                  ["merge", sine, "-o", os.path.join(tmp, "x.h5")]):
         p = analyze(args, expect=2)
         if len(p.stderr.strip().splitlines()) != 1:
@@ -90,7 +90,7 @@ def test_badfiles(tmp):
     cases, pts = _bad_files(tmp, sine)
     n = 0
     for path, needle in cases:
-        for args in (["summary", path], ["predict", path, "--points", pts], ["export", path, "--what", "trace"],
+        for args in (["summary", path], ["predict", "--digits", "17", path, "--points", pts], ["export", path, "--what", "trace"],
                      ["merge", path, sine, "-o", os.path.join(tmp, "m.h5")]):
             for ranks in ((None, 2) if args[0] == "predict" else (None,)):
                 p = analyze(args, ranks=ranks, expect=2)
@@ -298,7 +298,7 @@ def _refused_unless_allowed(tmp, killed):
         fh.write("sepal_width,petal_width\n3.0,0.2\n")
     with h5py.File(killed, "r") as f:
         chains, draws = f["posterior/params"].shape[:2]
-    for args, planned in ((["predict", killed, "--points", pts], f"of {chains * draws} planned stored networks"),
+    for args, planned in ((["predict", "--digits", "17", killed, "--points", pts], f"of {chains * draws} planned stored networks"),
                           (["export", killed, "--what", "ensemble"], f"of {4 * 200} planned"),
                           (["export", killed, "--what", "trace"], f"of {chains * draws} planned stored draws")):
         p = analyze(args, expect=2)

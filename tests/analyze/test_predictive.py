@@ -91,7 +91,7 @@ def test_linear(tmp):
         x_test, y_test = f["data/test/x"][()], f["data/test/y"][()][:, 0]
     points = os.path.join(tmp, "linear_points.csv")
     np.savetxt(points, x_test, delimiter=",", header="x", comments="")
-    header, rows = table(analyze(["predict", out, "--points", points, "--quantiles", "0.05,0.95"], ranks=2).stdout)
+    header, rows = table(analyze(["predict", "--digits", "17", out, "--points", points, "--quantiles", "0.05,0.95"], ranks=2).stdout)
     got = coverage(y_test, column(header, rows, "q0.05_y"), column(header, rows, "q0.95_y"))
     if abs(got - m_coverage(out)) > 0.01:
         fail(f"predict's 90 % intervals cover {got:.4f} of the test rows, the run's {m_coverage(out):.4f}")
@@ -130,7 +130,7 @@ def test_classification(tmp):
             probs.append(e / e.sum(axis=1, keepdims=True))
         classes = st.strings(f["data/class_names"])
     np.savetxt(points, x, delimiter=",", header=",".join(names), comments="")
-    outs = [analyze(["predict", out, "--points", points], ranks=n).stdout for n in (1, 3)]
+    outs = [analyze(["predict", "--digits", "17", out, "--points", points], ranks=n).stdout for n in (1, 3)]
     if outs[0] != outs[1]:
         fail("iris: predict's probabilities differ between mpirun -n 1 and 3")
     header, rows = table(outs[0])
@@ -162,7 +162,7 @@ def test_inputs(tmp):
         good = os.path.join(tmp, "good.csv")
         with open(good, "w") as fh:
             fh.write("sepal_width,petal_width\n3.0,0.2\n9,9\n3.0,9\n")
-        header, rows = table(analyze(["predict", out, "--points", good]).stdout)
+        header, rows = table(analyze(["predict", "--digits", "17", out, "--points", good]).stdout)
         flags = list(column(header, rows, "outside_training_range").astype(int))
         if flags != [0, 2, 1]:
             fail(f"{precision}: outside_training_range {flags}, expected [0, 2, 1]")
@@ -170,7 +170,7 @@ def test_inputs(tmp):
         with open(bad, "w") as fh:
             fh.write("sepal_width,petal_width\n3.0,0.2\n1e100,1e100\n")
         written = os.path.join(tmp, "written.csv")
-        p = analyze(["predict", out, "--points", bad, "--out", written], ranks=2, expect=2)
+        p = analyze(["predict", "--digits", "17", out, "--points", bad, "--out", written], ranks=2, expect=2)
         if "bad.csv:3" not in p.stderr or "'sepal_width'" not in p.stderr or os.path.exists(written):
             fail(f"{precision}: a row 1e100,1e100 is not refused naming line 3 and its column, or output was "
                  f"written:\n{p.stderr}")

@@ -187,7 +187,9 @@ TEST_CASE("INI errors name origin:line, key and value", "[config]") {
                       Contains("jobs/iris.ini:2: unknown section [simer]") && Contains("did you mean 'simmer'?"));
   }
   SECTION("key outside of any section") {
-    CHECK_THROWS_WITH(from_ini("# comment\n\nsteps = 10\n"), Contains("jobs/iris.ini:3: key outside of any [section]"));
+    CHECK_THROWS_WITH(
+        from_ini("# comment\n\nsteps = 10\n"),
+        Contains("jobs/iris.ini:3: key 'steps' outside of any [section]") && Contains("did you mean 'simmer.steps'?"));
   }
   SECTION("malformed lines") {
     CHECK_THROWS_WITH(from_ini("[data]\n\n\n\n\n\nfoo\n"),
@@ -224,7 +226,11 @@ TEST_CASE("INI errors name origin:line, key and value", "[config]") {
 TEST_CASE("command-line errors name the option and value", "[config]") {
   CHECK_THROWS_WITH(parse({"--simmer.timestep", "0.1"}),
                     Contains("unknown option '--simmer.timestep'") && Contains("did you mean '--simmer.time_step'?"));
-  CHECK_THROWS_WITH(parse({"--frobnicate"}), Contains("unknown option '--frobnicate'"));
+  CHECK_THROWS_WITH(parse({"--frobnicate"}), Contains("unknown option '--frobnicate'") && !Contains("did you mean"));
+  // A key without its section, and a key's beginning (issue 36).
+  CHECK_THROWS_WITH(parse({"--steps", "10"}), Contains("did you mean '--simmer.steps'?"));
+  CHECK_THROWS_WITH(parse({"--simmer.temperature", "posterior"}),
+                    Contains("did you mean '--simmer.temperature_unit'?"));
   // No abbreviations: a prefix is not silently taken for a longer key.
   CHECK_THROWS_WITH(parse({"--simmer.T_init", "1"}), Contains("'--simmer.T_init'"));
   CHECK_THROWS_WITH(parse({"--simmer.steps", "abc"}), Contains("--simmer.steps = 'abc': not an integer"));

@@ -70,7 +70,7 @@ def predicted_test_fractions(archive, extra=()):
     points = archive[:-3] + "_points.csv"
     with open(points, "w") as fh:
         fh.write(",".join(names) + "\n" + "".join(",".join(repr(v) for v in r) + "\n" for r in x))
-    p = subprocess.run([ANALYZE, "predict", archive, "--points", points, *extra], env=st.ENV, capture_output=True,
+    p = subprocess.run([ANALYZE, "predict", "--digits", "17", archive, "--points", points, *extra], env=st.ENV, capture_output=True,
                        text=True)
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     return p.returncode, np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows]), p.stderr

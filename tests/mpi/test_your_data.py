@@ -14,6 +14,9 @@ tests: regression      jobs/your_data.ini (data/friedman1.csv: path and target o
        classification  a 300-row CSV with three classes (path, target, task): 240 rows of which
                        48 validation, 60 test, cce and features-64-64-classes
        unused_rows     a fixed data.train + data.test below the rows says how many are unused
+       quickstart_warnings  the quick start's job (jobs/iris_abinitio.ini on 36 ranks, shortened):
+                       at most 3 warning lines, whatever the number of ranks that warn (36 "slow
+                       to heat" lines before: one per rank)
        noise_resume    simmer.noise_sd = auto across a stop after Adam and a resume on another
                        rank count: the archive equals an uninterrupted one-rank run's (so the
                        measured noise, checkpointed, is the same on every rank count)
@@ -120,3 +123,16 @@ def test_noise_resume(tmp):
     args = ["--config", JOB, "--data.path", os.path.join(ROOT, "data", "friedman1.csv")] + SHORT
     st.stopped_and_resumed(SIMMER, st.opts(args, "--run.trajectories", "2"), os.path.join(tmp, "stopped.h5"),
                            [], [], "a run with simmer.noise_sd = auto", at_step=300)
+
+
+def test_quickstart_warnings(tmp):
+    # jobs/quickstart.sh's run, shortened: every trajectory starts at rest at a small T, so every
+    # rank's trajectory is slow to heat.
+    p = st.run(SIMMER, 36, ["--config", os.path.join(ROOT, "jobs", "iris_abinitio.ini"),
+                            "--data.path", os.path.join(ROOT, "data", "iris.csv"), "--simmer.steps", "600",
+                            "--ensemble.window", "300", "--ensemble.count", "100", "--run.gather_interval", "600",
+                            "--run.checkpoint_interval", "600", "--output", os.path.join(tmp, "quick.h5")])
+    warnings = [ln for ln in (p.stdout + p.stderr).splitlines() if "warning" in ln.lower()]
+    if len(warnings) > 3:
+        st.fail(f"{len(warnings)} warning lines (at most 3):\n" + "\n".join(warnings))
+    print(f"quick start: {len(warnings)} warning line(s)")

@@ -7,8 +7,10 @@
 #     (tests/slurm/slurm_common.sh: reusing a SLURM that already answers sinfo; writing
 #     /etc/slurm/slurm.conf only when it is absent or not ours; cancelling jobs left by an
 #     earlier test run that was killed). Needs root for that part.
-#  2. Submits jobs/slurm/simmer.sbatch and jobs/slurm/simmer_array.sbatch (array 0-1) with
-#     `sbatch --wait`, 2 tasks each and a reduced sine configuration, into a temporary directory.
+#  2. Submits, from a temporary directory outside the checkout holding a copy of the sine job,
+#     simmer.sbatch as `cmake --install` puts it in a prefix (nothing set but the configuration
+#     and the output directory) and the checkout's simmer_array.sbatch (array 0-1, through
+#     SIMMER_HOME and SIMMER_BIN), with `sbatch --wait`, 2 tasks each, reduced on the command line.
 #  3. Checks each job's exit code and that each archive is valid HDF5 with the groups
 #     /posterior and /ensemble, /posterior/params [2 chains, 100 draws, 481 params] finite and
 #     /metrics members = 200 (so the overrides reached simmer_mpi); for the array, that task k
@@ -48,18 +50,17 @@ chmod 755 "$tmp"
 overrides=(--simmer.steps 300 --simmer.every 50 --ensemble.window 100 --adam.epochs 50
            --run.trajectories 2 --run.gather_interval 100)
 
-submit() {  # name script output_dir sbatch-options... -- simmer-arguments...
-  local name=$1 script=$2 out=$3 rc
-  shift 3
+submit() {  # name script sbatch-options... -- simmer-arguments...  (environment: SIMMER_* exported by the caller)
+  local name=$1 script=$2 rc
+  shift 2
   local sb=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do sb+=("$1"); shift; done
   shift
-  log "sbatch --wait ${sb[*]} $script $*"
-  SIMMER_BIN=$bin SIMMER_CONFIG=jobs/sine_retrofit.ini SIMMER_OUTPUT_DIR=$out \
-  SIMMER_PROJECT_DIR=$root \
-    timeout $JOB_TIMEOUT sbatch --wait --parsable --partition="$partition" --ntasks=2 \
-      --time=00:05:00 --job-name="$JOB_NAME" --chdir="$tmp" "${sb[@]}" \
-      "$root/$script" "$@" > "$tmp/$name.sbatch-out" 2>&1
+  log "sbatch --wait ${sb[*]} $script $* (from $work)"
+  # Submitted from the user's directory, as a user does (the job runs there: SLURM_SUBMIT_DIR).
+  (cd "$work" && timeout $JOB_TIMEOUT sbatch --wait --parsable --partition="$partition" --ntasks=2 \
+      --time=00:05:00 --job-name="$JOB_NAME" "${sb[@]}" \
+      "$script" "$@") > "$tmp/$name.sbatch-out" 2>&1
   rc=$?
   if [ $rc = 124 ]; then
     fail "$name: sbatch --wait did not return within $JOB_TIMEOUT s (jobs: $(squeue -h -n "$JOB_NAME" -o '%i %T %r' 2>&1 | tr '\n' ';'))"
@@ -134,26 +135,45 @@ PY
   fi
 }
 
-# (1) One run: jobs/slurm/simmer.sbatch.
-submit single jobs/slurm/simmer.sbatch "$tmp/single" --output="$tmp/single-%j.out" -- "${overrides[@]}"
+# Both jobs run from a directory outside the checkout that holds the user's configuration (the
+# paper's sine job, under another name), as a user of an installed simmer would (issue 36).
+work=$tmp/work
+mkdir -p "$work"
+cp "$root/jobs/sine_retrofit.ini" "$work/my_sine.ini"
+unset SIMMER_HOME SIMMER_BIN SIMMER_PROJECT_DIR SIMMER_CONFIG SIMMER_OUTPUT_DIR
+
+# (1) One run: simmer.sbatch as cmake --install puts it in a prefix; it knows the prefix (its
+# simmer_mpi and job library), so it needs nothing but the configuration and the output directory.
+build=$(dirname "$(dirname "$bin")")
+cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log"; fail "cmake --install $build --prefix $tmp/prefix failed"; }
+[ -x "$tmp/prefix/bin/simmer_mpi" ] || fail "cmake --install put no bin/simmer_mpi in $tmp/prefix"
+SIMMER_CONFIG=my_sine.ini SIMMER_OUTPUT_DIR=$tmp/single
+export SIMMER_CONFIG SIMMER_OUTPUT_DIR
+submit single "$tmp/prefix/share/simmer/jobs/slurm/simmer.sbatch" --output="$tmp/single-%j.out" -- "${overrides[@]}"
+grep -q "$tmp/prefix/bin/simmer_mpi" "$tmp"/single-*.out \
+  || fail "the installed simmer.sbatch did not run the installed simmer_mpi: $(cat "$tmp"/single-*.out)"
 shopt -s nullglob
-archives=("$tmp"/single/sine_retrofit-*.h5)
+archives=("$tmp"/single/my_sine-*.h5)
 [ ${#archives[@]} = 1 ] || fail "simmer.sbatch: expected one archive in $tmp/single, found ${#archives[@]}"
 check_archive "${archives[0]}"
 
-# (2) The seed study: jobs/slurm/simmer_array.sbatch, array tasks 0 and 1.
-submit array jobs/slurm/simmer_array.sbatch "$tmp/array" --array=0-1 --output="$tmp/array-%A_%a.out" \
+# (2) The seed study: the checkout's simmer_array.sbatch, array tasks 0 and 1, found through
+# SIMMER_HOME (the checkout) with the executable under test in SIMMER_BIN.
+SIMMER_HOME=$root SIMMER_BIN=$bin SIMMER_OUTPUT_DIR=$tmp/array
+export SIMMER_HOME SIMMER_BIN SIMMER_OUTPUT_DIR
+submit array "$root/jobs/slurm/simmer_array.sbatch" --array=0-1 --output="$tmp/array-%A_%a.out" \
   -- "${overrides[@]}"
 array_id=$(head -n1 "$tmp/array.sbatch-out" | cut -d';' -f1)
 for k in 0 1; do
-  a="$tmp/array/sine_retrofit-${array_id}_$k.h5"
+  a="$tmp/array/my_sine-${array_id}_$k.h5"
   # Each task's own exit code, as far as slurmctld still remembers the job (MinJobAge).
   code=$(timeout 10 scontrol show job "${array_id}_$k" 2>/dev/null | grep -o ' ExitCode=[0-9:]*' | head -n1)
   [ -z "$code" ] || [ "$code" = " ExitCode=0:0" ] || fail "array task $k:$code"
   check_archive "$a" "$((1 + k))"
 done
 if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
-  /usr/bin/python3 - "$tmp/array/sine_retrofit-${array_id}_0.h5" "$tmp/array/sine_retrofit-${array_id}_1.h5" <<'PY' \
+  /usr/bin/python3 - "$tmp/array/my_sine-${array_id}_0.h5" "$tmp/array/my_sine-${array_id}_1.h5" <<'PY' \
     || fail "the two array tasks produced the same networks (seeds not applied?)"
 import sys, h5py, numpy as np
 a, b = (h5py.File(p, "r")["posterior/params"][()] for p in sys.argv[1:3])
@@ -161,5 +181,5 @@ sys.exit(0 if a.shape != b.shape or not np.array_equal(a, b) else 1)
 PY
 fi
 
-log "PASS: simmer.sbatch and simmer_array.sbatch (array 0-1) ran under SLURM and wrote valid archives"
+log "PASS: an installed simmer.sbatch and the checkout's simmer_array.sbatch (array 0-1) ran under SLURM from $work and wrote valid archives"
 exit 0

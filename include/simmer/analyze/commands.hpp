@@ -40,6 +40,10 @@ struct PredictOptions {
   /// /baseline/params rows), "rung_<k>" (a ladder's rung: its block of draws), "all".
   std::string candidate;
   bool allow_incomplete = false;  ///< use an archive whose run has not finished
+  /// Columns of the points file copied to the output (an id, a name): {"*"} every column that is
+  /// not a feature, {} none.
+  std::vector<std::string> keep = {"*"};
+  int digits = 7;  ///< significant digits of the numbers written (17: they read back exactly)
 };
 
 /// Every stored network on the points. Collective over `comm`: the draws are split over the

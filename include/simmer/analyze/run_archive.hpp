@@ -114,9 +114,9 @@ std::vector<std::string> output_names(const RunArchive& run);
 /// The CSV column of a predictive quantile: "q0.025_mpg" for q = 0.025 of output mpg.
 std::string quantile_column(double q, const std::string& output);
 
-/// CSV helpers: numbers with 17 significant digits (round-trip), "nan" for NaN; text quoted
-/// when it holds a comma, quote or newline.
-std::string csv_number(double value);
+/// CSV helpers: numbers with `digits` significant digits (17: they read back to the same
+/// double), "nan" for NaN; text quoted when it holds a comma, quote or newline.
+std::string csv_number(double value, int digits = 17);
 std::string csv_text(const std::string& text);
 
 }  // namespace simmer::analyze

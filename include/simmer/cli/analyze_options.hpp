@@ -17,6 +17,8 @@ struct AnalyzeInvocation {
   bool allow_incomplete = false;      ///< predict and export --allow-incomplete
   bool log_likelihood = false;        ///< export --log-likelihood
   std::string candidate;              ///< predict --candidate ("": the run's ensemble)
+  std::vector<std::string> keep;      ///< predict --keep ({"*"}: every column that is not a feature)
+  int digits = 7;                     ///< predict --digits
   std::string what;                   ///< export --what
   bool params = false;                ///< export --params
   bool overwrite = false;             ///< merge --overwrite

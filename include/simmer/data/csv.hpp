@@ -32,6 +32,9 @@ struct CsvSpec {
   /// How the caller's user spells these options, for hints: "data." makes a hint name
   /// data.delimiter, data.missing, data.exclude or data.missing_in_target; empty: it names none.
   std::string settings_prefix;
+  /// Columns passed through as text (any content, never missing), each row's in CsvReport::kept;
+  /// {"*"}: every column that is neither a feature nor the target.
+  std::vector<std::string> keep;
 };
 
 /// Rows dropped for one reason: a missing-value token in one column.
@@ -51,6 +54,9 @@ struct CsvReport {
   std::vector<DropReason> dropped_by;
   /// Things a user should know that are not errors (a class label that is also a missing token).
   std::vector<std::string> warnings;
+  /// CsvSpec::keep's columns: their names, and per row read (dropped rows aside) their fields.
+  std::vector<std::string> kept_names;
+  std::vector<std::vector<std::string>> kept;
 };
 
 /// "14 of 406 rows dropped (missing values): 8 with an empty field in column 'mpg' (lines 12,
