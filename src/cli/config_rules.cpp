@@ -158,7 +158,8 @@ Config validated_unmapped(const Config& config, int world_size) {
   }
   require(a.patience == 0 || a.keep == train::AdamKeep::best_validation, "adam.patience", str(a.patience),
           "is used only with adam.keep = best_validation: set that key too, or leave patience at 0");
-  const bool ladder = !s.ladder.empty();
+  // Adam alone simmers nothing: its ladder (the default's, say) is not used.
+  const bool ladder = !s.ladder.empty() && !adam_only;
   for (std::size_t k = 0; k < s.ladder.size(); ++k) {
     require(std::isfinite(s.ladder[k]) && s.ladder[k] > 0.0, "simmer.ladder", format_as(s.ladder, false),
             "rung " + std::to_string(k + 1) + " (" + str(s.ladder[k]) + ") must be a finite temperature > 0");
@@ -167,8 +168,6 @@ Config validated_unmapped(const Config& config, int world_size) {
                 " is not above rung " + std::to_string(k) + " = " + (k > 0 ? str(s.ladder[k - 1]) : ""));
   }
   require(s.ladder.size() <= 1000, "simmer.ladder", format_as(s.ladder, false), "has more than 1000 rungs");
-  require(!ladder || !adam_only, "simmer.ladder", format_as(s.ladder, false),
-          "has no use with simmer.mode = adam (no simmering)");
   if (ladder && e.select_by != ensemble::SelectBy::none) {
     require(d.validation_fraction > 0.0, "data.validation_fraction", str(d.validation_fraction),
             "is 0, but simmer.ladder chooses its ensemble on the validation set (ensemble.select_by = " +

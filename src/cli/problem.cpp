@@ -151,6 +151,7 @@ run::Problem build(const Config& given) {
   }
   // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
   p.adam_only = c.simmer.mode == SimmerMode::adam;
+  if (p.adam_only) p.ladder.clear();  // nothing simmers: no rungs (the rules ignore the key too)
   p.mode = c.simmer.mode == SimmerMode::abinitio ? train::StartMode::abinitio : train::StartMode::retrofit;
 
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
@@ -173,7 +174,9 @@ run::Problem build(const Config& given) {
     const cli::Config defaults;
     if (c.simmer.T_initial != defaults.simmer.T_initial || c.simmer.T_target != defaults.simmer.T_target ||
         c.simmer.dT != defaults.simmer.dT || c.simmer.every != defaults.simmer.every) {
-      p.notes.push_back("simmer.ladder replaces the ramp: simmer.T_initial, T_target, dT and every are not used");
+      p.notes.push_back(
+          "simmer.ladder replaces the ramp: simmer.T_initial, T_target, dT and every are not used (the ladder is "
+          "the default; an empty simmer.ladder, e.g. --simmer.ladder '', runs the ramp)");
     }
     p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
   }
@@ -188,6 +191,12 @@ run::Problem build(const Config& given) {
   check_hottest(p, c);
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
   p.auto_step.on = !c.simmer.time_step.has_value();
+  if (p.adam_only && p.auto_step.on) {
+    // Adam alone integrates nothing: no step to choose (the library's default keeps the
+    // integrator's options valid).
+    p.auto_step.on = false;
+    p.nhc.time_step = train::NhcOptions{}.time_step;
+  }
   const MassSpec masses = parse_masses(c.simmer.masses);
   p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.chain_length,
                                                         static_cast<double>(p.parameters) - c.simmer.dof_offset,

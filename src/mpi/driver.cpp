@@ -258,10 +258,12 @@ void Run::set_noise_sd(double sd, const std::string& source, bool say) {
   replicas_ = run::ReplicaSets{p_};
   if (archive_) archive_->temperatures(p_);  // (a resume restores before reopening: the archive has them)
   if (rank_ != 0 || !say) return;
+  const run::EvalSet& set = p_.sets[p_.noise_set()];
   std::printf(
-      "noise: s = %.4g, the RMS residual on the %s (%lld Adam networks, %lld rows; simmer.noise_sd = auto)\n%s\n", sd,
-      source.c_str(), static_cast<long long>(p_.run.trajectories),
-      static_cast<long long>(p_.sets[p_.noise_set()].rows()), temperature_reading(p_).c_str());
+      "noise: s = %.4g, the deep ensemble's RMS residual on the %lld %s rows (%lld Adam networks; "
+      "simmer.noise_sd = auto)\n",
+      sd, static_cast<long long>(set.rows()), set.name.c_str(), static_cast<long long>(p_.run.trajectories));
+  if (!p_.adam_only) std::printf("%s\n", temperature_reading(p_).c_str());
   std::fflush(stdout);
 }
 

@@ -218,8 +218,9 @@ void BasicChain<S>::start() {
   if (started()) return;
   const Problem& p = *p_;
   // (After Adam and before this, the run may set the noise sd, and so the temperatures:
-  // simmer.noise_sd = auto. Nothing below may be computed earlier.)
-  if (p.auto_step.on) auto_step(0);
+  // simmer.noise_sd = auto. Nothing below may be computed earlier.) Adam alone has no stage to
+  // choose a step for.
+  if (p.auto_step.on && !p.adam_only) auto_step(0);
   const train::BasicNoseHooverChain<S> nhc(integrator_options(), net_.parameter_count());
   train::BasicPhaseState<S> start = nhc.rest_start();
   switch (p.start_velocity) {

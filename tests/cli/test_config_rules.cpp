@@ -105,7 +105,6 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.03", "simmer.ladder", "'0.1,0.03'"},
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.1", "simmer.ladder", "'0.1,0.1'"},
       {"[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,inf", "simmer.ladder", "'0.1,inf'"},
-      {"[data]\nvalidation_fraction = 0.2\n[simmer]\nmode = adam\nladder = 0.1", "simmer.ladder", "'0.1'"},
       {"[simmer]\nmode = adam\n[adam]\nepochs = 0", "adam.epochs", "'0'"},
       {"[simmer]\nparameter_masses = adam\nmode = abinitio", "simmer.parameter_masses", "'adam'"},
       {"[simmer]\nparameter_masses = adapt", "simmer.mass_warmup", "'0'"},
@@ -148,6 +147,8 @@ TEST_CASE("a ladder replaces the ramp: its keys are not checked, select_by = non
       from_ini("[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.01,0.03\nT_initial = 0.5\nT_target = 0.1"), 1));
   CHECK_NOTHROW(validated(from_ini("[simmer]\nladder = 0.01,0.03\n[ensemble]\nselect_by = none"), 1));
   CHECK_NOTHROW(validated(from_ini("[simmer]\nmode = adam\n[adam]\nepochs = 1"), 1));
+  // Adam alone simmers nothing: a ladder (the default's, say) is not used, and not refused.
+  CHECK_NOTHROW(validated(from_ini("[simmer]\nmode = adam\nladder = 0.1\n[adam]\nepochs = 1"), 1));
   const Config c = validated(from_ini("[data]\nvalidation_fraction = 0.25\n[simmer]\nladder = 1e-3, 3e-3,1e-2"), 1);
   CHECK(c.simmer.ladder == std::vector<double>{1e-3, 3e-3, 1e-2});
   CHECK(c.data.validation_fraction == 0.25);

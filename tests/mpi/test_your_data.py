@@ -17,6 +17,9 @@ tests: regression      jobs/your_data.ini (data/friedman1.csv: path and target o
        quickstart_warnings  the quick start's job (jobs/iris_abinitio.ini on 36 ranks, shortened):
                        at most 3 warning lines, whatever the number of ranks that warn (36 "slow
                        to heat" lines before: one per rank)
+       fair_deep_ensemble  docs/YOUR_DATA.md's early-stopped deep ensemble (simmer.mode = adam at the
+                       defaults: the default ladder is not used, the noise is measured, no
+                       automatic step is chosen), shortened
        noise_resume    simmer.noise_sd = auto across a stop after Adam and a resume on another
                        rank count: the archive equals an uninterrupted one-rank run's (so the
                        measured noise, checkpointed, is the same on every rank count)
@@ -60,7 +63,7 @@ def test_regression(tmp):
     p = st.run(SIMMER, 2, ["--config", JOB, "--data.path", os.path.join(ROOT, "data", "friedman1.csv"),
                            "--output", out] + SHORT)
     for needed in ("rows: 300 read; train 192, validation 48, test 60",
-                   "noise: s = ", "the RMS residual on the validation residuals of the deep ensemble",
+                   "noise: s = ", "the deep ensemble's RMS residual on the 48 validation rows",
                    "result: the run's ensemble is", "against the deep ensemble (4 Adam networks)"):
         if needed not in p.stdout:
             st.fail(f"the output lacks '{needed}':\n{p.stdout}")
@@ -136,3 +139,15 @@ def test_quickstart_warnings(tmp):
     if len(warnings) > 3:
         st.fail(f"{len(warnings)} warning lines (at most 3):\n" + "\n".join(warnings))
     print(f"quick start: {len(warnings)} warning line(s)")
+
+
+def test_fair_deep_ensemble(tmp):
+    out = os.path.join(tmp, "adam.h5")
+    p = st.run(SIMMER, 2, ["--config", JOB, "--data.path", os.path.join(ROOT, "data", "friedman1.csv"),
+                           "--simmer.mode", "adam", "--adam.epochs", "400", "--adam.keep", "best_validation",
+                           "--adam.patience", "50", "--run.trajectories", "4", "--output", out])
+    if "result: the run's ensemble is the deep ensemble" not in p.stdout or "noise: s = " not in p.stdout:
+        st.fail(f"Adam alone at the defaults did not end with the deep ensemble and the noise line:\n{p.stdout}")
+    with h5py.File(out, "r") as f:
+        if not float(attr(f, "noise_sd")) > 0 or "ladder" in f:
+            st.fail("Adam alone: no measured noise sd in /metrics, or a /ladder group")
