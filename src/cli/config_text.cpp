@@ -107,7 +107,8 @@ std::string suggestion(const std::string& given, const std::vector<std::string>&
   };
   std::vector<std::string> near;
   for (const std::string& c : candidates) {
-    const bool same_name = c.find('.') != std::string::npos && name_of(c) == name_of(given);
+    const bool same_name = c.find('.') != std::string::npos &&
+                           (name_of(c) == name_of(given) || edit_distance(name_of(c), name_of(given)) < 2);
     const bool begins = given.size() >= 4 && c.size() > given.size() && c.compare(0, given.size(), given) == 0;
     if ((same_name || begins) && near.size() < 3) near.push_back("'" + prefix + c + "'");
   }

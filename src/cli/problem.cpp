@@ -73,7 +73,8 @@ constexpr double kMaxThermalDisplacement = 100.0;
 /// parameter beyond kMaxThermalDisplacement, naming the key that set it.
 void check_hottest(const Problem& p, const Config& c) {
   // An automatic step is a fraction of the thermostat's limit, so h sqrt(T) < 2 sqrt(Q_1 / 2 N_f).
-  if (!c.simmer.time_step || p.posterior_pending) return;  // (after Adam: the automatic step's bound holds)
+  // (Temperatures in units of a T_Bayes that is measured after Adam are not checked here.)
+  if (!c.simmer.time_step || p.posterior_pending) return;
   const double h = *c.simmer.time_step;
   const bool ladder = !p.ladder.empty();
   const double hottest = ladder ? p.ladder.back() : std::max(p.ramp.initial, p.ramp.target);

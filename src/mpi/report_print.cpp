@@ -184,7 +184,7 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
             side(mine[1].nll, theirs[1].nll, false) + "; test " + metric + " " + format("%.4g", mine[1].metric) +
             " vs " + format("%.4g", theirs[1].metric) + ", " + side(mine[1].metric, theirs[1].metric, p.classification);
     std::printf("%s\n", line.c_str());
-  } else if (deep != nullptr) {
+  } else if (deep != nullptr && !p.adam_only) {
     std::printf("the deep ensemble was chosen: on the validation rows no simmering rung beat it\n");
   }
   // What to do about the verdicts of the stage in /diagnostics.
@@ -414,7 +414,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     std::printf("\n");
   }
   std::printf("%s\n", temperature_reading(p).c_str());
-  if (!p.classification) {
+  if (!p.classification && !p.adam_only) {
     const auto [mse, sd] = finite_mean_sd(column(t, 0, &S::metric));
     const double s = std::sqrt(mse);
     const double t_bayes = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, s);

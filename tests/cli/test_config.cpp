@@ -223,6 +223,20 @@ TEST_CASE("INI errors name origin:line, key and value", "[config]") {
   }
 }
 
+TEST_CASE("help for one key or one section: --help KEY or --help SECTION", "[config]") {
+  const Invocation key = parse({"--help", "steps"});  // a key without its section
+  CHECK(key.help);
+  CHECK_THAT(key.help_text, Contains("--simmer.steps") && !Contains("--data.source") && !Contains("Usage"));
+  const Invocation full = parse({"--help=simmer.time_step"});
+  CHECK_THAT(full.help_text, Contains("--simmer.time_step") && !Contains("--simmer.steps"));
+  const Invocation section = parse({"--help", "simmer"});
+  CHECK_THAT(section.help_text,
+             Contains("--simmer.ladder") && Contains("--simmer.noise_sd") && !Contains("--data.path"));
+  CHECK_THAT(parse({"--help"}).help_text, Contains("Usage") && Contains("--data.path") && Contains("--run.output"));
+  CHECK_THROWS_WITH(parse({"--help", "stepz"}),
+                    Contains("'stepz' is neither a key nor a section") && Contains("did you mean"));
+}
+
 TEST_CASE("command-line errors name the option and value", "[config]") {
   CHECK_THROWS_WITH(parse({"--simmer.timestep", "0.1"}),
                     Contains("unknown option '--simmer.timestep'") && Contains("did you mean '--simmer.time_step'?"));

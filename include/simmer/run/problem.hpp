@@ -232,7 +232,8 @@ struct Problem {
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).
   double bayes_temperature = 0.0;
   double noise_sd = 0.0;  ///< regression: the targets' noise sd (target units; 0: unknown)
-  /// Where noise_sd came from (kNoiseSdSources' names; "unknown" without one).
+  /// Where noise_sd came from: "simmer.noise_sd", "validation residuals of the deep ensemble",
+  /// "training residuals of the deep ensemble", or "unknown".
   std::string noise_sd_source = "unknown";
   /// simmer.noise_sd = auto in a regression with an Adam phase: noise_sd (and T_Bayes) are set
   /// after Adam by set_noise_sd, before any trajectory starts; until then they are unknown.
