@@ -187,7 +187,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
 void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
                   const std::vector<double>& kinetic, const std::vector<double>& configurational,
                   const std::vector<double>& chain, std::ostream& out) {
-  std::string ratios, off;
+  std::string ratios, off;  // off: at most three of the trajectories off by more than the tolerance
+  std::size_t off_count = 0, counted = 0;
   double h_lo = INFINITY, h_hi = -INFINITY, k_lo = INFINITY, k_hi = -INFINITY;
   for (std::size_t c = 0; c < configurational.size() && c < temperature.size(); ++c) {
     const double ratio = configurational[c] / temperature[c];
@@ -195,7 +196,10 @@ void thermometers(const std::vector<double>& h, const std::vector<double>& tempe
     const auto who =
         std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
     ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio);
-    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance) off += (off.empty() ? "" : ", ") + who;
+    ++counted;
+    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance && ++off_count <= 3) {
+      off += (off.empty() ? "" : ", ") + who;
+    }
     h_lo = std::min(h_lo, h[c]);
     h_hi = std::max(h_hi, h[c]);
     k_lo = std::min(k_lo, kinetic[c] / temperature[c]);
@@ -210,8 +214,9 @@ void thermometers(const std::vector<double>& h, const std::vector<double>& tempe
       << ratios << "\n";
   if (!off.empty()) {
     out << "  warning: T_conf/T more than " << printf_string("%.0f", 100.0 * train::kConfigurationalTolerance)
-        << "% from 1 in trajectories " << off
-        << ": not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
+        << "% from 1 in " << off_count << " of " << counted << " trajectories (" << (off_count > 3 ? "e.g. " : "")
+        << off << (off_count > 3 ? ", ...; each one's ratio is on the line above" : "")
+        << "): not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
   }
 }
 
