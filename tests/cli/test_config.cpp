@@ -65,7 +65,7 @@ output = iris abinitio.h5
 
 }  // namespace
 
-TEST_CASE("defaults are the struct's defaults; with a CSV's path and target they pass validation", "[config]") {
+TEST_CASE("defaults are the struct's defaults and with a CSV's path and target they pass validation", "[config]") {
   const Invocation inv = parse({});
   check_equal(inv.config, Config{});
   CHECK(inv.config_path.empty());
