@@ -8,7 +8,7 @@
 
 using namespace simmer;
 
-TEST_CASE("the same seed gives the same bits; streams and purposes differ", "[rng]") {
+TEST_CASE("the same seed gives the same bits, and streams and purposes differ", "[rng]") {
   Rng a(42), b(42);
   for (int i = 0; i < 100; ++i) REQUIRE(a.next() == b.next());
   // xoshiro256** seeded through SplitMix64 (Vigna's reference algorithms; the values below come

@@ -24,7 +24,7 @@ TEST_CASE("SHA-256 gives the NIST test vectors", "[sha256]") {
   CHECK(pieces.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
-TEST_CASE("a file's fingerprint is its size and SHA-256; a missing file is named", "[sha256]") {
+TEST_CASE("a file's fingerprint is its size and SHA-256, and a missing file is named", "[sha256]") {
   test::TempDir dir("sha256");
   const std::string path = dir.write("data.csv", "abc");
   const FileFingerprint f = fingerprint_file(path);

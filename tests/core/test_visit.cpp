@@ -163,7 +163,7 @@ TEST_CASE("visit: a Loader refuses too few bytes and bytes left over", "[visit][
   CHECK(second.label == "two");
 }
 
-TEST_CASE("visit: constructed sizes and shapes are kept; values must fit", "[visit][checkpoint]") {
+TEST_CASE("visit: constructed sizes and shapes are kept and values must fit", "[visit][checkpoint]") {
   Fixed3 a{{{1.0}, {2.0, 3.0}}, Matrix::Ones(2, 2)};
   const auto bytes = save_bytes(a);
   Fixed3 same{{{0.0}, {0.0, 0.0}}, Matrix::Zero(2, 2)};

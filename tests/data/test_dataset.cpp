@@ -125,7 +125,7 @@ TEST_CASE("one_hot", "[data]") {
   REQUIRE_THROWS_AS(one_hot({-1}, 3), simmer::Error);
 }
 
-TEST_CASE("MinMaxScaler maps fitted columns onto [-1, 1] and back", "[data][scaler]") {
+TEST_CASE("MinMaxScaler maps fitted columns onto -1..1 and back", "[data][scaler]") {
   constexpr std::uint64_t seed = 99;
   INFO("seed " << seed);
   Rng rng(seed);

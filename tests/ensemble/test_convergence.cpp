@@ -89,7 +89,7 @@ TEST_CASE("autocorrelated chains have ESS well below N", "[diagnostics]") {
   CHECK(ess < 1500);
 }
 
-TEST_CASE("diagnostics need 2 chains of 4 draws; NaN rows are dropped", "[diagnostics]") {
+TEST_CASE("diagnostics need 2 chains of 4 draws and drop NaN rows", "[diagnostics]") {
   CHECK(std::isnan(split_rhat({{1, 2, 3, 4}})));
   CHECK(std::isnan(effective_sample_size({{1, 2, 3}, {2, 3, 4}})));
   CHECK(std::isnan(split_rhat({{1, 2, 3, 4}, {1, 2, 3}})));  // unequal lengths

@@ -217,7 +217,8 @@ TEST_CASE("pooled partials: classification probabilities and block votes merge i
   }
 }
 
-TEST_CASE("an exploded trajectory is judged diverged, never stationary; a drift is not an explosion", "[diagnostics]") {
+TEST_CASE("an exploded trajectory is judged diverged, never stationary, and a drift is not an explosion",
+          "[diagnostics]") {
   const auto base = [] {
     TrajectorySummary s;
     s.members = 10;

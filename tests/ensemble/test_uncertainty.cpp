@@ -61,7 +61,7 @@ TEST_CASE("Gaussian NLL of a regression prediction", "[uncertainty]") {
   CHECK(s.worst_share == Approx(1.0));
 }
 
-TEST_CASE("coverage of the members' central intervals; counts merge exactly", "[uncertainty]") {
+TEST_CASE("coverage of the members' central intervals, whose counts merge exactly", "[uncertainty]") {
   // Members drawn from N(0, 1) and truths from the same distribution: the central q interval
   // covers about a fraction q of them.
   Rng rng(123);

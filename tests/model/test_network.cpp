@@ -24,7 +24,7 @@ TEST_CASE("architecture string builds the layer stack and the flat layout", "[ne
   CHECK(layout[7].offset == net.parameter_count() - 3);
 }
 
-TEST_CASE("flattening convention: W [fan_in][fan_out] row-major, then b; y = x W + b", "[network]") {
+TEST_CASE("flattening convention: W as fan_in x fan_out row-major, then b, and y = x W + b", "[network]") {
   Network net = build_network({"2-3", Activation::tanh, Activation::linear});
   // W = [[1,2,3],[4,5,6]], b = [0.5, -1, 2]
   net.parameters() << 1, 2, 3, 4, 5, 6, 0.5, -1, 2;

@@ -204,7 +204,7 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("a ladder: one stage per rung, each with its members, draws and diagnostics; resumed mid-rung",
+TEST_CASE("a ladder: one stage per rung, each with its members, draws and diagnostics, resumed mid-rung",
           "[chain][ladder][checkpoint]") {
   const run::Problem p = cli::build_problem(cli::validated(iris_ladder(std::string(SIMMER_DATA_DIR) + "/iris.csv"), 1));
   REQUIRE(p.stages() == 3);
@@ -472,7 +472,7 @@ double validation_mse(run::Chain64& ch, const run::Problem& p) {
 
 }  // namespace
 
-TEST_CASE("adam.keep = best_validation keeps the epoch of the lowest validation loss; patience stops Adam",
+TEST_CASE("adam.keep = best_validation keeps the epoch of the lowest validation loss, and patience stops Adam",
           "[chain][adam]") {
   const std::int64_t epochs = 60;
   // Adam stopped after e epochs, e = 2..60: the same updates as the first e of a longer run.

@@ -149,7 +149,8 @@ TEST_CASE("masses: the mass-weighted curvature is max k_i/m_i on a quadratic, an
   CHECK_THROWS(scaled_masses(k, 0.0, plain));
 }
 
-TEST_CASE("masses: Adam's are its bias-corrected denominators; adaptation's the inverse variances", "[nhc][masses]") {
+TEST_CASE("masses: Adam's are its bias-corrected denominators and adaptation's the inverse variances",
+          "[nhc][masses]") {
   Vector v(3);
   v << 0.0, 1e-4, 4.0;
   const Vector a = adam_masses(v, 10, 0.999, 1e-7);

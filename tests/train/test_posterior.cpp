@@ -183,7 +183,7 @@ TEST_CASE("H_ext with the prior is conserved at constant T", "[prior][nhc]") {
   CHECK(worst < 1e-3 * 60 * 0.4);
 }
 
-TEST_CASE("with the Gaussian prior, flat directions have variance sigma^2; without it they drift",
+TEST_CASE("with the Gaussian prior, flat directions have variance sigma^2, and without it they drift",
           "[prior][nhc][physics]") {
   // σ = 1, T = 0.5: along a flat direction the prior's frequency is sqrt(T)/σ = 0.71 (period
   // 8.9 time units); 3000 time units are ~340 periods. Langevin's per-velocity noise samples
