@@ -5,11 +5,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,33 +144,6 @@ void scale_points(Setup& s) {
   }
 }
 
-/// A points file without a feature the networks take is refused naming the missing columns and
-/// every column the archive needs (before the reader's own "unknown column").
-void check_columns(const std::string& path, char delimiter, const std::vector<std::string>& features) {
-  std::ifstream in(path);
-  std::string header;
-  if (!in || !std::getline(in, header)) return;  // the reader says what is wrong with the file
-  if (!header.empty() && header.back() == '\r') header.pop_back();
-  if (header.rfind("\xEF\xBB\xBF", 0) == 0) header.erase(0, 3);
-  std::vector<std::string> columns;
-  std::stringstream fields(header);
-  for (std::string f; std::getline(fields, f, delimiter);) {
-    const auto b = f.find_first_not_of(" \t\""), e = f.find_last_not_of(" \t\"");
-    columns.push_back(b == std::string::npos ? "" : f.substr(b, e - b + 1));
-  }
-  std::string missing, needed;
-  for (const auto& name : features) {
-    needed += (needed.empty() ? "" : ",") + name;
-    if (std::find(columns.begin(), columns.end(), name) == columns.end()) {
-      missing += (missing.empty() ? "'" : ", '") + name + "'";
-    }
-  }
-  if (missing.empty()) return;
-  throw Error("'" + path + "' line 1: the column(s) " + missing + " are missing; the archive's networks take " +
-              std::to_string(features.size()) + " features, so the header needs " + needed +
-              " (other columns are copied to the output, see --keep)");
-}
-
 Setup prepare(const PredictOptions& o) {
   Setup s;
   s.reader.emplace(o.archive);
@@ -189,7 +160,14 @@ Setup prepare(const PredictOptions& o) {
   spec.target = s.run.feature_names.front();  // any numeric column: points have no target
   spec.task = data::Task::regression;
   spec.keep = o.keep;
-  check_columns(o.points, spec.delimiter, s.run.feature_names);
+  // A points file without a feature the networks take: every missing one, and all they need.
+  spec.missing_features = [&features = s.run.feature_names](const std::vector<std::string>& missing) {
+    std::string names, needed;
+    for (const auto& name : missing) names += (names.empty() ? "'" : ", '") + name + "'";
+    for (const auto& name : features) needed += (needed.empty() ? "" : ",") + name;
+    return "the column(s) " + names + " are missing; the archive's networks take " + std::to_string(features.size()) +
+           " features, so the header needs " + needed + " (other columns are copied to the output, see --keep)";
+  };
   data::CsvReport report;
   s.points = data::read_csv(spec, &report);
   s.kept_names = report.kept_names;

@@ -164,10 +164,8 @@ run::Problem build(const Config& given) {
   p.parameters = model::parameter_count(probe_layout);
   // simmer.noise_sd = auto: the deep ensemble's residuals after Adam set it (Problem::set_noise_sd).
   const bool regression_loss = p.loss == model::LossKind::sse || p.loss == model::LossKind::mse;
-  p.noise_sd = c.simmer.noise_sd.value_or(0.0);
-  if (p.noise_sd > 0.0) p.noise_sd_source = "simmer.noise_sd";
   p.noise_pending = regression_loss && !c.simmer.noise_sd && p.mode == train::StartMode::retrofit;
-  p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, p.noise_sd);
+  p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, 0.0);  // until it is known
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
   if (!p.ladder.empty()) {
     // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
@@ -181,13 +179,12 @@ run::Problem build(const Config& given) {
     }
     p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
   }
-  if (c.simmer.temperature_unit == TemperatureUnit::posterior) {
-    if (p.noise_pending) {
-      p.posterior_pending = true;  // multiples of T_Bayes until the noise is known
-    } else {
-      p.ramp = p.ramp.scaled(p.bayes_temperature);
-      for (auto& t : p.ladder) t *= p.bayes_temperature;
-    }
+  // In posterior units the ramp and the ladder hold multiples of T_Bayes until the noise sd is
+  // known: now, or after Adam (auto). set_noise_sd turns them into loss units either way.
+  p.posterior_pending = c.simmer.temperature_unit == TemperatureUnit::posterior;
+  if (!p.noise_pending) {
+    const double sd = c.simmer.noise_sd.value_or(0.0);
+    p.set_noise_sd(sd, sd > 0.0 ? "simmer.noise_sd" : "unknown");
   }
   check_hottest(p, c);
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());

@@ -316,6 +316,13 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
       throw Error(header_where + "'*' leaves no feature column (every column is the target or excluded)");
     }
   }
+  if (spec.missing_features && !all_features) {
+    std::vector<std::string> missing;
+    for (const auto& name : feature_names) {
+      if (std::find(header.begin(), header.end(), name) == header.end()) missing.push_back(name);
+    }
+    if (!missing.empty()) throw Error(header_where + spec.missing_features(missing));
+  }
   std::vector<Column> feature_columns;
   feature_columns.reserve(feature_names.size());
   for (const auto& name : feature_names) feature_columns.push_back(find_column(header, name, header_where, hint));

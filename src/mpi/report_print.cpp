@@ -230,8 +230,8 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     const char* rows = p.has_validation() ? "validation" : "training";
     std::string evidence;
     if (!p.classification && v < chosen.coverage.size()) {
-      evidence = "the 90% interval covers " + format("%.2f", chosen.coverage[v][1]) + " of the " + rows +
-                 " rows (0.90 if calibrated)";
+      evidence = "the 90% predictive interval (members and noise) covers " + format("%.2f", chosen.coverage[v][1]) +
+                 " of the " + rows + " rows (0.90 if calibrated)";
     } else if (v < chosen.scores.size()) {
       evidence = "its " + std::string(rows) + " calibration error (ECE) is " + format("%.3g", chosen.scores[v].ece) +
                  " (0 if calibrated)";

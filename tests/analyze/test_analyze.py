@@ -174,6 +174,15 @@ def _predict_iris(tmp, iris):
                  if re.fullmatch(r"-?[0-9.]+(e[-+][0-9]+)?", v))
     if digits > 7:
         fail(f"iris: a number with {digits} significant digits at the default --digits 7")
+    # A points file without one of the features: named as missing, with every feature needed.
+    with h5py.File(iris, "r") as f:
+        names = names_of(f, "data/feature_names")
+    lacking = os.path.join(tmp, "iris_lacking.csv")
+    with open(lacking, "w") as fh:
+        fh.write("id," + names[0] + "\n7,3.0\n")
+    p = analyze(["predict", iris, "--points", lacking], expect=2)
+    if f"the column(s) '{names[1]}' are missing" not in p.stderr or ",".join(names) not in p.stderr:
+        fail(f"iris: a missing feature column is not named as missing with the columns needed:\n{p.stderr}")
 
 
 def _predict_sine(tmp, sine):

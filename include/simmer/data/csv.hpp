@@ -3,6 +3,7 @@
 /// CSV input: a header row, features and target chosen by column name.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct CsvSpec {
   /// Columns passed through as text (any content, never missing), each row's in CsvReport::kept;
   /// {"*"}: every column that is neither a feature nor the target.
   std::vector<std::string> keep;
+  /// Named features the header lacks: when set, the error (after "path:1: ") is its text for all
+  /// of them, instead of "unknown column" for the first (predict: the archive's features).
+  std::function<std::string(const std::vector<std::string>& missing)> missing_features;
 };
 
 /// Rows dropped for one reason: a missing-value token in one column.

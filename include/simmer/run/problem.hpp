@@ -238,11 +238,12 @@ struct Problem {
   /// simmer.noise_sd = auto in a regression with an Adam phase: noise_sd (and T_Bayes) are set
   /// after Adam by set_noise_sd, before any trajectory starts; until then they are unknown.
   bool noise_pending = false;
-  /// With noise_pending and temperature_unit = posterior: the ramp and the ladder still hold
+  /// temperature_unit = posterior before set_noise_sd: the ramp and the ladder still hold
   /// multiples of T_Bayes, which set_noise_sd turns into loss units.
   bool posterior_pending = false;
   /// Sets the noise sd, its source and T_Bayes (and with posterior_pending the temperatures in
-  /// loss units). Called once, after Adam (simmer.noise_sd = auto), on every rank alike.
+  /// loss units). Called once: by cli::build_problem with simmer.noise_sd's value, or with auto
+  /// after Adam, on every rank alike.
   void set_noise_sd(double sd, std::string source);
   /// sqrt(mean σ_i²) of the Gaussian prior (NaN without one).
   double prior_rms = 0.0;
