@@ -214,6 +214,11 @@ Config validated_unmapped(const Config& config, int world_size) {
             "martyna masses Q = N_f T tau^2 need simmer.T_target > 0 (they are set at the "
             "target temperature)");
   }
+  if (train::is_nose_hoover_langevin(s.thermostat) && !ladder) {
+    require(s.T_initial > 0.0, "simmer.thermostat", str(train::kThermostatNames, s.thermostat),
+            "needs every temperature > 0 (its variable's mass is N_g T tau^2), but simmer.T_initial = " +
+                str(s.T_initial) + ": start the ramp above 0, or use a ladder");
+  }
   if (s.start_velocity == train::StartVelocity::adam) {
     require(s.mode == SimmerMode::retrofit, "simmer.start_velocity", "adam",
             "needs simmer.mode = retrofit (ab initio runs have no Adam step)");
@@ -226,14 +231,14 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(s.mode == SimmerMode::retrofit, "simmer.parameter_masses", "adam",
             "needs simmer.mode = retrofit (the masses come from Adam's second moment at the start point)");
   }
-  require(s.mass_warmup == 0 || s.parameter_masses == train::ParameterMasses::adapt, "simmer.mass_warmup",
-          str(s.mass_warmup),
-          "is used only with simmer.parameter_masses = adapt (here " +
+  require(s.mass_warmup == 0 || train::masses_from_warmup(s.parameter_masses), "simmer.mass_warmup", str(s.mass_warmup),
+          "is used only with simmer.parameter_masses = adapt or curvature (here " +
               str(train::kParameterMassesNames, s.parameter_masses) + "): set that key too, or leave mass_warmup at 0");
-  if (s.parameter_masses == train::ParameterMasses::adapt) {
-    require(!adam_only, "simmer.parameter_masses", "adapt", "has no use with simmer.mode = adam (no simmering)");
+  if (train::masses_from_warmup(s.parameter_masses)) {
+    const std::string kind = str(train::kParameterMassesNames, s.parameter_masses);
+    require(!adam_only, "simmer.parameter_masses", kind, "has no use with simmer.mode = adam (no simmering)");
     require(s.mass_warmup >= 10, "simmer.mass_warmup", str(s.mass_warmup),
-            "must be >= 10 with simmer.parameter_masses = adapt (the steps the variances come from)");
+            "must be >= 10 with simmer.parameter_masses = " + kind + " (the steps the masses are measured over)");
     require(s.mass_warmup <= s.steps - e.window, "simmer.mass_warmup", str(s.mass_warmup),
             "must end before the window: at most simmer.steps - ensemble.window = " + str(s.steps - e.window) +
                 " (the members are drawn with the adapted masses)");

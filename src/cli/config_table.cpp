@@ -350,8 +350,19 @@ const std::vector<Key>& keys() {
       make_key("simmer", "thermostat", &C::simmer, &SimmerConfig::thermostat, train::kThermostatNames,
                "nose_hoover (the paper: one Nose-Hoover chain on the total kinetic energy) | "
                "langevin (friction and noise on every velocity: ergodic where one global chain "
-               "is not, e.g. along flat directions under a prior; uses the trajectory's seed)")
+               "is not, e.g. along flat directions under a prior; uses the trajectory's seed) | "
+               "massive_nose_hoover_langevin (one Nose-Hoover variable xi per parameter with friction and "
+               "noise on xi alone, Leimkuhler, Noorizadeh & Theil 2009: every degree of freedom "
+               "thermostatted, ergodic on nearly harmonic losses where one global thermostat is not, no noise "
+               "on the velocities themselves; needs every temperature > 0) (docs/MIXING.md)")
           .into(&P::nhc, &train::NhcOptions::thermostat),
+      make_key("simmer", "thermostat_steps", &C::simmer, &SimmerConfig::thermostat_steps,
+               "thermostat = massive_nose_hoover_langevin: the thermostat's time scale tau in steps (tau = "
+               "thermostat_steps * h, friction on xi 1/tau, so it follows "
+               "simmer.time_step = auto), > 0")
+          .into(&P::nhc, &train::NhcOptions::thermostat_steps)
+          .above(0)
+          .fills("NhcOptions.thermostat_steps"),
       make_key("simmer", "friction", &C::simmer, &SimmerConfig::friction,
                "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
                "~1/gamma), > 0")
@@ -440,18 +451,23 @@ const std::vector<Key>& keys() {
                "compare time_step with the leapfrog limit 2/sqrt(lambda_max) "
                "of the loss Hessian at the start point")
           .into(&P::health, &run::HealthOptions::stability_check),
-      make_key("simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
-               "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
-               "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
-               "preconditions) | adapt (each parameter's mass 1/variance of its position over the first "
-               "simmer.mass_warmup steps, which run with unit masses, as Stan adapts its diagonal metric). "
-               "Either is scaled so the stiffest mass-weighted direction keeps the unit-mass stability limit: "
-               "steep directions move slower, flat ones faster; the sampled distribution is the same, its time "
-               "scales change (docs/MIXING.md)")
+      make_key(
+          "simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
+          "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
+          "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
+          "preconditions) | adapt (each parameter's mass 1/variance of its position over the first "
+          "simmer.mass_warmup steps, which run with unit masses, as Stan adapts its diagonal metric) | "
+          "curvature (each parameter's mass the diagonal of the potential's Hessian, Hutchinson's estimate "
+          "from 32 probes spread over the simmer.mass_warmup steps, the loss's negative curvature cut off, "
+          "plus the prior's T/sigma^2: every direction of a diagonal Hessian then oscillates at one "
+          "frequency). Each is scaled so the stiffest mass-weighted direction keeps the unit-mass stability limit: "
+          "steep directions move slower, flat ones faster; the sampled distribution is the same, its time "
+          "scales change (docs/MIXING.md)")
           .into(&P::parameter_masses),
       make_key("simmer", "mass_warmup", &C::simmer, &SimmerConfig::mass_warmup,
-               "simmer.parameter_masses = adapt: the first steps of simmering (unit masses) whose positions "
-               "give the masses; the window must start after them")
+               "simmer.parameter_masses = adapt or curvature: the first steps of simmering (unit masses) "
+               "whose positions (adapt) or Hessian diagonals (curvature) give the masses; the window must "
+               "start after them")
           .into(&P::mass_warmup)
           .min(0),
       make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,

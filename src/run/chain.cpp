@@ -90,6 +90,7 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
       minibatch_rng_(stream(RngPurpose::minibatch)),
       noise_rng_(stream(RngPurpose::thermostat)),
       thermometer_rng_(stream(RngPurpose::configurational)),
+      mass_rng_(stream(RngPurpose::mass_curvature)),
       time_step_(problem.nhc.time_step) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
@@ -252,7 +253,7 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
   trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
                                                             std::move(start), first_step);
   trajectory_->set_noise(&noise_rng_);
-  if (p_->parameter_masses == train::ParameterMasses::adapt && first_step == 0) {
+  if (train::masses_from_warmup(p_->parameter_masses) && first_step == 0) {
     adaptation_ = train::MassAdaptation(net_.parameter_count());
   }
   if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
@@ -306,8 +307,22 @@ template <class S>
 }
 
 template <class S>
+void BasicChain<S>::sample_curvature(std::int64_t step) {
+  const std::int64_t samples = std::min<std::int64_t>(p_->mass_warmup, train::kCurvatureMassProbes);
+  const std::int64_t stride = p_->mass_warmup / samples;
+  if (step % stride != 0 || step / stride >= samples) return;
+  const auto probes = static_cast<int>((train::kCurvatureMassProbes + samples - 1) / samples);
+  train::hessian_diagonal(*objective_, net_.parameters(), mass_rng_, probes, diagonal_);
+  adaptation_.add(diagonal_);
+}
+
+template <class S>
 void BasicChain<S>::finish_adaptation() {
-  masses_ = scaled_to_stability(adaptation_.masses());
+  const Problem& p = *p_;
+  const ::simmer::Vector prior_curvature = p.first_temperature(index_) * p.nhc.prior_precision;
+  masses_ = scaled_to_stability(p.parameter_masses == train::ParameterMasses::curvature
+                                    ? train::curvature_masses(adaptation_.mean(), prior_curvature)
+                                    : adaptation_.masses());
   adaptation_ = train::MassAdaptation();
   train::BasicPhaseState<S> phase = trajectory_->phase();
   phase.v.array() *= masses_.cwiseInverse().cwiseSqrt().template cast<S>().array();
@@ -372,7 +387,11 @@ void BasicChain<S>::advance_to(std::int64_t end) {
       ++next_sample_;
     }
     if (adaptation_.active()) {
-      adaptation_.add(net_.parameters());
+      if (p.parameter_masses == train::ParameterMasses::curvature) {
+        sample_curvature(s);
+      } else {
+        adaptation_.add(net_.parameters());
+      }
       if (s + 1 == p.mass_warmup) finish_adaptation();
     }
   }

@@ -74,8 +74,8 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");
     return false;
   }
-  ar(noise_rng_, thermometer_rng_, shaped(net_.parameters()), masses_, adaptation_, configuration_, time_step_,
-     warmup_lambda_);
+  ar(noise_rng_, thermometer_rng_, mass_rng_, shaped(net_.parameters()), masses_, adaptation_, configuration_,
+     time_step_, warmup_lambda_);
   ar.require(!adaptation_.active() || adaptation_.mean().size() == net_.parameter_count(),
              "a mass adaptation of the wrong size");
   ar.require(masses_.size() == 0 || masses_.size() == net_.parameter_count(), "parameter masses of the wrong size");
@@ -155,7 +155,7 @@ void BasicChain<S>::load_configuration(ByteReader& r, double from, double to) {
       phase.chain.w.size() != trajectory_->phase().chain.w.size()) {
     throw Error("internal: a swapped configuration of another shape");
   }
-  train::rescale_for_temperature(phase, from, to);
+  train::rescale_for_temperature(phase, from, to, !train::is_nose_hoover_langevin(p_->nhc.thermostat));
   if (masses.size() > 0 || masses_.size() > 0) {
     // Each trajectory has its own parameter masses: v_i ~ N(0, T/m_i) here needs v_i scaled by
     // sqrt(m_from,i / m_i) as well (a unit mass where one side has none).

@@ -19,28 +19,19 @@ ConfigurationalSample configurational_sample(BasicObjective<S>& objective, Vecto
     throw Error("configurational_sample: one mass and one prior precision per parameter, and a probe");
   }
   const Vector inverse_mass = weighted ? masses->cwiseInverse().eval() : Vector::Ones(n).eval();
-  const VectorOf<S> keep = x;
-  const Vector x0 = x.template cast<double>();
-  const double eps = difference_step<S>() * std::max(1.0, x0.norm() / std::sqrt(static_cast<double>(n)));
-  Vector z(n), gradient = Vector::Zero(n);
-  VectorOf<S> g_plus(n), g_minus(n);
+  Vector z(n), hz(n), mean_gradient(n), gradient = Vector::Zero(n);
+  HessianProduct<S> hess(objective, x);
   ConfigurationalSample out;
   for (int probe = 0; probe < probes; ++probe) {
     for (Index i = 0; i < n; ++i) z(i) = (rng.next() >> 63) != 0 ? 1.0 : -1.0;
-    x = (x0 + eps * z).template cast<S>();
-    objective.evaluate_with_gradient(x, g_plus);
-    g_plus = VectorOf<S>(g_plus);  // the objective may hand back its own buffer: keep a copy
-    x = (x0 - eps * z).template cast<S>();
-    objective.evaluate_with_gradient(x, g_minus);
-    const Vector plus = g_plus.template cast<double>(), minus = g_minus.template cast<double>();
-    out.trace += z.cwiseProduct(inverse_mass).dot(plus - minus) / (2.0 * eps);
-    gradient += 0.5 * (plus + minus);
+    hess.apply(z, hz, &mean_gradient);
+    out.trace += z.cwiseProduct(inverse_mass).dot(hz);
+    gradient += mean_gradient;
   }
-  x = keep;
   out.trace /= probes;
   gradient /= probes;
   if (prior) {
-    gradient += temperature * prior_precision->cwiseProduct(x0);
+    gradient += temperature * prior_precision->cwiseProduct(hess.position());
     out.trace += temperature * prior_precision->dot(inverse_mass);
   }
   out.gradient_sq = gradient.cwiseProduct(inverse_mass).dot(gradient);

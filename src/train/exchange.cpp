@@ -71,14 +71,15 @@ ExchangeRound ReplicaLadder::exchange(std::int64_t round, const std::vector<doub
 }
 
 template <class S>
-void rescale_for_temperature(BasicPhaseState<S>& phase, double old_temperature, double new_temperature) {
+void rescale_for_temperature(BasicPhaseState<S>& phase, double old_temperature, double new_temperature,
+                             bool thermostat_velocities) {
   const double factor = std::sqrt(new_temperature / old_temperature);
   phase.v *= static_cast<S>(factor);
-  phase.chain.w *= factor;
+  if (thermostat_velocities) phase.chain.w *= factor;
   phase.kinetic *= new_temperature / old_temperature;
 }
 
-template void rescale_for_temperature(BasicPhaseState<double>&, double, double);
-template void rescale_for_temperature(BasicPhaseState<float>&, double, double);
+template void rescale_for_temperature(BasicPhaseState<double>&, double, double, bool);
+template void rescale_for_temperature(BasicPhaseState<float>&, double, double, bool);
 
 }  // namespace simmer::train

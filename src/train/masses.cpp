@@ -37,6 +37,20 @@ void MassAdaptation::restore(std::int64_t count, Vector mean, Vector m2) {
   m2_ = std::move(m2);
 }
 
+Vector curvature_masses(const Vector& mean_diagonal, const Vector& prior_curvature) {
+  if (prior_curvature.size() > 0 && prior_curvature.size() != mean_diagonal.size()) {
+    throw Error("curvature masses: one prior curvature per parameter");
+  }
+  Vector m = mean_diagonal.cwiseMax(0.0);
+  if (prior_curvature.size() > 0) m += prior_curvature;
+  const double mean = m.mean();
+  if (!(mean > 0.0) || !std::isfinite(mean)) {
+    throw Error("curvature masses: the warm-up's Hessian diagonal has no positive curvature (mean mass " +
+                std::to_string(mean) + ")");
+  }
+  return m.cwiseMax(1e-3 * mean);
+}
+
 Vector scaled_masses(const Vector& unscaled, double weighted_lambda_max, double lambda_max) {
   if (!(weighted_lambda_max > 0.0) || !std::isfinite(weighted_lambda_max) || !(lambda_max > 0.0) ||
       !std::isfinite(lambda_max)) {

@@ -23,6 +23,9 @@ void NhcOptions::validate() const {
       throw FieldError("NhcOptions.masses", std::to_string(q), "every mass must be > 0");
     }
   }
+  if (!(thermostat_steps > 0.0) || !std::isfinite(thermostat_steps)) {
+    throw FieldError("NhcOptions.thermostat_steps", std::to_string(thermostat_steps), "must be > 0");
+  }
   if (!(friction > 0.0) || !std::isfinite(friction)) {
     throw FieldError("NhcOptions.friction", std::to_string(friction), "must be > 0");
   }
@@ -78,6 +81,10 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
                                      Vector& grad, Rng* noise) const {
   const double h = options_.time_step;
   const auto half_h = static_cast<S>(0.5 * h);
+  if (is_nose_hoover_langevin(options_.thermostat)) {
+    if (noise == nullptr) throw Error("internal: the Nose-Hoover-Langevin thermostat needs a random stream");
+    return nose_hoover_langevin_step(x, p, temperature, objective, grad, *noise);
+  }
   if (options_.thermostat == Thermostat::langevin) {
     if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
     x.noalias() += half_h * p.v;
@@ -138,6 +145,61 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
 }
 
 template <class S>
+void BasicNoseHooverChain<S>::nose_hoover_langevin_half(PhaseState& p, double temperature, double dt) const {
+  const double tau = options_.thermostat_steps * options_.time_step;
+  const double rate = 1.0 / (tau * tau);
+  ::simmer::Vector& xi = p.chain.w;
+  const double to_kinetic = 1.0 / temperature;
+  double kinetic = 0.0;
+  for (Index i = 0; i < n_; ++i) {
+    const auto vi = static_cast<double>(p.v(i));
+    const double m = has_parameter_masses() ? options_.parameter_masses(i) : 1.0;
+    double x = xi(i) + 0.5 * dt * rate * (m * vi * vi * to_kinetic - 1.0);
+    const double v_new = vi * std::exp(-x * dt);
+    x += 0.5 * dt * rate * (m * v_new * v_new * to_kinetic - 1.0);
+    xi(i) = x;
+    p.v(i) = static_cast<S>(v_new);
+    kinetic += m * v_new * v_new;
+  }
+  p.kinetic = kinetic;
+}
+
+template <class S>
+double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState& p, double temperature,
+                                                          BasicObjective<S>& objective, Vector& grad,
+                                                          Rng& noise) const {
+  // x(h/2), thermostat(h/2), kick(h), thermostat(h/2), x(h/2), then ξ's Ornstein–Uhlenbeck part
+  // over h exactly (it commutes with the position drift).
+  if (!(temperature > 0.0)) {
+    throw Error("the Nose-Hoover-Langevin thermostat needs a temperature > 0 (got " + std::to_string(temperature) +
+                ")");
+  }
+  const double h = options_.time_step;
+  const auto half_h = static_cast<S>(0.5 * h);
+  x.noalias() += half_h * p.v;
+  nose_hoover_langevin_half(p, temperature, 0.5 * h);
+  const double loss = objective.evaluate_with_gradient(x, grad);
+  if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+  if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
+  p.v.noalias() -= static_cast<S>(h) * grad;
+  p.kinetic = twice_kinetic(p.v);
+  nose_hoover_langevin_half(p, temperature, 0.5 * h);
+  x.noalias() += half_h * p.v;
+  const double tau = options_.thermostat_steps * h;
+  const double c = std::exp(-h / tau);  // γ = 1/τ
+  const double sd = std::sqrt(1.0 - c * c) / tau;
+  ::simmer::Vector& xi = p.chain.w;
+  for (Index i = 0; i < n_; ++i) xi(i) = c * xi(i) + sd * noise.normal();
+  return loss;
+}
+
+template <class S>
+NhcState BasicNoseHooverChain<S>::zero_thermostat() const {
+  if (is_nose_hoover_langevin(options_.thermostat)) return {::simmer::Vector::Zero(0), ::simmer::Vector::Zero(n_)};
+  return NhcState::zeros(options_.chain_length);
+}
+
+template <class S>
 double BasicNoseHooverChain<S>::kinetic_temperature(const PhaseState& p) const {
   return p.kinetic / dof_;
 }
@@ -163,6 +225,12 @@ double BasicNoseHooverChain<S>::prior_energy(const Vector& x, double temperature
 template <class S>
 double BasicNoseHooverChain<S>::extended_energy(const Vector& x, const PhaseState& p, double loss,
                                                 double temperature) const {
+  if (is_nose_hoover_langevin(options_.thermostat)) {
+    // Σ ½ Q ξ_i² with Q = T τ²: an energy, not conserved (heat flows through ξ's noise).
+    const double tau = options_.thermostat_steps * options_.time_step;
+    return 0.5 * p.kinetic + loss + prior_energy(x, temperature) +
+           0.5 * temperature * tau * tau * p.chain.w.squaredNorm();
+  }
   double chain_kinetic = 0.0;
   for (Index k = 0; k < mass_.size(); ++k) chain_kinetic += 0.5 * mass_(k) * p.chain.w(k) * p.chain.w(k);
   double chain_potential = dof_ * temperature * p.chain.s(0);
@@ -174,7 +242,7 @@ template <class S>
 BasicPhaseState<S> BasicNoseHooverChain<S>::rest_start() const {
   PhaseState p;
   p.v = Vector::Zero(n_);
-  p.chain = NhcState::zeros(options_.chain_length);
+  p.chain = zero_thermostat();
   p.kinetic = 0.0;
   return p;
 }
@@ -183,7 +251,7 @@ template <class S>
 BasicPhaseState<S> BasicNoseHooverChain<S>::retrofit_start(const Vector& x_last, const Vector& x_previous) const {
   PhaseState p;
   p.v = (x_last - x_previous) / static_cast<S>(options_.time_step);
-  p.chain = NhcState::zeros(options_.chain_length);
+  p.chain = zero_thermostat();
   p.kinetic = twice_kinetic(p.v);
   return p;
 }

@@ -9,42 +9,6 @@
 #include "simmer/train/stability.hpp"
 
 namespace simmer::train {
-namespace {
-
-/// H v by central differences of the gradient, ε scaled to the parameters as in stability.cpp.
-template <class S>
-class HessianProduct {
- public:
-  HessianProduct(BasicObjective<S>& f, VectorOf<S>& x)
-      : f_(&f), x_(&x), keep_(x), x0_(x.template cast<double>()), plus_(x.size()), minus_(x.size()) {
-    eps_ = difference_step<S>() * std::max(1.0, x0_.norm() / std::sqrt(static_cast<double>(x0_.size())));
-  }
-  ~HessianProduct() { *x_ = keep_; }
-  HessianProduct(const HessianProduct&) = delete;
-  HessianProduct& operator=(const HessianProduct&) = delete;
-  void apply(const Vector& v, Vector& out) {
-    *x_ = (x0_ + eps_ * v).template cast<S>();
-    f_->evaluate_with_gradient(*x_, plus_);
-    plus_ = VectorOf<S>(plus_);  // the objective may hand back its own buffer
-    *x_ = (x0_ - eps_ * v).template cast<S>();
-    f_->evaluate_with_gradient(*x_, minus_);
-    out = (plus_ - minus_).template cast<double>() / (2.0 * eps_);
-    gradients_ += 2;
-  }
-  [[nodiscard]] int gradients() const { return gradients_; }
-
- private:
-  BasicObjective<S>* f_;
-  VectorOf<S>* x_;
-  VectorOf<S> keep_;
-  Vector x0_;
-  VectorOf<S> plus_, minus_;
-  double eps_ = 0;
-  int gradients_ = 0;
-};
-
-}  // namespace
-
 template <class S>
 SpectrumEstimate estimate_spectrum(BasicObjective<S>& objective, VectorOf<S>& x, double threshold, int steps,
                                    int probes, Rng& rng) {

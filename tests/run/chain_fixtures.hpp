@@ -15,8 +15,10 @@
 namespace simmer::test {
 
 /// The sine job shortened: Adam 100 epochs, 1200 steps, members every step of the last 400,
-/// a Langevin thermostat and a prior so the noise stream and the prior are part of the state.
-inline run::Problem small_sine(bool classification_like = false, Precision precision = Precision::float64) {
+/// a Langevin thermostat (or `stochastic`, the massive Nosé–Hoover–Langevin one, whose ramp then
+/// starts at T = 0.01) and a prior so the noise stream and the prior are part of the state.
+inline run::Problem small_sine(bool classification_like = false, Precision precision = Precision::float64,
+                               train::Thermostat stochastic = train::Thermostat::langevin) {
   cli::Config c = paper_defaults();
   c.run.precision = precision;
   c.adam.epochs = 100;
@@ -29,8 +31,9 @@ inline run::Problem small_sine(bool classification_like = false, Precision preci
   c.run.trace_every = 7;
   c.run.trajectories = 2;
   if (!classification_like) {
-    c.simmer.thermostat = train::Thermostat::langevin;
+    c.simmer.thermostat = stochastic;
     c.simmer.prior = cli::Prior::gaussian;
+    if (train::is_nose_hoover_langevin(stochastic)) c.simmer.T_initial = 0.01;
   }
   return cli::build_problem(cli::validated(c, 1));
 }
@@ -43,10 +46,11 @@ inline std::vector<unsigned char> state_of(const run::Chain& ch) {
 
 template <class S>
 void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, std::int64_t at = 900,
-                  bool auto_step = false) {
+                  bool auto_step = false, train::Thermostat stochastic = train::Thermostat::langevin) {
   for (const bool plain : {false, true}) {
-    INFO((plain ? "paper's chain thermostat" : "Langevin + prior") << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
-    run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
+    INFO((plain ? "paper's chain thermostat" : to_string(stochastic) + " + prior")
+         << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
+    run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64, stochastic);
     p.parameter_masses = masses;
     p.mass_warmup = 600;
     if (auto_step) {  // simmer.time_step = auto: its estimates at 0, 200, 400, 600, fixed at 800

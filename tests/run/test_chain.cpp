@@ -43,6 +43,19 @@ TEST_CASE("with adapted parameter masses, a chain saved mid-warm-up or after it 
   check_resume<float>(train::ParameterMasses::adapt, 300);
 }
 
+TEST_CASE("with curvature masses, a chain saved mid-warm-up or after it continues bit-identically",
+          "[chain][checkpoint][masses]") {
+  check_resume<double>(train::ParameterMasses::curvature, 300);  // the warm-up's diagonals and probes are saved
+  check_resume<double>(train::ParameterMasses::curvature, 900);  // the masses are saved
+  check_resume<float>(train::ParameterMasses::curvature, 300);
+}
+
+TEST_CASE("with the massive Nose-Hoover-Langevin thermostat, a chain saved mid-run continues bit-identically",
+          "[chain][checkpoint][nhl]") {
+  check_resume<double>(train::ParameterMasses::unit, 900, false, train::Thermostat::massive_nose_hoover_langevin);
+  check_resume<float>(train::ParameterMasses::curvature, 300, true, train::Thermostat::massive_nose_hoover_langevin);
+}
+
 TEST_CASE(
     "Adam's parameter masses: spread over the parameters, the start point's stability margin kept, and the "
     "trajectory differs from unit masses",
@@ -308,8 +321,9 @@ namespace {
 /// Chain `from` (trajectory 0 at T_from) gives its configuration to chain `to` (trajectory 1,
 /// about to simmer at T_to), as replica exchange does; checks what `to` holds after.
 template <class S>
-void check_swap(train::ParameterMasses masses) {
-  run::Problem p = small_sine(true, sizeof(S) == 4 ? Precision::float32 : Precision::float64);
+void check_swap(train::ParameterMasses masses, bool nhl = false) {
+  run::Problem p = small_sine(!nhl, sizeof(S) == 4 ? Precision::float32 : Precision::float64,
+                              train::Thermostat::massive_nose_hoover_langevin);
   p.parameter_masses = masses;
   p.mass_warmup = 300;
   run::BasicChain<S> from(p, 0), to(p, 1);
@@ -343,8 +357,13 @@ void check_swap(train::ParameterMasses masses) {
   }
   CHECK(worst < tol);
   // The thermostat's velocities w ~ N(0, T/Q): scaled by sqrt(T_to/T_from); its positions kept.
+  // The Nosé–Hoover–Langevin variables ξ ~ N(0, 1/τ²) at any T: kept.
   REQUIRE(to.phase().chain.w.size() == given.chain.w.size());
-  for (Index k = 0; k < given.chain.w.size(); ++k) {
+  if (nhl) {
+    CHECK(to.phase().chain.w == given.chain.w);
+    CHECK(given.chain.w.size() == p.parameters);
+  }
+  for (Index k = 0; k < (nhl ? 0 : given.chain.w.size()); ++k) {
     CHECK(to.phase().chain.w(k) == Approx(given.chain.w(k) * scale).epsilon(1e-12));
     CHECK(to.phase().chain.s(k) == given.chain.s(k));
   }
@@ -365,6 +384,9 @@ TEST_CASE("a configuration swap carries x and rescales v and the thermostat's ve
   SECTION("unit masses, float32") { check_swap<float>(train::ParameterMasses::unit); }
   SECTION("adapted masses, each trajectory its own: v also by sqrt(m_from/m_to)") {
     check_swap<double>(train::ParameterMasses::adapt);
+  }
+  SECTION("massive Nose-Hoover-Langevin, curvature masses: the xi kept") {
+    check_swap<double>(train::ParameterMasses::curvature, true);
   }
 }
 

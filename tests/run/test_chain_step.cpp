@@ -69,6 +69,43 @@ TEST_CASE(
   CHECK(nhc.time_step() == 0.2 * std::min(curvature, own));
 }
 
+TEST_CASE("time_step = auto with curvature masses: the limit is the mass-weighted Hessian's",
+          "[chain][auto_step][masses]") {
+  // After the mass warm-up (steps 0-299) every estimate is of M^(-1/2) H M^(-1/2): the probe a
+  // fresh stream gives with the chain's masses, not the unit-mass one (they differ here by far more
+  // than the power iteration's spread), and h follows it.
+  run::Problem p = small_sine(false);
+  p.auto_step.on = true;
+  p.auto_step.fraction = 0.2;
+  p.nhc.time_step = std::nan("");
+  p.parameter_masses = train::ParameterMasses::curvature;
+  p.mass_warmup = 300;
+  run::BasicChain<double> chain(p, 0);
+  chain.train_adam();
+  chain.advance_to(400);
+  REQUIRE(chain.parameter_masses().size() == p.parameters);
+  const double chain_probe = chain.stability_probe().lambda_max;
+  // The unit-mass probe at the same point: the configuration handed to a unit-mass chain.
+  run::Problem q = p;
+  q.parameter_masses = train::ParameterMasses::unit;
+  q.mass_warmup = 0;
+  run::BasicChain<double> unit(q, 0);
+  unit.train_adam();
+  unit.advance_to(1);
+  ByteWriter w;
+  chain.save_configuration(w);
+  ByteReader r(w.bytes().data(), w.bytes().size(), "configuration");
+  unit.load_configuration(r, 0.01, 0.01);
+  REQUIRE(unit.parameters() == chain.parameters());
+  const double unit_probe = unit.stability_probe().lambda_max;
+  INFO("lambda_max with the chain's masses " << chain_probe << ", with unit masses " << unit_probe);
+  CHECK(std::abs(chain_probe / unit_probe - 1.0) > 0.1);
+  const double thermostat =
+      train::thermostat_step_limit(p.nhc, static_cast<double>(p.parameters) - p.nhc.dof_offset, p.ramp.target);
+  chain.advance_to(401);  // the estimate at step 400
+  CHECK(chain.time_step() == 0.2 * std::min(2.0 / std::sqrt(chain_probe), thermostat));
+}
+
 TEST_CASE("the thermometers only look: sampling T_conf leaves the trajectory's bits as they were",
           "[chain][configurational]") {
   for (const bool plain : {false, true}) {

@@ -209,3 +209,87 @@ TEST_CASE("masses: a mass vector of ones agrees with no masses to rounding", "[n
   CHECK(pa.kinetic == Approx(pb.kinetic).epsilon(1e-9));
   CHECK((pa.chain.w - pb.chain.w).norm() <= 1e-9 * pa.chain.w.norm());
 }
+
+namespace {
+
+/// L = x'Ax/2 for a symmetric A: Hessian A everywhere.
+class FullQuadratic final : public Objective {
+ public:
+  explicit FullQuadratic(Matrix a) : a_(std::move(a)) {}
+  [[nodiscard]] Index parameter_count() const override { return a_.rows(); }
+  double evaluate(const Vector& x) override { return 0.5 * x.dot(a_ * x); }
+  double evaluate_with_gradient(const Vector& x, Vector& g) override {
+    g = a_ * x;
+    return evaluate(x);
+  }
+
+ private:
+  Matrix a_;
+};
+
+}  // namespace
+
+TEST_CASE("curvature masses: Hutchinson's diagonal is exact for a diagonal Hessian and unbiased for a full one",
+          "[masses]") {
+  const Index n = 6;
+  Vector k(n), x(n);
+  k << 0.01, 0.5, 2, 30, 400, 5000;
+  x << 0.3, -0.2, 0.1, 0.7, -1.1, 0.05;
+  Quadratic diagonal_only(k);
+  Rng rng(11);
+  Vector d;
+  const Vector keep = x;
+  hessian_diagonal(diagonal_only, x, rng, 1, d);
+  CHECK(x == keep);  // the position is put back
+  for (Index i = 0; i < n; ++i) CHECK(d(i) == Approx(k(i)).epsilon(1e-6));
+  // Off the diagonal the error is Σ_{j≠i} z_i z_j A_ij: mean 0, variance Σ_{j≠i} A_ij² per probe.
+  Matrix a = Matrix::Zero(n, n);
+  a.diagonal() = k;
+  for (Index i = 0; i + 1 < n; ++i) a(i, i + 1) = a(i + 1, i) = 0.3;
+  FullQuadratic full(a);
+  hessian_diagonal(full, x, rng, 4000, d);
+  for (Index i = 0; i < n; ++i) CHECK(std::abs(d(i) - k(i)) < 4.0 * 0.3 * std::sqrt(2.0 / 4000.0));
+  CHECK_THROWS(hessian_diagonal(full, x, rng, 0, d));
+}
+
+TEST_CASE("curvature masses: the diagonal's positive part plus the prior, floored at 1e-3 of the mean", "[masses]") {
+  Vector d(4), prior(4);
+  d << 10, -3, 0, 1e-9;
+  prior << 0.5, 0.5, 0.5, 0.5;
+  const Vector m = curvature_masses(d, prior);
+  CHECK(m(0) == Approx(10.5));
+  CHECK(m(1) == Approx(0.5));  // negative curvature cut off: the prior's alone
+  CHECK(m(2) == Approx(0.5));
+  // Without a prior a flat direction gets 1e-3 of the mean mass, not 0.
+  const Vector bare = curvature_masses(d, Vector());
+  const double mean = (10.0 + 1e-9) / 4.0;
+  CHECK(bare(0) == Approx(10.0));
+  CHECK(bare(1) == Approx(1e-3 * mean));
+  CHECK(bare(3) == Approx(1e-3 * mean));
+  CHECK_THROWS_WITH(curvature_masses(Vector::Constant(3, -1.0), Vector()), Catch::Contains("no positive curvature"));
+  CHECK_THROWS(curvature_masses(d, Vector::Ones(3)));
+}
+
+TEST_CASE("curvature masses: on a quadratic every mass-weighted frequency is one, the step bound follows them",
+          "[masses]") {
+  // m_i = k_i makes M^(-1/2) H M^(-1/2) the identity: λ_max falls from max k to 1, so with these
+  // masses the stability limit 2/sqrt(λ_max) is the one of the best-conditioned problem.
+  Vector k(5), x = Vector::Zero(5);
+  k << 1, 10, 100, 1000, 10000;
+  Quadratic f(k);
+  Rng rng(2), probe(3), again(3);
+  Vector d;
+  hessian_diagonal(f, x, rng, 1, d);
+  const Vector m = curvature_masses(d, Vector());
+  const double plain = estimate_curvature(f, x, probe, 200).lambda_max;
+  const double weighted = estimate_curvature(f, x, again, 200, &m).lambda_max;
+  CHECK(plain == Approx(10000).epsilon(1e-3));
+  CHECK(weighted == Approx(1.0).epsilon(1e-3));
+  // Scaled to keep the plain stability limit, the stiffest direction's mass is 10000 / 10000 = 1
+  // and the next softest 1e-3, 1e-2, 0.1; the softest's is floored at 1e-3 of the mean mass
+  // (2222.2), so 2.2222e-4: it moves 67x faster than with unit masses.
+  const Vector scaled = scaled_masses(m, weighted, plain);
+  CHECK(scaled(4) == Approx(1.0).epsilon(1e-3));
+  CHECK(scaled(1) == Approx(1e-3).epsilon(1e-3));
+  CHECK(scaled(0) == Approx(1e-3 * 11111.0 / 5.0 / 1e4).epsilon(1e-3));
+}

@@ -125,7 +125,8 @@ struct SimmerConfig {
   train::Thermostat thermostat = train::NhcOptions{}.thermostat;
   double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)
   std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
-  double tau = 1.0;                                ///< masses = martyna: thermostat time scale (time units)
+  double thermostat_steps = train::NhcOptions{}.thermostat_steps;  ///< Nose-Hoover-Langevin: tau in steps
+  double tau = 1.0;  ///< masses = martyna: thermostat time scale (time units)
   double dof_offset = train::NhcOptions{}.dof_offset;
   std::optional<train::StartVelocity> start_velocity = train::StartVelocity::thermal;  ///< empty: auto (the mode's)
   double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)

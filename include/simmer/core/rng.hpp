@@ -28,6 +28,7 @@ enum class RngPurpose : std::uint64_t {
   validation_split = 11,  ///< the validation rows held out of the training split (data.split_seed)
   exchange = 12,          ///< replica exchange: replica set g's decisions (run.seed, "trajectory" g = the set)
   configurational = 13,   ///< the configurational temperature's Hutchinson probes (simmer.configurational_every)
+  mass_curvature = 14,    ///< simmer.parameter_masses = curvature: the warm-up's Hutchinson probes
 };
 
 /// xoshiro256** (Blackman & Vigna), seeded through SplitMix64. `stream(k)` applies k jumps of

@@ -277,9 +277,13 @@ class BasicChain final : public Chain {
   /// simmer.parameter_masses = adam: masses_ from Adam's second moment at the start point, scaled
   /// by the ratio of the mass-weighted to the plain largest curvature (train/masses.hpp).
   void set_adam_masses();
-  /// simmer.parameter_masses = adapt, after the warm-up's last step: masses_ from the positions'
-  /// variances (scaled as Adam's), v_i / sqrt(m_i) for the velocities (the unit-mass
-  /// Maxwell–Boltzmann law becomes the massive one), and the integrator rebuilt with them.
+  /// simmer.parameter_masses = curvature, after warm-up step `step`: on kCurvatureMassProbes
+  /// evenly spaced steps, Hutchinson's diagonal of ∇²L here into adaptation_.
+  void sample_curvature(std::int64_t step);
+  /// simmer.parameter_masses = adapt or curvature, after the warm-up's last step: masses_ from the
+  /// positions' variances or the mean Hessian diagonal (scaled as Adam's), v_i / sqrt(m_i) for the
+  /// velocities (the unit-mass Maxwell–Boltzmann law becomes the massive one), and the integrator
+  /// rebuilt with them.
   void finish_adaptation();
   /// simmer.time_step = auto, before simmering step `next`: at the stage's start and its warm-up's
   /// estimate steps, h from the stability limit measured here; at the window's first step, h
@@ -316,12 +320,14 @@ class BasicChain final : public Chain {
   double adam_best_loss_ = std::numeric_limits<double>::infinity();
   Rng noise_rng_;                        ///< the Langevin thermostat (checkpointed)
   Rng thermometer_rng_;                  ///< the configurational temperature's probes (checkpointed)
+  Rng mass_rng_;                         ///< curvature masses: the warm-up's Hutchinson probes (checkpointed)
   ::simmer::Vector masses_;              ///< the particles' masses (empty: all 1; checkpointed)
   std::int64_t configuration_ = index_;  ///< configuration(): its own until a swap (checkpointed)
   double time_step_;                     ///< h (simmer.time_step or auto's; checkpointed)
   double warmup_lambda_ = 0.0;           ///< auto: the largest λ_max of the stage's warm-up (checkpointed)
-  train::MassAdaptation adaptation_;     ///< adapt: the warm-up's running variances (checkpointed)
+  train::MassAdaptation adaptation_;     ///< adapt, curvature: the warm-up's running sums (checkpointed)
   ::simmer::Matrix wide_;                ///< float32 runs: predictions widened for the accumulators
+  ::simmer::Vector diagonal_;            ///< curvature masses: one Hessian-diagonal sample (scratch)
   // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;

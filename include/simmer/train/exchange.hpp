@@ -66,8 +66,10 @@ class ReplicaLadder {
 
 /// After a replica moves from T_old to T_new: its velocities and thermostat velocities scaled by
 /// sqrt(T_new / T_old) (each keeps its Maxwell–Boltzmann law at the new T; the chain positions
-/// s_k are kept), and the kinetic sum with them.
+/// s_k are kept), and the kinetic sum with them. A Nosé–Hoover–Langevin variable ξ keeps its
+/// value (`thermostat_velocities` false): its law N(0, 1/(N_g τ²)) does not depend on T.
 template <class S>
-void rescale_for_temperature(BasicPhaseState<S>& phase, double old_temperature, double new_temperature);
+void rescale_for_temperature(BasicPhaseState<S>& phase, double old_temperature, double new_temperature,
+                             bool thermostat_velocities = true);
 
 }  // namespace simmer::train

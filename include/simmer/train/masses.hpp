@@ -3,7 +3,9 @@
 /// Where per-parameter masses come from (NhcOptions::parameter_masses; docs/MIXING.md): Adam's
 /// second moment at the retrofit start (as pSGLD preconditions with RMSprop's), or the variance
 /// of each parameter over a warm-up (Stan's windowed diagonal adaptation); and their scale, set
-/// so the stiffest mass-weighted direction keeps the unit-mass stability limit.
+/// so the stiffest mass-weighted direction keeps the unit-mass stability limit; or the diagonal
+/// of the potential's Hessian averaged over a warm-up (a Riemannian metric's diagonal, as
+/// diagonal-metric HMC preconditions).
 
 #include <cstdint>
 
@@ -14,19 +16,40 @@ namespace simmer::train {
 
 /// simmer.parameter_masses
 enum class ParameterMasses {
-  unit,  ///< every m_i = 1: the paper
-  adam,  ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
-  adapt  ///< m_i ∝ 1 / Var(x_i) over a warm-up at the start of simmering (Stan)
+  unit,      ///< every m_i = 1: the paper
+  adam,      ///< m_i ∝ sqrt(v̂_i) + ε from Adam's bias-corrected second moment (retrofit)
+  adapt,     ///< m_i ∝ 1 / Var(x_i) over a warm-up at the start of simmering (Stan)
+  curvature  ///< m_i ∝ diag(∇²U)_i, Hutchinson's estimate averaged over a warm-up, floored by the prior
 };
-inline constexpr Names<ParameterMasses, 3> kParameterMassesNames{
-    "simmer.parameter_masses",
-    {{{ParameterMasses::unit, "unit"}, {ParameterMasses::adam, "adam"}, {ParameterMasses::adapt, "adapt"}}}};
+inline constexpr Names<ParameterMasses, 4> kParameterMassesNames{"simmer.parameter_masses",
+                                                                 {{{ParameterMasses::unit, "unit"},
+                                                                   {ParameterMasses::adam, "adam"},
+                                                                   {ParameterMasses::adapt, "adapt"},
+                                                                   {ParameterMasses::curvature, "curvature"}}}};
+
+/// Whether the masses come from a warm-up of simmering (simmer.mass_warmup steps at unit masses).
+inline bool masses_from_warmup(ParameterMasses m) {
+  return m == ParameterMasses::adapt || m == ParameterMasses::curvature;
+}
+
+/// curvature: Hutchinson probes of diag(∇²L) over the warm-up in all (one probe per sample when
+/// the warm-up has this many steps or more; more per sample in a shorter one).
+inline constexpr int kCurvatureMassProbes = 32;
+
+/// Unscaled masses from the warm-up's mean Hessian diagonal d of the loss and the prior's
+/// curvature c (T/σ_i² at the first simmering temperature; empty without a prior): m_i =
+/// max(d_i, 0) + c_i, the diagonal of ∇²U with the loss's negative curvature cut off, floored at
+/// 10⁻³ of the masses' mean so that a direction flat in both (no prior) cannot get a vanishing
+/// mass. With m_i = H_ii a diagonal Hessian's directions all oscillate at one frequency, so the
+/// flattest move as fast as the stiffest allows. Throws when no mass is > 0 or one is not finite.
+Vector curvature_masses(const Vector& mean_diagonal, const Vector& prior_curvature);
 
 /// Unscaled masses from Adam's second moment v after `updates` updates: sqrt(v / (1 − β2^t)) + ε,
 /// Adam's own per-parameter denominator (large where the loss is steep). Throws when updates < 1.
 Vector adam_masses(const Vector& second_moment, std::int64_t updates, double beta2, double epsilon);
 
-/// Welford's running mean and variance of each parameter over a warm-up: masses 1/Var(x_i),
+/// Welford's running mean and variance of a vector over a warm-up: of each parameter (adapt:
+/// masses 1/Var(x_i)), or of the Hessian diagonal's samples (curvature: their mean). Adapt's variances are
 /// regularised towards the mean variance as Stan does for short windows
 /// (Var_reg = n/(n+5) Var + 5/(n+5) mean Var) so that a parameter the warm-up barely moved does
 /// not get an enormous mass.

@@ -1,0 +1,168 @@
+// The Nosé–Hoover–Langevin thermostats (NhcOptions::thermostat, issue 37): exp(−U/T) on a
+// harmonic and the quartic chain (T_conf and T_kin within 2 % at a small step), and a stiff
+// harmonic pair, on which one global deterministic chain is not ergodic and the massive
+// thermostat is.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "quartic_chain.hpp"
+#include "simmer/train/configurational.hpp"
+#include "simmer/train/nhc.hpp"
+
+using namespace simmer;
+using namespace simmer::train;
+using simmer::test::QuarticChain;
+
+namespace {
+
+/// L = Σ k_i x_i² / 2 + c Σ (x_i − x_{i+1})²/2: harmonic, coupled when c > 0.
+class Harmonic final : public Objective {
+ public:
+  Harmonic(Vector k, double coupling) : k_(std::move(k)), c_(coupling) {}
+  [[nodiscard]] Index parameter_count() const override { return k_.size(); }
+  double evaluate(const Vector& x) override {
+    const Index n = k_.size();
+    const Vector d = x.head(n - 1) - x.tail(n - 1);
+    return 0.5 * (k_.array() * x.array().square()).sum() + 0.5 * c_ * d.squaredNorm();
+  }
+  double evaluate_with_gradient(const Vector& x, Vector& g) override {
+    const Index n = k_.size();
+    g = (k_.array() * x.array()).matrix();
+    const Vector d = x.head(n - 1) - x.tail(n - 1);
+    g.head(n - 1) += c_ * d;
+    g.tail(n - 1) -= c_ * d;
+    return evaluate(x);
+  }
+
+ private:
+  Vector k_;
+  double c_;
+};
+
+struct Temperatures {
+  double configurational = 0, kinetic = 0;
+};
+
+/// T_conf / T and T_kin / T over `steps` steps (every 10th sampled) after `warm` steps.
+Temperatures ratios(Objective& f, const NhcOptions& opt, double T, int warm, int steps, std::uint64_t seed) {
+  const Index n = f.parameter_count();
+  const NoseHooverChain nhc(opt, n);
+  Rng rng(seed), probes(seed + 1);
+  Vector x = Vector::Zero(n), g(n);
+  PhaseState p = nhc.thermal_start(T, rng);
+  for (int s = 0; s < warm; ++s) nhc.step(x, p, T, f, g, &rng);
+  ThermometerSums sums;
+  for (int s = 0; s < steps; ++s) {
+    nhc.step(x, p, T, f, g, &rng);
+    if (s % 10 == 0) {
+      sums.add(configurational_sample(f, x, T, &opt.parameter_masses, &opt.prior_precision, probes),
+               nhc.kinetic_temperature(p), T);
+    }
+  }
+  return {sums.configurational_temperature() / T, sums.kinetic_temperature() / T};
+}
+
+/// Per coordinate of two decoupled oscillators: ⟨k_i x_i²⟩ / T and ⟨v_i²⟩ / T.
+struct PairTemperatures {
+  double position[2] = {0, 0}, velocity[2] = {0, 0};
+  [[nodiscard]] double worst() const {
+    double w = 0;
+    for (int i = 0; i < 2; ++i) w = std::max({w, std::abs(position[i] - 1), std::abs(velocity[i] - 1)});
+    return w;
+  }
+};
+
+PairTemperatures pair(Thermostat thermostat, double k2, double T, double h, int steps, std::uint64_t seed) {
+  Vector k(2);
+  k << 1.0, k2;
+  Harmonic f(k, 0.0);
+  NhcOptions opt;
+  opt.time_step = h;
+  opt.thermostat = thermostat;
+  opt.thermostat_steps = 50;
+  const NoseHooverChain nhc(opt, 2);
+  Rng rng(seed);
+  Vector x(2), g(2);
+  x << 1.0, 0.0;  // the energy in the soft oscillator, the stiff one nearly at rest
+  PhaseState p = nhc.rest_start();
+  p.v(1) = 1e-3;
+  p.kinetic = nhc.twice_kinetic(p.v);
+  PairTemperatures out;
+  for (int s = 0; s < steps; ++s) {
+    nhc.step(x, p, T, f, g, &rng);
+    for (int i = 0; i < 2; ++i) {
+      out.position[i] += k(i) * x(i) * x(i);
+      out.velocity[i] += static_cast<double>(p.v(i) * p.v(i));
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    out.position[i] /= steps * T;
+    out.velocity[i] /= steps * T;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("massive NHL: T_conf and T_kin within 2 percent on a harmonic and the quartic chain", "[nhl]") {
+  // 4000 time units at h = 0.01, a sample every 10 steps. Measured (seed 7): harmonic 0.9996 and
+  // 0.9987, quartic 1.0002 and 0.9990. One global such variable gave T_conf/T 0.948 and 0.969
+  // here (not offered: NhcOptions::thermostat_steps).
+  const Index n = 40;
+  Vector k(n);
+  for (Index i = 0; i < n; ++i) k(i) = 1.0 + 9.0 * static_cast<double>(i) / (n - 1);
+  Harmonic harmonic(k, 1.0);
+  QuarticChain quartic(100);
+  NhcOptions opt;
+  opt.time_step = 0.01;
+  opt.thermostat = Thermostat::massive_nose_hoover_langevin;
+  const Temperatures a = ratios(harmonic, opt, 0.5, 20000, 400000, 7);
+  const Temperatures b = ratios(quartic, opt, 0.5, 20000, 400000, 7);
+  INFO("harmonic T_conf/T " << a.configurational << " T_kin/T " << a.kinetic << "; quartic " << b.configurational << " "
+                            << b.kinetic);
+  CHECK(a.configurational == Approx(1.0).epsilon(0.02));
+  CHECK(a.kinetic == Approx(1.0).epsilon(0.02));
+  CHECK(b.configurational == Approx(1.0).epsilon(0.02));
+  CHECK(b.kinetic == Approx(1.0).epsilon(0.02));
+}
+
+TEST_CASE("massive NHL: a stiff harmonic pair equilibrates where one global chain does not", "[nhl]") {
+  // k = 1 and 100, the energy in the soft oscillator at the start, 10 000 time units. One global
+  // Nosé–Hoover chain moves energy between the two only through its one friction: measured ⟨k x²⟩/T
+  // 1.065 and 0.916, ⟨v²⟩/T 1.088 and 0.919 (still 4 % off after 40 000 time units). The massive
+  // thermostat in the same time (seeds 5, 6): every ratio within 1.8 %.
+  const double T = 0.5, h = 0.01;
+  const PairTemperatures chain = pair(Thermostat::nose_hoover_chain, 100.0, T, h, 1000000, 5);
+  INFO("global chain: worst |ratio - 1| " << chain.worst());
+  CHECK(chain.worst() > 0.05);
+  for (const std::uint64_t seed : {5, 6}) {
+    const PairTemperatures massive = pair(Thermostat::massive_nose_hoover_langevin, 100.0, T, h, 1000000, seed);
+    INFO("massive, seed " << seed << ": position " << massive.position[0] << " " << massive.position[1] << ", velocity "
+                          << massive.velocity[0] << " " << massive.velocity[1]);
+    CHECK(massive.worst() < 0.025);
+  }
+}
+
+TEST_CASE("massive NHL: the same bits from the same seed, and no step at T = 0", "[nhl]") {
+  QuarticChain f(20);
+  NhcOptions opt;
+  opt.time_step = 0.02;
+  opt.thermostat = Thermostat::massive_nose_hoover_langevin;
+  const NoseHooverChain nhc(opt, 20);
+  const auto run = [&](std::uint64_t seed) {
+    Rng rng(seed);
+    Vector x = Vector::Constant(20, 0.3), g(20);
+    PhaseState p = nhc.thermal_start(0.5, rng);
+    for (int s = 0; s < 500; ++s) nhc.step(x, p, 0.5, f, g, &rng);
+    return x;
+  };
+  CHECK(run(3) == run(3));
+  CHECK(run(3) != run(4));
+  Rng rng(1);
+  Vector x = Vector::Zero(20), g(20);
+  PhaseState p = nhc.rest_start();
+  CHECK(p.chain.w.size() == 20);
+  CHECK_THROWS_WITH(nhc.step(x, p, 0.0, f, g, &rng), Catch::Contains("temperature > 0"));
+  CHECK_THROWS_WITH(nhc.step(x, p, 0.5, f, g, nullptr), Catch::Contains("random stream"));
+}
