@@ -5,7 +5,7 @@ import math
 import os
 
 # The drift verdicts /metrics counts trajectories of (trajectories_<verdict>).
-VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members"]
+VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members", "not_equilibrated"]
 
 
 def archive_path(out_dir, case, variant, seed):

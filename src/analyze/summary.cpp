@@ -290,7 +290,7 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
   }
   out << "  verdicts: " << line << "\n";
   thermometers(read(layout::kTimeStep), read(layout::kTemperature), read(layout::kKineticTemperature),
-               read(layout::kConfigurationalTemperature), chain, out);
+               read(layout::kConfigurationalTemperature), read(layout::kConfigurationalTemperatureStderr), chain, out);
   if (r.has_attribute(layout::kDiagnostics, layout::series_bulk_ess("train_loss"))) {
     // Every member's series (not only the stored draws), pooled over the trajectories.
     const double wall = real_attr(r, layout::kRoot, layout::kWallSeconds);

@@ -186,7 +186,8 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
 
 void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
                   const std::vector<double>& kinetic, const std::vector<double>& configurational,
-                  const std::vector<double>& chain, std::ostream& out) {
+                  const std::vector<double>& configurational_stderr, const std::vector<double>& chain,
+                  std::ostream& out) {
   std::string ratios, off;  // off: at most three of the trajectories off by more than the tolerance
   std::size_t off_count = 0, counted = 0;
   double h_lo = INFINITY, h_hi = -INFINITY, k_lo = INFINITY, k_hi = -INFINITY;
@@ -195,9 +196,11 @@ void thermometers(const std::vector<double>& h, const std::vector<double>& tempe
     if (!std::isfinite(ratio)) continue;
     const auto who =
         std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
-    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio);
+    const double error = c < configurational_stderr.size() ? configurational_stderr[c] / temperature[c] : std::nan("");
+    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio) +
+              (std::isfinite(error) ? printf_string("+-%.2f", error) : std::string());
     ++counted;
-    if (std::abs(ratio - 1.0) > train::kConfigurationalTolerance && ++off_count <= 3) {
+    if (train::configurational_off(ratio, error) && ++off_count <= 3) {
       off += (off.empty() ? "" : ", ") + who;
     }
     h_lo = std::min(h_lo, h[c]);
@@ -214,8 +217,9 @@ void thermometers(const std::vector<double>& h, const std::vector<double>& tempe
       << ratios << "\n";
   if (!off.empty()) {
     out << "  warning: T_conf/T more than " << printf_string("%.0f", 100.0 * train::kConfigurationalTolerance)
-        << "% from 1 in " << off_count << " of " << counted << " trajectories (" << (off_count > 3 ? "e.g. " : "")
-        << off << (off_count > 3 ? ", ...; each one's ratio is on the line above" : "")
+        << "% (and twice its standard error, where archived) from 1 in " << off_count << " of " << counted
+        << " trajectories (" << (off_count > 3 ? "e.g. " : "") << off
+        << (off_count > 3 ? ", ...; each one's ratio is on the line above" : "")
         << "): not equilibrated, or a step that biases the sampled law (docs/MIXING.md)\n";
   }
 }

@@ -18,11 +18,13 @@ double real_attr(const io::ArchiveReader& r, const std::string& obj, const std::
 /// The health table (stored draws grouped by temperature stage) and the split-R-hat / ESS and
 /// rank-normalised R-hat / bulk ESS (per second) of the loss.
 void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out);
-/// The window's thermometers per trajectory (issue 29): the step, T_kin/T and T_conf/T, and which
-/// trajectories' T_conf/T is off by more than train::kConfigurationalTolerance. Nothing for an
-/// archive without them (older, or simmer.configurational_every = 0).
+/// The window's thermometers per trajectory (issue 29): the step, T_kin/T and T_conf/T (with its
+/// standard error where the archive has it), and which trajectories' T_conf/T is measurably off
+/// (train::configurational_off). Nothing for an archive without them (older, or
+/// simmer.configurational_every = 0).
 void thermometers(const std::vector<double>& h, const std::vector<double>& temperature,
                   const std::vector<double>& kinetic, const std::vector<double>& configurational,
-                  const std::vector<double>& chain, std::ostream& out);
+                  const std::vector<double>& configurational_stderr, const std::vector<double>& chain,
+                  std::ostream& out);
 
 }  // namespace simmer::analyze::detail

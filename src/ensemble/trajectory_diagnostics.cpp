@@ -111,6 +111,17 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
   } else {
     s.verdict = Verdict::stationary;
   }
+  const double conf = s.configurational_ratio();
+  const double error = s.configurational_stderr / s.target_temperature;
+  if (s.verdict == Verdict::stationary && s.configurational_samples >= t.configurational_samples &&
+      std::isfinite(error) && std::abs(conf - 1.0) - 2.0 * error > t.configurational) {
+    std::snprintf(
+        buf, sizeof buf, "; T_conf/T %.3f +- %.3f over %lld samples (%s)", conf, error,
+        static_cast<long long>(s.configurational_samples),
+        conf < 1.0 ? "positions colder than T: not settled" : "positions hotter than T: step bias or not settled");
+    s.reason += buf;
+    s.verdict = Verdict::not_equilibrated;
+  }
 }
 
 DiagnosticsPartials::DiagnosticsPartials(const DiagnosticsSetup& setup) {
@@ -285,6 +296,8 @@ TrajectorySummary TrajectoryDiagnostics::summary(const VectorOf<S>& x, double pr
   s.kinetic_temperature = thermometers_.kinetic_temperature();
   s.configurational_temperature = thermometers_.configurational_temperature();
   s.target_temperature = thermometers_.target_temperature();
+  s.configurational_samples = thermometers_.samples;
+  s.configurational_stderr = thermometers_.configurational_stderr();
   s.time_step = time_step_;
   judge(s, prior_rms, diverged, start_loss);
   return s;

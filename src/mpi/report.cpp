@@ -63,6 +63,7 @@ double diagnostic(const run::ChainReport& r, std::size_t stage, const std::strin
   if (name == layout::kTemperature) return s.target_temperature;
   if (name == layout::kKineticTemperature) return s.kinetic_temperature;
   if (name == layout::kConfigurationalTemperature) return s.configurational_temperature;
+  if (name == layout::kConfigurationalTemperatureStderr) return s.configurational_stderr;
   throw Error("internal: unknown diagnostic '" + name + "'");
 }
 
@@ -137,12 +138,17 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   f.attribute(group, layout::kVerdictRule,
               std::string("drifting: window ballistic ratio >= ballistic_threshold and rms_end/rms_window_start >= "
                           "rms_growth_threshold and (no prior or rms_end > prior_bound x prior rms); not mixed: "
-                          "otherwise when the ratio >= ballistic_threshold or rhat > rhat_threshold; else "
-                          "stationary (docs/STATIONARITY.md)"));
+                          "otherwise when the ratio >= ballistic_threshold or rhat > rhat_threshold; not "
+                          "equilibrated: otherwise when |T_conf/T - 1| > configurational_tolerance over at least "
+                          "configurational_min_samples samples of the window and by more than twice its standard "
+                          "error; else stationary "
+                          "(docs/STATIONARITY.md)"));
   f.attribute(group, layout::kBallisticThreshold, thresholds.ballistic);
   f.attribute(group, layout::kRmsGrowthThreshold, thresholds.rms_growth);
   f.attribute(group, layout::kPriorBound, thresholds.prior_bound);
   f.attribute(group, layout::kRhatThreshold, thresholds.rhat);
+  f.attribute(group, layout::kConfigurationalTolerance, thresholds.configurational);
+  f.attribute(group, layout::kConfigurationalMinSamples, thresholds.configurational_samples);
   f.attribute(group, layout::kPriorRms, p.prior_rms);
   f.attribute(group, layout::kBlockMetricName, std::string(p.classification ? layout::kAccuracy : layout::kR2));
   f.attribute(group, layout::kStage, p.stage_name(static_cast<std::int64_t>(stage)));
@@ -290,9 +296,10 @@ double stiff_rise(const run::Problem& p, double stiff, double temperature) {
   return temperature == p.ramp.target ? 0.5 * stiff * temperature : kNaN;
 }
 
-std::array<std::int64_t, 5> verdict_counts(const run::Problem& p, const std::vector<run::ChainReport>& t,
-                                           std::size_t stage) {
-  std::array<std::int64_t, 5> counts{};
+std::array<std::int64_t, ensemble::kVerdictNames.table.size()> verdict_counts(const run::Problem& p,
+                                                                              const std::vector<run::ChainReport>& t,
+                                                                              std::size_t stage) {
+  std::array<std::int64_t, ensemble::kVerdictNames.table.size()> counts{};
   for (const auto& r : stage_reports(p, t, stage))
     counts[static_cast<std::size_t>(r.stages.at(stage).summary.verdict)] += 1;
   return counts;

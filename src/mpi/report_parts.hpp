@@ -25,8 +25,9 @@ std::pair<double, double> rise_and_stiff(const run::Problem& p, const std::vecto
 /// The stiff modes' harmonic rise: only at the temperature the eigenvalues were counted above.
 double stiff_rise(const run::Problem& p, double stiff, double temperature);
 /// Trajectories per verdict of stage `stage`.
-std::array<std::int64_t, 5> verdict_counts(const run::Problem& p, const std::vector<run::ChainReport>& t,
-                                           std::size_t stage);
+std::array<std::int64_t, ensemble::kVerdictNames.table.size()> verdict_counts(const run::Problem& p,
+                                                                              const std::vector<run::ChainReport>& t,
+                                                                              std::size_t stage);
 /// The reports of the trajectories that run stage `stage` (every one but with parallel rungs).
 std::vector<run::ChainReport> stage_reports(const run::Problem& p, const std::vector<run::ChainReport>& t,
                                             std::size_t stage);

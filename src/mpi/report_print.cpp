@@ -1,6 +1,7 @@
 // The end of a run as printed: the final table of metrics, candidates and verdicts, the footer
 // with the time spent, and the temperature's posterior reading (report.hpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -23,8 +24,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using Verdict = ensemble::Verdict;
 
 /// The window's thermometers of stage `stage` over its trajectories: the step, T_kin/T and
-/// T_conf/T (range over the trajectories), and a warning naming the trajectories whose T_conf/T
-/// is off by more than train::kConfigurationalTolerance.
+/// T_conf/T (range over the trajectories, and their mean with its standard error over the
+/// trajectories), and a warning naming the trajectories whose T_conf/T is off by more than
+/// train::kConfigurationalTolerance plus twice its own standard error (the verdict's rule).
 void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size_t stage) {
   double h_lo = kNaN, h_hi = kNaN, k_lo = kNaN, k_hi = kNaN, c_lo = kNaN, c_hi = kNaN;
   const auto widen = [](double v, double& lo, double& hi) {
@@ -34,13 +36,20 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
   };
   std::int64_t off = 0, lowest = -1, highest = -1;  // trajectories off by more than the tolerance
   double low = kNaN, high = kNaN;
+  double sum = 0.0, sum_sq = 0.0;
+  std::int64_t count = 0;
   for (const auto& r : at_stage) {
     const auto& s = r.stages[stage].summary;
     widen(s.time_step, h_lo, h_hi);
     widen(s.kinetic_temperature / s.target_temperature, k_lo, k_hi);
     const double c = s.configurational_ratio();
     widen(c, c_lo, c_hi);
-    if (std::isfinite(c) && std::abs(c - 1.0) > train::kConfigurationalTolerance) {
+    if (std::isfinite(c)) {
+      sum += c;
+      sum_sq += c * c;
+      ++count;
+    }
+    if (train::configurational_off(c, s.configurational_stderr / s.target_temperature)) {
       ++off;
       if (!(c >= low)) {
         low = c;
@@ -58,10 +67,17 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
     if (lo == hi) return format("%.4g", lo);
     return format("%.4g", lo) + (lo < 0.0 || hi < 0.0 ? " to " : "-") + format("%.4g", hi);
   };
+  std::string mean;
+  if (count >= 2) {
+    const auto n = static_cast<double>(count);
+    const double m = sum / n;
+    const double sd = std::sqrt(std::max(0.0, (sum_sq - n * m * m) / (n - 1.0)));
+    mean = format(", mean %.3g", m) + format(" +- %.2g over the trajectories", sd / std::sqrt(n));
+  }
   std::printf(
-      "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s (configurational: <|grad U|^2> / "
+      "thermometers over the window: h = %s; T_kin/T %s, T_conf/T %s%s (configurational: <|grad U|^2> / "
       "<tr Hess U>; 1 when the positions follow exp(-U/T))\n",
-      range(h_lo, h_hi).c_str(), range(k_lo, k_hi).c_str(), range(c_lo, c_hi).c_str());
+      range(h_lo, h_hi).c_str(), range(k_lo, k_hi).c_str(), range(c_lo, c_hi).c_str(), mean.c_str());
   if (off > 0) {
     // A count and the extremes (per-trajectory values: the archive and simmer_analyze summary).
     const std::string which = off == 1 ? "trajectory " + std::to_string(lowest) + ": " + format("%.4g", low)
@@ -69,7 +85,8 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
                                              ", highest " + format("%.4g", high) + " in trajectory " +
                                              std::to_string(highest);
     std::printf(
-        "warning: T_conf/T is more than %.0f%% from 1 in %lld of %zu trajectories (%s): the "
+        "warning: T_conf/T is more than %.0f%% (and twice its standard error) from 1 in %lld of %zu trajectories "
+        "(%s): the "
         "positions are not distributed as exp(-U/T): the trajectory has not equilibrated (see the "
         "stationarity line) or the step biases the sampled law (a smaller simmer.time_step or "
         "simmer.step_fraction tells which)\n",
@@ -224,7 +241,16 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
         "longer (simmer.steps and ensemble.window), take %s or more trajectories\n",
         static_cast<long long>(n(Verdict::not_mixed)), of.c_str(), larger_step.c_str());
   }
-  if (n(Verdict::drifting) + n(Verdict::not_mixed) > 0) {
+  if (n(Verdict::not_equilibrated) > 0) {
+    std::printf(
+        "what to do: %lld%s not equilibrated: their series look stationary and T_kin = T, but their positions are "
+        "not distributed as exp(-U/T) (T_conf/T outside 1 +- %.2g: the stationarity line's example); below 1 the "
+        "warm-up was too short for the positions to settle (more simmer.steps before the same ensemble.window, "
+        "or simmer.parameter_masses = curvature), above 1 the step biases the law (%s)\n",
+        static_cast<long long>(n(Verdict::not_equilibrated)), of.c_str(), train::kConfigurationalTolerance,
+        smaller_step.c_str());
+  }
+  if (n(Verdict::drifting) + n(Verdict::not_mixed) + n(Verdict::not_equilibrated) > 0) {
     // What that means for the predictions, and the measurement that says whether to trust them.
     const std::size_t v = p.has_validation() ? run::Problem::kValidation : 0;
     const char* rows = p.has_validation() ? "validation" : "training";
@@ -366,20 +392,21 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     const auto stage = static_cast<std::size_t>(report.diagnostics_stage);
     const auto counts = verdict_counts(p, t, stage);
     const std::vector<run::ChainReport> at_stage = stage_reports(p, t, stage);
-    const run::ChainReport* example[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    std::array<const run::ChainReport*, ensemble::kVerdictNames.table.size()> example{};
     for (const auto& r : at_stage) {
       auto& e = example[static_cast<int>(r.stages[stage].summary.verdict)];
       if (e == nullptr) e = &r;
     }
     std::string line;
-    for (const auto v :
-         {Verdict::drifting, Verdict::not_mixed, Verdict::stationary, Verdict::diverged, Verdict::no_members}) {
+    for (const auto v : {Verdict::drifting, Verdict::not_mixed, Verdict::not_equilibrated, Verdict::stationary,
+                         Verdict::diverged, Verdict::no_members}) {
       const auto i = static_cast<std::size_t>(v);
       if (counts[i] == 0) continue;
       line += (line.empty() ? "" : "; ") + std::to_string(counts[i]) + " " + ensemble::to_string(v);
     }
     const run::ChainReport* shown = example[static_cast<int>(Verdict::drifting)];
     if (shown == nullptr) shown = example[static_cast<int>(Verdict::not_mixed)];
+    if (shown == nullptr) shown = example[static_cast<int>(Verdict::not_equilibrated)];
     if (shown == nullptr && !at_stage.empty()) shown = &at_stage.front();
     std::printf("stationarity%s: %s%s\n",
                 p.ladder.empty() ? "" : (" of " + p.stage_name(report.diagnostics_stage)).c_str(), line.c_str(),

@@ -47,6 +47,9 @@ void ThermometerSums::add(const ConfigurationalSample& c, double kinetic_tempera
   samples += 1;
   gradient_sq += c.gradient_sq;
   trace += c.trace;
+  gradient_sq_sq += c.gradient_sq * c.gradient_sq;
+  trace_sq += c.trace * c.trace;
+  cross += c.gradient_sq * c.trace;
   kinetic += kinetic_temperature;
   target += target_temperature;
 }
@@ -54,6 +57,16 @@ void ThermometerSums::add(const ConfigurationalSample& c, double kinetic_tempera
 double ThermometerSums::configurational_temperature() const {
   return samples > 0 ? gradient_sq / trace : std::numeric_limits<double>::quiet_NaN();
 }
+double ThermometerSums::configurational_stderr() const {
+  if (samples < 2) return std::numeric_limits<double>::quiet_NaN();
+  const auto n = static_cast<double>(samples);
+  const double a = gradient_sq / n, b = trace / n, r = a / b;
+  const double var_a = (gradient_sq_sq - n * a * a) / (n - 1.0);
+  const double var_b = (trace_sq - n * b * b) / (n - 1.0);
+  const double cov = (cross - n * a * b) / (n - 1.0);
+  return std::sqrt(std::max(0.0, var_a - 2.0 * r * cov + r * r * var_b) / n) / std::abs(b);
+}
+
 double ThermometerSums::kinetic_temperature() const {
   return samples > 0 ? kinetic / static_cast<double>(samples) : std::numeric_limits<double>::quiet_NaN();
 }

@@ -8,6 +8,7 @@ tests: links  every relative link of every Markdown file resolves (files and #an
        no_outside_references  no tracked text file (documents, jobs, code, tests, scripts) names a
               file outside the repository ("SIMMERING.md", "../shared/", "shared/docs/": the
               method is docs/METHOD.md); every hit is listed as file:line
+       checkpoint_format  ARCHITECTURE.md quotes the checkpoint format the code writes
 """
 import os
 import re
@@ -128,3 +129,18 @@ def test_no_outside_references():
         st.fail(f"{len(hits)} reference(s) to files outside the repository (the method is docs/METHOD.md; "
                 f"describe the content or name a file in the repository):\n  " + "\n  ".join(hits))
     print(f"docs: {scanned} text files name no file outside the repository")
+
+
+def test_checkpoint_format():
+    """ARCHITECTURE.md quotes the checkpoint format the code writes (io::kCheckpointFormat)."""
+    with open(os.path.join(ROOT, "include/simmer/io/checkpoint_file.hpp"), encoding="utf-8") as f:
+        code = re.search(r"kCheckpointFormat = (\d+);", f.read())
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as f:
+        quoted = re.findall(r"`io::kCheckpointFormat`, (\d+)", f.read())
+    if code is None or not quoted:
+        st.fail("no checkpoint format found in include/simmer/io/checkpoint_file.hpp or ARCHITECTURE.md "
+                "('`io::kCheckpointFormat`, N')")
+    wrong = [q for q in quoted if q != code.group(1)]
+    if wrong:
+        st.fail(f"ARCHITECTURE.md quotes checkpoint format {', '.join(wrong)}; the code writes {code.group(1)}")
+    print(f"docs: ARCHITECTURE.md quotes checkpoint format {code.group(1)}, as the code writes")

@@ -30,7 +30,7 @@ import simmer_test as st  # noqa: E402
 
 SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
-VERDICTS = {"stationary", "not mixed", "drifting", "diverged", "no members"}
+VERDICTS = {"stationary", "not mixed", "drifting", "diverged", "no members", "not equilibrated"}
 
 # Opens one group a line ("path<TAB>group") and answers one JSON line: its dimensions and, for
 # every text variable, its first decoded value's type and value.

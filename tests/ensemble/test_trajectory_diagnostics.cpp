@@ -261,3 +261,52 @@ TEST_CASE("an exploded trajectory is judged diverged, never stationary, and a dr
   judge(drift, std::nan(""), false, 0.1);
   CHECK(drift.verdict == Verdict::drifting);
 }
+
+TEST_CASE("not equilibrated: a settled series whose T_conf/T is off beyond 5 percent and twice its error",
+          "[diagnostics]") {
+  const auto settled = [](double conf_ratio, double stderr_ratio, std::int64_t samples) {
+    TrajectorySummary s;
+    s.members = 10;
+    s.rms_start = s.rms_window_start = s.rms_end = 0.1;
+    s.max_abs_end = 0.5;
+    s.mean_member_loss = 0.2;
+    s.distance = s.window_distance = 0.01;
+    s.path_length = s.window_path_length = 1.0;
+    s.rhat = 1.0;
+    s.target_temperature = 0.02;
+    s.configurational_temperature = conf_ratio * 0.02;
+    s.configurational_stderr = stderr_ratio * 0.02;
+    s.configurational_samples = samples;
+    judge(s, std::nan(""), false, 0.1);
+    return s;
+  };
+  const TrajectorySummary cold = settled(0.14, 0.02, 60);  // the sine under one global chain
+  CHECK(cold.verdict == Verdict::not_equilibrated);
+  CHECK_THAT(cold.reason, Catch::Contains("T_conf/T 0.140 +- 0.020 over 60 samples") && Catch::Contains("colder"));
+  const TrajectorySummary hot = settled(1.2, 0.02, 60);
+  CHECK(hot.verdict == Verdict::not_equilibrated);
+  CHECK_THAT(hot.reason, Catch::Contains("hotter"));
+  CHECK(settled(1.04, 0.01, 60).verdict == Verdict::stationary);                 // within the tolerance
+  CHECK(settled(0.7, 0.2, 60).verdict == Verdict::stationary);                   // off, but within its noise
+  CHECK(settled(0.7, 0.05, 9).verdict == Verdict::stationary);                   // too few samples to judge
+  CHECK(settled(std::nan(""), std::nan(""), 0).verdict == Verdict::stationary);  // no thermometer
+  // The series' verdicts come first: a trajectory not mixed stays not mixed.
+  TrajectorySummary moving = settled(0.14, 0.02, 60);
+  moving.rhat = 1.5;
+  judge(moving, std::nan(""), false, 0.1);
+  CHECK(moving.verdict == Verdict::not_mixed);
+}
+
+TEST_CASE("the configurational temperature's standard error: the delta method on the samples", "[diagnostics]") {
+  train::ThermometerSums sums;
+  CHECK(std::isnan(sums.configurational_stderr()));
+  // Samples a_k = 2 b_k exactly: the ratio has no error whatever the spread.
+  for (const double b : {1.0, 2.0, 3.0, 4.0}) sums.add({2.0 * b, b}, 1.0, 1.0);
+  CHECK(sums.configurational_temperature() == Approx(2.0));
+  CHECK(sums.configurational_stderr() == Approx(0.0).margin(1e-12));
+  // b constant: the error is the sd of a over sqrt(n), divided by b.
+  train::ThermometerSums flat;
+  for (const double a : {1.0, 2.0, 3.0, 4.0}) flat.add({a, 2.0}, 1.0, 1.0);
+  const double sd = std::sqrt(((1.5 * 1.5) * 2 + (0.5 * 0.5) * 2) / 3.0);
+  CHECK(flat.configurational_stderr() == Approx(sd / 2.0 / 2.0));
+}

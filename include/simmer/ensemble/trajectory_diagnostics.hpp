@@ -58,15 +58,23 @@ struct VerdictThresholds {
   /// explode_loss × the loss at the stage's start, or a state that is not finite.
   double explode_rms = 1000.0;
   double explode_loss = 1e6;
+  /// Otherwise stationary, but T_conf/T further than this from 1 by more than twice its standard
+  /// error, over at least `configurational_samples` samples of the window: not equilibrated.
+  double configurational = train::kConfigurationalTolerance;
+  std::int64_t configurational_samples = 10;
 };
 
-enum class Verdict { stationary, not_mixed, drifting, diverged, no_members };
-inline constexpr Names<Verdict, 5> kVerdictNames{"verdict",
+/// not_equilibrated (issue 37): stationary by its series, but its positions are not distributed as
+/// exp(−U/T) (T_conf/T off): the warm-up was too short for them to settle, or the step biases the
+/// law. Appended last, so the older verdicts keep their codes.
+enum class Verdict { stationary, not_mixed, drifting, diverged, no_members, not_equilibrated };
+inline constexpr Names<Verdict, 6> kVerdictNames{"verdict",
                                                  {{{Verdict::stationary, "stationary"},
                                                    {Verdict::not_mixed, "not mixed"},
                                                    {Verdict::drifting, "drifting"},
                                                    {Verdict::diverged, "diverged"},
-                                                   {Verdict::no_members, "no members"}}}};
+                                                   {Verdict::no_members, "no members"},
+                                                   {Verdict::not_equilibrated, "not equilibrated"}}}};
 inline std::string to_string(Verdict v) { return std::string(kVerdictNames.name(v)); }
 
 /// Where the parameters x are, relative to the simmering start x₀.
@@ -96,6 +104,8 @@ struct TrajectorySummary {
   /// temperature Σ m v²/N_f and the configurational temperature at the sampled steps, the mean
   /// target T there, and the step h the window ran with (simmer.time_step, or auto's choice).
   double kinetic_temperature = 0, configurational_temperature = 0, target_temperature = 0, time_step = 0;
+  std::int64_t configurational_samples = 0;  ///< the samples behind configurational_temperature
+  double configurational_stderr = 0;         ///< its standard error (ThermometerSums)
   /// T_conf / T (NaN without samples).
   [[nodiscard]] double configurational_ratio() const { return configurational_temperature / target_temperature; }
   /// Every member's series, in member order (the pooled R̂ and bulk ESS across trajectories, issue
@@ -113,7 +123,8 @@ struct TrajectorySummary {
     ar(members, distance, path_length, window_distance, window_path_length, rms_start, rms_window_start, rms_end,
        max_abs_end, block_train_metric, block_test_metric, member_train_median, member_test_median, member_test_q25,
        member_test_q75, mean_member_loss, rhat, kinetic_temperature, configurational_temperature, target_temperature,
-       time_step, series_loss, series_test_metric, series_points, verdict, reason);
+       time_step, configurational_samples, configurational_stderr, series_loss, series_test_metric, series_points,
+       verdict, reason);
     ar.require(kVerdictNames.name(verdict) != "?", "bad verdict code");
   }
 };

@@ -107,7 +107,8 @@ inline const std::vector<std::string>& diagnostic_fields() {
                                               kTimeStep,
                                               kTemperature,
                                               kKineticTemperature,
-                                              kConfigurationalTemperature};
+                                              kConfigurationalTemperature,
+                                              kConfigurationalTemperatureStderr};
   return names;
 }
 

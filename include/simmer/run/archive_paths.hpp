@@ -258,6 +258,8 @@ inline constexpr const char* kBallisticThreshold = "ballistic_threshold";
 inline constexpr const char* kRmsGrowthThreshold = "rms_growth_threshold";
 inline constexpr const char* kPriorBound = "prior_bound";
 inline constexpr const char* kRhatThreshold = "rhat_threshold";
+inline constexpr const char* kConfigurationalTolerance = "configurational_tolerance";
+inline constexpr const char* kConfigurationalMinSamples = "configurational_min_samples";
 inline constexpr const char* kPriorRms = "prior_rms";
 inline constexpr const char* kBlockMetricName = "metric";
 /// "block_<split>_metric" [chain, block]: each trajectory's ensemble metric per block of the window.
@@ -304,6 +306,8 @@ inline constexpr const char* kLambdaMaxEnd = "lambda_max_end";
 /// in /sample_stats, and kConfigurationalTemperature).
 inline constexpr const char* kTimeStep = "time_step";
 inline constexpr const char* kConfigurationalTemperature = "configurational_temperature";
+/// Its standard error over the window's samples (ThermometerSums::configurational_stderr).
+inline constexpr const char* kConfigurationalTemperatureStderr = "configurational_temperature_stderr";
 /// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
 inline constexpr const char* kMassMin = "mass_min";
 inline constexpr const char* kMassMedian = "mass_median";

@@ -25,6 +25,15 @@ namespace simmer::train {
 /// window is too short to tell). The same bound as the thermostat tests' and issue 29's.
 inline constexpr double kConfigurationalTolerance = 0.05;
 
+/// Whether a window's T_conf/T = `ratio` with standard error `error` (both relative to T; NaN
+/// error: unknown, judged by the ratio alone) is measurably off: |ratio − 1| − 2·error >
+/// kConfigurationalTolerance. The one rule of the verdict, the run's warning and the summary's.
+inline bool configurational_off(double ratio, double error) {
+  const double noise = error >= 0.0 ? 2.0 * error : 0.0;  // NaN compares false
+  return ratio == ratio &&
+         (ratio - 1.0 > kConfigurationalTolerance + noise || 1.0 - ratio > kConfigurationalTolerance + noise);
+}
+
 /// One sample of the two sums at a position. Averaged over a window, their ratio is T_conf.
 struct ConfigurationalSample {
   double gradient_sq = 0.0;  ///< ∇U·M⁻¹∇U
@@ -44,14 +53,21 @@ ConfigurationalSample configurational_sample(BasicObjective<S>& objective, Vecto
 struct ThermometerSums {
   std::int64_t samples = 0;
   double gradient_sq = 0.0, trace = 0.0, kinetic = 0.0, target = 0.0;
+  /// Σ a², Σ b², Σ ab of the samples' a = ∇U·M⁻¹∇U and b = tr(M⁻¹∇²U): the ratio's standard error.
+  double gradient_sq_sq = 0.0, trace_sq = 0.0, cross = 0.0;
   void add(const ConfigurationalSample& c, double kinetic_temperature, double target_temperature);
   [[nodiscard]] double configurational_temperature() const;
+  /// The standard error of configurational_temperature() by the delta method, as if the samples
+  /// were independent (NaN with fewer than two): sqrt((s_a² − 2R s_ab + R² s_b²)/n)/b̄. A single
+  /// Hutchinson probe's trace is noisy where one eigenvalue dominates the Hessian (its variance
+  /// is 2 Σ_{i≠j} H_ij²), so a window's T_conf can be far from T by noise alone.
+  [[nodiscard]] double configurational_stderr() const;
   [[nodiscard]] double kinetic_temperature() const;
   [[nodiscard]] double target_temperature() const;
   /// Checkpoint and message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(samples, gradient_sq, trace, kinetic, target);
+    ar(samples, gradient_sq, trace, kinetic, target, gradient_sq_sq, trace_sq, cross);
   }
 };
 
