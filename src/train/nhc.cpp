@@ -149,19 +149,22 @@ void BasicNoseHooverChain<S>::nose_hoover_langevin_half(PhaseState& p, double te
   const double tau = options_.thermostat_steps * options_.time_step;
   const double rate = 1.0 / (tau * tau);
   ::simmer::Vector& xi = p.chain.w;
-  const double to_kinetic = 1.0 / temperature;
-  double kinetic = 0.0;
-  for (Index i = 0; i < n_; ++i) {
-    const auto vi = static_cast<double>(p.v(i));
-    const double m = has_parameter_masses() ? options_.parameter_masses(i) : 1.0;
-    double x = xi(i) + 0.5 * dt * rate * (m * vi * vi * to_kinetic - 1.0);
-    const double v_new = vi * std::exp(-x * dt);
-    x += 0.5 * dt * rate * (m * v_new * v_new * to_kinetic - 1.0);
-    xi(i) = x;
-    p.v(i) = static_cast<S>(v_new);
-    kinetic += m * v_new * v_new;
+  const double kick = 0.5 * dt * rate / temperature;  // ξ_i += kick (m_i v_i² − T)
+  const double rest = 0.5 * dt * rate;
+  // Whole-vector array expressions (Eigen vectorises exp), evaluated in place: no allocation.
+  const auto v = p.v.array().template cast<double>();
+  if (has_parameter_masses()) {
+    const auto& m = options_.parameter_masses.array();
+    xi.array() += kick * m * v.square() - rest;
+    p.v.array() = (v * (-dt * xi.array()).exp()).template cast<S>();
+    xi.array() += kick * m * v.square() - rest;
+    p.kinetic = (m * v.square()).sum();
+  } else {
+    xi.array() += kick * v.square() - rest;
+    p.v.array() = (v * (-dt * xi.array()).exp()).template cast<S>();
+    xi.array() += kick * v.square() - rest;
+    p.kinetic = v.square().sum();
   }
-  p.kinetic = kinetic;
 }
 
 template <class S>

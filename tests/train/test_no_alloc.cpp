@@ -119,6 +119,30 @@ TEST_CASE("float32: a simmering step and an Adam epoch allocate nothing", "[allo
   CHECK(mlp_allocations<float>(loss, chunks) == 0);
 }
 
+TEST_CASE("massive Nose-Hoover-Langevin with parameter masses: a step allocates nothing", "[alloc][nhl]") {
+  Rng rng(4);
+  model::Network net =
+      model::build_network<double>({"2-100-50-50-1", model::Activation::tanh, model::Activation::linear});
+  net.initialize(model::Init::glorot_normal, rng);
+  Matrix x(112, 2), y(112, 1);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform(-1, 1);
+  for (Index i = 0; i < y.size(); ++i) y.data()[i] = rng.uniform(-1, 1);
+  train::NetworkObjective f(net, model::LossKind::mse, x, y, Eigen::RowVectorXd(), Eigen::RowVectorXd());
+  train::NhcOptions opt;
+  opt.time_step = 1e-3;
+  opt.thermostat = train::Thermostat::massive_nose_hoover_langevin;
+  opt.parameter_masses = Vector::Constant(net.parameter_count(), 2.0);
+  train::Trajectory traj(f, opt, train::ramp_schedule({0.01, 0.01, 0.0, 10}),
+                         train::NoseHooverChain(opt, net.parameter_count()).thermal_start(0.01, rng));
+  traj.set_noise(&rng);
+  for (int s = 0; s < 3; ++s) traj.advance();
+  g_allocations = 0;
+  g_counting = true;
+  for (int s = 0; s < 50; ++s) traj.advance();
+  g_counting = false;
+  CHECK(g_allocations.load() == 0);
+}
+
 TEST_CASE("Adam with mini-batches allocates nothing per epoch", "[alloc]") {
   // 112 rows in batches of 32: three full batches and a partial one per epoch. train_adam keeps
   // the epoch's shuffled order and the batch's row list from epoch to epoch, so a call
