@@ -250,9 +250,7 @@ void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64
     for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
     start.kinetic = train::BasicNoseHooverChain<S>(integrator_options(), net_.parameter_count()).twice_kinetic(start.v);
   }
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
-                                                            std::move(start), first_step);
-  trajectory_->set_noise(&noise_rng_);
+  set_trajectory(std::move(start), first_step);
   if (train::masses_from_warmup(p_->parameter_masses) && first_step == 0) {
     adaptation_ = train::MassAdaptation(net_.parameter_count());
   }
@@ -276,6 +274,13 @@ train::CurvatureEstimate BasicChain<S>::stability_probe() {
   Rng rng = stream(RngPurpose::stability);
   // With masses, the step is bounded by the mass-weighted Hessian's largest eigenvalue.
   return train::estimate_curvature(*objective_, net_.parameters(), rng, 20, masses_.size() > 0 ? &masses_ : nullptr);
+}
+
+template <class S>
+void BasicChain<S>::set_trajectory(train::BasicPhaseState<S> phase, std::int64_t step) {
+  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
+                                                            std::move(phase), step);
+  trajectory_->set_noise(&noise_rng_);
 }
 
 template <class S>
@@ -326,10 +331,7 @@ void BasicChain<S>::finish_adaptation() {
   adaptation_ = train::MassAdaptation();
   train::BasicPhaseState<S> phase = trajectory_->phase();
   phase.v.array() *= masses_.cwiseInverse().cwiseSqrt().template cast<S>().array();
-  const std::int64_t step = trajectory_->step();
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
-                                                            std::move(phase), step);
-  trajectory_->set_noise(&noise_rng_);
+  set_trajectory(std::move(phase), trajectory_->step());
 }
 
 template <class S>

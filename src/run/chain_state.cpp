@@ -120,9 +120,7 @@ void BasicChain<S>::load(ByteReader& r, std::int64_t step) {
   }
   for (auto& t : tracked_) t.clear();
   std::fill(interval_members_.begin(), interval_members_.end(), 0);
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
-                                                            std::move(phase), step);
-  trajectory_->set_noise(&noise_rng_);
+  set_trajectory(std::move(phase), step);
 }
 
 template <class S>

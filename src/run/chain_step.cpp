@@ -61,11 +61,7 @@ void BasicChain<S>::set_time_step(double h, std::int64_t stage) {
   time_step_ = h;
   diag_.at(static_cast<std::size_t>(stage)).set_time_step(h);
   if (!started()) return;
-  train::BasicPhaseState<S> phase = trajectory_->phase();
-  const std::int64_t step = trajectory_->step();
-  trajectory_ = std::make_unique<train::BasicTrajectory<S>>(*objective_, integrator_options(), p_->schedule(index_),
-                                                            std::move(phase), step);
-  trajectory_->set_noise(&noise_rng_);
+  set_trajectory(trajectory_->phase(), trajectory_->step());
 }
 
 template <class S>

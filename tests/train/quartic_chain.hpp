@@ -1,7 +1,11 @@
 #pragma once
-// The coupled quartic chain of docs/METHOD.md §3, the integrator's reference potential, shared by
-// the thermostat tests (test_nhc.cpp, test_parameter_masses.cpp).
+// The thermostat tests' potentials and thermometer (test_nhc.cpp, test_parameter_masses.cpp,
+// test_configurational.cpp, test_ergodic_thermostats.cpp): the coupled quartic chain of
+// docs/METHOD.md §3, the integrator's reference potential, and a (coupled) harmonic one.
 
+#include "simmer/core/rng.hpp"
+#include "simmer/train/configurational.hpp"
+#include "simmer/train/nhc.hpp"
 #include "simmer/train/objective.hpp"
 
 namespace simmer::test {
@@ -30,5 +34,53 @@ class BasicQuarticChain final : public train::BasicObjective<S> {
   Index n_;
 };
 using QuarticChain = BasicQuarticChain<double>;
+
+/// L = Σ k_i x_i² / 2 + c Σ (x_i − x_{i+1})²/2: harmonic, coupled when c > 0.
+class Harmonic final : public train::Objective {
+ public:
+  Harmonic(Vector k, double coupling) : k_(std::move(k)), c_(coupling) {}
+  [[nodiscard]] Index parameter_count() const override { return k_.size(); }
+  double evaluate(const Vector& x) override {
+    const Index n = k_.size();
+    const Vector d = x.head(n - 1) - x.tail(n - 1);
+    return 0.5 * (k_.array() * x.array().square()).sum() + 0.5 * c_ * d.squaredNorm();
+  }
+  double evaluate_with_gradient(const Vector& x, Vector& g) override {
+    const Index n = k_.size();
+    g = (k_.array() * x.array()).matrix();
+    const Vector d = x.head(n - 1) - x.tail(n - 1);
+    g.head(n - 1) += c_ * d;
+    g.tail(n - 1) -= c_ * d;
+    return evaluate(x);
+  }
+
+ private:
+  Vector k_;
+  double c_;
+};
+
+/// The window's thermometers over `steps` steps of the integrator (every 10th sampled) after
+/// `warm` steps from a thermal start at x = 0: T_conf / T and T_kin / T.
+struct Temperatures {
+  double configurational = 0, kinetic = 0;
+};
+inline Temperatures thermometer_ratios(train::Objective& f, const train::NhcOptions& opt, double T, int warm, int steps,
+                                       std::uint64_t seed) {
+  const Index n = f.parameter_count();
+  const train::NoseHooverChain nhc(opt, n);
+  Rng rng(seed), probes(seed + 1);
+  Vector x = Vector::Zero(n), g(n);
+  train::PhaseState p = nhc.thermal_start(T, rng);
+  for (int s = 0; s < warm; ++s) nhc.step(x, p, T, f, g, &rng);
+  train::ThermometerSums sums;
+  for (int s = 0; s < steps; ++s) {
+    nhc.step(x, p, T, f, g, &rng);
+    if (s % 10 == 0) {
+      sums.add(train::configurational_sample(f, x, T, &opt.parameter_masses, &opt.prior_precision, probes),
+               nhc.kinetic_temperature(p), T);
+    }
+  }
+  return {sums.configurational_temperature() / T, sums.kinetic_temperature() / T};
+}
 
 }  // namespace simmer::test

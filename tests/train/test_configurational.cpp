@@ -14,49 +14,14 @@ using simmer::test::QuarticChain;
 
 namespace {
 
-/// L = Σ k_i x_i² / 2 + c Σ (x_i − x_{i+1})²/2: harmonic, coupled when c > 0.
-class Harmonic final : public Objective {
- public:
-  Harmonic(Vector k, double coupling) : k_(std::move(k)), c_(coupling) {}
-  [[nodiscard]] Index parameter_count() const override { return k_.size(); }
-  double evaluate(const Vector& x) override {
-    const Index n = k_.size();
-    const Vector d = x.head(n - 1) - x.tail(n - 1);
-    return 0.5 * (k_.array() * x.array().square()).sum() + 0.5 * c_ * d.squaredNorm();
-  }
-  double evaluate_with_gradient(const Vector& x, Vector& g) override {
-    const Index n = k_.size();
-    g = (k_.array() * x.array()).matrix();
-    const Vector d = x.head(n - 1) - x.tail(n - 1);
-    g.head(n - 1) += c_ * d;
-    g.tail(n - 1) -= c_ * d;
-    return evaluate(x);
-  }
+using simmer::test::Harmonic;
 
- private:
-  Vector k_;
-  double c_;
-};
-
-/// T_conf / T over `steps` steps (every 10th sampled) after `warm` steps of the integrator.
+/// T_conf / T (and T_kin / T into `kinetic_ratio`) over `steps` steps after `warm` steps.
 double ratio(Objective& f, const NhcOptions& opt, double T, int warm, int steps, std::uint64_t seed,
              double* kinetic_ratio = nullptr) {
-  const Index n = f.parameter_count();
-  const NoseHooverChain nhc(opt, n);
-  Rng rng(seed), probes(seed + 1);
-  Vector x = Vector::Zero(n), g(n);
-  PhaseState p = nhc.thermal_start(T, rng);
-  for (int s = 0; s < warm; ++s) nhc.step(x, p, T, f, g, &rng);
-  ThermometerSums sums;
-  for (int s = 0; s < steps; ++s) {
-    nhc.step(x, p, T, f, g, &rng);
-    if (s % 10 == 0) {
-      sums.add(configurational_sample(f, x, T, &opt.parameter_masses, &opt.prior_precision, probes),
-               nhc.kinetic_temperature(p), T);
-    }
-  }
-  if (kinetic_ratio != nullptr) *kinetic_ratio = sums.kinetic_temperature() / T;
-  return sums.configurational_temperature() / T;
+  const simmer::test::Temperatures t = simmer::test::thermometer_ratios(f, opt, T, warm, steps, seed);
+  if (kinetic_ratio != nullptr) *kinetic_ratio = t.kinetic;
+  return t.configurational;
 }
 
 }  // namespace

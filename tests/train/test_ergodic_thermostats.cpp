@@ -16,51 +16,11 @@ using simmer::test::QuarticChain;
 
 namespace {
 
-/// L = Σ k_i x_i² / 2 + c Σ (x_i − x_{i+1})²/2: harmonic, coupled when c > 0.
-class Harmonic final : public Objective {
- public:
-  Harmonic(Vector k, double coupling) : k_(std::move(k)), c_(coupling) {}
-  [[nodiscard]] Index parameter_count() const override { return k_.size(); }
-  double evaluate(const Vector& x) override {
-    const Index n = k_.size();
-    const Vector d = x.head(n - 1) - x.tail(n - 1);
-    return 0.5 * (k_.array() * x.array().square()).sum() + 0.5 * c_ * d.squaredNorm();
-  }
-  double evaluate_with_gradient(const Vector& x, Vector& g) override {
-    const Index n = k_.size();
-    g = (k_.array() * x.array()).matrix();
-    const Vector d = x.head(n - 1) - x.tail(n - 1);
-    g.head(n - 1) += c_ * d;
-    g.tail(n - 1) -= c_ * d;
-    return evaluate(x);
-  }
+using simmer::test::Harmonic;
+using simmer::test::Temperatures;
 
- private:
-  Vector k_;
-  double c_;
-};
-
-struct Temperatures {
-  double configurational = 0, kinetic = 0;
-};
-
-/// T_conf / T and T_kin / T over `steps` steps (every 10th sampled) after `warm` steps.
 Temperatures ratios(Objective& f, const NhcOptions& opt, double T, int warm, int steps, std::uint64_t seed) {
-  const Index n = f.parameter_count();
-  const NoseHooverChain nhc(opt, n);
-  Rng rng(seed), probes(seed + 1);
-  Vector x = Vector::Zero(n), g(n);
-  PhaseState p = nhc.thermal_start(T, rng);
-  for (int s = 0; s < warm; ++s) nhc.step(x, p, T, f, g, &rng);
-  ThermometerSums sums;
-  for (int s = 0; s < steps; ++s) {
-    nhc.step(x, p, T, f, g, &rng);
-    if (s % 10 == 0) {
-      sums.add(configurational_sample(f, x, T, &opt.parameter_masses, &opt.prior_precision, probes),
-               nhc.kinetic_temperature(p), T);
-    }
-  }
-  return {sums.configurational_temperature() / T, sums.kinetic_temperature() / T};
+  return simmer::test::thermometer_ratios(f, opt, T, warm, steps, seed);
 }
 
 /// Per coordinate of two decoupled oscillators: ⟨k_i x_i²⟩ / T and ⟨v_i²⟩ / T.

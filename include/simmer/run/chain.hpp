@@ -272,6 +272,9 @@ class BasicChain final : public Chain {
   /// one's diagnostics start here.
   void begin_stage(std::int64_t stage);
   [[nodiscard]] Rng stream(RngPurpose purpose) const;
+  /// The one (re)build of the integrator: at the start, after a checkpoint, new masses or a new
+  /// step (integrator_options() as they are now, the trajectory's schedule and its noise stream).
+  void set_trajectory(train::BasicPhaseState<S> phase, std::int64_t step);
   /// The problem's integrator options with this trajectory's parameter masses (if any).
   [[nodiscard]] train::NhcOptions integrator_options() const;
   /// simmer.parameter_masses = adam: masses_ from Adam's second moment at the start point, scaled
