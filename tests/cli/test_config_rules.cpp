@@ -110,6 +110,11 @@ TEST_CASE("validated names the key and the value", "[config]") {
       {"[simmer]\nparameter_masses = adapt", "simmer.mass_warmup", "'0'"},
       {"[simmer]\nparameter_masses = adapt\nmass_warmup = 8000", "simmer.mass_warmup", "'8000'"},
       {"[simmer]\nmass_warmup = -1", "simmer.mass_warmup", "'-1'"},
+      {"[simmer]\nparameter_masses = curvature", "simmer.mass_warmup", "'0'"},
+      {"[simmer]\nparameter_masses = curvature\nmass_warmup = 8000", "simmer.mass_warmup", "'8000'"},
+      // The massive Nose-Hoover-Langevin thermostat's mass is T tau^2: no T = 0 on the ramp.
+      {"[simmer]\nthermostat = massive_nose_hoover_langevin", "simmer.thermostat", "'massive_nose_hoover_langevin'"},
+      {"[simmer]\nthermostat_steps = 0", "simmer.thermostat_steps", "'0'"},
       // Parallel rungs need a ladder of two or more and a multiple of its rungs in trajectories;
       // replica exchange needs them.
       {"[simmer]\nladder_mode = parallel", "simmer.ladder_mode", "'parallel'"},
@@ -134,6 +139,9 @@ TEST_CASE("validated names the key and the value", "[config]") {
   }
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nT_initial = 0.5\nT_target = 0.1"), 1),
                     Contains("is below simmer.T_initial = 0.5"));
+  CHECK_NOTHROW(validated(from_ini("[simmer]\nthermostat = massive_nose_hoover_langevin\nT_initial = 0.05"), 1));
+  CHECK_THROWS_WITH(validated(from_ini("[simmer]\nthermostat = massive_nose_hoover_langevin"), 1),
+                    Contains("start the ramp above 0, or use a ladder"));
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nladder = 0.01,0.1"), 1),
                     Contains("ensemble.select_by = none"));  // the way out is named
   CHECK_THROWS_WITH(validated(from_ini("[data]\nvalidation_fraction = 0.2\n[simmer]\nladder = 0.1,0.03"), 1),
