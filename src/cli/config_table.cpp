@@ -443,6 +443,13 @@ const std::vector<Key>& keys() {
                "(docs/MIXING.md); 0: off")
           .into(&P::diagnostics, &run::DiagnosticsOptions::configurational_every)
           .min(0),
+      make_key("simmer", "configurational_probes", &C::simmer, &SimmerConfig::configurational_probes,
+               "Hutchinson probes per configurational-temperature sample (2 gradients each): the trace's "
+               "noise, and the window's T_conf standard error, fall as 1/sqrt(probes); one probe is as noisy "
+               "as the trace itself where one Hessian eigenvalue dominates (docs/MIXING.md)")
+          .into(&P::diagnostics, &run::DiagnosticsOptions::configurational_probes)
+          .min(1)
+          .max(1000),
       make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence, run::kOnDivergenceNames,
                "a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
                "temperature stays 100x off the target, stops (stop: keeping its samples) or goes on (warn)")

@@ -71,8 +71,9 @@ void BasicChain<S>::sample_thermometers(const train::StepRecord& rec) {
   const std::int64_t into = rec.step + 1 - diag.window_first_step();
   if (every <= 0 || into <= 0 || into % every != 0) return;
   const double t0 = cpu_seconds();
-  const auto sample = train::configurational_sample(*objective_, net_.parameters(), rec.temperature, &masses_,
-                                                    &p_->nhc.prior_precision, thermometer_rng_);
+  const auto sample =
+      train::configurational_sample(*objective_, net_.parameters(), rec.temperature, &masses_, &p_->nhc.prior_precision,
+                                    thermometer_rng_, p_->diagnostics.configurational_probes);
   diag.add_thermometers(sample, trajectory_->integrator().kinetic_temperature(trajectory_->phase()), rec.temperature);
   eval_seconds_ += cpu_seconds() - t0;
 }

@@ -36,7 +36,7 @@ cli::Config unusual() {
       {"simmer.friction", "2.5"}, {"simmer.dof_offset", "1.5"},
       {"simmer.start_jitter", "0.01"}, {"simmer.noise_sd", "0.2"},
       {"simmer.curvature_report", "start_end"}, {"simmer.lanczos_steps", "12"},
-      {"simmer.lanczos_probes", "2"}, {"simmer.configurational_every", "13"},
+      {"simmer.lanczos_probes", "2"}, {"simmer.configurational_every", "13"}, {"simmer.configurational_probes", "3"},
       {"simmer.on_divergence", "warn"}, {"simmer.stability_check", "warn"},
       {"simmer.health_every", "17"}, {"simmer.parameter_masses", "adapt"},
       {"simmer.mass_warmup", "19"}, {"ensemble.window", "600"},
@@ -92,6 +92,7 @@ TEST_CASE("build_problem: every plain key arrives in its Problem member", "[conf
   CHECK(p.diagnostics.lanczos_steps == 12);
   CHECK(p.diagnostics.lanczos_probes == 2);
   CHECK(p.diagnostics.configurational_every == 13);
+  CHECK(p.diagnostics.configurational_probes == 3);
   CHECK(p.diagnostics.blocks == 4);
   CHECK(p.health.on_divergence == run::HealthOptions::OnDivergence::warn);
   CHECK(p.health.stability_check == run::HealthOptions::StabilityCheck::warn);

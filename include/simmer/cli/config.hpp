@@ -141,6 +141,7 @@ struct SimmerConfig {
   int lanczos_steps = 40;  ///< curvature report: Lanczos steps per probe
   int lanczos_probes = 3;  ///< curvature report: random probe vectors
   std::int64_t configurational_every = run::DiagnosticsOptions{}.configurational_every;
+  int configurational_probes = run::DiagnosticsOptions{}.configurational_probes;
   run::HealthOptions::OnDivergence on_divergence = run::HealthOptions{}.on_divergence;
   run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
   std::int64_t health_every = 100;  ///< steps between a trajectory's health checks

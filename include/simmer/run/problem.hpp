@@ -155,6 +155,9 @@ struct DiagnosticsOptions {
   /// Steps of the window between two samples of the configurational temperature (2 gradient
   /// evaluations each; train/configurational.hpp); 0: off.
   std::int64_t configurational_every = 50;
+  /// Hutchinson probes per sample (2 gradient evaluations each): the trace's noise falls as
+  /// 1/sqrt(probes), and with it the window's T_conf standard error (docs/MIXING.md).
+  int configurational_probes = 1;
 };
 inline constexpr Names<DiagnosticsOptions::CurvatureReport, 3> kCurvatureReportNames{
     "simmer.curvature_report",
