@@ -152,6 +152,7 @@ void BasicNoseHooverChain<S>::nose_hoover_langevin_half(PhaseState& p, double te
   const double kick = 0.5 * dt * rate / temperature;  // ξ_i += kick (m_i v_i² − T)
   const double rest = 0.5 * dt * rate;
   // Whole-vector array expressions (Eigen vectorises exp), evaluated in place: no allocation.
+  // `v` is a view of p.v, so after the scaling it reads the new velocities.
   const auto v = p.v.array().template cast<double>();
   if (has_parameter_masses()) {
     const auto& m = options_.parameter_masses.array();
@@ -185,8 +186,7 @@ double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState&
   if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
   if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
   p.v.noalias() -= static_cast<S>(h) * grad;
-  p.kinetic = twice_kinetic(p.v);
-  nose_hoover_langevin_half(p, temperature, 0.5 * h);
+  nose_hoover_langevin_half(p, temperature, 0.5 * h);  // (sets p.kinetic from the new v)
   x.noalias() += half_h * p.v;
   const double tau = options_.thermostat_steps * h;
   const double c = std::exp(-h / tau);  // γ = 1/τ
