@@ -216,8 +216,8 @@ Config validated_unmapped(const Config& config, int world_size) {
   }
   if (train::is_nose_hoover_langevin(s.thermostat) && !ladder) {
     require(s.T_initial > 0.0, "simmer.thermostat", str(train::kThermostatNames, s.thermostat),
-            "needs every temperature > 0 (its variable's mass is N_g T tau^2), but simmer.T_initial = " +
-                str(s.T_initial) + ": start the ramp above 0, or use a ladder");
+            "needs every temperature > 0 (its variables' mass is T tau^2), but simmer.T_initial = " + str(s.T_initial) +
+                ": start the ramp above 0, or use a ladder");
   }
   if (s.start_velocity == train::StartVelocity::adam) {
     require(s.mode == SimmerMode::retrofit, "simmer.start_velocity", "adam",

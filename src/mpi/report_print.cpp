@@ -244,9 +244,10 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   if (n(Verdict::not_equilibrated) > 0) {
     std::printf(
         "what to do: %lld%s not equilibrated: their series look stationary and T_kin = T, but their positions are "
-        "not distributed as exp(-U/T) (T_conf/T outside 1 +- %.2g: the stationarity line's example); below 1 the "
-        "warm-up was too short for the positions to settle (more simmer.steps before the same ensemble.window, "
-        "or simmer.parameter_masses = curvature), above 1 the step biases the law (%s)\n",
+        "not distributed as exp(-U/T) (T_conf/T outside 1 +- %.2g by more than twice its standard error: the "
+        "stationarity line's example); below 1 the positions have not settled: one global Nose-Hoover chain may "
+        "not heat every direction (simmer.thermostat = massive_nose_hoover_langevin), or the warm-up was too short "
+        "(more simmer.steps before the same ensemble.window); above 1 the step biases the law (%s)\n",
         static_cast<long long>(n(Verdict::not_equilibrated)), of.c_str(), train::kConfigurationalTolerance,
         smaller_step.c_str());
   }
