@@ -9,6 +9,10 @@ of the ladder's chosen ensemble, of the study's deep ensemble (the Adam end poin
 fair one, and the ladder's W/T/L against each.
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
+environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
+ladder variant to compare, default ladder; ladder_auto and ladder_auto_mnhl are issue 37's), and
+SIMMER_MPI. A fair deep ensemble already on disk for a case and seed (runs/study_fair_deep) is
+reused: it depends only on the budget, the split and the seeds, which the ladder variants share.
 The NLL is comparable only when the ladder archive was written by a simmer with the same noise
 rule as this one (regression: each candidate's noise variance from its mean's validation
 residuals, issue 26); the script says when an archive is older (no `ensemble_noise_source`).
@@ -23,6 +27,8 @@ import h5py
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
 OUT = os.path.join(ROOT, "runs", "study_fair_deep")
+STUDY = os.environ.get("SIMMER_STUDY_DIR", os.path.join(ROOT, "runs", "study"))
+VARIANT = os.environ.get("SIMMER_STUDY_VARIANT", "ladder")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 PATIENCE = 1000
 
@@ -45,7 +51,7 @@ def main(cases):
         wins_last = [0, 0, 0]
         nll_wins, nll_last = [0, 0, 0], [0, 0, 0]
         for seed in range(1, 9):
-            ladder = os.path.join(ROOT, "runs", "study", f"{case}-ladder-seed{seed}.h5")
+            ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
             if not os.path.exists(ladder):
                 print(f"{case} seed {seed}: no {ladder} (run jobs/study/study.py first)")
                 continue
@@ -65,12 +71,18 @@ def main(cases):
             path = os.path.join(OUT, f"{case}-seed{seed}")
             with open(path + ".ini", "w") as fh:
                 fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
-            run = subprocess.run(
+            budget_file = path + ".budget"
+            reuse = (os.path.exists(path + ".h5") and os.path.exists(budget_file)
+                     and open(budget_file).read().strip() == str(budget))
+            run = None if reuse else subprocess.run(
                 ["mpirun", "--oversubscribe", "-n", "2", SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
                  "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
                  "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
                 cwd=ROOT, env=ENV, capture_output=True, text=True)
-            if run.returncode != 0:
+            if run is not None and run.returncode == 0:
+                with open(budget_file, "w") as fh:
+                    fh.write(str(budget))
+            if run is not None and run.returncode != 0:
                 print(f"{case} seed {seed}: the fair deep ensemble failed:\n{run.stderr[-1000:]}")
                 continue
             with h5py.File(path + ".h5", "r") as f:

@@ -140,6 +140,8 @@ TEST_CASE("validated names the key and the value", "[config]") {
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nT_initial = 0.5\nT_target = 0.1"), 1),
                     Contains("is below simmer.T_initial = 0.5"));
   CHECK_NOTHROW(validated(from_ini("[simmer]\nthermostat = massive_nose_hoover_langevin\nT_initial = 0.05"), 1));
+  // Adam alone simmers at no temperature: the thermostat is not used (a fair deep ensemble's job).
+  CHECK_NOTHROW(validated(from_ini("[simmer]\nthermostat = massive_nose_hoover_langevin\nmode = adam"), 1));
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nthermostat = massive_nose_hoover_langevin"), 1),
                     Contains("start the ramp above 0, or use a ladder"));
   CHECK_THROWS_WITH(validated(from_ini("[simmer]\nladder = 0.01,0.1"), 1),
