@@ -114,7 +114,7 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
   const double conf = s.configurational_ratio();
   const double error = s.configurational_stderr / s.target_temperature;
   if (s.verdict == Verdict::stationary && s.configurational_samples >= t.configurational_samples &&
-      std::isfinite(error) && std::abs(conf - 1.0) - 2.0 * error > t.configurational) {
+      std::isfinite(error) && train::configurational_off(conf, error, t.configurational)) {
     std::snprintf(
         buf, sizeof buf, "; T_conf/T %.3f +- %.3f over %lld samples (%s)", conf, error,
         static_cast<long long>(s.configurational_samples),

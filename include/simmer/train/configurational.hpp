@@ -27,11 +27,10 @@ inline constexpr double kConfigurationalTolerance = 0.05;
 
 /// Whether a window's T_conf/T = `ratio` with standard error `error` (both relative to T; NaN
 /// error: unknown, judged by the ratio alone) is measurably off: |ratio − 1| − 2·error >
-/// kConfigurationalTolerance. The one rule of the verdict, the run's warning and the summary's.
-inline bool configurational_off(double ratio, double error) {
+/// `tolerance`. The one rule of the verdict, the run's warning and the summary's.
+inline bool configurational_off(double ratio, double error, double tolerance = kConfigurationalTolerance) {
   const double noise = error >= 0.0 ? 2.0 * error : 0.0;  // NaN compares false
-  return ratio == ratio &&
-         (ratio - 1.0 > kConfigurationalTolerance + noise || 1.0 - ratio > kConfigurationalTolerance + noise);
+  return ratio == ratio && (ratio - 1.0 > tolerance + noise || 1.0 - ratio > tolerance + noise);
 }
 
 /// One sample of the two sums at a position. Averaged over a window, their ratio is T_conf.
