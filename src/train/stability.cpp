@@ -38,7 +38,6 @@ void HessianProduct<S>::apply(const Vector& d, Vector& hd, Vector* mean_gradient
   if (mean_gradient != nullptr) {
     *mean_gradient = 0.5 * (plus_.template cast<double>() + minus_.template cast<double>());
   }
-  *x_ = keep_;
 }
 
 template <class S>

@@ -83,4 +83,23 @@ inline Temperatures thermometer_ratios(train::Objective& f, const train::NhcOpti
   return {sums.configurational_temperature() / T, sums.kinetic_temperature() / T};
 }
 
+/// The thermometers' small-step reference with `thermostat`: 4000 time units at h = 0.01 and
+/// T = 0.5 (seed 7, after 20 000 steps) on a coupled harmonic chain of 40 (k from 1 to 10, coupling 1) and
+/// on the quartic chain of 100. An ergodic thermostat gives T_conf/T and T_kin/T near 1 on both.
+struct ReferenceTemperatures {
+  Temperatures harmonic, quartic;
+};
+inline ReferenceTemperatures small_step_reference(train::Thermostat thermostat) {
+  const Index n = 40;
+  Vector k(n);
+  for (Index i = 0; i < n; ++i) k(i) = 1.0 + 9.0 * static_cast<double>(i) / (n - 1);
+  Harmonic harmonic(k, 1.0);
+  QuarticChain quartic(100);
+  train::NhcOptions opt;
+  opt.time_step = 0.01;
+  opt.thermostat = thermostat;
+  return {thermometer_ratios(harmonic, opt, 0.5, 20000, 400000, 7),
+          thermometer_ratios(quartic, opt, 0.5, 20000, 400000, 7)};
+}
+
 }  // namespace simmer::test

@@ -56,16 +56,8 @@ TEST_CASE("configurational: the sums are exact on a quadratic, with masses and a
 TEST_CASE("configurational: T at a small step on harmonic and quartic potentials (Langevin, ergodic)",
           "[configurational]") {
   // 4000 time units, a sample every 10 steps. Measured 1.004 (harmonic) and 1.006 (quartic).
-  const Index n = 40;
-  Vector k(n);
-  for (Index i = 0; i < n; ++i) k(i) = 1.0 + 9.0 * static_cast<double>(i) / (n - 1);
-  Harmonic harmonic(k, 1.0);
-  QuarticChain quartic(100);
-  NhcOptions opt;
-  opt.time_step = 0.01;
-  opt.thermostat = Thermostat::langevin;
-  const double h_ratio = ratio(harmonic, opt, 0.5, 20000, 400000, 7);
-  const double q_ratio = ratio(quartic, opt, 0.5, 20000, 400000, 7);
+  const simmer::test::ReferenceTemperatures reference = simmer::test::small_step_reference(Thermostat::langevin);
+  const double h_ratio = reference.harmonic.configurational, q_ratio = reference.quartic.configurational;
   INFO("T_conf / T at h = 0.01: harmonic " << h_ratio << ", quartic " << q_ratio);
   CHECK(h_ratio == Approx(1.0).epsilon(0.02));
   CHECK(q_ratio == Approx(1.0).epsilon(0.02));

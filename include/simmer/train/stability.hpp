@@ -21,8 +21,9 @@ struct CurvatureEstimate {
 /// The one finite-difference Hessian-vector product (the power iteration here, the Lanczos
 /// spectrum, the configurational temperature and the curvature masses all use it):
 /// H d ≈ (∇L(x₀ + εd) − ∇L(x₀ − εd)) / 2ε, central differences (error O(ε²)) with ε =
-/// difference_step<S>() · max(1, rms x₀). Holds the position x₀ it was made at and puts `x` (the
-/// network's own parameter vector, say) back to x₀ when it goes; no allocation after construction.
+/// difference_step<S>() · max(1, rms x₀). Holds the position x₀ it was made at (`position()`);
+/// between products `x` (the network's own parameter vector, say) holds the last probe point, and
+/// the product puts it back to x₀ when it goes. No allocation after construction.
 template <class S>
 class HessianProduct {
  public:
