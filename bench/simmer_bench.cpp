@@ -74,7 +74,7 @@ double dense_macs(const std::vector<Index>& widths) {
 /// (those page faults, seconds on a VM, are no part of a step).
 template <class S>
 void time_steps(benchmark::State& state, model::BasicNetwork<S>& net, model::LossKind loss, Index rows, double flops,
-                bool untimed_first_step) {
+                bool untimed_first_step, train::Thermostat thermostat = train::Thermostat::nose_hoover_chain) {
   using Matrix = MatrixOf<S>;
   Rng rng(1);
   net.initialize(model::Init::glorot_normal, rng);
@@ -87,8 +87,11 @@ void time_steps(benchmark::State& state, model::BasicNetwork<S>& net, model::Los
   train::BasicNetworkObjective<S> f(net, loss, x, y);
   train::NhcOptions opt;
   opt.time_step = 1e-4;
+  opt.thermostat = thermostat;
   train::BasicTrajectory<S> traj(f, opt, train::constant_schedule(1e-3),
                                  train::BasicNoseHooverChain<S>(opt, net.parameter_count()).rest_start());
+  Rng noise(2);
+  traj.set_noise(&noise);
   if (untimed_first_step) traj.advance();
   for (auto _ : state) {
     benchmark::DoNotOptimize(traj.advance());
@@ -102,12 +105,12 @@ void time_steps(benchmark::State& state, model::BasicNetwork<S>& net, model::Los
 
 template <class S>
 void simmer_step(benchmark::State& state, const std::string& layers, model::Activation act, model::LossKind loss,
-                 Index rows) {
+                 Index rows, train::Thermostat thermostat) {
   model::BasicNetwork<S> net = model::build_network<S>({layers, act, model::Activation::linear});
   // forward + weight gradient + input gradient ≈ 3 GEMM-sized passes (the first layer's input
   // gradient is skipped, which this slightly over-counts for tiny input widths).
   const double flops = 3.0 * 2.0 * dense_macs(model::parse_widths(layers)) * static_cast<double>(rows);
-  time_steps(state, net, loss, rows, flops, false);
+  time_steps(state, net, loss, rows, flops, false, thermostat);
 }
 
 /// Multiply-adds per sample of one layer's GEMM in the forward pass: a dense kernel's
@@ -144,13 +147,23 @@ template <class S>
 void register_cases(const std::string& suffix) {
   using model::Activation, model::LossKind, model::PoolKind;
   benchmark::RegisterBenchmark(("BM_gemm" + suffix).c_str(), BM_gemm<S>)->Arg(1024)->Unit(benchmark::kMillisecond);
-  const auto mlp = [&](const std::string& name, const std::string& layers, Activation act, LossKind loss, Index rows) {
-    return benchmark::RegisterBenchmark(("simmer_step/" + name + suffix).c_str(),
-                                        [=](benchmark::State& st) { simmer_step<S>(st, layers, act, loss, rows); });
+  const auto mlp = [&](const std::string& name, const std::string& layers, Activation act, LossKind loss, Index rows,
+                       train::Thermostat thermostat = train::Thermostat::nose_hoover_chain) {
+    // The default thermostat's cases keep their names; another's end in its name.
+    const std::string tail = thermostat == train::Thermostat::nose_hoover_chain
+                                 ? ""
+                                 : "_" + std::string(train::kThermostatNames.name(thermostat));
+    return benchmark::RegisterBenchmark(("simmer_step/" + name + tail + suffix).c_str(), [=](benchmark::State& st) {
+      simmer_step<S>(st, layers, act, loss, rows, thermostat);
+    });
   };
   mlp("sine_1_20_20_1_x65", "1-20-20-1", Activation::tanh, LossKind::sse, 65);
   mlp("iris_2_100_50_50_3_x112", "2-100-50-50-3", Activation::tanh, LossKind::cce, 112);
   mlp("autompg_6_64_64_1_x315", "6-64-64-1", Activation::tanh, LossKind::mse, 315);
+  for (const auto thermostat : {train::Thermostat::langevin, train::Thermostat::massive_nose_hoover_langevin}) {
+    mlp("sine_1_20_20_1_x65", "1-20-20-1", Activation::tanh, LossKind::sse, 65, thermostat);
+    mlp("autompg_6_64_64_1_x315", "6-64-64-1", Activation::tanh, LossKind::mse, 315, thermostat);
+  }
   mlp("higgs_28_512x4_1_x10000", "28-512-512-512-512-1", Activation::elu, LossKind::bce, 10000)
       ->Unit(benchmark::kMillisecond)
       ->MinTime(5.0);

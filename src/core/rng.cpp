@@ -1,5 +1,6 @@
 #include "simmer/core/rng.hpp"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -88,6 +89,35 @@ std::uint64_t Rng::below(std::uint64_t n) {
     r = next();
   } while (r >= limit);
   return r % n;
+}
+
+void fill_normal_f32(Rng& rng, float* out, std::int64_t n) {
+  // Every expression reads and writes these aligned blocks, never `out`: Eigen peels a scalar
+  // prologue to align its destination, and std::cos's bits differ from its vectorised cos, so
+  // writing to `out` directly would give values that depend on where `out` happens to lie.
+  constexpr std::int64_t kBlock = 64;
+  alignas(64) std::array<float, kBlock> radius{};
+  alignas(64) std::array<float, kBlock> angle{};
+  alignas(64) std::array<float, 2 * kBlock> z{};
+  for (std::int64_t start = 0; start < n; start += 2 * kBlock) {
+    const std::int64_t left = n - start;
+    const std::int64_t pairs = std::min(kBlock, (left + 1) / 2);
+    for (std::int64_t k = 0; k < pairs; ++k) {
+      const std::uint64_t r = rng.next();
+      radius[static_cast<std::size_t>(k)] = static_cast<float>((r >> 40U) + 1U) * 0x1.0p-24F;        // (0, 1]
+      angle[static_cast<std::size_t>(k)] = static_cast<float>((r >> 16U) & 0xFFFFFFU) * 0x1.0p-24F;  // [0, 1)
+    }
+    using Block = Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>;
+    Block rad(radius.data(), pairs);
+    Block ang(angle.data(), pairs);
+    rad = (-2.0F * rad.log()).sqrt();
+    ang *= 6.28318530717958647692F;
+    Block(z.data(), pairs) = rad * ang.cos();
+    Block(z.data() + kBlock, pairs) = rad * ang.sin();
+    const std::int64_t sines = std::min(pairs, left - pairs);
+    std::copy_n(z.begin(), pairs, out + start);
+    std::copy_n(z.begin() + kBlock, sines, out + start + pairs);
+  }
 }
 
 void permutation(std::int64_t n, Rng& rng, std::vector<std::int64_t>& p) {

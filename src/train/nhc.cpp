@@ -50,6 +50,10 @@ BasicNoseHooverChain<S>::BasicNoseHooverChain(const NhcOptions& options, Index p
   mass_ = options_.masses.empty() ? Vector64::Ones(options_.chain_length)
                                   : Eigen::Map<const Vector64>(options_.masses.data(), options_.chain_length).eval();
   prior_ = options_.prior_precision.cast<S>();
+  if (is_nose_hoover_langevin(options_.thermostat)) {
+    decay_.resize(parameter_count);
+    normals_.resize(parameter_count);
+  }
   if (options_.parameter_masses.size() > 0) {
     if (options_.parameter_masses.size() != parameter_count) {
       throw Error("NHC: " + std::to_string(options_.parameter_masses.size()) + " parameter masses for " +
@@ -157,12 +161,14 @@ void BasicNoseHooverChain<S>::nose_hoover_langevin_half(PhaseState& p, double te
   if (has_parameter_masses()) {
     const auto& m = options_.parameter_masses.array();
     xi.array() += kick * m * v.square() - rest;
-    p.v.array() = (v * (-dt * xi.array()).exp()).template cast<S>();
+    decay_.array() = (-dt * xi.array()).exp();  // alone: a double expression Eigen vectorises
+    p.v.array() = (v * decay_.array()).template cast<S>();
     xi.array() += kick * m * v.square() - rest;
     p.kinetic = (m * v.square()).sum();
   } else {
     xi.array() += kick * v.square() - rest;
-    p.v.array() = (v * (-dt * xi.array()).exp()).template cast<S>();
+    decay_.array() = (-dt * xi.array()).exp();
+    p.v.array() = (v * decay_.array()).template cast<S>();
     xi.array() += kick * v.square() - rest;
     p.kinetic = v.square().sum();
   }
@@ -192,7 +198,8 @@ double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState&
   const double c = std::exp(-h / tau);  // γ = 1/τ
   const double sd = std::sqrt(1.0 - c * c) / tau;
   ::simmer::Vector& xi = p.chain.w;
-  for (Index i = 0; i < n_; ++i) xi(i) = c * xi(i) + sd * noise.normal();
+  fill_normal_f32(noise, normals_.data(), n_);
+  xi.array() = c * xi.array() + sd * normals_.array().cast<double>();
   return loss;
 }
 

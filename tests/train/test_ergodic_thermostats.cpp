@@ -61,8 +61,9 @@ PairTemperatures pair(Thermostat thermostat, double k2, double T, double h, int 
 }  // namespace
 
 TEST_CASE("massive NHL: T_conf and T_kin within 2 percent on a harmonic and the quartic chain", "[nhl]") {
-  // 4000 time units at h = 0.01, a sample every 10 steps. Measured (seed 7): harmonic 1.0015 and
-  // 0.9979, quartic 1.0074 and 0.9986. One global such variable gave T_conf/T 0.948 and 0.969
+  // 4000 time units at h = 0.01, a sample every 10 steps. Measured (seed 7): harmonic 0.9946 and
+  // 0.9924, quartic 0.9957 and 0.9980 (with Rng::normal's draws for ξ: 1.0015, 0.9979, 1.0074,
+  // 0.9986). One global such variable gave T_conf/T 0.948 and 0.969
   // here (not offered: NhcOptions::thermostat_steps).
   const auto [a, b] = simmer::test::small_step_reference(Thermostat::massive_nose_hoover_langevin);
   INFO("harmonic T_conf/T " << a.configurational << " T_kin/T " << a.kinetic << "; quartic " << b.configurational << " "
@@ -77,17 +78,24 @@ TEST_CASE("massive NHL: a stiff harmonic pair equilibrates where one global chai
   // k = 1 and 100, the energy in the soft oscillator at the start, 10 000 time units. One global
   // Nosé–Hoover chain moves energy between the two only through its one friction: measured ⟨k x²⟩/T
   // 1.065 and 0.916, ⟨v²⟩/T 1.088 and 0.919 (still 4 % off after 40 000 time units). The massive
-  // thermostat in the same time (seeds 5, 6): every ratio within 1.8 %.
+  // thermostat's ratios over the same time scatter by ±2.6 % from seed to seed (seeds 1–12,
+  // sampling noise around 1), so four seeds are pooled: their mean is within 1.2 % (seeds 1–4),
+  // 0.25 % (5–8) and 0.6 % (9–12).
   const double T = 0.5, h = 0.01;
   const PairTemperatures chain = pair(Thermostat::nose_hoover_chain, 100.0, T, h, 1000000, 5);
   INFO("global chain: worst |ratio - 1| " << chain.worst());
   CHECK(chain.worst() > 0.05);
-  for (const std::uint64_t seed : {5, 6}) {
-    const PairTemperatures massive = pair(Thermostat::massive_nose_hoover_langevin, 100.0, T, h, 1000000, seed);
-    INFO("massive, seed " << seed << ": position " << massive.position[0] << " " << massive.position[1] << ", velocity "
-                          << massive.velocity[0] << " " << massive.velocity[1]);
-    CHECK(massive.worst() < 0.025);
+  PairTemperatures pooled;
+  for (const std::uint64_t seed : {5, 6, 7, 8}) {
+    const PairTemperatures one = pair(Thermostat::massive_nose_hoover_langevin, 100.0, T, h, 1000000, seed);
+    for (int i = 0; i < 2; ++i) {
+      pooled.position[i] += one.position[i] / 4;
+      pooled.velocity[i] += one.velocity[i] / 4;
+    }
   }
+  INFO("massive, seeds 5-8 pooled: position " << pooled.position[0] << " " << pooled.position[1] << ", velocity "
+                                              << pooled.velocity[0] << " " << pooled.velocity[1]);
+  CHECK(pooled.worst() < 0.02);
 }
 
 TEST_CASE("massive NHL: the same bits from the same seed, and no step at T = 0", "[nhl]") {

@@ -89,6 +89,16 @@ class Rng {
   double spare_ = 0.0;
 };
 
+/// `n` standard normals into `out`, in float precision and vectorised: Box–Muller on the two
+/// 24-bit uniforms of one 64-bit draw per pair (u₁ ∈ (0, 1] from its top bits, u₂ ∈ [0, 1) from the
+/// next 24), r = sqrt(−2 ln u₁) and θ = 2π u₂ giving r cos θ and r sin θ, in blocks of 64 pairs
+/// (each block's cosines, then its sines). For noise drawn on every parameter at every step (the
+/// massive Nosé–Hoover–Langevin thermostat), where Rng::normal's scalar polar method costs as much
+/// as a small network's gradient; |z| ≤ sqrt(48 ln 2) ≈ 5.77, a tail of 8e-9 left out. Uses
+/// Eigen's vectorised log, sin and cos, so the bits may differ between CPUs (as a GEMM's do);
+/// consumes ceil(n/2) draws and never the spare normal.
+void fill_normal_f32(Rng& rng, float* out, std::int64_t n);
+
 /// Fisher–Yates permutation of 0..n-1.
 std::vector<std::int64_t> permutation(std::int64_t n, Rng& rng);
 /// The same permutation written into `p` (allocates only when p's capacity is below n).

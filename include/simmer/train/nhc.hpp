@@ -161,6 +161,10 @@ class BasicNoseHooverChain {
   VectorOf<S> inverse_mass_;      ///< 1/m_i in S (empty: unit masses)
   ::simmer::Vector velocity_sd_;  ///< 1/sqrt(m_i): v_i's Maxwell–Boltzmann sd at T = 1
   ::simmer::Vector mass_;
+  // The massive Nosé–Hoover–Langevin step's scratch (sized once, empty for the other thermostats;
+  // a chain belongs to one trajectory): the exp(−ξ_i dt) factors and ξ's normal draws.
+  mutable ::simmer::Vector decay_;
+  mutable VectorOf<float> normals_;
   Index n_;
   double dof_;
 };
