@@ -266,6 +266,15 @@ model::LossKind loss_of(const Config& c) {
   return c.data.task == data::Task::classification ? model::LossKind::cce : model::LossKind::mse;
 }
 
+train::Thermostat thermostat_of(const Config& c) {
+  if (c.simmer.thermostat) return *c.simmer.thermostat;
+  const SimmerConfig& s = c.simmer;
+  const bool every_t_positive = !s.ladder.empty() || s.T_initial > 0.0;
+  return s.temperature_unit == TemperatureUnit::posterior && s.mode != SimmerMode::adam && every_t_positive
+             ? train::Thermostat::massive_nose_hoover_langevin
+             : train::Thermostat::nose_hoover_chain;
+}
+
 std::string key_of(const std::string& field) {
   for (const Key& k : keys()) {
     if (std::find(k.fields.begin(), k.fields.end(), field) != k.fields.end()) return k.full();

@@ -214,8 +214,9 @@ Config validated_unmapped(const Config& config, int world_size) {
             "martyna masses Q = N_f T tau^2 need simmer.T_target > 0 (they are set at the "
             "target temperature)");
   }
-  if (train::is_nose_hoover_langevin(s.thermostat) && !ladder && !adam_only) {
-    require(s.T_initial > 0.0, "simmer.thermostat", str(train::kThermostatNames, s.thermostat),
+  const train::Thermostat thermostat = thermostat_of(c);  // (auto never picks a T = 0 ramp)
+  if (train::is_nose_hoover_langevin(thermostat) && !ladder && !adam_only) {
+    require(s.T_initial > 0.0, "simmer.thermostat", str(train::kThermostatNames, thermostat),
             "needs every temperature > 0 (its variables' mass is T tau^2), but simmer.T_initial = " + str(s.T_initial) +
                 ": start the ramp above 0, or use a ladder");
   }

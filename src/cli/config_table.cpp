@@ -348,14 +348,15 @@ const std::vector<Key>& keys() {
           .max(1000)
           .fills("NhcOptions.chain_length"),
       make_key("simmer", "thermostat", &C::simmer, &SimmerConfig::thermostat, train::kThermostatNames,
+               "auto (massive_nose_hoover_langevin when simmer.temperature_unit = posterior and every "
+               "temperature is > 0, a ladder or a ramp from T_initial > 0; nose_hoover otherwise) | "
                "nose_hoover (the paper: one Nose-Hoover chain on the total kinetic energy) | "
                "langevin (friction and noise on every velocity: ergodic where one global chain "
                "is not, e.g. along flat directions under a prior; uses the trajectory's seed) | "
                "massive_nose_hoover_langevin (one Nose-Hoover variable xi per parameter with friction and "
                "noise on xi alone, Leimkuhler, Noorizadeh & Theil 2009: every degree of freedom "
                "thermostatted, ergodic on nearly harmonic losses where one global thermostat is not, no noise "
-               "on the velocities themselves; needs every temperature > 0) (docs/MIXING.md)")
-          .into(&P::nhc, &train::NhcOptions::thermostat),
+               "on the velocities themselves; needs every temperature > 0) (docs/MIXING.md)"),
       make_key("simmer", "thermostat_steps", &C::simmer, &SimmerConfig::thermostat_steps,
                "thermostat = massive_nose_hoover_langevin: the thermostat's time scale tau in steps (tau = "
                "thermostat_steps * h, friction on xi 1/tau, so it follows "

@@ -187,6 +187,7 @@ run::Problem build(const Config& given) {
     p.set_noise_sd(sd, sd > 0.0 ? "simmer.noise_sd" : "unknown");
   }
   check_hottest(p, c);
+  p.nhc.thermostat = thermostat_of(c);
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
   p.auto_step.on = !c.simmer.time_step.has_value();
   if (p.adam_only && p.auto_step.on) {

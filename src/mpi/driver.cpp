@@ -87,11 +87,16 @@ void Run::announce(bool resumed) const {
           : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps" +
                 (p_.parallel_rungs() ? " side by side (trajectory i at rung i mod " + std::to_string(p_.stages()) + ")"
                                      : "");
+  // The paper's chain goes unnamed; another thermostat (simmer.thermostat = auto's choice in
+  // posterior units, say) is said.
+  const std::string thermostat = p_.adam_only || p_.nhc.thermostat == train::Thermostat::nose_hoover_chain
+                                     ? std::string()
+                                     : ", " + train::to_string(p_.nhc.thermostat) + " thermostat";
   std::printf(
-      "simmer %s: %lld trajectories on %d rank(s), %s, %lld parameters, %lld members per "
+      "simmer %s: %lld trajectories on %d rank(s), %s%s, %lld parameters, %lld members per "
       "trajectory%s, %lld stored%s\n%s\n",
       SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_,
-      p_.adam_only ? "Adam alone (deep ensemble)" : train::to_string(p_.mode).c_str(),
+      p_.adam_only ? "Adam alone (deep ensemble)" : train::to_string(p_.mode).c_str(), thermostat.c_str(),
       static_cast<long long>(p_.parameters), static_cast<long long>(shape.members), stages.c_str(),
       static_cast<long long>(shape.draws), resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
   std::fflush(stdout);

@@ -90,7 +90,7 @@ TEST_CASE("the configuration refuses an unknown choice listing the enum table's 
   refused("model", "init", model::kInitNames.choices(" | "));
   refused("model", "pooling", model::kPoolNames.choices(" | "));
   refused("data", "task", data::kTaskNames.choices(" | "));
-  refused("simmer", "thermostat", train::kThermostatNames.choices(" | "));
+  refused("simmer", "thermostat", std::string("auto | ") + train::kThermostatNames.choices(" | "));
   refused("simmer", "prior_scaling", train::kPriorScalingNames.choices(" | "));
   refused("simmer", "curvature_report", run::kCurvatureReportNames.choices(" | "));
   refused("simmer", "on_divergence", run::kOnDivergenceNames.choices(" | "));

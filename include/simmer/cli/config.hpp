@@ -122,7 +122,9 @@ struct SimmerConfig {
   run::LadderMode ladder_mode = run::LadderMode::sequential;
   std::int64_t exchange_every = 0;  ///< parallel rungs: steps between replica-exchange rounds (0: none)
   int chain_length = train::NhcOptions{}.chain_length;
-  train::Thermostat thermostat = train::NhcOptions{}.thermostat;
+  /// empty: auto, the one rule thermostat_of applies (massive Nose-Hoover-Langevin in posterior
+  /// units with every temperature > 0, else the paper's chain)
+  std::optional<train::Thermostat> thermostat;
   double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)
   std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
   double thermostat_steps = train::NhcOptions{}.thermostat_steps;  ///< Nose-Hoover-Langevin: tau in steps
@@ -226,6 +228,12 @@ auto with_keys(Fn&& fn) -> decltype(fn()) {
 /// model.loss as the run uses it: the key's, or for auto the task's (cce for classification, mse
 /// for regression).
 model::LossKind loss_of(const Config& c);
+
+/// simmer.thermostat as the run uses it: the key's, or for auto the massive Nosé–Hoover–Langevin
+/// thermostat when the temperatures are in posterior units and every one is > 0 (a ladder, or a
+/// ramp from T_initial > 0) and something simmers; the paper's Nosé–Hoover chain otherwise
+/// (docs/MIXING.md: on every case measured it brings T_conf/T nearer 1 than the chain does).
+train::Thermostat thermostat_of(const Config& c);
 
 /// simmer.masses as given: all 1 (empty text), Martyna–Tuckerman–Klein (from N_f, T and
 /// simmer.tau, computed once the network is known), or one value per chain link.
