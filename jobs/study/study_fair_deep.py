@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""A fair deep ensemble beside the ladder: for each retrofit ladder run of the study
+"""A fair deep ensemble beside the ladder: for each ladder run of the study
 (runs/study/<case>-ladder-seed<k>.h5, written by jobs/study/study.py), Adam alone with the same
 data split, seeds, network and N trajectories, trained for the ladder run's whole budget in
 gradient evaluations (Adam's epochs + rungs x steps, every one a full-batch gradient) and
 early-stopped on the validation loss (adam.keep = best_validation, adam.patience = 1000).
 Prints, per seed, the test metric (MSE for regression, accuracy for classification) and test NLL
-of the ladder's chosen ensemble, of the study's deep ensemble (the Adam end points) and of the
-fair one, and the ladder's W/T/L against each.
+of the ladder's chosen ensemble, of the study's deep ensemble (a retrofit's Adam end points; an
+ab initio run has none: nan) and of the fair one, and the ladder's W/T/L against each with the
+one-sided sign test's p (ties dropped).
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
 environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
@@ -23,6 +24,9 @@ import subprocess
 import sys
 
 import h5py
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from study_common import sign_test  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
@@ -59,12 +63,16 @@ def main(cases):
                 ini = config_text(f)
                 m = f["metrics"].attrs
                 metric = "mse" if "ensemble_test_mse" in m else "accuracy"
-                ladder_mse, deep_mse = float(m[f"ensemble_test_{metric}"]), float(m[f"deep_ensemble_test_{metric}"])
-                ladder_nll, deep_nll = float(m["ensemble_test_nll"]), float(m["deep_ensemble_test_nll"])
+                ladder_mse = float(m[f"ensemble_test_{metric}"])
+                ladder_nll = float(m["ensemble_test_nll"])
+                # An ab initio run trains no Adam networks: no deep ensemble of its own.
+                deep_mse = float(m.get(f"deep_ensemble_test_{metric}", float("nan")))
+                deep_nll = float(m.get("deep_ensemble_test_nll", float("nan")))
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")
-            epochs = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1))
+            # An ab initio job's Adam epochs are not used by its run: the budget is its rungs alone.
+            epochs = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1)) if "mode = abinitio" not in ini else 0
             steps = int(re.search(r"(?m)^steps = (\d+)", ini).group(1))
             rungs = len(re.search(r"(?m)^ladder = (.*)$", ini).group(1).split(","))
             budget = epochs + rungs * steps
@@ -90,15 +98,18 @@ def main(cases):
                 fair_nll = float(f["metrics"].attrs["deep_ensemble_test_nll"])
             lower = metric == "mse"
             tally(wins, ladder_mse, fair_mse, lower)
-            tally(wins_last, ladder_mse, deep_mse, lower)
             tally(nll_wins, ladder_nll, fair_nll, True)
-            tally(nll_last, ladder_nll, deep_nll, True)
+            if deep_mse == deep_mse:  # not nan
+                tally(wins_last, ladder_mse, deep_mse, lower)
+                tally(nll_last, ladder_nll, deep_nll, True)
             print(f"{case} seed {seed}: budget {budget} gradients; test {metric} ladder {ladder_mse:.4g}, deep "
                   f"ensemble (last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}; test NLL "
                   f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}", flush=True)
-        print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]}, "
-              f"against the last-epoch deep ensemble {wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL "
-              f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}", flush=True)
+        print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]} "
+              f"(sign test p {sign_test(wins[0], wins[2]):.3g}), against the last-epoch deep ensemble "
+              f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
+              f"(p {sign_test(nll_wins[0], nll_wins[2]):.3g}) and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -111,9 +111,10 @@ run::Problem build(const Config& given) {
   }
   if (binary) p.outputs = 1;
   // What auto chose, in the configuration the archive records (a merge, a resume and the
-  // analysis read the widths and the loss from it).
+  // analysis read the widths, the loss and the thermostat from it).
   Config resolved = given;
   resolved.model.loss = p.loss;
+  resolved.simmer.thermostat = thermostat_of(given);
   if (given.model.architecture == kAutoName) {
     resolved.model.architecture = std::to_string(all.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
   }
@@ -187,7 +188,7 @@ run::Problem build(const Config& given) {
     p.set_noise_sd(sd, sd > 0.0 ? "simmer.noise_sd" : "unknown");
   }
   check_hottest(p, c);
-  p.nhc.thermostat = thermostat_of(c);
+  p.nhc.thermostat = *c.simmer.thermostat;
   p.nhc.time_step = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
   p.auto_step.on = !c.simmer.time_step.has_value();
   if (p.adam_only && p.auto_step.on) {

@@ -481,8 +481,9 @@ template <class S>
 void BasicChain<S>::check_health(const train::StepRecord& rec) {
   // Thresholds (documented in docs/STATIONARITY.md): NaN/inf loss or velocities at once;
   // otherwise, at constant T > 0, a kinetic temperature 100x above the target and not falling,
-  // or a jump of H_ext larger than 10 N_f T between checks, on `kStrikes` consecutive checks.
-  // 100x below is "slow to heat": a warning, not a divergence.
+  // or (the Nose-Hoover chain only: no other thermostat conserves H_ext, heat leaves through its
+  // friction and noise) a jump of H_ext larger than 10 N_f T between checks, on `kStrikes`
+  // consecutive checks. 100x below is "slow to heat": a warning, not a divergence.
   constexpr int kStrikes = 3;
   const auto& nhc = trajectory_->integrator();
   const auto& phase = trajectory_->phase();
@@ -493,6 +494,7 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
     const double t = rec.temperature;
     const double t_kin = nhc.kinetic_temperature(phase);
     const double energy = nhc.extended_energy(net_.parameters(), phase, rec.half_step_loss, t);
+    const bool conserved = nhc.options().thermostat == train::Thermostat::nose_hoover_chain;
     bool strike = false;
     std::string why;
     if (t > 0.0 && t == last_check_temperature_) {
@@ -502,7 +504,7 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
         strike = true;
         why = "kinetic temperature " + std::to_string(t_kin) + " is 100x above the target " + std::to_string(t) +
               " and not falling";
-      } else if (std::abs(energy - last_energy_) > 10.0 * nhc.degrees_of_freedom() * t) {
+      } else if (conserved && std::abs(energy - last_energy_) > 10.0 * nhc.degrees_of_freedom() * t) {
         strike = true;
         why = "extended energy H_ext jumped from " + std::to_string(last_energy_) + " to " + std::to_string(energy) +
               " at constant T";

@@ -162,3 +162,28 @@ TEST_CASE("build_problem: the ladder's keys and posterior units", "[config][prob
   CHECK(p.auto_step.on);
   CHECK(std::isnan(p.nhc.time_step));
 }
+
+TEST_CASE("build_problem: simmer.thermostat = auto is the massive thermostat in posterior units, the chain otherwise",
+          "[config][problem]") {
+  using train::Thermostat;
+  // From the defaults (thermostat auto, posterior units, the ladder), not the paper's.
+  const auto config = [](const std::string& extra) {
+    cli::Config c;
+    cli::apply_ini("[data]\nsource = sine\n" + extra, "auto.ini", c);
+    return cli::validated(c, 1);
+  };
+  const auto thermostat = [&](const std::string& extra) { return cli::thermostat_of(config(extra)); };
+  CHECK(thermostat("") == Thermostat::massive_nose_hoover_langevin);  // the default ladder
+  CHECK(thermostat("[simmer]\nladder =\nT_initial = 0.5\nT_target = 1\ndT = 0.5\n") ==
+        Thermostat::massive_nose_hoover_langevin);                             // a ramp above 0
+  CHECK(thermostat("[simmer]\nladder =\n") == Thermostat::nose_hoover_chain);  // a ramp from T = 0
+  CHECK(thermostat("[simmer]\ntemperature_unit = loss\n") == Thermostat::nose_hoover_chain);
+  CHECK(thermostat("[simmer]\nmode = adam\n") == Thermostat::nose_hoover_chain);
+  CHECK(thermostat("[simmer]\nthermostat = langevin\n") == Thermostat::langevin);  // a choice is kept
+  CHECK(thermostat("[simmer]\nthermostat = nose_hoover\n") == Thermostat::nose_hoover_chain);
+  // The run integrates with the choice, and its archive records the choice, not "auto" (a resume
+  // or a merge reads it as run).
+  const run::Problem p = cli::build_problem(config(""));
+  CHECK(p.nhc.thermostat == Thermostat::massive_nose_hoover_langevin);
+  CHECK_THAT(p.config_ini, Catch::Matchers::Contains("thermostat = massive_nose_hoover_langevin"));
+}

@@ -187,6 +187,28 @@ def test_identical(tmp):
           f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1, 2, 3 ranks and across a stop and resume")
 
 
+def test_auto_step_with_the_chain(tmp):
+    # time_step = auto with the paper's Nose-Hoover chain on the Iris posterior: there the chain's
+    # own limit, 2/sqrt(2 N_f T/Q_1) with Q_1 = 1, is ~4x below the curvature's (lambda_max ~ 8 at
+    # T_Bayes = 1/112), so every trajectory's window step is step_fraction x that limit. A step
+    # limit without the thermostat's bound takes 0.2 x 2/sqrt(lambda_max) instead and fails here.
+    out = os.path.join(tmp, "chain_auto.h5")
+    p = run(SIMMER, 2, opts(IRIS_SMALL, "--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1",
+                            "--simmer.T_target", "1", "--simmer.dT", "0", "--simmer.prior", "gaussian",
+                            "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal",
+                            "--simmer.thermostat", "nose_hoover", "--simmer.time_step", "auto",
+                            "--simmer.step_fraction", "0.2", "--output", out))
+    with h5py.File(out, "r") as f:
+        h = f["diagnostics/time_step"][()]
+        temperature = f["diagnostics/temperature"][()]
+        dof = f["posterior/params"].shape[-1]
+    expected = 0.2 * 2.0 / np.sqrt(2.0 * dof * temperature)
+    if not np.allclose(h, expected, rtol=1e-9, atol=0):
+        fail(f"time_step = auto with the chain: window steps {h}, expected 0.2 x the thermostat's limit "
+             f"{expected}\n{p.stdout}")
+    print(f"auto step with the chain: h = {h.min():.5g} on every trajectory, 0.2 x the thermostat's limit")
+
+
 def test_masses(tmp):
     # Parameter masses (issue 21): adapted after a 1 000-step warm-up, and Adam's: the same
     # bits on 1, 2 and 4 ranks and across a stop in the warm-up, resumed on 1 rank.

@@ -67,6 +67,20 @@ TEST_CASE(
   INFO("curvature's limit " << curvature << ", the thermostat's " << own);
   CHECK(std::isfinite(own));
   CHECK(nhc.time_step() == 0.2 * std::min(curvature, own));
+  // Where the thermostat's limit is the tighter one (a first thermostat mass Q_1 light enough to
+  // put it at a quarter of the curvature's, as on the Iris posterior, docs/MIXING.md), h follows
+  // it: a step limit without the thermostat's bound fails here.
+  run::Problem light = q;
+  const double dof = static_cast<double>(q.parameters) - q.nhc.dof_offset;
+  light.nhc.masses.assign(static_cast<std::size_t>(q.nhc.chain_length), 1.0);
+  light.nhc.masses[0] = std::pow(0.25 * curvature / 2.0, 2.0) * 2.0 * dof * q.ramp.target;
+  run::BasicChain<double> bound(light, 0);
+  bound.train_adam();
+  const double binding = train::thermostat_step_limit(light.nhc, dof, light.ramp.target);
+  const double probed = 2.0 / std::sqrt(bound.stability_probe().lambda_max);
+  INFO("Q_1 " << light.nhc.masses[0] << ": the thermostat's limit " << binding << ", the curvature's " << probed);
+  REQUIRE(binding < 0.5 * probed);
+  CHECK(bound.time_step() == 0.2 * binding);
 }
 
 TEST_CASE("time_step = auto with curvature masses: the limit is the mass-weighted Hessian's",

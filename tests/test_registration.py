@@ -1,0 +1,75 @@
+"""Every Catch2 test case runs under CTest, exactly once, and an entry that runs nothing fails.
+
+catch_discover_tests cuts a test name at ';' (two CTest entries, neither matching a real test)
+and Catch2 reads '[' as a tag: such an entry used to print "No tests ran", exit 0 and count as
+passed. This lists every test case of each Catch2 binary, lists CTest's entries (ctest
+--show-only=json-v1) and requires:
+- one entry named PREFIX + NAME for each test case, running that binary;
+- no entry under PREFIX without a test case of that name;
+- each entry's command with --warn NoTests (an entry that matches no test case fails);
+- every test case running at least one assertion (the binary run once with --warn NoAssertions:
+  Catch2 2.x takes one --warn per run, so the entries cannot carry both). Skipped in the
+  sanitizer build, whose unit tests are the same code as the plain build's.
+
+Environment: SIMMER_CTEST (the ctest executable), SIMMER_BUILD_DIR, and SIMMER_CATCH_BINARIES,
+"PREFIX=PATH" pairs separated by '|' (tests/CMakeLists.txt sets them).
+"""
+import json
+import os
+import subprocess
+
+
+
+def catch_binaries():
+    pairs = [p for p in os.environ.get("SIMMER_CATCH_BINARIES", "").split("|") if p]
+    return [tuple(p.split("=", 1)) for p in pairs]
+
+
+def ctest_entries():
+    out = subprocess.run([os.environ["SIMMER_CTEST"], "--show-only=json-v1"], cwd=os.environ["SIMMER_BUILD_DIR"],
+                         check=True, capture_output=True, text=True).stdout
+    return {t["name"]: t.get("command", []) for t in json.loads(out)["tests"]}
+
+
+def test_case_names(binary):
+    # Catch2 2.x exits with the number of test cases listed.
+    out = subprocess.run([binary, "--list-test-names-only"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def problems_of(prefix, binary, entries):
+    """What is wrong with the registration of `binary`'s test cases under `prefix` (empty: nothing)."""
+    names = test_case_names(binary)
+    assert names, f"{binary} lists no test cases"
+    mine = {n: cmd for n, cmd in entries.items() if n.startswith(prefix)}
+    problems = []
+    for name in names:
+        for bad in (";", "["):
+            if bad in name:
+                problems.append(f"test case {name!r} has {bad!r} in its name (CTest or Catch2 misreads it)")
+        cmd = mine.get(prefix + name)
+        if cmd is None:
+            problems.append(f"test case {name!r} has no CTest entry {prefix + name!r}")
+            continue
+        if not cmd or os.path.realpath(cmd[0]) != os.path.realpath(binary):
+            problems.append(f"entry {prefix + name!r} runs {cmd[:1]}, not {binary}")
+        if not any(cmd[i] == "--warn" and cmd[i + 1] == "NoTests" for i in range(len(cmd) - 1)):
+            problems.append(f"entry {prefix + name!r} runs without --warn NoTests")
+    listed = {prefix + n for n in names}
+    for entry in mine:
+        if entry not in listed:
+            problems.append(f"CTest entry {entry!r} matches no test case of {binary}")
+    if os.environ.get("SIMMER_TEST_SANITIZED", "0") not in ("1", "ON", "TRUE"):
+        run = subprocess.run([binary, "--warn", "NoAssertions"], capture_output=True, text=True)
+        if run.returncode != 0:
+            problems.append(f"{binary} --warn NoAssertions failed (exit {run.returncode}): a test case without "
+                            f"an assertion, or a failing one:\n{run.stdout[-3000:]}")
+    return problems
+
+
+def test_every_catch2_test_case_is_one_ctest_entry_that_can_fail():
+    binaries = catch_binaries()
+    assert binaries, "SIMMER_CATCH_BINARIES names no Catch2 binary"
+    entries = ctest_entries()
+    problems = [p for prefix, binary in binaries for p in problems_of(prefix, binary, entries)]
+    assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
