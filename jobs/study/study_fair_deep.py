@@ -48,12 +48,19 @@ def tally(t, ours, other, lower_better):
     t[0 if better else 1 if ours == other else 2] += 1
 
 
+def median(values):
+    v = sorted(x for x in values if x == x)
+    return float("nan") if not v else (v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2]))
+
+
 def main(cases):
     os.makedirs(OUT, exist_ok=True)
+    rows = []  # one markdown row per case, printed at the end
     for case in cases:
         wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
         nll_wins, nll_last = [0, 0, 0], [0, 0, 0]
+        seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "chosen")}
         for seed in range(1, 9):
             ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
             if not os.path.exists(ladder):
@@ -62,6 +69,8 @@ def main(cases):
             with h5py.File(ladder, "r") as f:
                 ini = config_text(f)
                 m = f["metrics"].attrs
+                chosen = f["selection"].attrs.get("selected_name", b"?") if "selection" in f else b"?"
+                chosen = (chosen.decode() if isinstance(chosen, bytes) else str(chosen)).replace("rung_", "r")
                 metric = "mse" if "ensemble_test_mse" in m else "accuracy"
                 ladder_mse = float(m[f"ensemble_test_{metric}"])
                 ladder_nll = float(m["ensemble_test_nll"])
@@ -97,6 +106,9 @@ def main(cases):
                 fair_mse = float(f["metrics"].attrs[f"deep_ensemble_test_{metric}"])
                 fair_nll = float(f["metrics"].attrs["deep_ensemble_test_nll"])
             lower = metric == "mse"
+            for key, value in (("ladder", ladder_mse), ("fair", fair_mse), ("ladder_nll", ladder_nll),
+                               ("fair_nll", fair_nll), ("chosen", chosen)):
+                seen[key].append(value)
             tally(wins, ladder_mse, fair_mse, lower)
             tally(nll_wins, ladder_nll, fair_nll, True)
             if deep_mse == deep_mse:  # not nan
@@ -110,6 +122,16 @@ def main(cases):
               f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
               f"(p {sign_test(nll_wins[0], nll_wins[2]):.3g}) and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}",
               flush=True)
+        rows.append(f"| {case} ({metric}) | {wins[0]}/{wins[1]}/{wins[2]} ({sign_test(wins[0], wins[2]):.3g}) | "
+                    f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
+                    f"{median(seen['ladder']):.4g} / {median(seen['fair']):.4g} | "
+                    f"{median(seen['ladder_nll']):.4g} / {median(seen['fair_nll']):.4g} | "
+                    f"{', '.join(seen['chosen'])} |")
+    print(f"\n{VARIANT} against the fair deep ensemble (W/T/L with the one-sided sign test's p, ties dropped):\n")
+    print("| case | test metric W/T/L (p) | test NLL W/T/L (p) | median test metric: ladder / fair | "
+          "median test NLL: ladder / fair | chosen per seed |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

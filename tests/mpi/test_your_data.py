@@ -20,6 +20,10 @@ tests: regression      jobs/your_data.ini (data/friedman1.csv: path and target o
        fair_deep_ensemble  docs/YOUR_DATA.md's early-stopped deep ensemble (simmer.mode = adam at the
                        defaults: the default ladder is not used, the noise is measured, no
                        automatic step is chosen), shortened
+       adam_keep       adam.keep = best_validation end to end: on the sine, overfit by 3000 epochs at
+                       lr 0.01, each Adam network kept is at least as good on the validation rows as
+                       the last epoch's (the last is a candidate) and better for at least one, and
+                       the networks differ; keep = last (the break) gives the same networks
        noise_resume    simmer.noise_sd = auto across a stop after Adam and a resume on another
                        rank count: the archive equals an uninterrupted one-rank run's (so the
                        measured noise, checkpointed, is the same on every rank count)
@@ -139,6 +143,24 @@ def test_quickstart_warnings(tmp):
     if len(warnings) > 3:
         st.fail(f"{len(warnings)} warning lines (at most 3):\n" + "\n".join(warnings))
     print(f"quick start: {len(warnings)} warning line(s)")
+
+
+def test_adam_keep(tmp):
+    import numpy as np
+    base = ["--config", os.path.join(ROOT, "jobs", "sine_retrofit.ini"), "--simmer.mode", "adam",
+            "--data.validation_fraction", "0.3", "--adam.epochs", "3000", "--adam.lr", "0.01",
+            "--run.trajectories", "3", "--ensemble.select_by", "none"]
+    kept = {}
+    for keep in ("last", "best_validation"):
+        out = os.path.join(tmp, f"{keep}.h5")
+        st.run(SIMMER, 1, base + ["--adam.keep", keep, "--output", out])
+        with h5py.File(out, "r") as f:
+            kept[keep] = (f["baseline/validation_mse"][()], f["baseline/params"][()])
+    (last_mse, last_x), (best_mse, best_x) = kept["last"], kept["best_validation"]
+    if not (np.all(best_mse <= last_mse) and np.any(best_mse < last_mse) and not np.array_equal(best_x, last_x)):
+        st.fail(f"adam.keep = best_validation: validation MSE {best_mse} against the last epoch's {last_mse} "
+                "(each at most, one below, and other networks expected)")
+    print(f"adam.keep: validation MSE {best_mse} (best epoch) against {last_mse} (last)")
 
 
 def test_fair_deep_ensemble(tmp):
