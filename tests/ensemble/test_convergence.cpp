@@ -89,6 +89,26 @@ TEST_CASE("autocorrelated chains have ESS well below N", "[diagnostics]") {
   CHECK(ess < 1500);
 }
 
+TEST_CASE("the FFT autocovariances equal the direct sum at every lag", "[diagnostics]") {
+  // Lengths of a power of two, one past it and odd: the zero padding must leave no wrap-around.
+  simmer::Rng rng(5);
+  for (const int n : {4, 5, 64, 65, 999}) {
+    std::vector<double> c;
+    double x = 3.0;
+    for (int d = 0; d < n; ++d) {
+      x = 0.95 * x + rng.normal();
+      c.push_back(x);
+    }
+    const std::vector<double> all = autocovariances(c);
+    REQUIRE(all.size() == c.size());
+    const double scale = autocovariance(c, 0);
+    for (std::size_t lag = 0; lag < c.size(); ++lag) {
+      INFO("n = " << n << ", lag " << lag);
+      CHECK(all[lag] == Approx(autocovariance(c, lag)).margin(1e-12 * scale));
+    }
+  }
+}
+
 TEST_CASE("diagnostics need 2 chains of 4 draws and drop NaN rows", "[diagnostics]") {
   CHECK(std::isnan(split_rhat({{1, 2, 3, 4}})));
   CHECK(std::isnan(effective_sample_size({{1, 2, 3}, {2, 3, 4}})));
