@@ -85,13 +85,17 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
   const bool finite =
       std::isfinite(s.rms_end) && std::isfinite(s.max_abs_end) && (s.members == 0 || std::isfinite(s.mean_member_loss));
   const bool huge_rms = scale > 0.0 && s.rms_end > t.explode_rms * scale;
+  // The loss's scale: its start, or the window's T if larger (a thermal rise is N_f T/2; an Adam
+  // end point overfit to a training loss of 1e-8 is 1e6 x exceeded by any T > 0 sampling).
+  const double loss_scale =
+      std::max(start_loss, std::isfinite(s.target_temperature) ? s.target_temperature : 0.0);
   const bool huge_loss =
-      std::isfinite(start_loss) && start_loss > 0.0 && s.mean_member_loss > t.explode_loss * start_loss;
+      std::isfinite(loss_scale) && loss_scale > 0.0 && s.mean_member_loss > t.explode_loss * loss_scale;
   if (!finite || huge_rms || huge_loss) {
     std::snprintf(buf, sizeof buf, "exploded: %s (rms %.3g from %.3g, mean member loss %.3g from %.3g at the start)",
                   !finite    ? "a state that is not finite"
                   : huge_rms ? "rms beyond 1000x its start or prior scale"
-                             : "mean loss beyond 1e6x its start",
+                             : "mean loss beyond 1e6x its start and T",
                   s.rms_start, s.rms_end, s.mean_member_loss, start_loss);
     s.reason = buf;
     s.verdict = Verdict::diverged;

@@ -250,6 +250,17 @@ TEST_CASE("an exploded trajectory is judged diverged, never stationary, and a dr
   loss_only.mean_member_loss = 2e5;  // 2e6 x the start loss
   judge(loss_only, std::nan(""), false, 0.1);
   CHECK(loss_only.verdict == Verdict::diverged);
+  // An Adam end point overfit to a training loss of 1.7e-8 (Friedman #1, seed 3, trajectory 7),
+  // sampled at T = 0.0096: its members' loss 0.032 is thermal, not an explosion. Without a T
+  // (no thermometer samples) only the start is the scale.
+  TrajectorySummary overfit = base();
+  overfit.mean_member_loss = 0.0319;
+  overfit.target_temperature = 0.0096;
+  judge(overfit, std::nan(""), false, 1.67e-8);
+  CHECK(overfit.verdict != Verdict::diverged);
+  overfit.target_temperature = std::nan("");
+  judge(overfit, std::nan(""), false, 1.67e-8);
+  CHECK(overfit.verdict == Verdict::diverged);
   TrajectorySummary beyond_prior = base();
   beyond_prior.rms_end = 200.0;  // 2000 x the start rms, but only 20 x the prior's 10
   judge(beyond_prior, 10.0, false, 0.1);

@@ -55,7 +55,8 @@ struct VerdictThresholds {
   double rhat = 1.1;         ///< split-R̂ of the member series above: not mixed
   /// Exploded (judged diverged though no health check stopped it): the rms at the end above this
   /// × the larger of the start rms and the prior's rms, or the members' mean loss above
-  /// explode_loss × the loss at the stage's start, or a state that is not finite.
+  /// explode_loss × the larger of the loss at the stage's start and the window's T, or a state
+  /// that is not finite.
   double explode_rms = 1000.0;
   double explode_loss = 1e6;
   /// Otherwise stationary, but T_conf/T further than this from 1 by more than twice its standard
