@@ -31,7 +31,7 @@ def ctest_entries():
     return {t["name"]: t.get("command", []) for t in json.loads(out)["tests"]}
 
 
-def test_case_names(binary):
+def listed_test_cases(binary):
     # Catch2 2.x exits with the number of test cases listed.
     out = subprocess.run([binary, "--list-test-names-only"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if line.strip()]
@@ -39,7 +39,7 @@ def test_case_names(binary):
 
 def problems_of(prefix, binary, entries):
     """What is wrong with the registration of `binary`'s test cases under `prefix` (empty: nothing)."""
-    names = test_case_names(binary)
+    names = listed_test_cases(binary)
     assert names, f"{binary} lists no test cases"
     mine = {n: cmd for n, cmd in entries.items() if n.startswith(prefix)}
     problems = []

@@ -311,6 +311,20 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
 
 }  // namespace
 
+std::string merge_overlap(const MergeSource& a, const MergeSource& b) {
+  if (!a.run_id.empty() && a.run_id == b.run_id) {
+    return "'" + a.path + "' and '" + b.path + "' are the same run (run id " + a.run_id +
+           "): its trajectories would be counted twice";
+  }
+  if (a.seed == b.seed && a.split_seed == b.split_seed) {
+    const std::int64_t shared = std::min(a.chains, b.chains);
+    return "'" + a.path + "' and '" + b.path + "' ran the same configuration with run.seed " + std::to_string(a.seed) +
+           " (data.split_seed " + std::to_string(a.split_seed) + "): trajectories 0.." + std::to_string(shared - 1) +
+           " are the same in both and would be counted twice; merge runs with different run.seed";
+  }
+  return {};
+}
+
 void merge(const MergeOptions& o, std::ostream& out) {
   if (o.output.empty()) throw Error("merge: the output is missing: -o OUT.h5");
   if (o.archives.size() < 2)
@@ -343,29 +357,22 @@ void merge(const MergeOptions& o, std::ostream& out) {
                   "summary instead");
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
-    // The same run twice (or a copy of it) would count its trajectories twice.
-    const auto run_id = [](const Input& in) {
-      return in.reader->has_attribute(layout::kRoot, layout::kRunId)
-                 ? in.reader->attribute_text(layout::kRoot, layout::kRunId)
-                 : std::string();
+    // The same trajectories twice would be counted twice.
+    const auto source = [&](std::size_t k) {
+      const Input& in = inputs[k];
+      MergeSource s;
+      s.path = o.archives[k];
+      if (in.reader->has_attribute(layout::kRoot, layout::kRunId)) {
+        s.run_id = in.reader->attribute_text(layout::kRoot, layout::kRunId);
+      }
+      s.seed = in.run.config.run.seed;
+      s.split_seed = in.run.config.data.split_seed;
+      s.chains = in.run.chains;
+      return s;
     };
     for (std::size_t j = 0; j < i; ++j) {
-      if (!run_id(inputs[i]).empty() && run_id(inputs[i]) == run_id(inputs[j])) {
-        throw Error("merge: '" + o.archives[j] + "' and '" + o.archives[i] + "' are the same run (run id " +
-                    run_id(inputs[i]) + "): its trajectories would be counted twice");
-      }
-      // Trajectory k's random numbers are (run.seed, k)'s and the data (data.split_seed)'s alone:
-      // two runs of one science configuration with the same seeds hold the same trajectories
-      // 0 .. min(N1, N2) - 1 (a rerun, a resubmitted array with the same seed base).
-      const cli::Config& a = inputs[j].run.config;
-      const cli::Config& b = inputs[i].run.config;
-      if (a.run.seed == b.run.seed && a.data.split_seed == b.data.split_seed) {
-        const std::int64_t shared = std::min(inputs[i].run.chains, inputs[j].run.chains);
-        throw Error("merge: '" + o.archives[j] + "' and '" + o.archives[i] +
-                    "' ran the same configuration with run.seed " + std::to_string(a.run.seed) + " (data.split_seed " +
-                    std::to_string(a.data.split_seed) + "): trajectories 0.." + std::to_string(shared - 1) +
-                    " are the same in both and would be counted twice; merge runs with different run.seed");
-      }
+      const std::string why = merge_overlap(source(j), source(i));
+      if (!why.empty()) throw Error("merge: " + why);
     }
   }
 

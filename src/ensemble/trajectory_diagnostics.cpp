@@ -87,8 +87,7 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
   const bool huge_rms = scale > 0.0 && s.rms_end > t.explode_rms * scale;
   // The loss's scale: its start, or the window's T if larger (a thermal rise is N_f T/2; an Adam
   // end point overfit to a training loss of 1e-8 is 1e6 x exceeded by any T > 0 sampling).
-  const double loss_scale =
-      std::max(start_loss, std::isfinite(s.target_temperature) ? s.target_temperature : 0.0);
+  const double loss_scale = std::max(start_loss, std::isfinite(s.target_temperature) ? s.target_temperature : 0.0);
   const bool huge_loss =
       std::isfinite(loss_scale) && loss_scale > 0.0 && s.mean_member_loss > t.explode_loss * loss_scale;
   if (!finite || huge_rms || huge_loss) {

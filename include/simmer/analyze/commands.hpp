@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <fstream>
 #include <iosfwd>
 #include <memory>
@@ -62,8 +63,23 @@ struct MergeOptions {
 
 /// Concatenates compatible archives of a seed study along the chain axis and recomputes the
 /// ensemble and /metrics (serial: call on one rank). Refuses incompatible inputs naming the key
-/// and both values. Prints a short report on `out`.
+/// and both values, and inputs that share trajectories (merge_overlap). Prints a short report on
+/// `out`.
 void merge(const MergeOptions& options, std::ostream& out);
+
+/// What merge knows of one input to tell whether two hold the same trajectories.
+struct MergeSource {
+  std::string path;
+  std::string run_id;                      ///< the root attribute (empty: an archive from before run ids)
+  std::uint64_t seed = 0, split_seed = 0;  ///< run.seed, data.split_seed
+  std::int64_t chains = 0;                 ///< trajectories
+};
+
+/// Why merging `a` and `b` would count trajectories twice, or "" when it would not. Trajectory k's
+/// random numbers are (run.seed, k)'s and the data's (data.split_seed) alone, so the same run id
+/// (the same run, or a copy) or the same pair of seeds (a rerun: trajectories
+/// 0..min(N_a, N_b) − 1 are the same in both) is refused.
+std::string merge_overlap(const MergeSource& a, const MergeSource& b);
 
 struct ExportOptions {
   std::string archive;
