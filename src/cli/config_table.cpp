@@ -532,72 +532,72 @@ const std::vector<Key>& keys() {
                "differences: a choice that a small validation set's noise moves less)")
           .into(&P::select_rule),
       // [run]
-      make_key("run", "trajectories", &C::run, &RunConfig_::trajectories,
+      make_key("run", "trajectories", &C::run, &RunConfig::trajectories,
                "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
                "size")
           .into(&P::run, &run::RunOptions::trajectories)
           .min(0)
           .explain("0: one per group of run.ranks_per_trajectory ranks")
           .with_role(KeyRole::study),
-      make_key("run", "seed", &C::run, &RunConfig_::seed,
+      make_key("run", "seed", &C::run, &RunConfig::seed,
                "master seed: trajectory i's initialisation derives from (seed, i)")
           .into(&P::run, &run::RunOptions::seed)
           .with_role(KeyRole::study),
-      make_key("run", "gather_interval", &C::run, &RunConfig_::gather_interval,
+      make_key("run", "gather_interval", &C::run, &RunConfig::gather_interval,
                "simmering steps between gathers to rank 0 (and archive writes)")
           .into(&P::run, &run::RunOptions::gather_interval)
           .above(0)
           .with_role(KeyRole::study),
-      make_key("run", "trace_every", &C::run, &RunConfig_::trace_every,
+      make_key("run", "trace_every", &C::run, &RunConfig::trace_every,
                "record losses in /trace every k steps (or Adam epochs)")
           .into(&P::run, &run::RunOptions::trace_every)
           .above(0),
-      make_key("run", "output", &C::run, &RunConfig_::output,
+      make_key("run", "output", &C::run, &RunConfig::output,
                "HDF5 archive path (an existing file is kept unless --overwrite)")
           .into(&P::run, &run::RunOptions::output)
           .with_role(KeyRole::placement)
           .fills("RunOptions.output"),
-      make_key("run", "progress_seconds", &C::run, &RunConfig_::progress_seconds,
+      make_key("run", "progress_seconds", &C::run, &RunConfig::progress_seconds,
                "minimum seconds between progress lines when stdout is not a terminal")
           .into(&P::run, &run::RunOptions::progress_seconds)
           .min(0)
           .with_role(KeyRole::placement),
-      make_key("run", "progress", &C::run, &RunConfig_::progress, run::kProgressNames,
+      make_key("run", "progress", &C::run, &RunConfig::progress, run::kProgressNames,
                "a redrawn bar on a terminal, plain lines for logs (auto looks "
                "at where mpirun's own output goes)")
           .into(&P::run, &run::RunOptions::progress)
           .with_role(KeyRole::placement),
-      make_key("run", "checkpoint_interval", &C::run, &RunConfig_::checkpoint_interval,
+      make_key("run", "checkpoint_interval", &C::run, &RunConfig::checkpoint_interval,
                "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)")
           .into(&P::run, &run::RunOptions::checkpoint_interval)
           .min(0)
           .explain("0: checkpoint only after the Adam phase")
           .with_role(KeyRole::study),
-      make_key("run", "sync_every", &C::run, &RunConfig_::sync_every,
+      make_key("run", "sync_every", &C::run, &RunConfig::sync_every,
                "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
                "(checkpoint + exit)")
           .into(&P::run, &run::RunOptions::sync_every)
           .above(0)
           .with_role(KeyRole::study),
-      make_checked_key("run", "memory_limit", &C::run, &RunConfig_::memory_limit,
+      make_checked_key("run", "memory_limit", &C::run, &RunConfig::memory_limit,
                        "auto | off | a size like 16G: a run whose estimated peak memory on a node "
                        "exceeds this is refused before any work (auto: the node's available memory, "
                        "or its cgroup/SLURM limit when lower)",
                        [](const std::string& text) { (void)parse_memory_limit(text); })
           .fills("RunOptions.memory_limit"),
-      make_key("run", "ranks_per_trajectory", &C::run, &RunConfig_::ranks_per_trajectory,
+      make_key("run", "ranks_per_trajectory", &C::run, &RunConfig::ranks_per_trajectory,
                "k: groups of k ranks evaluate each of their trajectories' full-batch gradient together, "
                "each on its share of the rows (a power of two dividing the rank count; may change on "
                "--resume)")
           .into(&P::run, &run::RunOptions::ranks_per_trajectory)
           .with_role(KeyRole::placement),
-      make_key("run", "gradient_chunks", &C::run, &RunConfig_::gradient_chunks,
+      make_key("run", "gradient_chunks", &C::run, &RunConfig::gradient_chunks,
                "the full-batch gradient as a fixed tree sum of this many row blocks (a power of two >= "
                "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
                "for every k dividing it; 1 is the plain full batch")
           .into(&P::run, &run::RunOptions::gradient_chunks)
           .cap(65536),
-      make_key("run", "precision", &C::run, &RunConfig_::precision, kPrecisionNames,
+      make_key("run", "precision", &C::run, &RunConfig::precision, kPrecisionNames,
                "the scalar of the network, its loss and gradient, Adam and the "
                "particle update (the thermostat, energies and ensemble accumulators stay float64). "
                "float32 is about twice as fast on large networks and is TensorFlow's default")

@@ -165,7 +165,7 @@ struct EnsembleConfig {
   ensemble::SelectRule select_rule = ensemble::SelectRule::best;
 };
 
-struct RunConfig_ {
+struct RunConfig {
   std::int64_t trajectories = 0;        ///< 0: one per MPI rank
   std::uint64_t seed = 1;               ///< initialisation seeds derive from (seed, trajectory)
   std::int64_t gather_interval = 1000;  ///< steps between gathers to rank 0 (and archive writes)
@@ -187,7 +187,7 @@ struct Config {
   AdamConfig adam;
   SimmerConfig simmer;
   EnsembleConfig ensemble;
-  RunConfig_ run;
+  RunConfig run;
 };
 
 /// What the command line asked for besides the configuration.
