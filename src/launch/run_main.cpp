@@ -1,6 +1,6 @@
-// simmer_mpi's whole run (include/simmer/launch/simmer_mpi.hpp): every rank parses and validates,
+// simmer_mpi's whole run (include/simmer/launch/run_main.hpp): every rank parses and validates,
 // rank 0 checks the output and the inputs, the resources are estimated, then mpi::run.
-#include "simmer/launch/simmer_mpi.hpp"
+#include "simmer/launch/run_main.hpp"
 
 #include <mpi.h>
 
