@@ -342,6 +342,7 @@ void merge(const MergeOptions& o, std::ostream& out) {
   if (!fs::is_directory(dir, ec)) throw Error("merge: the output's directory '" + dir.string() + "' does not exist");
 
   std::vector<Input> inputs(o.archives.size());
+  std::vector<MergeSource> sources;  // what the overlap rule reads of each input
   for (std::size_t i = 0; i < o.archives.size(); ++i) {
     inputs[i].reader.emplace(o.archives[i]);
     inputs[i].run = load_run(*inputs[i].reader);
@@ -358,20 +359,16 @@ void merge(const MergeOptions& o, std::ostream& out) {
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
     // The same trajectories twice would be counted twice.
-    const auto source = [&](std::size_t k) {
-      const Input& in = inputs[k];
-      MergeSource s;
-      s.path = o.archives[k];
-      if (in.reader->has_attribute(layout::kRoot, layout::kRunId)) {
-        s.run_id = in.reader->attribute_text(layout::kRoot, layout::kRunId);
-      }
-      s.seed = in.run.config.run.seed;
-      s.split_seed = in.run.config.data.split_seed;
-      s.chains = in.run.chains;
-      return s;
-    };
+    MergeSource& s = sources.emplace_back();
+    s.path = o.archives[i];
+    if (inputs[i].reader->has_attribute(layout::kRoot, layout::kRunId)) {
+      s.run_id = inputs[i].reader->attribute_text(layout::kRoot, layout::kRunId);
+    }
+    s.seed = inputs[i].run.config.run.seed;
+    s.split_seed = inputs[i].run.config.data.split_seed;
+    s.chains = inputs[i].run.chains;
     for (std::size_t j = 0; j < i; ++j) {
-      const std::string why = merge_overlap(source(j), source(i));
+      const std::string why = merge_overlap(sources[j], s);
       if (!why.empty()) throw Error("merge: " + why);
     }
   }

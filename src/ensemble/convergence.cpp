@@ -51,15 +51,6 @@ Chains split_chains(const Chains& chains) {
   return out;
 }
 
-double autocovariance(const std::vector<double>& chain, std::size_t lag) {
-  const std::size_t n = chain.size();
-  if (lag >= n) return 0.0;
-  const double m = mean_of(chain);
-  double s = 0.0;
-  for (std::size_t i = 0; i + lag < n; ++i) s += (chain[i] - m) * (chain[i + lag] - m);
-  return s / static_cast<double>(n);
-}
-
 std::vector<double> autocovariances(const std::vector<double>& chain) {
   // Wiener–Khinchin, as ArviZ: the centred chain zero-padded to a power of two ≥ 2n (no wrap-around),
   // |FFT|², inverse (Eigen's inverse divides by the length), the first n entries over n.

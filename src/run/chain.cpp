@@ -481,9 +481,9 @@ template <class S>
 void BasicChain<S>::check_health(const train::StepRecord& rec) {
   // Thresholds (documented in docs/STATIONARITY.md): NaN/inf loss or velocities at once;
   // otherwise, at constant T > 0, a kinetic temperature 100x above the target and not falling,
-  // or (the Nose-Hoover chain only: no other thermostat conserves H_ext, heat leaves through its
-  // friction and noise) a jump of H_ext larger than 10 N_f T between checks, on `kStrikes`
-  // consecutive checks. 100x below is "slow to heat": a warning, not a divergence.
+  // or (where the thermostat conserves H_ext: the Nose-Hoover chain) a jump of H_ext larger than
+  // 10 N_f T between checks, on `kStrikes` consecutive checks. 100x below is "slow to heat": a warning, not a
+  // divergence.
   constexpr int kStrikes = 3;
   const auto& nhc = trajectory_->integrator();
   const auto& phase = trajectory_->phase();
@@ -494,7 +494,7 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
     const double t = rec.temperature;
     const double t_kin = nhc.kinetic_temperature(phase);
     const double energy = nhc.extended_energy(net_.parameters(), phase, rec.half_step_loss, t);
-    const bool conserved = nhc.options().thermostat == train::Thermostat::nose_hoover_chain;
+    const bool conserved = train::conserves_extended_energy(nhc.options().thermostat);
     bool strike = false;
     std::string why;
     if (t > 0.0 && t == last_check_temperature_) {

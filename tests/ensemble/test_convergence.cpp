@@ -90,6 +90,14 @@ TEST_CASE("autocorrelated chains have ESS well below N", "[diagnostics]") {
 }
 
 TEST_CASE("the FFT autocovariances equal the direct sum at every lag", "[diagnostics]") {
+  // The definition, summed directly: (1/n) sum_{i<n-lag} (x_i - mean)(x_{i+lag} - mean).
+  const auto autocovariance = [](const std::vector<double>& c, std::size_t lag) {
+    double mean = 0.0;
+    for (const double x : c) mean += x / static_cast<double>(c.size());
+    double s = 0.0;
+    for (std::size_t i = 0; i + lag < c.size(); ++i) s += (c[i] - mean) * (c[i + lag] - mean);
+    return s / static_cast<double>(c.size());
+  };
   // Lengths of a power of two, one past it and odd: the zero padding must leave no wrap-around.
   simmer::Rng rng(5);
   for (const int n : {4, 5, 64, 65, 999}) {

@@ -34,6 +34,7 @@ import re
 import sys
 
 import h5py
+import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
@@ -146,7 +147,6 @@ def test_quickstart_warnings(tmp):
 
 
 def test_adam_keep(tmp):
-    import numpy as np
     base = ["--config", os.path.join(ROOT, "jobs", "sine_retrofit.ini"), "--simmer.mode", "adam",
             "--data.validation_fraction", "0.3", "--adam.epochs", "3000", "--adam.lr", "0.01",
             "--run.trajectories", "3", "--ensemble.select_by", "none"]

@@ -47,9 +47,8 @@ double rank_rhat(const Chains& chains);
 /// (relative error ~1e-15).
 double normal_quantile(double p);
 
-/// Biased autocovariance of one chain at lag `lag`: (1/n) Σ_{i<n−lag} (x_i − x̄)(x_{i+lag} − x̄).
-double autocovariance(const std::vector<double>& chain, std::size_t lag);
-/// The same at every lag 0..n−1, by FFT in O(n log n) (what effective_sample_size uses).
+/// Biased autocovariance of one chain at every lag 0..n−1, (1/n) Σ_{i<n−lag} (x_i − x̄)(x_{i+lag} − x̄),
+/// by FFT in O(n log n) (what effective_sample_size uses).
 std::vector<double> autocovariances(const std::vector<double>& chain);
 
 /// The chains as used by the diagnostics: rows of `draws` [chains][length] with their

@@ -29,6 +29,9 @@ inline constexpr Names<Thermostat, 3> kThermostatNames{
       {Thermostat::massive_nose_hoover_langevin, "massive_nose_hoover_langevin"}}}};
 /// Whether `t` keeps Nosé–Hoover–Langevin variables (NhcOptions::thermostat_steps).
 inline bool is_nose_hoover_langevin(Thermostat t) { return t == Thermostat::massive_nose_hoover_langevin; }
+/// Whether the integrator with `t` conserves H_ext (extended_energy) at constant T: only the
+/// deterministic chain; the others' heat leaves through friction and noise.
+inline bool conserves_extended_energy(Thermostat t) { return t == Thermostat::nose_hoover_chain; }
 inline Thermostat parse_thermostat(const std::string& name) { return kThermostatNames.parse(name); }
 inline std::string to_string(Thermostat t) { return std::string(kThermostatNames.name(t)); }
 
