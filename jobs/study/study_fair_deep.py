@@ -60,7 +60,7 @@ def main(cases):
         wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
         nll_wins, nll_last = [0, 0, 0], [0, 0, 0]
-        seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "chosen")}
+        seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "last", "last_nll", "chosen")}
         for seed in range(1, 9):
             ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
             if not os.path.exists(ladder):
@@ -107,7 +107,7 @@ def main(cases):
                 fair_nll = float(f["metrics"].attrs["deep_ensemble_test_nll"])
             lower = metric == "mse"
             for key, value in (("ladder", ladder_mse), ("fair", fair_mse), ("ladder_nll", ladder_nll),
-                               ("fair_nll", fair_nll), ("chosen", chosen)):
+                               ("fair_nll", fair_nll), ("last", deep_mse), ("last_nll", deep_nll), ("chosen", chosen)):
                 seen[key].append(value)
             tally(wins, ladder_mse, fair_mse, lower)
             tally(nll_wins, ladder_nll, fair_nll, True)
@@ -126,11 +126,14 @@ def main(cases):
                     f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
                     f"{median(seen['ladder']):.4g} / {median(seen['fair']):.4g} | "
                     f"{median(seen['ladder_nll']):.4g} / {median(seen['fair_nll']):.4g} | "
+                    f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}, {nll_last[0]}/{nll_last[1]}/{nll_last[2]}; "
+                    f"{median(seen['last']):.4g}, {median(seen['last_nll']):.4g} | "
                     f"{', '.join(seen['chosen'])} |")
     print(f"\n{VARIANT} against the fair deep ensemble (W/T/L with the one-sided sign test's p, ties dropped):\n")
     print("| case | test metric W/T/L (p) | test NLL W/T/L (p) | median test metric: ladder / fair | "
-          "median test NLL: ladder / fair | chosen per seed |")
-    print("|---|---|---|---|---|---|")
+          "median test NLL: ladder / fair | against the Adam end points: metric W/T/L, NLL W/T/L; their medians | "
+          "chosen per seed |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 
