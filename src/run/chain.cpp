@@ -135,7 +135,7 @@ Rng BasicChain<S>::stream(RngPurpose purpose) const {
 }
 
 template <class S>
-void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& on_epoch) {
+void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch) {
   const Problem& p = *p_;
   const std::int64_t epochs = p.adam.epochs;
   if (adam_.m.size() != net_.parameter_count()) adam_ = train::BasicAdamState<S>::zeros(net_.parameter_count());
@@ -145,6 +145,11 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& 
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
   const bool keep_best = p.adam.keep == train::AdamKeep::best_validation;
+  // adam.patience: early stopping ends Adam after any epoch; the skipped epochs still count, so
+  // every trajectory reaches the end together (and a later call, after a checkpoint, skips too).
+  const auto stopped_early = [&] {
+    return keep_best && p.adam.patience > 0 && state.epoch - adam_best_epoch_ >= p.adam.patience;
+  };
   const auto each_epoch = [&](std::int64_t epoch, double loss) {
     if (epoch % p.run.trace_every == 0) {
       // Full batch: the epoch's loss belongs to the parameters before its update, so the test
@@ -161,20 +166,10 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const train::EpochCallback& 
     }
     if (keep_best) keep_if_best(epoch);
     if (on_epoch) on_epoch(epoch, loss);
+    return stopped_early();
   };
-  if (!keep_best) {
-    train::train_adam(until, state, *objective_, minibatch_rng_, each_epoch);
-  } else {
-    // One epoch at a time (the same updates as one call), so early stopping can end Adam after
-    // any epoch; the skipped epochs still count, so every trajectory reaches the end together.
-    const auto stopped_early = [&] { return p.adam.patience > 0 && state.epoch - adam_best_epoch_ >= p.adam.patience; };
-    while (state.epoch < until.epochs && !stopped_early()) {
-      train::AdamOptions one = until;
-      one.epochs = state.epoch + 1;
-      train::train_adam(one, state, *objective_, minibatch_rng_, each_epoch);
-    }
-    state.epoch = std::max(state.epoch, until.epochs);  // stopped early: the rest are skipped
-  }
+  if (!stopped_early()) train::train_adam(until, state, *objective_, minibatch_rng_, each_epoch);
+  state.epoch = std::max(state.epoch, until.epochs);  // stopped early: the rest are skipped
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
 }
 

@@ -73,7 +73,7 @@ void train_adam(const AdamOptions& opt, BasicAdamState<S>& state, BasicNetworkOb
       loss /= static_cast<double>(batches);
     }
     state.epoch += 1;
-    if (on_epoch) on_epoch(state.epoch, loss);
+    if (on_epoch && on_epoch(state.epoch, loss)) break;
   }
 }
 

@@ -523,7 +523,9 @@ TEST_CASE("adam.keep = best_validation keeps the epoch of the lowest validation 
     if (patience > 0) REQUIRE(stop < epochs);  // the data make early stopping happen
     const run::Problem p = sine_with_validation(epochs, train::AdamKeep::best_validation, patience);
     run::Chain64 ch(p, 0);
-    ch.train_adam();
+    std::int64_t last_run = 0;  // the last epoch Adam computed
+    ch.train_adam([&](std::int64_t e, double) { last_run = e; });
+    CHECK(last_run == stop);           // patience ended Adam there: no epoch after it ran
     CHECK(ch.adam_epoch() == epochs);  // skipped epochs still count
     CHECK(ch.baseline() == at[static_cast<std::size_t>(kept)]);
     CHECK(validation_mse(ch, p) == mse[static_cast<std::size_t>(kept)]);

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "simmer/core/error.hpp"
+#include "simmer/model/architecture.hpp"
 #include "simmer/train/adam.hpp"
 
 using namespace simmer;
@@ -51,4 +55,34 @@ TEST_CASE("Adam options are validated with the key name", "[adam]") {
   opt = {};
   opt.epochs = -3;
   CHECK_THROWS_WITH(opt.validate(), Catch::Contains("AdamOptions.epochs") && Catch::Contains("-3"));
+}
+
+TEST_CASE("Adam's epoch callback stops training: the same iterate as fewer epochs", "[adam]") {
+  // Mini-batches, so the shuffling stream must also stop where the epochs do.
+  Rng data_rng(7);
+  Matrix x(40, 2), y(40, 1);
+  for (Index i = 0; i < x.size(); ++i) x.data()[i] = data_rng.uniform(-1, 1);
+  for (Index i = 0; i < y.size(); ++i) y.data()[i] = data_rng.uniform(-1, 1);
+  const auto run = [&](std::int64_t epochs, std::int64_t stop_after, std::vector<std::int64_t>& seen) {
+    Rng rng(3);
+    model::Network net = model::build_network<double>({"2-5-1", model::Activation::tanh, model::Activation::linear});
+    net.initialize(model::Init::glorot_normal, rng);
+    NetworkObjective f(net, model::LossKind::mse, x, y, Eigen::RowVectorXd(), Eigen::RowVectorXd());
+    AdamOptions opt;
+    opt.epochs = epochs;
+    opt.batch_size = 16;
+    AdamState state = AdamState::zeros(net.parameter_count());
+    train_adam(opt, state, f, rng, [&](std::int64_t epoch, double) {
+      seen.push_back(epoch);
+      return epoch == stop_after;
+    });
+    CHECK(state.epoch == std::min(epochs, stop_after));
+    return Vector(net.parameters());
+  };
+  std::vector<std::int64_t> stopped, full;
+  const Vector early = run(10, 4, stopped);
+  const Vector four = run(4, 99, full);
+  CHECK(stopped == std::vector<std::int64_t>{1, 2, 3, 4});
+  CHECK(full == std::vector<std::int64_t>{1, 2, 3, 4});
+  CHECK(early == four);
 }

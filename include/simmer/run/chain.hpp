@@ -87,6 +87,9 @@ class Chain {
  public:
   virtual ~Chain() = default;
 
+  /// Adam's progress, every epoch: the epoch (1-based) and its training loss.
+  using EpochReport = std::function<void(std::int64_t epoch, double train_loss)>;
+
   /// What a trajectory reports at once (printed by the process that runs it).
   struct Warning {
     enum class Kind { slow_to_heat, diverged } kind;
@@ -103,14 +106,14 @@ class Chain {
   /// Retrofit: Adam from the initial network (trace rows every run.trace_every epochs), then the
   /// baseline is Adam's end point and simmering starts from it. `on_epoch` sees every epoch.
   /// The same as adam_to(adam.epochs), finish_adam(), then start().
-  void train_adam(const train::EpochCallback& on_epoch = {}) {
+  void train_adam(const EpochReport& on_epoch = {}) {
     adam_to(adam_epochs(), on_epoch);
     finish_adam();
     start();
   }
   /// Adam's epochs up to `epoch` (exclusive of later ones; at most adam.epochs), continuing from
   /// where the last call (or a loaded checkpoint) left off.
-  virtual void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {}) = 0;
+  virtual void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}) = 0;
   /// Adam's epochs completed.
   [[nodiscard]] virtual std::int64_t adam_epoch() const = 0;
   /// After Adam's last epoch: the baseline is its end point (adam.keep's iterate), scored; start()
@@ -211,7 +214,7 @@ class BasicChain final : public Chain {
   void share_gradients(train::GradientCombiner* combiner) override {
     objective_->set_gradient_chunks(p_->run.gradient_chunks, combiner);
   }
-  void adam_to(std::int64_t epoch, const train::EpochCallback& on_epoch = {}) override;
+  void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}) override;
   [[nodiscard]] std::int64_t adam_epoch() const override { return adam_.epoch; }
   void finish_adam() override;
   void start() override;

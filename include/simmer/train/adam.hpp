@@ -54,12 +54,14 @@ using AdamState = BasicAdamState<double>;
 template <class S>
 void adam_update(const AdamOptions& opt, BasicAdamState<S>& state, VectorOf<S>& x, const VectorOf<S>& grad);
 
-/// Per-epoch report: epoch (1-based), training loss of the last update's batch(es) (mean over
-/// the epoch's batches for mini-batching).
-using EpochCallback = std::function<void(std::int64_t epoch, double train_loss)>;
+/// Called after every epoch with the epoch (1-based) and the training loss of its last update's
+/// batch(es) (mean over the epoch's batches for mini-batching). Returns true to stop training
+/// after this epoch (ensmallen's callbacks' convention: early stopping is a callback).
+using EpochCallback = std::function<bool(std::int64_t epoch, double train_loss)>;
 
 /// Train `objective`'s network from its current parameters for opt.epochs - state.epoch epochs
-/// (so a restored state continues). Mini-batches are drawn by shuffling with `rng` each epoch.
+/// (so a restored state continues), or until `on_epoch` returns true (state.epoch then says how
+/// many ran). Mini-batches are drawn by shuffling with `rng` each epoch.
 template <class S>
 void train_adam(const AdamOptions& opt, BasicAdamState<S>& state, BasicNetworkObjective<S>& objective, Rng& rng,
                 const EpochCallback& on_epoch = {});
