@@ -482,9 +482,14 @@ void write_attribute(hid_t file, const std::string& object, const std::string& n
 void ParallelFile::mirror_attributes(const std::string& group) {
   // Read from the file, not remembered from this process's writes: a resumed run wrote some of
   // them before it was stopped.
+  // In name order: the creation order depends on the run's history (an attribute rewritten moves
+  // to the end), and a resumed archive must equal an uninterrupted one bit for bit.
   const Handle obj = open_object(file_.id(), group);
+  std::vector<AttributeValue> attributes = read_attributes(obj.id());
+  std::sort(attributes.begin(), attributes.end(),
+            [](const AttributeValue& a, const AttributeValue& b) { return a.name < b.name; });
   std::vector<std::string> names, values;
-  for (const auto& a : read_attributes(obj.id())) {
+  for (const auto& a : attributes) {
     names.push_back(a.name);
     values.push_back(render_attribute(a));
   }

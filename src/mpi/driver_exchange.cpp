@@ -129,6 +129,21 @@ void Run::write_exchange() {
   f.attribute(layout::kConfigurationHeld, layout::kMeaning,
               std::string("per trajectory: the configuration it holds at the end, by the trajectory that configuration "
                           "started at (carried with the state through every swap)"));
+  if (replicas_.rounds() > 0) {
+    // Every round's energies and swaps (the same on every rank: each rank ran every decision).
+    const std::vector<std::int64_t> dims{replicas_.rounds(), p_.run.trajectories};
+    f.put(layout::kExchangeLoss, replicas_.round_losses(), dims);
+    f.attribute(
+        layout::kExchangeLoss, layout::kMeaning,
+        std::string("per exchange round (after exchange_every, 2 exchange_every, ... steps) and trajectory: its "
+                    "loss U (loss units) that the round's decisions used; rungs (k, k + 1) of a set swap with "
+                    "probability min(1, exp((1/T_k - 1/T_k+1)(U_k - U_k+1)))"));
+    const std::vector<std::int8_t>& swapped = replicas_.round_swaps();
+    f.put(layout::kExchangeSwapped, std::vector<std::int64_t>(swapped.begin(), swapped.end()), dims);
+    f.attribute(layout::kExchangeSwapped, layout::kMeaning,
+                std::string("per exchange round and trajectory: 1 where its configuration was swapped with a "
+                            "neighbouring rung's in that round"));
+  }
   f.attribute(layout::kLadder, layout::kExchangeEvery, p_.exchange_every);
   f.attribute(layout::kLadder, layout::kExchangeRounds, replicas_.rounds());
   if (rank_ != 0) return;

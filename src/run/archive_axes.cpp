@@ -54,6 +54,7 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
   if (ensemble_group && name == kNoiseVariance) return {kOutputAxis};
   if (top == "ladder") {
     if (name == "round_trips" || name == "configuration_held") return {kChainAxis};
+    if (name == "exchange_loss" || name == "exchange_swapped") return {kExchangeRoundAxis, kChainAxis};
     if (starts(name, "exchange_")) return {kPairAxis};
   }
   if (top == "data") {

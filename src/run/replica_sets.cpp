@@ -1,5 +1,6 @@
 #include "simmer/run/replica_sets.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "simmer/core/error.hpp"
@@ -28,6 +29,9 @@ std::vector<Swap> ReplicaSets::round(std::int64_t steps, const std::vector<doubl
   // Round n (1-based) after n k steps: even n proposes the pairs (0,1),(2,3),..., odd n the others.
   const std::int64_t n = steps / every_;
   std::vector<Swap> swaps;
+  round_losses_.insert(round_losses_.end(), loss_by_trajectory.begin(), loss_by_trajectory.end());
+  const std::size_t row = round_swaps_.size();
+  round_swaps_.resize(row + loss_by_trajectory.size(), 0);
   for (std::size_t g = 0; g < ladders_.size(); ++g) {
     train::ReplicaLadder& ladder = ladders_[g];
     const auto first = static_cast<std::int64_t>(g) * rungs_;
@@ -42,6 +46,8 @@ std::vector<Swap> ReplicaSets::round(std::int64_t steps, const std::vector<doubl
       if (!out.accepted[i]) continue;
       const int low = out.lower_rungs[i];
       swaps.push_back({first + low, first + low + 1, ladder.temperature(low), ladder.temperature(low + 1)});
+      round_swaps_[row + static_cast<std::size_t>(first + low)] = 1;
+      round_swaps_[row + static_cast<std::size_t>(first + low + 1)] = 1;
     }
   }
   rounds_ += 1;

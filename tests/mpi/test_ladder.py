@@ -271,6 +271,12 @@ def test_exchange(tmp):
             fail(f"configurations held {held} are not a permutation of the trajectories")
         if held == list(range(6)):
             fail("after 14 rounds with accepted swaps every trajectory holds its own configuration: no state moved")
+    check_metropolis(paths[0], rounds=14)
+    # Every step a round (299 of them, ~600 proposals): the acceptances against the exact
+    # Metropolis probabilities of the energies the archive says the decisions used.
+    every_step = os.path.join(tmp, "exchange_every_step.h5")
+    run(1, st.opts(parallel, "--simmer.exchange_every", "1") + ["--output", every_step])
+    check_metropolis(every_step, rounds=299)
     # predict --candidate rung_1 evaluates trajectories 1 and 4's draws: their votes are the rung's
     # ensemble (every member is stored here).
     with h5py.File(paths[0], "r") as f:
@@ -286,6 +292,51 @@ def test_exchange(tmp):
                            "the replica-exchange run", at_step=150)
     print("exchange: parallel rungs with replica exchange are bit-identical at -n 1, 2, 4, in groups of "
           "two ranks and across a resume; every draw is at its trajectory's rung")
+
+
+def check_metropolis(path, rounds):
+    """/ladder/exchange_loss and exchange_swapped against the rule: in round n (1-based) each set
+    of K rungs proposes the pairs (k, k + 1) with k even when n is even, odd when n is odd, and
+    accepts one with probability min(1, exp((1/T_k - 1/T_k+1)(U_k - U_k+1))), U the trajectory's
+    loss in that round. Only proposed pairs swap, both sides; a pair the rule accepts for sure
+    swaps; the swaps' count is the probabilities' sum within binomial noise."""
+    with h5py.File(path, "r") as f:
+        loss = f["ladder/exchange_loss"][()]
+        swapped = f["ladder/exchange_swapped"][()]
+        temperature = f["sample_stats/temperature"][()][:, 0]  # each trajectory's rung, loss units
+        accepted_total = int(f["ladder/exchange_accepted"][()].sum())
+        rungs = len(text(f["ladder"].attrs["temperatures"]).split(","))
+    chains = len(temperature)
+    if loss.shape != (rounds, chains) or swapped.shape != (rounds, chains):
+        fail(f"{path}: exchange log shapes {loss.shape}, {swapped.shape}, expected ({rounds}, {chains})")
+    probability, outcome, expected_flags = [], [], np.zeros_like(swapped)
+    for n in range(1, rounds + 1):
+        for first in range(0, chains, rungs):
+            for k in range(n % 2, rungs - 1, 2):
+                lo, hi = first + k, first + k + 1
+                delta = (1 / temperature[lo] - 1 / temperature[hi]) * (loss[n - 1, lo] - loss[n - 1, hi])
+                p = min(1.0, float(np.exp(min(delta, 0.0))))
+                took = bool(swapped[n - 1, lo])
+                if swapped[n - 1, hi] != swapped[n - 1, lo]:
+                    fail(f"round {n}: trajectories {lo} and {hi} disagree on their swap")
+                expected_flags[n - 1, lo] = expected_flags[n - 1, hi] = took
+                if p == 1.0 and not took:
+                    fail(f"round {n}: rungs {k},{k + 1} of the set at {first} were rejected with probability 1")
+                if p < 1e-12 and took:
+                    fail(f"round {n}: rungs {k},{k + 1} of the set at {first} swapped with probability {p:.3g}")
+                probability.append(p)
+                outcome.append(took)
+    if not np.array_equal(swapped, expected_flags):
+        fail(f"{path}: a trajectory outside the round's proposed pairs is marked swapped")
+    p, took = np.array(probability), np.array(outcome)
+    if int(took.sum()) != accepted_total:
+        fail(f"{path}: {int(took.sum())} swaps in the log, {accepted_total} in /ladder/exchange_accepted")
+    sd = float(np.sqrt(np.sum(p * (1 - p))))
+    if abs(took.sum() - p.sum()) > 4 * sd + 1:
+        fail(f"{path}: {int(took.sum())} of {len(p)} proposals accepted, the exact Metropolis probabilities sum "
+             f"to {p.sum():.1f} (sd {sd:.1f})")
+    print(f"exchange: {int(took.sum())} of {len(p)} proposals accepted, Metropolis expects {p.sum():.1f} "
+          f"(sd {sd:.1f}; {int(np.sum(p == 1))} certain)")
 
 
 def test_select(tmp):

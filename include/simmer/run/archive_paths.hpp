@@ -364,6 +364,10 @@ inline constexpr const char* kExchangeProposed = "/ladder/exchange_proposed";
 inline constexpr const char* kExchangeAccepted = "/ladder/exchange_accepted";
 inline constexpr const char* kExchangeAcceptance = "/ladder/exchange_acceptance";
 inline constexpr const char* kRoundTrips = "/ladder/round_trips";
+/// /ladder/exchange_loss and exchange_swapped [exchange round, chain]: each trajectory's loss as
+/// the round's decisions saw it, and 1 where its configuration was swapped in that round.
+inline constexpr const char* kExchangeLoss = "/ladder/exchange_loss";
+inline constexpr const char* kExchangeSwapped = "/ladder/exchange_swapped";
 /// /ladder/configuration_held [chain]: the configuration (by the trajectory it started at) each
 /// trajectory holds at the end, carried with the state through every swap (Chain::configuration),
 /// not taken from the exchange's bookkeeping; the run checks the two agree.
@@ -406,14 +410,16 @@ inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
 /// format 2; io::ParallelFile::name_axes attaches them at the end of a run and of a merge), so
 /// netCDF readers see no phony_dim: chain, draw, param (kChainAxis, kDrawAxis, kParamAxis),
 /// block, member, and these. A character array's last axis is its own <name>_strlen.
-inline constexpr const char* kRowAxis = "row";                    ///< a set's rows (/data/<set>, /ensemble/<set>)
-inline constexpr const char* kOutputAxis = "output";              ///< network outputs (regression targets, logits)
-inline constexpr const char* kClassAxis = "class";                ///< classes that vote
-inline constexpr const char* kFeatureAxis = "feature";            ///< input columns
-inline constexpr const char* kTargetAxis = "target";              ///< target columns (/data)
-inline constexpr const char* kPointAxis = "point";                ///< tracked test rows
-inline constexpr const char* kRecordAxis = "record";              ///< /trace records
-inline constexpr const char* kPairAxis = "pair";                  ///< neighbouring rungs (/ladder/exchange_*)
+inline constexpr const char* kRowAxis = "row";          ///< a set's rows (/data/<set>, /ensemble/<set>)
+inline constexpr const char* kOutputAxis = "output";    ///< network outputs (regression targets, logits)
+inline constexpr const char* kClassAxis = "class";      ///< classes that vote
+inline constexpr const char* kFeatureAxis = "feature";  ///< input columns
+inline constexpr const char* kTargetAxis = "target";    ///< target columns (/data)
+inline constexpr const char* kPointAxis = "point";      ///< tracked test rows
+inline constexpr const char* kRecordAxis = "record";    ///< /trace records
+inline constexpr const char* kPairAxis = "pair";        ///< neighbouring rungs (/ladder/exchange_*)
+inline constexpr const char* kExchangeRoundAxis =
+    "exchange_round";                                             ///< replica-exchange rounds (/ladder/exchange_loss)
 inline constexpr const char* kCandidateAxis = "candidate_index";  ///< /selection rows (names: /selection/candidate)
 inline constexpr const char* kTensorAxis = "tensor";              ///< /model's tensors
 inline constexpr const char* kTensorAxisAxis = "tensor_axis";

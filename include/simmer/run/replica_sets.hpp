@@ -47,11 +47,18 @@ class ReplicaSets {
   /// The trajectory whose configuration is now the one that started at trajectory i.
   [[nodiscard]] std::vector<std::int64_t> position_of_configuration() const;
   [[nodiscard]] std::int64_t rounds() const { return rounds_; }
+  /// Every round's energies as the decisions saw them: rounds() × trajectories, row-major (each
+  /// trajectory's loss; /ladder/exchange_loss), so the acceptances can be checked against the
+  /// exact Metropolis probabilities.
+  [[nodiscard]] const std::vector<double>& round_losses() const { return round_losses_; }
+  /// rounds() × trajectories: 1 where the trajectory's configuration was swapped in that round
+  /// (/ladder/exchange_swapped).
+  [[nodiscard]] const std::vector<std::int8_t>& round_swaps() const { return round_swaps_; }
 
-  /// Checkpoint fields (core/visit.hpp): every set's ladder and stream, and the rounds run.
+  /// Checkpoint fields (core/visit.hpp): every set's ladder and stream, the rounds run and their log.
   template <class Ar>
   void fields(Ar& ar) {
-    ar(fixed(ladders_), fixed(streams_), rounds_);
+    ar(fixed(ladders_), fixed(streams_), rounds_, round_losses_, round_swaps_);
   }
 
  private:
@@ -62,6 +69,8 @@ class ReplicaSets {
   std::vector<train::ReplicaLadder> ladders_;  ///< per set
   std::vector<Rng> streams_;                   ///< per set
   std::int64_t rounds_ = 0;
+  std::vector<double> round_losses_;
+  std::vector<std::int8_t> round_swaps_;
 };
 
 }  // namespace simmer::run
