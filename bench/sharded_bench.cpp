@@ -13,7 +13,7 @@
 
 #include "simmer/core/runtime.hpp"
 #include "simmer/model/architecture.hpp"
-#include "simmer/mpi/collectives.hpp"
+#include "simmer/parallel/collectives.hpp"
 #include "simmer/train/trajectory.hpp"
 
 using namespace simmer;
@@ -55,7 +55,7 @@ void sharded_step(benchmark::State& state) {
   Matrix x(rows, 28), y(rows, 1);
   for (Index i = 0; i < x.size(); ++i) x.data()[i] = static_cast<S>(rng.uniform(-1, 1));
   for (Index i = 0; i < rows; ++i) y(i, 0) = rng.uniform() < 0.5 ? S(0) : S(1);
-  mpi::GroupGradients group(MPI_COMM_WORLD);
+  parallel::GroupGradients group(MPI_COMM_WORLD);
   train::BasicNetworkObjective<S> f(net, model::LossKind::bce, x, y);
   f.set_gradient_chunks(std::max(2, group.parts()), group.parts() > 1 ? &group : nullptr);
   train::NhcOptions opt;

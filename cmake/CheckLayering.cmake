@@ -1,7 +1,7 @@
 cmake_minimum_required(VERSION 3.25)
 # Fails when a source or header includes a simmer header of a module its own module may not
-# depend on (ARCHITECTURE.md: core <- data, model <- train <- ensemble <- run <- cli, io <- mpi
-# <- analyze, launch <- apps). Run by the build (target simmer_layering): cmake -DROOT=<repo> -P this.
+# depend on (ARCHITECTURE.md: core <- data, model <- train <- ensemble <- run <- cli, io <- parallel
+# <- posthoc, launch <- apps). Run by the build (target simmer_layering): cmake -DROOT=<repo> -P this.
 set(allowed_core "core")
 set(allowed_data "core;data")
 set(allowed_model "core;model")
@@ -10,11 +10,11 @@ set(allowed_ensemble "core;model;train;ensemble")
 set(allowed_run "core;data;model;train;ensemble;run")
 set(allowed_cli "core;data;model;train;ensemble;run;cli")
 set(allowed_io "core;io")
-set(allowed_mpi "core;data;model;train;ensemble;run;io;mpi")
-set(allowed_analyze "core;data;model;train;ensemble;run;cli;io;mpi;analyze")
-set(allowed_launch "core;data;model;train;ensemble;run;cli;io;mpi;launch")
+set(allowed_parallel "core;data;model;train;ensemble;run;io;parallel")
+set(allowed_posthoc "core;data;model;train;ensemble;run;cli;io;parallel;posthoc")
+set(allowed_launch "core;data;model;train;ensemble;run;cli;io;parallel;launch")
 set(violations "")
-foreach(module core data model train ensemble run cli io mpi analyze launch)
+foreach(module core data model train ensemble run cli io parallel posthoc launch)
   file(GLOB_RECURSE files ${ROOT}/src/${module}/*.cpp ${ROOT}/src/${module}/*.hpp
        ${ROOT}/include/simmer/${module}/*.hpp)
   foreach(file ${files})

@@ -5,10 +5,10 @@
 
 #include <iostream>
 
-#include "simmer/analyze/commands.hpp"
 #include "simmer/cli/analyze_options.hpp"
 #include "simmer/core/runtime.hpp"
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/posthoc/commands.hpp"
 
 using namespace simmer;
 
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     if (rank == 0) std::cout << inv.help_text;
   } else if (code == 0 && inv.command == "predict") {
     // Collective: every rank evaluates its share of the draws.
-    code = analyze::predict({inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate,
+    code = posthoc::predict({inv.archives.front(), inv.points, inv.output, inv.quantiles, inv.candidate,
                              inv.allow_incomplete, inv.keep, inv.digits},
                             MPI_COMM_WORLD, std::cout);
   } else if (code == 0) {
@@ -39,13 +39,13 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       try {
         if (inv.command == "summary") {
-          analyze::summary(inv.archives.front(), std::cout);
+          posthoc::summary(inv.archives.front(), std::cout);
         } else if (inv.command == "verify") {
-          code = analyze::verify(inv.archives.front(), std::cout);
+          code = posthoc::verify(inv.archives.front(), std::cout);
         } else if (inv.command == "merge") {
-          analyze::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
+          posthoc::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {
-          analyze::export_csv({inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles,
+          posthoc::export_csv({inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles,
                                inv.allow_incomplete, inv.log_likelihood},
                               std::cout);
         }

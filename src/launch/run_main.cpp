@@ -1,5 +1,5 @@
 // simmer_mpi's whole run (include/simmer/launch/run_main.hpp): every rank parses and validates,
-// rank 0 checks the output and the inputs, the resources are estimated, then mpi::run.
+// rank 0 checks the output and the inputs, the resources are estimated, then parallel::run.
 #include "simmer/launch/run_main.hpp"
 
 #include <mpi.h>
@@ -28,8 +28,8 @@
 #include "simmer/io/checkpoint_file.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
-#include "simmer/mpi/collectives.hpp"
-#include "simmer/mpi/driver.hpp"
+#include "simmer/parallel/collectives.hpp"
+#include "simmer/parallel/driver.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 #include "simmer/run/problem.hpp"
@@ -69,9 +69,9 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
                 "' (a finished run removes it; a run killed before its first checkpoint has none)");
   }
   io::RunCheckpoint checkpoint = io::load_checkpoint(ckpt);
-  if (checkpoint.version != mpi::simmer_version()) {
+  if (checkpoint.version != parallel::simmer_version()) {
     throw Error("--resume: '" + ckpt + "' was written by simmer " + checkpoint.version + ", this is simmer " +
-                mpi::simmer_version() + "; finish it with that version");
+                parallel::simmer_version() + "; finish it with that version");
   }
   cli::ArchiveSide archive_side{archive, archive_run_id, archive_status, archive_generation, archive_config};
   cli::CheckpointSide checkpoint_side{ckpt, checkpoint.run_id, checkpoint.generation, checkpoint.step,
@@ -117,7 +117,7 @@ bool check_node_memory(const cli::Invocation& inv, const run::Problem& problem, 
   MPI_Comm_size(node, &node_size);
   MPI_Allreduce(MPI_IN_PLACE, &hosts_root, 1, MPI_INT, MPI_MAX, node);
   MPI_Comm_free(&node);
-  return mpi::collective_try(MPI_COMM_WORLD, [&] {
+  return parallel::collective_try(MPI_COMM_WORLD, [&] {
     if (node_rank != 0) return;
     const std::string& text = inv.config.run.memory_limit;
     std::int64_t limit = cli::parse_memory_limit(text);
@@ -148,7 +148,7 @@ int simmer_mpi_main(int argc, char** argv) {
   // From here a SIGTERM/SIGUSR1 only sets a flag: the run checks it at its first sync point (and
   // a run refused before it starts exits as refused). First of all, so a signal sent right after
   // launch (SLURM's preemption of a job that just started) cannot kill a rank.
-  mpi::install_signal_handlers();
+  parallel::install_signal_handlers();
   tune_allocator();
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -163,7 +163,7 @@ int simmer_mpi_main(int argc, char** argv) {
   io::RunCheckpoint resume;
   std::optional<io::OutputLock> lock;  // rank 0: this run's output, for the run's lifetime
   // Every value is checked before any work starts; a bad one stops all ranks with one message.
-  bool ok = mpi::collective_try(MPI_COMM_WORLD, [&] {
+  bool ok = parallel::collective_try(MPI_COMM_WORLD, [&] {
     inv = cli::parse_command_line(argc, argv);
     if (inv.help) return;
     if (inv.print_config) {
@@ -241,7 +241,7 @@ int simmer_mpi_main(int argc, char** argv) {
   } else {
     // Every rank writes the fingerprints into the archive (collective attributes): rank 0's.
     std::vector<unsigned char> bytes(problem.input_fingerprints.begin(), problem.input_fingerprints.end());
-    mpi::broadcast_bytes(bytes, MPI_COMM_WORLD);
+    parallel::broadcast_bytes(bytes, MPI_COMM_WORLD);
     problem.input_fingerprints.assign(bytes.begin(), bytes.end());
     // --overwrite: the old archive and whatever checkpoint it left are removed now, so the new
     // archive is created exclusively and no old checkpoint can be resumed into it.
@@ -253,8 +253,8 @@ int simmer_mpi_main(int argc, char** argv) {
     // without risking a hang, so it aborts the job (the archive keeps what was gathered, and
     // the last checkpoint can be resumed).
     try {
-      code = mpi::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume,
-                      lock ? &*lock : nullptr);
+      code = parallel::run(problem, inv.command_line, MPI_COMM_WORLD, inv.resume_path.empty() ? nullptr : &resume,
+                           lock ? &*lock : nullptr);
     } catch (const std::exception& e) {
       // Every ParallelFile handle was abandoned, not closed, on the way here (io::Handle): no
       // collective call stands between this rank and the abort of the whole job.

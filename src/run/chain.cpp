@@ -156,7 +156,7 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch)
       // loss is taken there too (mini-batch: the epoch's mean loss, test loss after it).
       const bool full_batch = p.adam.batch_size == 0 || p.adam.batch_size >= p.sets[0].rows();
       if (full_batch) {
-        const Vector keep = net_.parameters();
+        const VectorOf<S> keep = net_.parameters();
         net_.parameters() = state.previous;
         record_trace(0, epoch - epochs, 0.0, loss);
         net_.parameters() = keep;
@@ -178,7 +178,7 @@ double BasicChain<S>::validation_loss() {
   const EvalSet& set = p_->sets[Problem::kValidation];
   const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
   if (p_->classification) {
-    ::simmer::Matrix probabilities;
+    Matrix probabilities;
     ensemble::class_probabilities(pred, probabilities);
     return ensemble::score_probabilities(view(probabilities), set.labels).nll;
   }
@@ -297,7 +297,7 @@ void BasicChain<S>::set_adam_masses() {
 }
 
 template <class S>
-::simmer::Vector BasicChain<S>::scaled_to_stability(const ::simmer::Vector& unscaled) {
+Vector BasicChain<S>::scaled_to_stability(const Vector& unscaled) {
   // Both power iterations from the same start vector (the stability stream), here.
   Rng plain_rng = stream(RngPurpose::stability), weighted_rng = stream(RngPurpose::stability);
   const double plain = train::estimate_curvature(*objective_, net_.parameters(), plain_rng).lambda_max;
@@ -319,7 +319,7 @@ void BasicChain<S>::sample_curvature(std::int64_t step) {
 template <class S>
 void BasicChain<S>::finish_adaptation() {
   const Problem& p = *p_;
-  const ::simmer::Vector prior_curvature = p.first_temperature(index_) * p.nhc.prior_precision;
+  const Vector prior_curvature = p.first_temperature(index_) * p.nhc.prior_precision;
   masses_ = scaled_to_stability(p.parameter_masses == train::ParameterMasses::curvature
                                     ? train::curvature_masses(adaptation_.mean(), prior_curvature)
                                     : adaptation_.masses());
@@ -346,7 +346,7 @@ void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperatur
   const double test_loss =
       model::loss_value(p.loss, objective_->predict(view(inputs<S>(test))), view(targets<S>(test)));
   // Where the parameters are: from the simmering start point once simmering runs.
-  const Vector& x = net_.parameters();
+  const VectorOf<S>& x = net_.parameters();
   const ensemble::Position at =
       phase == 1 ? diag_[static_cast<std::size_t>(p.stage_of(index_, step - 1))].position(x)
                  : ensemble::Position{
@@ -401,20 +401,20 @@ void BasicChain<S>::score_baseline() {
   // Gaussian with its training MSE as the noise variance (regression).
   const Problem& p = *p_;
   baseline_scores_.clear();
-  const Vector keep = net_.parameters();
+  const VectorOf<S> keep = net_.parameters();
   net_.parameters() = baseline_;
-  ::simmer::Matrix noise;
+  Matrix noise;
   for (std::size_t s = 0; s < p.scored_sets(); ++s) {
     const auto& set = p.sets[s];
     const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
     if (p.classification) {
-      ::simmer::Matrix probabilities;
+      Matrix probabilities;
       ensemble::class_probabilities(pred, probabilities);
       baseline_scores_.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
       baseline_scores_.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
     } else {
       if (s == 0) noise = ensemble::residual_variance(pred, view(set.y));
-      baseline_scores_.push_back(ensemble::score_with_noise(pred, ::simmer::Matrix(), noise, view(set.y)));
+      baseline_scores_.push_back(ensemble::score_with_noise(pred, Matrix(), noise, view(set.y)));
     }
   }
   net_.parameters() = keep;
@@ -430,7 +430,7 @@ void BasicChain<S>::take_member(const train::StepRecord& rec) {
   diag.begin_member(rec.step);
   for (std::size_t s = 0; s < p.sets.size(); ++s) {
     const auto& set = p.sets[s];
-    const ConstBatchView pred_s = objective_->predict_shared(view(inputs<S>(set)));  // split over a group
+    const ConstBatchViewOf<S> pred_s = objective_->predict_shared(view(inputs<S>(set)));  // split over a group
     if (s == 0) train_loss = model::loss_value(p.loss, pred_s, view(targets<S>(set)));
     const ConstBatchViewOf<double> pred = wide(pred_s);
     if (s < p.scored_sets()) diag.member_predictions(static_cast<int>(s), pred);
@@ -455,7 +455,7 @@ void BasicChain<S>::take_member(const train::StepRecord& rec) {
     const auto& phase = trajectory_->phase();
     const auto& nhc = trajectory_->integrator();
     // Kept in the archive's precision until the rows are taken.
-    const Vector& x = net_.parameters();
+    const VectorOf<S>& x = net_.parameters();
     if (p.store.float32) {
       for (const S v : x) rows_.params32.push_back(static_cast<float>(v));
     } else {
@@ -569,22 +569,22 @@ ChainRows BasicChain<S>::take_rows() {
 
 template <class S>
 ConstBatchViewOf<double> BasicChain<S>::baseline_prediction(std::size_t set) {
-  const Vector keep = net_.parameters();
+  const VectorOf<S> keep = net_.parameters();
   net_.parameters() = baseline_;
-  const ConstBatchView pred = objective_->predict(view(inputs<S>(p_->sets.at(set))));
+  const ConstBatchViewOf<S> pred = objective_->predict(view(inputs<S>(p_->sets.at(set))));
   net_.parameters() = keep;
   return wide(pred);
 }
 
 template <class S>
-ConstBatchViewOf<double> BasicChain<S>::wide(ConstBatchView pred) {
+ConstBatchViewOf<double> BasicChain<S>::wide(ConstBatchViewOf<S> pred) {
   if constexpr (std::is_same_v<S, double>) {
     return pred;
   } else {
     if (wide_.rows() < pred.rows() || wide_.cols() != pred.cols()) {
       wide_.resize(std::max(wide_.rows(), pred.rows()), pred.cols());
     }
-    ::simmer::BatchView out = top_rows(wide_, pred.rows());
+    BatchView out = top_rows(wide_, pred.rows());
     out = pred.template cast<double>();
     return view(out);
   }

@@ -62,7 +62,7 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
   bool simmering = started();
   ar(index, simmering);
   ar.require(index == index_, "chains out of order");
-  const auto has_parameter_count = [&](const Vector& x) { return x.size() == net_.parameter_count(); };
+  const auto has_parameter_count = [&](const VectorOf<S>& x) { return x.size() == net_.parameter_count(); };
   if (!simmering) {
     // During Adam (a retrofit's first phase): everything its remaining epochs depend on.
     ar.require(step == 0, "a trajectory in its Adam phase at simmering step " + std::to_string(step));
@@ -133,9 +133,9 @@ template <class S>
 void BasicChain<S>::save_configuration(ByteWriter& w) const {
   if (!started()) throw Error("internal: a configuration swap before simmering");
   Saver ar(w);
-  Vector x = net_.parameters();
+  VectorOf<S> x = net_.parameters();
   train::BasicPhaseState<S> phase = trajectory_->phase();
-  ::simmer::Vector masses = masses_;
+  Vector masses = masses_;
   std::int64_t configuration = configuration_;
   ar(x, phase, masses, configuration);
 }
@@ -144,9 +144,9 @@ template <class S>
 void BasicChain<S>::load_configuration(ByteReader& r, double from, double to) {
   if (!started()) throw Error("internal: a configuration swap before simmering");
   Loader ar(r);
-  Vector x;
+  VectorOf<S> x;
   train::BasicPhaseState<S> phase;
-  ::simmer::Vector masses;
+  Vector masses;
   std::int64_t configuration = -1;
   ar(x, phase, masses, configuration);
   if (x.size() != net_.parameter_count() || phase.v.size() != x.size() ||

@@ -1,12 +1,12 @@
-// merge's overlap rule (analyze::merge_overlap), beside the end-to-end refusal in
+// merge's overlap rule (posthoc::merge_overlap), beside the end-to-end refusal in
 // tests/analyze/test_analyze.py: two inputs that hold the same trajectories are refused, two
 // independent ones are not.
 #include <catch2/catch.hpp>
 
-#include "simmer/analyze/commands.hpp"
+#include "simmer/posthoc/commands.hpp"
 
-using simmer::analyze::merge_overlap;
-using simmer::analyze::MergeSource;
+using simmer::posthoc::merge_overlap;
+using simmer::posthoc::MergeSource;
 
 TEST_CASE("merge refuses inputs that share trajectories, and only those", "[merge]") {
   const MergeSource a{"a.h5", "run-1", 1, 1, 8};

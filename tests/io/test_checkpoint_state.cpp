@@ -75,7 +75,6 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
   test::TempDir dir("checkpoint_version");
   const std::string path = dir.path("old.h5.ckpt");
   io::save_checkpoint(path, c);
-  REQUIRE(io::kCheckpointFormat == 14);
   for (const std::uint32_t version : {io::kCheckpointFormat - 1, io::kCheckpointFormat + 1}) {
     INFO("version " << version);
     {  // the header's version field follows the 8-byte magic
@@ -85,7 +84,7 @@ TEST_CASE("a checkpoint of another format version is refused, naming the file an
     }
     CHECK_THROWS_WITH(io::load_checkpoint(path),
                       Catch::Contains("'" + path + "'") && Catch::Contains("version " + std::to_string(version)) &&
-                          Catch::Contains("reads version 14") &&
+                          Catch::Contains("reads version " + std::to_string(io::kCheckpointFormat)) &&
                           Catch::Contains(version < io::kCheckpointFormat ? "older simmer" : "newer simmer"));
   }
   {  // put back, it loads again

@@ -15,7 +15,7 @@
 #include "simmer/ensemble/selection.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
-#include "simmer/mpi/report.hpp"
+#include "simmer/parallel/report.hpp"
 #include "simmer/run/chain.hpp"
 #include "simmer/train/nhc.hpp"
 #include "simmer/train/spectrum.hpp"
@@ -248,7 +248,7 @@ TEST_CASE("saved state: reports round-trip", "[visit][checkpoint]") {
   CHECK(std::isnan(d.stages[1].start_loss));
   CHECK(d.curvature_end.ritz_above == 5);
 
-  mpi::EnsembleReport e;
+  parallel::EnsembleReport e;
   e.name = "rung_1";
   e.temperature = 0.01;
   e.stage = 1;
@@ -256,7 +256,7 @@ TEST_CASE("saved state: reports round-trip", "[visit][checkpoint]") {
   e.coverage = {{0.5, 0.8, 0.9}, {0.4, 0.7, 0.95}};
   e.block_metric = {std::vector<double>{0.1, 0.2}, std::vector<double>{0.3}};
   e.members = 40;
-  mpi::RunReport report;
+  parallel::RunReport report;
   report.candidates = {e, e};
   report.candidates[0].stage = -1;
   report.compared = true;
@@ -274,6 +274,6 @@ TEST_CASE("saved state: reports round-trip", "[visit][checkpoint]") {
   CHECK((back.compared && back.selection.loss == report.selection.loss && back.selected == 1 &&
          back.diagnostics_stage == 1));
   report.selected = 2;  // no such candidate
-  mpi::RunReport refused;
+  parallel::RunReport refused;
   CHECK_THROWS_WITH(load_bytes(save_bytes(report), "test", refused), Catch::Contains("out of range"));
 }

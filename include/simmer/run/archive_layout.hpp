@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Names in the archive that several writers and readers share (ARCHITECTURE.md, "Archive
-/// layout"): the run (mpi/driver, mpi/report), simmer_analyze merge and export, and the
+/// layout"): the run (parallel/driver, parallel/report), simmer_analyze merge and export, and the
 /// resource estimate. One list each, so a field added here reaches all of them. The groups',
 /// datasets' and attributes' names are in archive_paths.hpp, /metrics' in metrics.hpp.
 
@@ -160,7 +160,7 @@ struct ChainDataset {
 
 /// Every per-chain dataset a run creates before simmering, in creation order (groups first
 /// seen in that order): /baseline/params, /initial/{params,velocity}, /posterior/params,
-/// /sample_stats/<field>, /trace/<field>. The run (mpi::ArchiveWriter), merge and the resource
+/// /sample_stats/<field>, /trace/<field>. The run (parallel::ArchiveWriter), merge and the resource
 /// estimate all take the archive's shape from here.
 inline std::vector<ChainDataset> chain_datasets(const ArchiveCounts& a) {
   const std::int64_t C = a.chains, D = a.draws, P = a.parameters, R = a.trace_records;

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The archive's groups, datasets and shared attribute names (ARCHITECTURE.md, "Archive layout"),
-/// each spelled here once, for the run (mpi::ArchiveWriter, mpi/report and the driver),
-/// simmer_analyze (merge, summary, predict, export, verify, run_archive), mpi::write_metrics,
+/// each spelled here once, for the run (parallel::ArchiveWriter, parallel/report and the driver),
+/// simmer_analyze (merge, summary, predict, export, verify, run_archive), parallel::write_metrics,
 /// the resume check and the resource estimate, which build every path from these names.
 /// /metrics and its attribute names are in metrics.hpp, the statuses and the per-chain field
 /// lists in archive_layout.hpp (which includes this header); the checksummed copy of a group's
@@ -269,7 +269,7 @@ inline std::string block_metric(std::string_view split) {
 /// "pooled_block_<split>_metric" [block]: the pooled ensemble's metric per block.
 inline std::string pooled_block_metric(std::string_view split) { return "pooled_" + block_metric(split); }
 /// The /diagnostics fields [chain] (archive_layout.hpp's diagnostic_fields lists them in order;
-/// mpi/report fills each by name; docs/STATIONARITY.md says what they measure): the ballistic
+/// parallel/report fills each by name; docs/STATIONARITY.md says what they measure): the ballistic
 /// ratios of the whole run and of the window, distance and path length over the window, the
 /// parameters' rms at the start, the window's start and the end, max |x_i| at the end.
 inline constexpr const char* kBallisticRatio = "ballistic_ratio";

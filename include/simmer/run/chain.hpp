@@ -3,7 +3,7 @@
 /// One trajectory, serial and complete: its network and objective, the Adam phase, the
 /// integrator and temperature schedule, which steps are members, the health check, the drift
 /// diagnostics, its partial ensemble, and the rows it owes the archive. No MPI, no HDF5:
-/// simmer_mpi runs many of these (mpi/driver) and simmer_sine runs one.
+/// simmer_mpi runs many of these (parallel/driver) and simmer_sine runs one.
 ///
 /// Random numbers come from the trajectory's named streams (core/rng.hpp): its initial network
 /// (initialization), its members (sampling), Adam's mini-batches (minibatch), a thermal start
@@ -204,7 +204,7 @@ std::unique_ptr<Chain> make_chain(const Problem& problem, std::int64_t index);
 template <class S>
 class BasicChain final : public Chain {
  public:
-  SIMMER_SCALAR_TYPES(S);
+  // VectorOf<S> and Matrix are float64 here, as everywhere; the chain's own precision is VectorOf<S>.
   /// Trajectory `index` of `problem` (which must outlive the chain): its network initialised
   /// from its initialization stream, its members drawn from its sampling stream.
   BasicChain(const Problem& problem, std::int64_t index);
@@ -230,11 +230,11 @@ class BasicChain final : public Chain {
   void diagnostics_partials(ByteWriter& w, std::int64_t stage) const override {
     diag_.at(static_cast<std::size_t>(stage)).save_partials(w);
   }
-  [[nodiscard]] ::simmer::Vector parameters_f64() const override { return parameters().template cast<double>(); }
-  [[nodiscard]] ::simmer::Vector velocities_f64() const override {
-    return started() ? phase().v.template cast<double>() : ::simmer::Vector();
+  [[nodiscard]] Vector parameters_f64() const override { return parameters().template cast<double>(); }
+  [[nodiscard]] Vector velocities_f64() const override {
+    return started() ? phase().v.template cast<double>() : Vector();
   }
-  [[nodiscard]] ::simmer::Vector baseline_f64() const override { return baseline_.template cast<double>(); }
+  [[nodiscard]] Vector baseline_f64() const override { return baseline_.template cast<double>(); }
   [[nodiscard]] std::int64_t index() const override { return index_; }
   [[nodiscard]] double temperature_at(std::int64_t step) const override { return trajectory_->temperature_at(step); }
   [[nodiscard]] bool stopped() const override { return stopped_; }
@@ -251,10 +251,10 @@ class BasicChain final : public Chain {
   [[nodiscard]] double time_step() const override { return time_step_; }
 
   /// The state in the compute precision (tests).
-  [[nodiscard]] const Vector& parameters() const { return net_.parameters(); }
-  [[nodiscard]] const Vector& baseline() const { return baseline_; }
+  [[nodiscard]] const VectorOf<S>& parameters() const { return net_.parameters(); }
+  [[nodiscard]] const VectorOf<S>& baseline() const { return baseline_; }
   [[nodiscard]] const train::BasicPhaseState<S>& phase() const { return trajectory_->phase(); }
-  [[nodiscard]] const ::simmer::Vector& parameter_masses() const { return masses_; }  ///< empty: all 1
+  [[nodiscard]] const Vector& parameter_masses() const { return masses_; }  ///< empty: all 1
 
  private:
   [[nodiscard]] std::int64_t adam_epochs() const override { return p_->adam.epochs; }
@@ -303,9 +303,9 @@ class BasicChain final : public Chain {
   /// h from now on: the integrator rebuilt with it (once simmering) and the stage's diagnostics told.
   void set_time_step(double h, std::int64_t stage);
   /// The masses scaled by the ratio of the mass-weighted to the plain largest curvature here.
-  [[nodiscard]] ::simmer::Vector scaled_to_stability(const ::simmer::Vector& unscaled);
+  [[nodiscard]] Vector scaled_to_stability(const Vector& unscaled);
   /// `pred` in float64 for the accumulators: itself in a float64 run, else a copy in wide_.
-  ConstBatchViewOf<double> wide(ConstBatchView pred);
+  ConstBatchViewOf<double> wide(ConstBatchViewOf<S> pred);
   /// The checkpointed state as one field list for save and load (core/visit.hpp; run/
   /// chain_state.cpp). Loading at simmering step `step` reads the integrator's phase into
   /// `loaded` (save reads the trajectory's own). Whether the state is past Adam (simmering).
@@ -321,19 +321,19 @@ class BasicChain final : public Chain {
   train::BasicAdamState<S> adam_;  ///< Adam's moments and epoch (a retrofit's first phase)
   /// adam.keep = best_validation: the iterate of the lowest validation loss so far, the one before
   /// it (the retrofit velocity), its epoch and loss (checkpointed during Adam).
-  Vector adam_best_, adam_best_previous_;
+  VectorOf<S> adam_best_, adam_best_previous_;
   std::int64_t adam_best_epoch_ = 0;
   double adam_best_loss_ = std::numeric_limits<double>::infinity();
   Rng noise_rng_;                        ///< the Langevin thermostat (checkpointed)
   Rng thermometer_rng_;                  ///< the configurational temperature's probes (checkpointed)
   Rng mass_rng_;                         ///< curvature masses: the warm-up's Hutchinson probes (checkpointed)
-  ::simmer::Vector masses_;              ///< the particles' masses (empty: all 1; checkpointed)
+  Vector masses_;                        ///< the particles' masses (empty: all 1; checkpointed)
   std::int64_t configuration_ = index_;  ///< configuration(): its own until a swap (checkpointed)
   double time_step_;                     ///< h (simmer.time_step or auto's; checkpointed)
   double warmup_lambda_ = 0.0;           ///< auto: the largest λ_max of the stage's warm-up (checkpointed)
   train::MassAdaptation adaptation_;     ///< adapt, curvature: the warm-up's running sums (checkpointed)
-  ::simmer::Matrix wide_;                ///< float32 runs: predictions widened for the accumulators
-  ::simmer::Vector diagonal_;            ///< curvature masses: one Hessian-diagonal sample (scratch)
+  Matrix wide_;                          ///< float32 runs: predictions widened for the accumulators
+  Vector diagonal_;                      ///< curvature masses: one Hessian-diagonal sample (scratch)
   // Members: every stage's, in step order.
   std::vector<std::int64_t> sample_steps_;
   std::size_t next_sample_ = 0;
@@ -349,7 +349,7 @@ class BasicChain final : public Chain {
   ChainRows rows_;
   std::int64_t trace_count_ = 0;
   // Baseline: Adam's end point (retrofit) or the first member (ab initio).
-  Vector baseline_;  ///< in S
+  VectorOf<S> baseline_;  ///< in S
   std::vector<ensemble::SetScores> baseline_scores_;
   // Health.
   bool stopped_ = false;

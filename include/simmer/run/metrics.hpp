@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The names of /metrics (ARCHITECTURE.md, "Archive layout"), built here and nowhere else: the
-/// run's report and simmer_analyze merge write them (mpi::write_metrics), summary reads them, and
+/// run's report and simmer_analyze merge write them (parallel::write_metrics), summary reads them, and
 /// tests/analysis/schema_names prints them for the Python tools' check (test_schema_names.py).
 ///
 /// An ensemble's score on a set is `<prefix><set>_<score>` ("ensemble_test_accuracy",

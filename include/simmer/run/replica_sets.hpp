@@ -7,7 +7,7 @@
 /// thermostat state, rescaled to the new temperature), so trajectory i stays at rung i mod K and
 /// its members stay at one temperature. Each set's decisions come from its own named stream
 /// (seed, set, RngPurpose::exchange): the same on every rank, whatever the rank count. No MPI
-/// here: mpi/driver moves the configurations.
+/// here: parallel/driver moves the configurations.
 
 #include <cstdint>
 #include <vector>

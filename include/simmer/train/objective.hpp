@@ -25,7 +25,7 @@ class BasicObjective {
 
 /// Sharded gradients (issue 13): several processes evaluate one trajectory's full-batch loss and
 /// gradient together, each on its part of the batch. The objective knows nothing of MPI; the
-/// combiner (mpi/) exchanges the parts' partial sums.
+/// combiner (parallel/) exchanges the parts' partial sums.
 class GradientCombiner {
  public:
   virtual ~GradientCombiner() = default;

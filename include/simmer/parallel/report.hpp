@@ -1,0 +1,131 @@
+#pragma once
+/// \file
+/// The end of a run: every trajectory's numbers (baseline scores, drift and stationarity summary
+/// per simmering stage, curvature), every candidate ensemble's scores (each simmering stage's
+/// pooled members, and the deep ensemble of the Adam end points), the choice among them on the
+/// validation set, written to /baseline, /diagnostics, /metrics, /ladder and /selection and
+/// printed as the final table. The driver gathers the numbers (in trajectory order, identical on
+/// every rank); this file only computes the scores and lays them out.
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simmer/core/bytes.hpp"
+#include "simmer/core/visit.hpp"
+#include "simmer/ensemble/candidate.hpp"
+#include "simmer/ensemble/partial.hpp"
+#include "simmer/ensemble/selection.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/io/h5.hpp"
+#include "simmer/parallel/metrics_writer.hpp"
+#include "simmer/run/chain.hpp"
+#include "simmer/run/problem.hpp"
+#include "simmer/train/spectrum.hpp"
+
+namespace simmer::parallel {
+
+/// One candidate ensemble's numbers (computed on rank 0, then known to every rank).
+struct EnsembleReport {
+  std::string name;                                               ///< ensemble::Candidate::name
+  double temperature = std::numeric_limits<double>::quiet_NaN();  ///< loss units; 0 for the deep ensemble
+  std::int64_t stage = -1;  ///< the simmering stage it pools (-1: the deep ensemble)
+  /// Per scored set (train, test[, validation]): metric = vote accuracy (classification) or MSE
+  /// of the mean; NLL, Brier, ECE from the members' mean probabilities, or the Gaussian NLL of
+  /// mean ± sd (regression).
+  std::vector<ensemble::SetScores> scores;
+  /// Regression, per scored set: the predictive mixture's coverage and the members' own.
+  std::vector<std::array<double, kCoverageLevels.size()>> coverage, mean_coverage;
+  ensemble::NoiseEstimate noise;                    ///< regression: the σ² behind the NLL and the coverage
+  std::array<std::vector<double>, 2> block_metric;  ///< stages: train, test per block of the window
+  std::int64_t members = 0;
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(name, temperature, stage, scores, coverage, mean_coverage, noise, block_metric, members);
+  }
+  void save(ByteWriter& w) const;
+  static EnsembleReport load(ByteReader& r);
+};
+
+/// Every candidate and the run's choice.
+struct RunReport {
+  /// The deep ensemble first (retrofit), then the simmering stages in order.
+  std::vector<EnsembleReport> candidates;
+  /// Whether the candidates were compared on the validation set (a ladder with
+  /// ensemble.select_by != none); then `selection` holds the comparison.
+  bool compared = false;
+  ensemble::Selection selection;
+  std::int64_t selected = 0;           ///< the candidate that is the run's ensemble
+  std::int64_t diagnostics_stage = 0;  ///< the stage in /diagnostics (-1: no stage, Adam alone)
+  /// The run's ensemble against the deep ensemble on the validation rows (when both exist and
+  /// differ): the per-row differences (ensemble − deep) of the NLL and of the metric's loss (1 −
+  /// [vote correct], or the squared error), with their standard errors: the end of the run says
+  /// whether a margin is more than the validation rows' noise.
+  bool against_deep = false;
+  ensemble::PairedDifference validation_nll, validation_metric;
+  [[nodiscard]] const EnsembleReport& chosen() const { return candidates.at(static_cast<std::size_t>(selected)); }
+  /// The deep ensemble's report, or nullptr.
+  [[nodiscard]] const EnsembleReport* deep() const {
+    return !candidates.empty() && candidates.front().stage < 0 ? &candidates.front() : nullptr;
+  }
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(candidates, compared, selection, selected, diagnostics_stage, against_deep, validation_nll, validation_metric);
+    ar.require(selected >= 0 && selected < static_cast<std::int64_t>(candidates.size()),
+               "report: the chosen candidate is out of range");
+  }
+  void save(ByteWriter& w) const;
+  /// What save wrote: all of `r`.
+  static RunReport load(ByteReader& r);
+};
+
+/// Stage `stage`'s candidate from rank 0's pooled ensemble of it and its pooled diagnostics.
+ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, const ensemble::PooledEnsemble& pooled,
+                                    const ensemble::PooledDiagnostics& diagnostics);
+
+/// Scores every candidate (deep ensemble first, then the stages; `diagnostics[k]` the stages'
+/// pooled diagnostics for their block metrics) and makes the run's choice (rank 0).
+/// Without a ladder the run's ensemble is its one simmering stage (the deep ensemble is reported
+/// beside it); with one, the candidate with the lowest validation loss (ensemble.select_by,
+/// ensemble.select_rule), or the last rung with select_by = none; Adam alone: the deep ensemble.
+RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
+                 const std::vector<const ensemble::PooledDiagnostics*>& diagnostics);
+
+/// Collective (every rank passes the same numbers): /baseline/<split>_<score> [chain], the
+/// /metrics attributes (baseline, ensemble = the chosen candidate, deep_ensemble), /diagnostics
+/// of the stage the report names, and with a ladder /ladder/rung_<k> (scores and diagnostics) and
+/// /selection (the candidates' table).
+void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
+                  const RunReport& report);
+
+/// The final table on stdout (rank 0 calls it): baseline, deep ensemble and the run's ensemble
+/// on every scored set, the candidates' table of a ladder, the stationarity verdicts in one line,
+/// curvature and loss rise, and T's posterior reading.
+void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
+
+/// Where the time went (CPU seconds summed over ranks: gradient steps, evaluations, gathers and
+/// I/O, all), the archive and its collective transfers, and the diverged trajectories (rank 0).
+void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
+                  const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged);
+
+/// "3 of 4 trajectories (2 stopped by the health check, 1 exploded: rms ...)": the diverged
+/// trajectories of any stage ("" when none).
+std::string diverged_summary(const run::Problem& p, const std::vector<run::ChainReport>& t);
+
+/// Rank 0: the run's last lines, for a person: which ensemble is the result, whether it beats the
+/// deep ensemble on validation and test NLL and metric (and whether the validation margin is
+/// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
+void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
+
+/// The temperature line printed at the start: T in units of T_Bayes, or the noise sd it
+/// stands for when that is unknown (every rung of a ladder).
+std::string temperature_reading(const run::Problem& p);
+
+}  // namespace simmer::parallel

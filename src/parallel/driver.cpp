@@ -1,0 +1,556 @@
+#include "simmer/parallel/driver.hpp"
+
+#include "run_session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/partial.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
+#include "simmer/io/checkpoint_state.hpp"
+#include "simmer/parallel/archive_writer.hpp"
+#include "simmer/parallel/collectives.hpp"
+#include "simmer/parallel/progress.hpp"
+#include "simmer/parallel/report.hpp"
+#include "simmer/run/archive_layout.hpp"
+#include "simmer/run/chain.hpp"
+
+#ifndef SIMMER_VERSION
+#define SIMMER_VERSION "unknown"
+#endif
+
+namespace simmer::parallel {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
+
+/// Test hook: SIMMER_TEST_SIGNAL_AT=N raises SIGUSR1 on rank 0 at the first stop poll at or after
+/// simmering step N (once), so a test stops a run at a known step however fast the machine is.
+/// The handler and the collective stop that follow are the real ones.
+void injected_signal(std::int64_t step, int rank) {
+  static const char* at = std::getenv("SIMMER_TEST_SIGNAL_AT");
+  static bool raised = false;
+  if (at == nullptr || raised || rank != 0 || step < std::atoll(at)) return;
+  raised = true;
+  std::raise(SIGUSR1);
+}
+
+/// A fresh run's identity: 128 random bits from rank 0, as 32 hex digits, on every rank.
+std::string new_run_id(MPI_Comm comm) {
+  std::uint64_t words[2] = {0, 0};
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::random_device entropy;
+    for (auto& w : words) w = (static_cast<std::uint64_t>(entropy()) << 32U) ^ entropy();
+  }
+  MPI_Bcast(words, 2, MPI_UINT64_T, 0, comm);
+  char text[40];
+  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(words[0]),
+                static_cast<unsigned long long>(words[1]));
+  return text;
+}
+
+/// The next multiple of `every` after `step` (never, for every = 0).
+std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
+  return every > 0 ? (step / every + 1) * every : std::numeric_limits<std::int64_t>::max();
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<run::Chain*> Run::chains() const {
+  std::vector<run::Chain*> out;
+  if (!leader_) return out;  // the other ranks of a group hold copies
+  for (const auto& ch : chains_) out.push_back(ch.get());
+  return out;
+}
+
+void Run::announce(bool resumed) const {
+  if (rank_ != 0) return;
+  const auto shape = ArchiveShape::of(p_);
+  const std::string stages =
+      p_.ladder.empty()
+          ? std::string()
+          : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps" +
+                (p_.parallel_rungs() ? " side by side (trajectory i at rung i mod " + std::to_string(p_.stages()) + ")"
+                                     : "");
+  // The paper's chain goes unnamed; another thermostat (simmer.thermostat = auto's choice in
+  // posterior units, say) is said.
+  const std::string thermostat = p_.adam_only || p_.nhc.thermostat == train::Thermostat::nose_hoover_chain
+                                     ? std::string()
+                                     : ", " + train::to_string(p_.nhc.thermostat) + " thermostat";
+  std::printf(
+      "simmer %s: %lld trajectories on %d rank(s), %s%s, %lld parameters, %lld members per "
+      "trajectory%s, %lld stored%s\n%s\n",
+      SIMMER_VERSION, static_cast<long long>(p_.run.trajectories), size_,
+      p_.adam_only ? "Adam alone (deep ensemble)" : train::to_string(p_.mode).c_str(), thermostat.c_str(),
+      static_cast<long long>(p_.parameters), static_cast<long long>(shape.members), stages.c_str(),
+      static_cast<long long>(shape.draws), resumed ? " (resumed)" : "", temperature_reading(p_).c_str());
+  std::fflush(stdout);
+}
+
+int Run::execute(const io::RunCheckpoint* resume) {
+  announce(resume != nullptr);
+  const bool retrofit = p_.mode == train::StartMode::retrofit;
+  if (resume != nullptr) {
+    run_id_ = resume->run_id;
+    restore(*resume);
+    archive_.emplace(ArchiveWriter::reopen(p_, comm_));
+    if (rank_ == 0) watch_.emplace(p_.run.output);
+    adam_epoch_ = resume->adam_epoch;
+    if (rank_ == 0) {
+      if (adam_epoch_ >= 0) {
+        std::printf("resuming Adam at epoch %lld of %lld from %s\n", static_cast<long long>(resume->adam_epoch),
+                    static_cast<long long>(p_.adam.epochs), checkpoint_path_.c_str());
+      } else {
+        std::printf("resuming at step %lld of %lld from %s\n", static_cast<long long>(step_),
+                    static_cast<long long>(p_.total_steps()), checkpoint_path_.c_str());
+      }
+    }
+  } else {
+    run_id_ = new_run_id(comm_);
+    archive_.emplace(ArchiveWriter::create(p_, command_line_, run_id_, comm_));
+    if (rank_ == 0) watch_.emplace(p_.run.output);
+    if (lock_ != nullptr) lock_->guard(p_.run.output, false);  // (a resume took it before starting)
+    adam_epoch_ = retrofit ? 0 : -1;
+  }
+  const auto stopped = [&](int code) {
+    archive_->file().attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusStopped));
+    archive_->file().close();
+    return code;
+  };
+  if (resume == nullptr || adam_epoch_ >= 0) {
+    if (adam_epoch_ >= 0) {
+      const int code = adam_phase();
+      if (code != 0) return stopped(code);
+    }
+    if (p_.noise_pending) estimate_noise();  // simmer.noise_sd = auto: before any T is used
+    for (auto& ch : chains_) ch->start();
+    archive_->start_state(chains());
+    // Adam alone has nothing to integrate: no stability check, no curvature report.
+    if (!p_.adam_only && p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
+      archive_->file().close();
+      return kExitUnstable;
+    }
+    if (!p_.adam_only && p_.diagnostics.curvature_report != run::DiagnosticsOptions::CurvatureReport::off) {
+      curvature_report(false);
+    }
+    adam_epoch_ = -1;
+    checkpoint();  // the end of the Adam phase (or the ab initio start)
+    // A stop signal that came during the checks is acted on now, not 100 steps later.
+    if (const int signal = stop_signal(true); signal != 0) {
+      say_stopped(signal, retrofit ? "the end of Adam" : "the start");
+      return stopped(kExitStopped);
+    }
+  }
+  const int code = simmer_phase();
+  if (code != 0) return stopped(code);
+  return finish();
+}
+
+int Run::stop_signal(bool poll) {
+  // A stop signal on any rank stops all ranks at the same boundary.
+  if (!poll) return 0;
+  parallel::quiet_barrier(comm_);  // the ranks that finished their block first wait without spinning
+  const int mine = static_cast<int>(g_stop_signal);
+  int signal = 0;
+  MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
+  return signal;
+}
+
+void Run::say_stopped(int signal, const std::string& where) {
+  if (rank_ != 0) return;
+  std::printf(
+      "%ssimmer_mpi: received %s at %s: checkpointed to %s; continue with\n"
+      "  mpirun ... simmer_mpi --resume %s\n",
+      progress_.terminal() ? "\n" : "",
+      signal == SIGTERM   ? "SIGTERM"
+      : signal == SIGUSR1 ? "SIGUSR1"
+                          : "a stop signal",
+      where.c_str(), checkpoint_path_.c_str(), p_.run.output.c_str());
+  std::fflush(stdout);
+}
+
+int Run::adam_phase() {
+  // Every trajectory's Adam in blocks of epochs: a stop signal is polled every run.sync_every
+  // epochs, and the state checkpointed every adam.checkpoint_every (Adam's trace rows written
+  // first, so a checkpoint owes the archive nothing). The end of Adam is checkpointed by
+  // execute, after the stability check.
+  const std::int64_t epochs = p_.adam.epochs;
+  std::int64_t& epoch = adam_epoch_;  // every chain's (a checkpoint records it)
+  while (epoch < epochs) {
+    const std::int64_t next_sync = next_multiple(epoch, p_.run.sync_every);
+    const std::int64_t next_checkpoint = next_multiple(epoch, p_.run.adam_checkpoint_every);
+    const std::int64_t end = std::min({epochs, next_sync, next_checkpoint});
+    for (auto& ch : chains_) {
+      ch->adam_to(end, [&](std::int64_t e, double loss) {
+        if (ch->index() == 0) progress_.adam(e, epochs, loss);
+      });
+    }
+    epoch = end;
+    const int signal = stop_signal(end == next_sync || end == epochs);
+    if (end == epochs && signal == 0) break;
+    if (end == next_checkpoint || signal != 0) {
+      write_adam_rows();
+      archive_->file().flush();
+      checkpoint();
+    }
+    if (signal != 0) {
+      say_stopped(signal, "Adam epoch " + std::to_string(end) + " of " + std::to_string(epochs));
+      return kExitStopped;
+    }
+  }
+  for (auto& ch : chains_) ch->finish_adam();
+  write_adam_rows();
+  return 0;
+}
+
+void Run::estimate_noise() {
+  // Every trajectory's Adam network on the noise set, in one buffer by trajectory index (each
+  // slot written by one rank, the others' zeros: the sum is exact, so every rank holds the same
+  // bits for any rank count), then the deep ensemble's mean and its RMS residual.
+  const std::size_t set = p_.noise_set();
+  const run::EvalSet& s = p_.sets[set];
+  const Index rows = s.rows(), outputs = s.y.cols();
+  const auto block = static_cast<std::size_t>(rows * outputs);
+  std::vector<double> all(static_cast<std::size_t>(p_.run.trajectories) * block, 0.0);
+  for (run::Chain* ch : chains()) {
+    const ConstBatchView pred = ch->baseline_prediction(set);
+    double* out = all.data() + static_cast<std::size_t>(ch->index()) * block;
+    for (Index r = 0; r < rows; ++r) {
+      for (Index j = 0; j < outputs; ++j) out[static_cast<std::size_t>(r * outputs + j)] = pred(r, j);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM, comm_);
+  const auto n = static_cast<double>(p_.run.trajectories);
+  double sum = 0.0;
+  for (Index r = 0; r < rows; ++r) {
+    for (Index j = 0; j < outputs; ++j) {
+      double mean = 0.0;
+      for (std::int64_t i = 0; i < p_.run.trajectories; ++i) {
+        mean += all[static_cast<std::size_t>(i) * block + static_cast<std::size_t>(r * outputs + j)];
+      }
+      const double d = s.y(r, j) - mean / n;
+      sum += d * d;
+    }
+  }
+  const double sd = std::sqrt(sum / static_cast<double>(rows * outputs));
+  if (!(sd > 0.0) || !std::isfinite(sd)) {
+    throw Error("simmer.noise_sd = auto: the deep ensemble's RMS residual on the " + s.name + " rows is " +
+                std::to_string(sd) + " (Adam's networks " +
+                (std::isfinite(sd) ? "fit those rows exactly" : "predict a non-finite value") +
+                "); give simmer.noise_sd in target units");
+  }
+  set_noise_sd(sd, std::string(set == 0 ? "training" : "validation") + " residuals of the deep ensemble", true);
+}
+
+void Run::set_noise_sd(double sd, const std::string& source, bool say) {
+  p_.set_noise_sd(sd, source);
+  schedule_ = p_.schedule();
+  replicas_ = run::ReplicaSets{p_};
+  if (archive_) archive_->temperatures(p_);  // (a resume restores before reopening: the archive has them)
+  if (rank_ != 0 || !say) return;
+  const run::EvalSet& set = p_.sets[p_.noise_set()];
+  std::printf(
+      "noise: s = %.4g, the deep ensemble's RMS residual on the %lld %s rows (%lld Adam networks; "
+      "simmer.noise_sd = auto)\n",
+      sd, static_cast<long long>(set.rows()), set.name.c_str(), static_cast<long long>(p_.run.trajectories));
+  if (!p_.adam_only) std::printf("%s\n", temperature_reading(p_).c_str());
+  std::fflush(stdout);
+}
+
+void Run::write_adam_rows() {
+  // Adam's trace rows since the last write, one collective write per field.
+  const double t0 = run::cpu_seconds();
+  archive_->rows(take_rows(), pooled_);
+  comm_io_seconds_ += run::cpu_seconds() - t0;
+}
+
+std::vector<std::pair<std::int64_t, run::ChainRows>> Run::take_rows() {
+  std::vector<std::pair<std::int64_t, run::ChainRows>> rows;
+  for (auto& ch : chains_) {
+    run::ChainRows r = ch->take_rows();  // taken on every rank of a group: the copies stay alike
+    if (leader_) rows.emplace_back(ch->index(), std::move(r));
+  }
+  return rows;
+}
+
+bool Run::stability_check() {
+  // Power iteration at each trajectory's start point; the worst curvature decides.
+  struct {
+    double value;
+    int index;
+  } in{0.0, -1}, out{0.0, -1};
+  // simmer.time_step = auto: judged with the largest step a trajectory chose.
+  double h = p_.auto_step.on ? 0.0 : p_.nhc.time_step;
+  for (auto& ch : chains_) {
+    const auto est = ch->stability_probe();
+    if (est.lambda_max > in.value) in = {est.lambda_max, static_cast<int>(ch->index())};
+    if (p_.auto_step.on) h = std::max(h, ch->time_step());
+  }
+  MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
+  if (p_.auto_step.on) MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  const run::StabilityVerdict v = run::judge_stability(out.value, out.index, h, p_.health.stability_check);
+  auto& f = archive_->file();
+  f.attribute(run::layout::kRoot, run::layout::kLambdaMax, v.lambda_max);
+  f.attribute(run::layout::kRoot, run::layout::kTimeStepLimit, v.limit);
+  f.flush();  // on disk before the first checkpoint: a resume must find them
+  if (rank_ == 0) {
+    std::fputs(v.report().c_str(), stdout);
+    std::fflush(stdout);
+    std::fputs(v.problem().c_str(), stderr);
+  }
+  if (v.proceed) return true;
+  f.attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusRefusedUnstable));
+  return false;
+}
+
+void Run::curvature_report(bool at_end) {
+  // Stochastic Lanczos quadrature at each trajectory's position: how many Hessian eigenvalues
+  // exceed the target T (only those modes stay harmonic at thermal amplitude).
+  double local[3] = {0.0, 0.0, 0.0};  // Σ count, max λ, trajectories
+  for (auto& ch : chains_) {
+    if (at_end && ch->stopped()) continue;
+    const auto& est = ch->estimate_curvature(at_end);  // collective within a group
+    if (!leader_) continue;
+    local[0] += est.count_above;
+    local[1] = std::max(local[1], est.lambda_max);
+    local[2] += 1.0;
+  }
+  double sum[3] = {0, 0, 0};
+  MPI_Reduce(&local[0], &sum[0], 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
+  MPI_Reduce(&local[1], &sum[1], 1, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  MPI_Reduce(&local[2], &sum[2], 1, MPI_DOUBLE, MPI_SUM, 0, comm_);
+  if (rank_ != 0 || sum[2] == 0.0) return;
+  const double t = p_.ramp.target;
+  const double count = sum[0] / sum[2];
+  const double nf = static_cast<double>(p_.parameters) - p_.nhc.dof_offset;
+  // Lanczos resolves eigenvalues to about lambda_max / steps^2 near the bottom of the spectrum:
+  // below that the count is a coarse estimate.
+  const double steps = p_.diagnostics.lanczos_steps;
+  const bool coarse = t < sum[1] / (steps * steps);
+  std::printf(
+      "curvature at the %s: %.1f of %lld loss-Hessian eigenvalues exceed T = %.4g (stochastic Lanczos, "
+      "%d steps x %d probes, mean over %.0f trajectories; largest %.4g); harmonic loss rise N_f T/2 = "
+      "%.4g, from those stiff modes alone %.4g%s\n",
+      at_end ? "end" : "start", count, static_cast<long long>(p_.parameters), t, p_.diagnostics.lanczos_steps,
+      p_.diagnostics.lanczos_probes, sum[2], sum[1], 0.5 * nf * t, 0.5 * count * t,
+      coarse ? " (coarse: T is below the Lanczos resolution lambda_max / steps^2)" : "");
+  std::fflush(stdout);
+}
+
+int Run::simmer_phase() {
+  const std::int64_t steps = p_.total_steps();
+  progress_.simmer_from(step_);
+  while (step_ < steps) {
+    const std::int64_t next_gather = next_multiple(step_, p_.run.gather_interval);
+    const std::int64_t next_checkpoint = next_multiple(step_, p_.run.checkpoint_interval);
+    const std::int64_t next_sync = next_multiple(step_, p_.run.sync_every);
+    const std::int64_t next_exchange =
+        replicas_.enabled() ? next_multiple(step_, p_.exchange_every) : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
+    for (auto& ch : chains_) ch->advance_to(end);
+    step_ = end;
+    if (replicas_.due(end)) exchange();
+    const bool poll = end == next_sync || end == steps;
+    if (poll) injected_signal(end, rank_);
+    const int signal = stop_signal(poll);
+    if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
+    // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
+    const auto stage = static_cast<std::size_t>(p_.stage_of(end - 1));
+    progress_.step(end, steps, schedule_(end - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
+                   ensemble_metric(), end == steps);
+    if ((end == next_checkpoint && end < steps) || signal != 0) checkpoint();
+    if (signal != 0) {
+      say_stopped(signal, "step " + std::to_string(end));
+      return kExitStopped;
+    }
+  }
+  progress_.end_line();
+  return 0;
+}
+
+std::string Run::ensemble_metric() const {
+  if (rank_ != 0 || step_ == 0 || pooled_.empty()) return "-";
+  // The stage under way (a ladder's rung named).
+  const std::int64_t k = p_.stage_of(step_ - 1);
+  const auto& pooled = pooled_[static_cast<std::size_t>(k)];
+  const auto& test = p_.sets[1];
+  const std::string rung = p_.ladder.empty() ? "" : p_.stage_name(k) + " ";
+  char buf[96];
+  if (p_.classification && pooled.members(1) > 0) {
+    std::snprintf(buf, sizeof buf, "%sens test acc %.4f", rung.c_str(),
+                  ensemble::accuracy(pooled.votes(1).majority(), test.labels));
+    return buf;
+  }
+  if (!p_.classification && pooled.members(1) > 0) {
+    std::snprintf(buf, sizeof buf, "%sens test MSE %.5g", rung.c_str(),
+                  ensemble::mean_squared_error(view(pooled.means(1).mean()), view(test.y)));
+    return buf;
+  }
+  return "-";
+}
+
+void Run::gather() {
+  // Every trajectory's partial to rank 0, merged there in trajectory order; every rank writes
+  // its own chains' rows; rank 0's pooled ensemble rewritten; the file flushed.
+  parallel::quiet_barrier(comm_);  // ranks that arrive first wait without spinning (not counted as I/O)
+  watch_output();
+  const double t0 = run::cpu_seconds();
+  std::vector<Record> mine;
+  for (auto& ch : chains_) {
+    ByteWriter w;
+    for (const auto& partial : ch->take_partials()) partial.save(w);  // every stage's, in order
+    if (leader_) mine.emplace_back(ch->index(), w.bytes());
+  }
+  const auto records = gather_records(mine, p_.run.trajectories, comm_);
+  if (rank_ == 0) {
+    const auto shape = run::ensemble_shape(p_);
+    std::vector<std::vector<ensemble::EnsemblePartial>> partials(pooled_.size());
+    for (const auto& bytes : records) {
+      ByteReader r(bytes.data(), bytes.size(), "a gathered partial ensemble");
+      for (auto& stage : partials) stage.push_back(ensemble::EnsemblePartial::load(r, shape));
+    }
+    for (std::size_t k = 0; k < pooled_.size(); ++k) pooled_[k].merge(partials[k]);
+  }
+  archive_->rows(take_rows(), pooled_);
+  // The run's ensemble (one stage), or each rung of a ladder (the run's is chosen at its end).
+  for (std::int64_t k = 0; k < p_.stages(); ++k) {
+    const ensemble::PooledEnsemble empty;
+    const auto& pooled = rank_ == 0 ? pooled_[static_cast<std::size_t>(k)] : empty;
+    archive_->ensemble(
+        pooled, p_.ladder.empty() ? std::string(run::layout::kEnsemble) : run::layout::ladder_group(p_.stage_name(k)));
+  }
+  archive_->file().flush();
+  comm_io_seconds_ += run::cpu_seconds() - t0;
+}
+
+void Run::checkpoint() {
+  // Called right after a gather (no rows owed): every trajectory's state to rank 0, which writes
+  // one file with its pooled ensemble. The archive first records the checkpoint's number and is
+  // flushed (H5Fflush on the MPI-IO driver syncs the file to disk), so a checkpoint never names
+  // rows the archive on disk does not hold.
+  watch_output();
+  const double t0 = run::cpu_seconds();
+  const std::int64_t generation = generation_ + 1;
+  archive_->file().attribute(run::layout::kRoot, run::layout::kCheckpointGeneration, generation);
+  archive_->file().flush();
+  std::vector<Record> mine;
+  for (const run::Chain* ch : chains()) {
+    ByteWriter w;
+    ch->save(w);
+    mine.emplace_back(ch->index(), w.bytes());
+  }
+  auto states = gather_records(mine, p_.run.trajectories, comm_);
+  std::string error;
+  if (rank_ == 0) {
+    try {
+      io::RunCheckpoint c;
+      c.run_id = run_id_;
+      c.version = SIMMER_VERSION;
+      c.config_ini = p_.config_ini;
+      c.step = step_;
+      c.adam_epoch = adam_epoch_;
+      c.trajectories = p_.run.trajectories;
+      c.generation = generation;
+      c.inputs = p_.input_fingerprints;
+      c.noise_sd = p_.noise_pending ? 0.0 : p_.noise_sd;
+      c.noise_sd_source = p_.noise_sd_source;
+      ByteWriter pooled;
+      for (const auto& stage : pooled_) stage.save(pooled);
+      c.pooled = pooled.bytes();
+      c.chains = std::move(states);
+      if (replicas_.enabled()) {
+        ByteWriter w;
+        Saver ar(w);
+        ar(replicas_);
+        c.exchange = w.bytes();
+      }
+      io::save_checkpoint(checkpoint_path_, c);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  int ok = error.empty() ? 1 : 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
+  if (ok == 0) {
+    if (rank_ == 0) throw Error(error);
+    throw PeerError("checkpoint failed on rank 0");
+  }
+  generation_ = generation;
+  comm_io_seconds_ += run::cpu_seconds() - t0;
+}
+
+void Run::watch_output() {
+  std::string problem;
+  if (rank_ == 0) {
+    if (lock_ != nullptr) problem = lock_->lost();
+    if (problem.empty() && watch_) problem = watch_->changed();
+  }
+  int bad = problem.empty() ? 0 : 1;
+  MPI_Bcast(&bad, 1, MPI_INT, 0, comm_);
+  if (bad == 0) return;
+  if (rank_ == 0) {
+    throw Error("the output changed under the run: " + problem +
+                "; the run stops here and keeps its last checkpoint '" + checkpoint_path_ +
+                "' (it can be resumed only into the archive it belongs to)");
+  }
+  throw PeerError("rank 0 found the output changed");
+}
+
+void Run::restore(const io::RunCheckpoint& c) {
+  if (c.trajectories != p_.run.trajectories) {
+    throw Error("checkpoint '" + checkpoint_path_ + "': trajectory count differs");
+  }
+  step_ = c.step;
+  generation_ = c.generation;
+  // simmer.noise_sd = auto, measured before this checkpoint: the temperatures the chains load with.
+  if (p_.noise_pending && c.noise_sd > 0.0) set_noise_sd(c.noise_sd, c.noise_sd_source, false);
+  if (rank_ == 0) {
+    ByteReader r(c.pooled.data(), c.pooled.size(), "checkpoint '" + checkpoint_path_ + "'");
+    for (auto& stage : pooled_) stage.load(r);
+  }
+  for (auto& ch : chains_) {
+    const auto& bytes = c.chains[static_cast<std::size_t>(ch->index())];
+    ByteReader r(bytes.data(), bytes.size(), "checkpoint '" + checkpoint_path_ + "'");
+    ch->load(r, step_);
+  }
+  if (replicas_.enabled()) {
+    ByteReader r(c.exchange.data(), c.exchange.size(), "checkpoint '" + checkpoint_path_ + "' (replica exchange)");
+    Loader ar(r);
+    ar(replicas_);
+  }
+}
+
+}  // namespace detail
+
+const char* simmer_version() { return SIMMER_VERSION; }
+
+int run(run::Problem& problem, const std::string& command_line, MPI_Comm comm, const io::RunCheckpoint* resume,
+        io::OutputLock* lock) {
+  detail::Run r(problem, command_line, comm, lock);
+  return r.execute(resume);
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+}  // namespace simmer::parallel

@@ -1,0 +1,404 @@
+// simmer_analyze merge, its second half: what pools the runs, re-derived from the inputs (the
+// ensembles' scores with their uncertainty, /diagnostics with the verdict counts, the deep
+// ensemble) and returned as the /metrics that the run's report writes too (parallel::write_metrics).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "merge_parts.hpp"
+#include "simmer/core/error.hpp"
+#include "simmer/ensemble/candidate.hpp"
+#include "simmer/ensemble/convergence.hpp"
+#include "simmer/ensemble/predictive.hpp"
+#include "simmer/ensemble/uncertainty.hpp"
+#include "simmer/parallel/archive_writer.hpp"
+#include "simmer/run/archive_layout.hpp"
+#include "simmer/run/metrics.hpp"
+
+namespace simmer::posthoc::merging {
+namespace {
+
+namespace layout = run::layout;
+
+/// The pooled ensemble's scores on every scored set: the vote accuracy, or the mean's MSE and R²;
+/// and the uncertainty scores again (issue 10) from what each run kept of them: the members' mean
+/// class probabilities (averaged, weighted by members, written) or the coverage counts (summed,
+/// written). Inputs without them (older archives) leave those scores out.
+/// The merged ensemble's σ² by the run's rule (ensemble/predictive.hpp): the pooled mean's
+/// residuals on the validation set where the runs have one, else on the training set; unknown
+/// without the targets (classification, or an archive without /data/<set>/y).
+ensemble::NoiseEstimate merged_noise(const io::ArchiveReader& r0, const RunArchive& run0, const PooledSets& pooled) {
+  if (run0.classification) return {};
+  std::size_t train = run0.sets.size(), validation = run0.sets.size();
+  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
+    if (run0.sets[s] == layout::kTrain) train = s;
+    if (run0.sets[s] == layout::kValidation) validation = s;
+  }
+  const bool held_out = validation < run0.sets.size() && r0.exists(layout::data_y(layout::kValidation)) &&
+                        pooled.means.at(validation).mean().rows() > 0;
+  const std::size_t s = held_out ? validation : train;
+  if (s >= run0.sets.size() || !r0.exists(layout::data_y(run0.sets[s]))) return {};
+  const auto& acc = pooled.means.at(s);
+  if (acc.members() == 0) return {};
+  const Matrix truth = as_matrix(r0.read_doubles(layout::data_y(run0.sets[s])), acc.mean().rows(), acc.mean().cols());
+  return ensemble::noise_from_residuals(view(acc.mean()), view(truth),
+                                        held_out ? ensemble::NoiseSource::validation : ensemble::NoiseSource::training);
+}
+
+/// <group>/noise_variance [output] with its source, as the run writes it (parallel::write_candidate).
+void write_noise(io::ParallelFile& f, const std::string& group, const ensemble::NoiseEstimate& noise) {
+  const std::string path = layout::join(group, layout::kNoiseVariance);
+  f.put(path, std::vector<double>(noise.variance.data(), noise.variance.data() + noise.variance.size()),
+        {noise.variance.cols()});
+  f.attribute(path, layout::kNoiseSource, std::string(ensemble::kNoiseSourceNames.name(noise.source)));
+}
+
+std::vector<parallel::SetMetrics> merge_scores(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                               const PooledSets& pooled, ensemble::NoiseEstimate& noise_out) {
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  const RunArchive& run0 = inputs.front().run;
+  std::vector<parallel::SetMetrics> out;
+  const ensemble::NoiseEstimate noise = merged_noise(r0, run0, pooled);
+  if (noise.known()) write_noise(f, layout::kEnsemble, noise);
+  for (std::size_t s = 0; s < run0.sets.size(); ++s) {
+    const std::string& set = run0.sets[s];
+    if (!is_scored(set)) continue;
+    const std::string y = layout::data_y(set);
+    if (!r0.exists(y)) continue;
+    const std::string g = layout::ensemble_group(set);
+    const std::string probability_path = layout::join(g, layout::kProbability);
+    const std::string below_path = layout::join(g, layout::kCoverageBelow);
+    const std::string equal_path = layout::join(g, layout::kCoverageEqual);
+    parallel::SetMetrics metrics;
+    metrics.set = set;
+    metrics.uncertainty = false;
+    ensemble::SetScores& scores = metrics.scores;
+    if (run0.classification) {
+      const auto& acc = pooled.votes[s];
+      const auto labels = r0.read_ints(y);
+      const double accuracy = acc.members() > 0 ? ensemble::accuracy(acc.majority(), labels) : std::nan("");
+      const Index rows = acc.votes().rows();
+      // A per-member mean of the runs (`width` values per row), weighted by their members, written.
+      const auto pool = [&](const std::string& path, Index width) {
+        Matrix sum = Matrix::Zero(rows, width);
+        std::int64_t n = 0;
+        for (const auto& in : inputs) {
+          const std::int64_t m = set_members(*in.reader, g);
+          sum += static_cast<double>(m) * as_matrix(in.reader->read_doubles(path), rows, width);
+          n += m;
+        }
+        const Matrix mean = n > 0 ? Matrix(sum / static_cast<double>(n)) : sum;
+        f.put(path, std::vector<double>(mean.data(), mean.data() + mean.size()),
+              width == 1 ? std::vector<std::int64_t>{rows} : std::vector<std::int64_t>{rows, width});
+        return mean;
+      };
+      if (all_have(inputs, probability_path)) {
+        const Matrix probability = pool(probability_path, run0.classes);
+        scores = ensemble::score_probabilities(view(probability), labels);
+        metrics.uncertainty = true;
+      }
+      const std::string entropy_path = layout::join(g, layout::kMemberEntropy);
+      if (all_have(inputs, entropy_path)) pool(entropy_path, 1);
+      scores.metric = accuracy;  // the vote's, not arg max of the mean probabilities
+    } else {
+      const auto& acc = pooled.means[s];
+      const Matrix truth = as_matrix(r0.read_doubles(y), acc.mean().rows(), acc.mean().cols());
+      const bool any = acc.members() > 0;
+      const double mse = any ? ensemble::mean_squared_error(view(acc.mean()), view(truth)) : std::nan("");
+      const double r2 = any ? ensemble::r_squared(view(acc.mean()), view(truth)) : std::nan("");
+      if (noise.known()) {
+        scores = ensemble::score_with_noise(view(acc.mean()), acc.variance(), noise.variance, view(truth));
+        metrics.uncertainty = true;
+        if (!pooled.components.at(s).empty()) {
+          metrics.coverage = ensemble::predictive_coverage(pooled.components[s], noise, view(truth));
+        }
+      }
+      scores.metric = mse;
+      scores.r2 = r2;
+      if (metrics.uncertainty && all_have(inputs, below_path) && all_have(inputs, equal_path)) {
+        std::vector<std::int64_t> below, equal;
+        std::int64_t members = 0;
+        for (const auto& in : inputs) {
+          const auto b = in.reader->read_ints(below_path);
+          const auto e = in.reader->read_ints(equal_path);
+          if (below.empty()) {
+            below.assign(b.size(), 0);
+            equal.assign(e.size(), 0);
+          }
+          if (b.size() != below.size() || e.size() != equal.size()) {
+            throw Error("'" + in.run.path + "': " + below_path + " has an unexpected shape");
+          }
+          for (std::size_t i = 0; i < b.size(); ++i) {
+            below[i] += b[i];
+            equal[i] += e[i];
+          }
+          members += set_members(*in.reader, g);
+        }
+        f.put(below_path, below, {acc.mean().rows(), acc.mean().cols()});
+        f.put(equal_path, equal, {acc.mean().rows(), acc.mean().cols()});
+        ensemble::CoverageCounter counts;
+        counts.restore(members, std::move(below), std::move(equal));
+        auto& coverage = metrics.mean_coverage.emplace();
+        for (std::size_t l = 0; l < ensemble::kCoverageLevels.size(); ++l) {
+          coverage[l] = counts.coverage(ensemble::kCoverageLevels[l]);
+        }
+      }
+    }
+    out.push_back(std::move(metrics));
+  }
+  noise_out = noise;
+  return out;
+}
+
+/// The deep ensemble of every input's Adam end points again (issue 17), from their outputs on
+/// each evaluation set (/baseline/<set>/prediction, merged in input order): writes
+/// /deep_ensemble and puts its scores in `m`. Inputs without one (ab initio runs, older archives)
+/// leave it out.
+void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0,
+                         parallel::Metrics& m) {
+  if (!all_have(inputs, layout::kDeepEnsemble)) return;
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  parallel::EnsembleLayout shape;
+  shape.chains = 0;
+  for (const auto& in : inputs) shape.chains += in.run.chains;
+  shape.classification = run0.classification;
+  shape.classes = run0.classes;
+  shape.outputs = run0.outputs;
+  std::vector<std::vector<std::int64_t>> labels;
+  std::vector<Matrix> truth;
+  for (const auto& set : run0.sets) {
+    if (!all_have(inputs, layout::baseline_prediction(set))) return;
+    shape.sets.push_back(set);
+    shape.rows.push_back(r0.dims(layout::baseline_prediction(set))[1]);
+  }
+  shape.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
+  labels.resize(shape.scored);
+  truth.resize(shape.scored);
+  std::vector<ensemble::ScoredSet> scored;
+  for (std::size_t s = 0; s < shape.scored; ++s) {
+    const std::string y = layout::data_y(shape.sets[s]);
+    if (run0.classification) {
+      labels[s] = r0.read_ints(y);
+      scored.push_back({nullptr, &labels[s]});
+    } else {
+      truth[s] = as_matrix(r0.read_doubles(y), shape.rows[s], run0.outputs);
+      scored.push_back({&truth[s], nullptr});
+    }
+  }
+  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, shape.rows, scored);
+  for (const auto& in : inputs) {
+    for (std::int64_t c = 0; c < in.run.chains; ++c) {
+      for (std::size_t s = 0; s < shape.sets.size(); ++s) {
+        const auto values = in.reader->read_slab(layout::baseline_prediction(shape.sets[s]), c);
+        deep.add(s, view(as_matrix(values, shape.rows[s], run0.outputs)));
+      }
+      deep.done();
+    }
+  }
+  parallel::write_candidate(f, MPI_COMM_SELF, shape, layout::kDeepEnsemble, &deep.candidate());
+  const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
+  m.deep_ensemble = parallel::set_metrics(shape.sets, scores, run0.classification);
+  m.deep_ensemble_noise = scores.noise;
+  m.deep_ensemble_members = deep.candidate().members;
+}
+
+/// Every member's series [chain, member] concatenated (shorter runs padded with NaN) and their
+/// pooled rank-normalised R-hat and bulk ESS recomputed over all the merged chains (NaN when an
+/// input lacks a series: the copied attributes of the first input would be its alone).
+void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, parallel::ScaleAxes& by_chain) {
+  parallel::ScaleAxes by_member;
+  std::int64_t members = 0;
+  for (const auto& name : layout::member_series_names()) {
+    const std::string path = layout::join(layout::kDiagnostics, layout::member_series(name));
+    if (!all_have(inputs, path)) {
+      if (inputs.front().reader->has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name))) {
+        f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name), std::nan(""));
+        f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name), std::nan(""));
+      }
+      continue;
+    }
+    ensemble::Chains pooled;
+    for (const auto& in : inputs) {
+      const auto shape = in.reader->dims(path);
+      const auto v = in.reader->read_doubles(path);
+      const auto m = static_cast<std::size_t>(shape.back());
+      for (std::size_t c = 0; c < static_cast<std::size_t>(shape.front()); ++c) {
+        std::vector<double> one(v.begin() + static_cast<std::ptrdiff_t>(c * m),
+                                v.begin() + static_cast<std::ptrdiff_t>((c + 1) * m));
+        while (!one.empty() && std::isnan(one.back())) one.pop_back();  // a stopped trajectory's padding
+        pooled.push_back(std::move(one));
+      }
+    }
+    members = parallel::write_member_series(f, layout::kDiagnostics, name, pooled, by_chain, by_member);
+  }
+  if (!by_member.empty()) parallel::write_member_scale(f, layout::kDiagnostics, members, by_member);
+}
+
+/// /diagnostics concatenated in input order (each trajectory's numbers are its own), and in `m`
+/// the verdict counts, loss rises and T's reading. The pooled per-block metrics need the runs'
+/// block ensembles, which archives do not keep: a merged archive has none.
+void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
+                       parallel::Metrics& m) {
+  const std::string verdict_path = layout::join(layout::kDiagnostics, layout::kVerdict);
+  const std::string reason_path = layout::join(layout::kDiagnostics, layout::kVerdictReason);
+  if (!all_have(inputs, verdict_path)) return;
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  f.create_group(layout::kDiagnostics);
+  copy_attributes(r0, f, layout::kDiagnostics);
+  f.attribute(layout::kDiagnostics, layout::kPooledBlockMetrics,
+              std::string("not in a merged archive (the runs' block ensembles are not stored)"));
+  std::vector<std::pair<std::string, unsigned>> by_chain;
+  for (const auto& name : layout::diagnostic_fields()) {
+    const std::string path = layout::join(layout::kDiagnostics, name);
+    if (!all_have(inputs, path)) continue;
+    f.put(path, concatenated<double>(inputs, path), {chains});
+    by_chain.emplace_back(path, 0U);
+  }
+  std::vector<std::string> verdicts, reasons;
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& in : inputs) {
+    for (const auto& v : in.reader->read_strings(verdict_path)) {
+      verdicts.push_back(v);
+      counts[v] += 1;
+    }
+    if (in.reader->exists(reason_path)) {
+      for (const auto& v : in.reader->read_strings(reason_path)) reasons.push_back(v);
+    }
+  }
+  f.put_strings(verdict_path, verdicts);
+  if (reasons.size() == verdicts.size()) f.put_strings(reason_path, reasons);
+  parallel::StageMetrics& stage = m.stage.emplace();
+  auto& verdict_counts = stage.verdicts.emplace();
+  for (const auto& entry : ensemble::kVerdictNames.table) {
+    verdict_counts[static_cast<std::size_t>(entry.value)] = counts[std::string(entry.name)];
+  }
+  std::vector<std::pair<std::string, unsigned>> by_block;
+  std::int64_t blocks = -1;
+  for (const char* split : {layout::kTrain, layout::kTest}) {
+    const std::string path = layout::join(layout::kDiagnostics, layout::block_metric(split));
+    if (!all_have(inputs, path)) continue;
+    std::vector<double> rows;
+    for (const auto& in : inputs) {
+      const auto shape = in.reader->dims(path);
+      if (blocks < 0) blocks = shape.back();
+      if (shape.back() != blocks) throw Error("'" + in.run.path + "': " + path + " has another number of blocks");
+      const auto v = in.reader->read_doubles(path);
+      rows.insert(rows.end(), v.begin(), v.end());
+    }
+    f.put(path, rows, {chains, blocks});
+    by_chain.emplace_back(path, 0U);
+    by_block.emplace_back(path, 1U);
+  }
+  merge_member_series(inputs, f, by_chain);
+  std::vector<double> ids(static_cast<std::size_t>(chains));
+  std::iota(ids.begin(), ids.end(), 0.0);
+  const std::string chain_scale = layout::join(layout::kDiagnostics, layout::kChainAxis);
+  f.put(chain_scale, ids, {chains});
+  f.attach_scale(chain_scale, layout::kChainAxis, by_chain);
+  if (blocks > 0) {
+    const std::string first_step = layout::join(layout::kDiagnostics, layout::kBlockFirstStep);
+    if (r0.exists(first_step)) {
+      f.put(first_step, r0.read_doubles(first_step), {blocks});
+      by_block.emplace_back(first_step, 0U);
+    }
+    std::vector<double> block_ids(static_cast<std::size_t>(blocks));
+    std::iota(block_ids.begin(), block_ids.end(), 0.0);
+    const std::string block_scale = layout::join(layout::kDiagnostics, layout::kBlockAxis);
+    f.put(block_scale, block_ids, {blocks});
+    f.attach_scale(block_scale, layout::kBlockAxis, by_block);
+  }
+  // The loss rise against equipartition: means over all trajectories again.
+  const std::string member_loss = layout::join(layout::kDiagnostics, layout::kMeanMemberLoss);
+  const std::string start_loss = layout::join(layout::kDiagnostics, layout::kStartLoss);
+  if (all_have(inputs, member_loss) && all_have(inputs, start_loss)) {
+    const auto member = concatenated<double>(inputs, member_loss);
+    const auto start = concatenated<double>(inputs, start_loss);
+    std::vector<double> rise(member.size());
+    for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
+    stage.observed_rise = parallel::finite_mean_sd(rise).first;
+  }
+  const auto first = [&](const char* name) -> std::optional<double> {
+    if (!r0.has_attribute(layout::kMetrics, name)) return std::nullopt;
+    return r0.attribute_real(layout::kMetrics, name);
+  };
+  stage.harmonic_rise = first(layout::kHarmonicLossRise);
+  m.bayes_temperature = first(layout::kBayesTemperature);
+  m.temperature_over_bayes = first(layout::kTemperatureOverBayes);
+  // The stiff modes' rise is T/2 x the mean eigenvalue count over trajectories: the inputs'
+  // values weighted by their trajectories.
+  const char* stiff = layout::kHarmonicLossRiseStiffModes;
+  if (std::all_of(inputs.begin(), inputs.end(),
+                  [&](const Input& in) { return in.reader->has_attribute(layout::kMetrics, stiff); })) {
+    double sum = 0.0;
+    for (const auto& in : inputs) {
+      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real(layout::kMetrics, stiff);
+    }
+    stage.stiff_rise = sum / static_cast<double>(chains);
+  }
+}
+
+}  // namespace
+
+void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
+  for (const auto& a : r.attributes(object)) {
+    if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
+    switch (a.kind) {
+      case io::AttributeValue::Kind::text:
+        f.attribute(object, a.name, a.text);
+        break;
+      case io::AttributeValue::Kind::integer:
+        f.attribute(object, a.name, a.integer);
+        break;
+      case io::AttributeValue::Kind::real:
+        f.attribute(object, a.name, a.real);
+        break;
+    }
+  }
+}
+
+std::vector<ensemble::MeanAccumulator> merge_components(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                                        const std::string& group, Index rows, Index outputs,
+                                                        std::int64_t chains) {
+  std::vector<ensemble::MeanAccumulator> out;
+  for (const auto& in : inputs) {
+    auto parts = read_components(*in.reader, group, rows, outputs);
+    if (!parts) return {};
+    if (static_cast<std::int64_t>(parts->size()) != in.run.chains) {
+      throw Error("'" + in.run.path + "': " + layout::join(group, layout::kTrajectoryMembers) + " has " +
+                  std::to_string(parts->size()) + " trajectories, not " + std::to_string(in.run.chains));
+    }
+    out.insert(out.end(), parts->begin(), parts->end());
+  }
+  parallel::EnsembleLayout shape;
+  shape.outputs = outputs;
+  shape.chains = chains;
+  parallel::write_components(f, group, rows, shape, &out);
+  return out;
+}
+
+parallel::Metrics merged_metrics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
+                                 const PooledSets& pooled) {
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  const RunArchive& run0 = inputs.front().run;
+  parallel::Metrics m;
+  m.classification = run0.classification;
+  // The baselines' scores per trajectory, concatenated (the columns the first archive has).
+  for (const auto& set : run0.sets) {
+    if (!is_scored(set)) continue;
+    for (const auto& field : layout::score_fields(run0.classification)) {
+      const std::string column = layout::baseline_score(set, field.first);
+      if (r0.exists(column)) m.baseline.push_back({set, field.first, concatenated<double>(inputs, column)});
+    }
+  }
+  m.ensemble = merge_scores(inputs, f, pooled, m.ensemble_noise);
+  merge_diagnostics(inputs, f, chains, m);
+  merge_deep_ensemble(inputs, f, run0, m);
+  for (const auto& in : inputs) m.members += in.reader->attribute_integer(layout::kMetrics, layout::kMembers);
+  return m;
+}
+
+}  // namespace simmer::posthoc::merging
