@@ -71,8 +71,8 @@ const Command kCommands[] = {
      "recomputed (votes summed; regression mean/variance combined), /metrics recomputed.\n"
      "data.split_seed may differ only when the data are identical."},
     {"export",
-     "simmer_analyze export RUN.h5 --what trace|samples|ensemble|inference-data [--params] [--quantiles LIST] "
-     "[--log-likelihood] [--allow-incomplete] [--out FILE]",
+     "simmer_analyze export RUN.h5 --what trace|samples|ensemble|metrics|inference-data [--params] "
+     "[--quantiles LIST] [--log-likelihood] [--rung K] [--allow-incomplete] [--out FILE]",
      "Writes one tidy table (one observation per row, a header row):\n"
      "  trace:    chain,phase,step,temperature,train_loss,test_loss,distance,path_length,param_rms,\n"
      "            param_max_abs (phase 0 = Adam, 1 = simmering; distance and path length from the\n"
@@ -84,9 +84,16 @@ const Command kCommands[] = {
      "            entropy,mutual_information (scored sets only; nan for points),fraction_<class>...,\n"
      "            vote_prediction,vote_prediction_class; regression per output: y_<y> (the truth),\n"
      "            mean_<y>,sd_<y> (predictive),sd_model_<y>,q<p>_<y>... (--quantiles)\n"
-     "  inference-data (--out OUT.nc, a netCDF-4 file): ArviZ's InferenceData groups posterior (params\n"
-     "            [chain, draw, param]; a ladder adds a rung dimension: never temperatures along draw),\n"
-     "            sample_stats (lp, diverging, temperature, energy, kinetic_temperature, loss, step),\n"
+     "  metrics:  candidate,split,metric,value: every number of /metrics and of each ladder rung\n"
+     "            (candidate ensemble = the run's, deep_ensemble, baseline (the Adam networks' mean\n"
+     "            and sd: metric accuracy_mean ...), rung_<k>, or run for run-wide numbers, split empty)\n"
+     "  inference-data (--out OUT.nc, a netCDF-4 file): ArviZ's InferenceData groups posterior (one\n"
+     "            variable per tensor of /model, e.g. layer0_dense_kernel [chain, draw,\n"
+     "            layer0_dense_kernel_dim_0, ..._dim_1], in the run's stored precision; a ladder adds a\n"
+     "            rung dimension, with its temperatures as the coordinate rung_temperature: never\n"
+     "            temperatures along draw; --rung K exports rung K alone as a plain (chain, draw)\n"
+     "            posterior), sample_stats (lp, step_size, diverging, temperature, extended_energy (the\n"
+     "            thermostat's H_ext, not an HMC energy), kinetic_temperature, loss, step),\n"
      "            observed_data and constant_data (the training rows); --log-likelihood adds\n"
      "            log_likelihood (y [chain, draw, observation]: every draw on every training row).\n"
      "            arviz.from_netcdf(OUT.nc) reads it\n"
@@ -150,15 +157,18 @@ po::options_description options_of(const std::string& command) {
         ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
         ("overwrite", "replace an existing output");
   } else if (command == "export") {
-    desc.add_options()                                                                                          //
-        ("what", po::value<std::string>()->value_name("TABLE"), "trace | samples | ensemble | inference-data")  //
-        ("params", "with --what samples: the parameters as chain,draw,param,value")                             //
+    desc.add_options()  //
+        ("what", po::value<std::string>()->value_name("TABLE"),
+         "trace | samples | ensemble | metrics | inference-data")                    //
+        ("params", "with --what samples: the parameters as chain,draw,param,value")  //
         ("quantiles", po::value<std::string>()->value_name("LIST")->default_value("0.025,0.975"),
          "with --what ensemble, regression: quantiles of the predictive mixture per output")                 //
         ("allow-incomplete", "use an unfinished run's archive (status not complete): what it holds so far")  //
         ("log-likelihood",
          "with --what inference-data: the log_likelihood group (every stored draw on every "
          "training row: draws x rows values)")  //
+        ("rung", po::value<int>()->value_name("K"),
+         "with --what inference-data of a ladder run: rung K alone, as a plain (chain, draw) posterior")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
   }
   return desc;
@@ -245,8 +255,14 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     inv.allow_incomplete = vm.count("allow-incomplete") != 0;
     inv.log_likelihood = vm.count("log-likelihood") != 0;
     inv.params = vm.count("params") != 0;
-    if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble" && inv.what != "inference-data") {
-      throw Error("export: --what '" + inv.what + "' must be trace, samples, ensemble or inference-data");
+    if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble" && inv.what != "metrics" &&
+        inv.what != "inference-data") {
+      throw Error("export: --what '" + inv.what + "' must be trace, samples, ensemble, metrics or inference-data");
+    }
+    if (vm.count("rung") != 0) {
+      inv.rung = vm["rung"].as<int>();
+      if (inv.what != "inference-data") throw Error("export: --rung goes with --what inference-data");
+      if (inv.rung < 0) throw Error("export: --rung " + std::to_string(inv.rung) + " must be a rung index >= 0");
     }
     if (inv.log_likelihood && inv.what != "inference-data") {
       throw Error("export: --log-likelihood goes with --what inference-data");

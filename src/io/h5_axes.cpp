@@ -40,7 +40,7 @@ void collect_datasets(hid_t file, const std::string& group, std::vector<std::str
 
 }  // namespace
 
-void ParallelFile::name_axes(AxisNamer name_of) {
+void ParallelFile::name_axes(const AxisNamer& name_of) {
   std::vector<std::string> datasets;
   collect_datasets(file_.id(), "/", datasets);
   for (const auto& path : datasets) {

@@ -557,9 +557,9 @@ void ArchiveWriter::candidate(const std::string& group, const ensemble::Candidat
 
 void write_posterior_scales(io::ParallelFile& f, std::int64_t chains, std::int64_t draws, std::int64_t params,
                             const std::vector<std::string>& stats) {
-  const auto ids = [](std::int64_t n) {
-    std::vector<double> v(static_cast<std::size_t>(n));
-    std::iota(v.begin(), v.end(), 0.0);
+  const auto ids = [](std::int64_t n) {  // integer coordinates: pandas indexes chain 0, not 0.0
+    std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+    std::iota(v.begin(), v.end(), std::int64_t{0});
     return v;
   };
   const std::string chain = layout::join(layout::kPosterior, layout::kChainAxis);

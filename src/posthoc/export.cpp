@@ -218,6 +218,46 @@ void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, cons
             << (estimated ? ", estimated here: the archive records none" : "") << ")\n";
 }
 
+/// --what metrics: every number of /metrics and of each ladder rung's group, one row each
+/// (candidate, split, metric, value), parsed from metrics.hpp's names: <prefix><set>_<score>.
+void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
+  out << "candidate,split,metric,value\n";
+  std::vector<std::pair<std::string, std::string>> groups{{"run", layout::kMetrics}};  // (candidate, group)
+  for (std::int64_t k = 0; r.exists(layout::ladder_group(layout::rung_name(k))); ++k) {
+    groups.emplace_back(layout::rung_name(k), layout::ladder_group(layout::rung_name(k)));
+  }
+  for (const auto& [owner, group] : groups) {
+    // The run's own group names its candidates by prefix; a rung's scores are its ensemble's.
+    const std::vector<std::pair<std::string, std::string>> prefixes =
+        owner == "run"
+            ? std::vector<std::pair<std::string, std::string>>{{layout::kDeepEnsemblePrefix, layout::kDeepEnsembleName},
+                                                               {layout::kEnsemblePrefix, "ensemble"},
+                                                               {layout::kBaselinePrefix, layout::kBaselineName}}
+            : std::vector<std::pair<std::string, std::string>>{{layout::kEnsemblePrefix, owner}};
+    for (const auto& a : r.attributes(group)) {
+      if (a.kind == io::AttributeValue::Kind::text) continue;
+      const std::string value =
+          a.kind == io::AttributeValue::Kind::integer ? std::to_string(a.integer) : csv_number(a.real);
+      std::string candidate = owner, split, metric = a.name;
+      for (const auto& [prefix, name] : prefixes) {
+        if (a.name.rfind(prefix, 0) != 0) continue;
+        candidate = name;
+        metric = a.name.substr(prefix.size());
+        for (const char* set : {layout::kTrain, layout::kTest, layout::kValidation}) {
+          const std::string head = std::string(set) + "_";
+          if (metric.rfind(head, 0) == 0) {
+            split = set;
+            metric = metric.substr(head.size());
+            break;
+          }
+        }
+        break;
+      }
+      out << candidate << "," << split << "," << metric << "," << value << "\n";
+    }
+  }
+}
+
 /// What an archive holds of the plan, for the message on an unfinished run: the run's ensemble's
 /// members (--what ensemble) or the stored draws written (trace, samples).
 std::string holdings(const io::ArchiveReader& r, const RunArchive& run, const std::string& what) {
@@ -239,8 +279,8 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
     export_inference_data(o, out);
     return;
   }
-  if (o.what != "trace" && o.what != "samples" && o.what != "ensemble") {
-    throw Error("export: --what '" + o.what + "' is not one of trace, samples, ensemble, inference-data");
+  if (o.what != "trace" && o.what != "samples" && o.what != "ensemble" && o.what != "metrics") {
+    throw Error("export: --what '" + o.what + "' is not one of trace, samples, ensemble, metrics, inference-data");
   }
   if (o.log_likelihood) throw Error("export: --log-likelihood goes with --what inference-data");
   if (o.params && o.what != "samples") throw Error("export: --params goes with --what samples");
@@ -250,7 +290,9 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   const std::string warning = check_complete(r, "export", holdings(r, run, o.what), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
   OutputFile file(o.output, out);
-  if (o.what == "trace")
+  if (o.what == "metrics")
+    export_metrics(r, file.stream());
+  else if (o.what == "trace")
     export_trace(r, run, file.stream());
   else if (o.what == "samples")
     export_samples(r, run, o.params, file.stream());

@@ -1,9 +1,14 @@
 // simmer_analyze export --what inference-data: the archive as ArviZ's InferenceData (a netCDF-4
 // file with its groups and names), for LOO, WAIC, az.summary and the rest of the ArviZ world.
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,18 +28,20 @@ namespace layout = run::layout;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLog2Pi = 1.8378770664093453;
 
-/// InferenceData's dimension names: chain, draw, rung (a ladder), param, observation, target, feature.
-std::string idata_axis(const std::string& path, int axis, int rank) {
+/// InferenceData's dimension names: chain, draw, rung (a ladder), then the variable's own axes:
+/// <variable>_dim_<i> in /posterior (ArviZ's default), observation, target, feature.
+std::string idata_axis(const std::string& path, int axis, int rank, bool rung_axis) {
   const std::string group = path.substr(1, path.find('/', 1) - 1);
-  std::vector<const char*> axes;
-  if (group == "posterior") {
-    axes = rank == 4 ? std::vector<const char*>{"chain", "draw", "rung", "param"}
-                     : std::vector<const char*>{"chain", "draw", "param"};
-  } else if (group == "sample_stats") {
-    axes = {"chain", "draw", "rung"};
-  } else if (group == "log_likelihood") {
-    axes = rank == 4 ? std::vector<const char*>{"chain", "draw", "rung", "observation"}
-                     : std::vector<const char*>{"chain", "draw", "observation"};
+  const std::string variable = path.substr(path.find_last_of('/') + 1);
+  std::vector<std::string> axes;
+  if (group == "posterior" || group == "sample_stats" || group == "log_likelihood") {
+    if (rank == 1) return "rung";  // rung_temperature, the rung coordinate's values
+    axes = {"chain", "draw"};
+    if (rung_axis) axes.emplace_back("rung");
+    const int own = rank - static_cast<int>(axes.size());
+    for (int i = 0; i < own; ++i) {
+      axes.push_back(group == "log_likelihood" ? std::string("observation") : variable + "_dim_" + std::to_string(i));
+    }
   } else if (group == "observed_data") {
     axes = {"observation", "target"};
   } else if (group == "constant_data") {
@@ -43,12 +50,43 @@ std::string idata_axis(const std::string& path, int axis, int rank) {
   return axis < static_cast<int>(axes.size()) ? axes[static_cast<std::size_t>(axis)] : "axis_" + std::to_string(axis);
 }
 
+/// /model's tensors: their InferenceData variable names ("layer0_dense/kernel" becomes
+/// layer0_dense_kernel), offsets in the flat parameter vector and shapes.
+struct Tensor {
+  std::string name;
+  std::int64_t offset = 0, size = 1;
+  std::vector<std::int64_t> shape;
+};
+std::vector<Tensor> tensors_of(const io::ArchiveReader& r, std::int64_t parameters) {
+  std::vector<Tensor> out;
+  if (!r.exists(layout::kTensorName)) return {{"params", 0, parameters, {parameters}}};  // older archives
+  const auto names = r.read_strings(layout::kTensorName);
+  const auto offsets = r.read_ints(layout::kTensorOffset);
+  const auto shapes = r.read_ints(layout::kTensorShape);
+  const auto ranks = r.read_ints(layout::kTensorRank);
+  const std::size_t width = names.empty() ? 0 : shapes.size() / names.size();
+  for (std::size_t t = 0; t < names.size(); ++t) {
+    Tensor x;
+    x.name = names[t];
+    for (char& ch : x.name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+    }
+    x.offset = offsets[t];
+    for (std::int64_t a = 0; a < ranks[t]; ++a) x.shape.push_back(shapes[t * width + static_cast<std::size_t>(a)]);
+    x.size = std::accumulate(x.shape.begin(), x.shape.end(), std::int64_t{1}, std::multiplies<>());
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 /// Where each InferenceData draw comes from: the archive's (chain, draw) of slot (c, d, k) of
 /// [chains, draws, rungs]. Without a ladder rungs = 1; a sequential ladder's rung k is each
 /// chain's k-th block of draws; a parallel one's is the trajectories i with i mod K = k (chain i / K).
 struct DrawMap {
   std::int64_t chains = 0, draws = 0, rungs = 1;
   bool ladder = false, parallel = false;
+  std::int64_t first_rung = 0, exported_rungs = 1;  ///< the rungs written (--rung: one)
+  bool rung_axis = false;                           ///< a rung dimension (a ladder, every rung)
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> source(std::int64_t c, std::int64_t d, std::int64_t k) const {
     if (!ladder) return {c, d};
     if (parallel) return {c * rungs + k, d};
@@ -56,18 +94,24 @@ struct DrawMap {
   }
   [[nodiscard]] std::vector<std::int64_t> dims(std::vector<std::int64_t> tail) const {
     std::vector<std::int64_t> out{chains, draws};
-    if (ladder) out.push_back(rungs);
+    if (rung_axis) out.push_back(exported_rungs);
     out.insert(out.end(), tail.begin(), tail.end());
     return out;
   }
 };
 
-DrawMap draw_map(const RunArchive& run) {
+DrawMap draw_map(const RunArchive& run, int only_rung) {
   DrawMap m;
   const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
   m.chains = run.chains;
   m.draws = run.draws;
-  if (rungs < 2) return m;
+  if (rungs < 2) {
+    if (only_rung > 0 || (only_rung == 0 && rungs == 0)) {
+      throw Error("export: --rung " + std::to_string(only_rung) + ": '" + run.path + "' has " +
+                  (rungs == 0 ? std::string("no ladder") : "one rung, rung 0"));
+    }
+    return m;
+  }
   m.ladder = true;
   m.rungs = rungs;
   m.parallel = run.config.simmer.ladder_mode == run::LadderMode::parallel;
@@ -77,6 +121,13 @@ DrawMap draw_map(const RunArchive& run) {
   } else {
     m.draws = run.draws / rungs;
   }
+  if (only_rung >= rungs) {
+    throw Error("export: --rung " + std::to_string(only_rung) + ": '" + run.path + "' has rungs 0.." +
+                std::to_string(rungs - 1));
+  }
+  m.rung_axis = only_rung < 0;
+  m.first_rung = only_rung < 0 ? 0 : only_rung;
+  m.exported_rungs = only_rung < 0 ? rungs : 1;
   return m;
 }
 
@@ -122,36 +173,69 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
                                                  std::to_string(run.chains * run.draws) + " planned stored draws",
                                              o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
-  const DrawMap m = draw_map(run);
+  const DrawMap m = draw_map(run, o.rung);
   const auto P = static_cast<std::int64_t>(run.parameters);
   const std::time_t now = std::time(nullptr);
   char created[32];
-  std::strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%S", std::gmtime(&now));
+  std::strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));  // UTC, as ArviZ's
   const std::string version = r.has_attribute(layout::kRoot, layout::kSimmerVersion)
                                   ? r.attribute_text(layout::kRoot, layout::kSimmerVersion)
                                   : "";
 
-  // Every stored draw's row of each per-draw field, in the InferenceData order.
-  const std::size_t slots = static_cast<std::size_t>(m.chains * m.draws * m.rungs);
+  // Every exported draw's row of each per-draw field, in the InferenceData order.
+  const std::size_t slots = static_cast<std::size_t>(m.chains * m.draws * m.exported_rungs);
   const auto each_slot = [&](const auto& fn) {
     std::size_t at = 0;
     for (std::int64_t c = 0; c < m.chains; ++c)
       for (std::int64_t d = 0; d < m.draws; ++d)
-        for (std::int64_t k = 0; k < m.rungs; ++k, ++at) fn(at, m.source(c, d, k));
+        for (std::int64_t k = m.first_rung; k < m.first_rung + m.exported_rungs; ++k, ++at)
+          fn(at, m.source(c, d, k), k);
   };
   const auto per_draw = [&](const std::string& field) {
     const auto values = r.read_doubles(layout::sample_stat(field));
     std::vector<double> v(slots);
-    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s) {
+    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t) {
       v[at] = values[static_cast<std::size_t>(s.first * run.draws + s.second)];
     });
     return v;
   };
+  std::vector<double> rung_temperature;  // the loss-unit T of each exported rung
+  for (std::int64_t k = m.first_rung; k < m.first_rung + m.exported_rungs && m.ladder; ++k) {
+    rung_temperature.push_back(r.attribute_real(layout::ladder_group(layout::rung_name(k)), layout::kTemperature));
+  }
 
   io::ParallelFile f = io::ParallelFile::create(o.output, MPI_COMM_SELF);
-  // posterior: every stored network's parameters.
+  // The rung coordinate's values (each group with a rung axis gets its own copy, as netCDF wants).
+  const auto rung_coordinate = [&](const std::string& group) {
+    if (!m.rung_axis) return;
+    const std::string path = group + "/rung_temperature";
+    f.put(path, rung_temperature, {m.exported_rungs});
+    f.attribute(path, layout::kMeaning,
+                std::string("each rung's temperature T (loss units; T/T_Bayes in the group attribute "
+                            "ladder): the coordinate of the rung dimension"));
+  };
+  const auto ladder_attributes = [&](const std::string& group) {
+    if (!m.ladder) return;
+    std::string rungs;
+    for (const double t : run.config.simmer.ladder) rungs += (rungs.empty() ? "" : ",") + csv_number(t);
+    f.attribute(group, "ladder", rungs);
+    f.attribute(group, "ladder_mode",
+                std::string(m.parallel ? "parallel: rung k is trajectories i with i mod K = k (chain i / K)"
+                                       : "sequential: rung k is each chain's k-th block of draws"));
+    if (!m.rung_axis) {
+      f.attribute(group, "rung", m.first_rung);
+      f.attribute(group, "rung_temperature", rung_temperature.front());
+    }
+  };
+
+  // posterior: every stored network's parameters, one variable per tensor of /model, in the
+  // precision the archive stores them in.
   stamp(f, "/posterior", created, version);
-  std::vector<double> params(slots * static_cast<std::size_t>(P));
+  const std::vector<Tensor> tensors = tensors_of(r, P);
+  const bool single = run.store_type == io::Type::f32;
+  std::vector<std::vector<double>> by_tensor(tensors.size());
+  for (std::size_t t = 0; t < tensors.size(); ++t)
+    by_tensor[t].resize(slots * static_cast<std::size_t>(tensors[t].size));
   std::vector<double> prior_energy(slots, 0.0);
   Vector precision;
   if (run.config.simmer.prior == cli::Prior::gaussian) {
@@ -161,32 +245,45 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   {
     std::int64_t cached = -1;
     std::vector<double> chain_rows;
-    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s) {
+    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t) {
       if (s.first != cached) {
         chain_rows = r.read_slab(layout::kPosteriorParams, s.first);
         cached = s.first;
       }
       const double* x = chain_rows.data() + s.second * P;
-      std::copy(x, x + P, params.begin() + static_cast<std::ptrdiff_t>(at * static_cast<std::size_t>(P)));
+      for (std::size_t t = 0; t < tensors.size(); ++t) {
+        const auto n = static_cast<std::size_t>(tensors[t].size);
+        std::copy(x + tensors[t].offset, x + tensors[t].offset + tensors[t].size,
+                  by_tensor[t].begin() + static_cast<std::ptrdiff_t>(at * n));
+      }
       for (Index i = 0; i < precision.size(); ++i) prior_energy[at] += 0.5 * precision(i) * x[i] * x[i];
     });
   }
-  f.put("/posterior/params", params, m.dims({P}));
-  f.attribute("/posterior/params", layout::kMeaning,
-              std::string("every stored network's parameters in the flat layout of the archive's /model"));
-  if (m.ladder) {
-    std::string rungs;
-    for (const double t : run.config.simmer.ladder) rungs += (rungs.empty() ? "" : ",") + csv_number(t);
-    f.attribute("/posterior", "ladder", rungs);
-    f.attribute("/posterior", "ladder_mode",
-                std::string(m.parallel ? "parallel: rung k is trajectories i with i mod K = k (chain i / K)"
-                                       : "sequential: rung k is each chain's k-th block of draws"));
-    if (r.has_attribute(layout::kMetrics, layout::kEnsembleName)) {
-      f.attribute("/posterior", "chosen", r.attribute_text(layout::kMetrics, layout::kEnsembleName));
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const std::string path = "/posterior/" + tensors[t].name;
+    const auto dims = m.dims(tensors[t].shape);
+    if (single) {
+      const std::vector<float> narrow(by_tensor[t].begin(), by_tensor[t].end());  // stored as float32: exact
+      f.create_dataset(path, io::Type::f32, dims);
+      f.write_from_root(path, narrow);
+    } else {
+      f.put(path, by_tensor[t], dims);
     }
+    f.attribute(path, layout::kMeaning,
+                "/model's tensor '" + r.read_strings(layout::kTensorName).at(t) +
+                    "' of every stored network: parameters " + std::to_string(tensors[t].offset) + ".." +
+                    std::to_string(tensors[t].offset + tensors[t].size - 1) +
+                    " of the flat vector, in that order (row-major over its own axes)");
+    std::vector<double>().swap(by_tensor[t]);
   }
+  ladder_attributes("/posterior");
+  if (m.ladder && r.has_attribute(layout::kMetrics, layout::kEnsembleName)) {
+    f.attribute("/posterior", "chosen", r.attribute_text(layout::kMetrics, layout::kEnsembleName));
+  }
+  rung_coordinate("/posterior");
 
-  // sample_stats: ArviZ's names where they exist.
+  // sample_stats: ArviZ's names where they mean what ArviZ means (lp, step_size, diverging); the
+  // thermostat's extended energy is not an HMC Hamiltonian, so it is not called energy.
   stamp(f, "/sample_stats", created, version);
   const auto loss = per_draw(layout::kLoss), temperature = per_draw(layout::kTemperature),
              step = per_draw(layout::kStep);
@@ -196,10 +293,25 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   const auto diverged_at = r.exists(layout::kDivergedAtStep)
                                ? r.read_ints(layout::kDivergedAtStep)
                                : std::vector<std::int64_t>(static_cast<std::size_t>(run.chains), -1);
-  std::vector<std::int64_t> diverging(slots);
-  each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s) {
+  std::vector<std::int64_t> diverging(slots), steps(slots);
+  std::vector<double> step_size(slots, kNaN);
+  std::map<std::int64_t, std::vector<double>> stage_steps;  // each stage's h [chain] (/diagnostics time_step)
+  const auto stage_h = [&](std::int64_t k) -> const std::vector<double>& {
+    auto it = stage_steps.find(k);
+    if (it != stage_steps.end()) return it->second;
+    const std::string group =
+        m.ladder ? layout::ladder_diagnostics(layout::rung_name(k)) : std::string(layout::kDiagnostics);
+    const std::string path = layout::join(group, layout::kTimeStep);
+    std::vector<double> h = r.exists(path) ? r.read_doubles(path) : std::vector<double>();
+    return stage_steps.emplace(k, std::move(h)).first->second;
+  };
+  each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t k) {
     const std::int64_t d = diverged_at[static_cast<std::size_t>(s.first)];
     diverging[at] = (!std::isfinite(loss[at]) || (d >= 0 && step[at] >= static_cast<double>(d))) ? 1 : 0;
+    steps[at] = std::isfinite(step[at]) ? static_cast<std::int64_t>(step[at]) : -1;
+    const std::vector<double>& h = stage_h(k);
+    if (static_cast<std::size_t>(s.first) < h.size()) step_size[at] = h[static_cast<std::size_t>(s.first)];
+    if (!std::isfinite(step_size[at]) && run.config.simmer.time_step) step_size[at] = *run.config.simmer.time_step;
   });
   const std::vector<std::int64_t> stat_dims = m.dims({});
   f.put("/sample_stats/lp", lp, stat_dims);
@@ -207,15 +319,25 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
               std::string("log density the sampler targets at the draw, up to a constant: -loss/T - sum_i x_i^2/(2 "
                           "sigma_i^2) (the Gaussian prior's term when simmer.prior = gaussian); at T = T_Bayes the log "
                           "posterior"));
+  f.put("/sample_stats/step_size", step_size, stat_dims);
+  f.attribute("/sample_stats/step_size", layout::kMeaning,
+              std::string("the integrator's time step h when the draw was made (its stage's window step: "
+                          "/diagnostics time_step)"));
   f.put("/sample_stats/diverging", diverging, stat_dims);
   f.attribute("/sample_stats/diverging", "dtype", std::string("bool"));  // xarray decodes it to bool
   f.put("/sample_stats/temperature", temperature, stat_dims);
-  f.put("/sample_stats/energy", per_draw(layout::kExtendedEnergy), stat_dims);
-  f.attribute("/sample_stats/energy", layout::kMeaning,
-              std::string("the Nose-Hoover chain's conserved extended energy H_ext at the draw"));
+  f.attribute("/sample_stats/temperature", layout::kMeaning, std::string("the temperature T of the draw (loss units)"));
+  f.put("/sample_stats/extended_energy", per_draw(layout::kExtendedEnergy), stat_dims);
+  f.attribute("/sample_stats/extended_energy", layout::kMeaning,
+              std::string("the thermostat's extended energy H_ext at the draw (conserved by the Nose-Hoover chain "
+                          "alone; not an HMC Hamiltonian, so not ArviZ's energy: no E-BFMI)"));
   f.put("/sample_stats/kinetic_temperature", per_draw(layout::kKineticTemperature), stat_dims);
   f.put("/sample_stats/loss", loss, stat_dims);
-  f.put("/sample_stats/step", step, stat_dims);
+  f.put("/sample_stats/step", steps, stat_dims);
+  f.attribute("/sample_stats/step", layout::kMeaning,
+              std::string("the simmering step of the draw (-1: never written)"));
+  ladder_attributes("/sample_stats");
+  rung_coordinate("/sample_stats");
 
   // observed_data and constant_data: the training rows.
   const auto x_raw = r.read_doubles(layout::data_x(layout::kTrain));
@@ -237,7 +359,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
     stamp(f, "/log_likelihood", created, version);
     const Matrix x = run.x_scaler.transform(Eigen::Map<const Matrix>(x_raw.data(), rows, features));
     std::vector<NetworkRow> networks(slots);
-    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s) { networks[at] = s; });
+    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t) { networks[at] = s; });
     bool estimated = false;
     // The noise sd T_Bayes assumed: simmer.noise_sd's, or with auto the one the run measured.
     const double sd = run.config.simmer.noise_sd.value_or(r.has_attribute(layout::kMetrics, layout::kNoiseSd)
@@ -260,14 +382,21 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
                                              (sd > 0 ? "the run's noise sd (/metrics noise_sd)"
                                                      : std::string("the ensemble's noise sd")) +
                                              " (the likelihood T_Bayes assumes)"));
+    rung_coordinate("/log_likelihood");
   }
-  f.name_axes(idata_axis);
+  f.name_axes([&](const std::string& path, int axis, int rank) { return idata_axis(path, axis, rank, m.rung_axis); });
   f.close();
+  const double megabytes = 1e-6 * static_cast<double>(slots) * static_cast<double>(rows) * 8.0;
+  char size[32];
+  std::snprintf(size, sizeof size, "%.3g", megabytes);
   out << "simmer_analyze export: wrote " << o.output << " (InferenceData: posterior " << m.chains << " chains x "
-      << m.draws << " draws" << (m.ladder ? " x " + std::to_string(m.rungs) + " rungs" : std::string())
-      << ", sample_stats, observed_data, constant_data"
-      << (o.log_likelihood ? ", log_likelihood over " + std::to_string(rows) + " training rows (" +
-                                 csv_number(8e-6 * static_cast<double>(slots) * static_cast<double>(rows)) + " MB)"
+      << m.draws << " draws"
+      << (m.rung_axis ? " x " + std::to_string(m.exported_rungs) + " rungs"
+          : m.ladder  ? " of rung " + std::to_string(m.first_rung)
+                      : std::string())
+      << " in " << tensors.size() << " tensors (" << (single ? "float32" : "float64")
+      << "), sample_stats, observed_data, constant_data"
+      << (o.log_likelihood ? ", log_likelihood over " + std::to_string(rows) + " training rows (" + size + " MB)"
                            : std::string())
       << ")\n";
 }

@@ -10,9 +10,11 @@ tests:
            phony_dim and no unnamed axis anywhere; /diagnostics/verdict decodes to str verdicts,
            /config to the INI text, /data's names to the run's columns
   idata    export --what inference-data --log-likelihood of a sequential ladder (regression), a
-           parallel ladder (classification) and a plain run: every group opens; posterior params and
-           log_likelihood have dims chain, draw (, rung) and param / observation, each rung one
-           temperature, diverging decodes to bool; lp and one draw's log-likelihood equal numpy's
+           parallel float32 ladder (classification) and a plain run: every group opens and keeps
+           ArviZ's schema rules as written (check_schema); one posterior variable per /model tensor
+           in the stored precision; each rung one temperature, its rung_temperature coordinate;
+           --rung K equals the full export's rung K; lp and one draw's log-likelihood equal numpy's;
+           export --what metrics against /metrics
   format1  archives of the previous format (tests/data/archives: fixed-length strings, no named
            axes, written before the predictive mixture was archived) are read by summary, verify,
            predict, export (every table), merge and the figure scripts
@@ -130,23 +132,93 @@ def test_groups(tmp):
           "every axis named; verdicts, /config and feature names decode to str")
 
 
-def check_inference_data(name, nc, archive, rungs):
-    """The InferenceData file `nc` exported from `archive`: dims, sample_stats, rungs, lp and
-    (the sequential ladder) one draw's log-likelihood and the prior's energy against numpy."""
+# ArviZ's InferenceData schema specification (arviz-devs/arviz schema.md), its rules as written,
+# checked with xarray (ArviZ itself is not installable here):
+SAMPLE_GROUPS = ("posterior", "sample_stats", "log_likelihood")  # "the first two dimensions ... (chain, draw)"
+GROUP_ATTRIBUTES = ("created_at", "inference_library", "inference_library_version")  # "each group contains"
+SAMPLE_STATS_BOOL = ("diverging",)  # "diverging: HMC-NUTS only, boolean variable"
+HMC_ONLY = ("energy",)  # "energy: HMC-NUTS only": the thermostat's H_ext is no Hamiltonian per draw
+
+
+def check_schema(name, nc):
+    """Every group of `nc` against the rules above: group attributes (created_at in UTC), (chain,
+    draw) first with integer coordinates in the sample groups, every dimension with coordinate
+    values, no variable named like a dimension, diverging bool and no HMC-only names."""
+    import xarray as xr
+    with h5py.File(nc, "r") as f:
+        groups = [g for g in f.keys() if isinstance(f[g], h5py.Group)]
+    for g in groups:
+        with xr.open_dataset(nc, group=g, engine="netcdf4") as ds:
+            missing = [a for a in GROUP_ATTRIBUTES if a not in ds.attrs]
+            if missing or not str(ds.attrs["created_at"]).endswith("Z"):
+                fail(f"{name}: group {g} lacks {missing} or its created_at {ds.attrs.get('created_at')} is not UTC")
+            clash = set(ds.data_vars) & set(ds.dims)
+            if clash:
+                fail(f"{name}: group {g} has variables named like dimensions: {clash}")
+            if set(ds.dims) - set(ds.coords):
+                fail(f"{name}: group {g} has dimensions without coordinate values: {set(ds.dims) - set(ds.coords)}")
+            if g in SAMPLE_GROUPS:
+                for v, da in ds.data_vars.items():
+                    if da.dims[:2] != ("chain", "draw") and da.dims != ("rung",):
+                        fail(f"{name}: {g}/{v} has dims {da.dims}, not (chain, draw) first")
+                for c in ("chain", "draw"):
+                    if ds[c].dtype != np.int64:
+                        fail(f"{name}: {g}'s {c} coordinate is {ds[c].dtype}, not int64")
+            if g == "sample_stats":
+                if any(v in ds.data_vars for v in HMC_ONLY):
+                    fail(f"{name}: sample_stats has {HMC_ONLY}, which ArviZ reads as an HMC Hamiltonian")
+                if any(ds[v].dtype != bool for v in SAMPLE_STATS_BOOL):
+                    fail(f"{name}: diverging decodes to {ds['diverging'].dtype}, not bool")
+
+
+def flat_params(post, f):
+    """The posterior's per-tensor variables put back into /model's flat order: [..., param]."""
+    names, offsets, shapes, ranks = st.read_layout(f)
+    parts = []
+    for n, o in sorted(zip(names, offsets), key=lambda t: t[1]):
+        v = post[n.replace("/", "_")].values
+        lead = v.shape[:len(v.shape) - sum(1 for d in post[n.replace("/", "_")].dims if "_dim_" in d)]
+        parts.append(v.reshape(lead + (-1,)))
+    return np.concatenate(parts, axis=-1)
+
+
+def check_inference_data(name, nc, archive, rungs, float32=False):
+    """The InferenceData file `nc` exported from `archive`: the schema, one variable per tensor in
+    the stored precision, sample_stats, rungs with their temperatures, lp and (the sequential
+    ladder) one draw's log-likelihood and the prior's energy against numpy."""
     import xarray as xr  # (the structure itself, read with xarray as ArviZ reads it)
+    check_schema(name, nc)
     draws = ("chain", "draw") + (("rung",) if rungs else ())
     with xr.open_dataset(nc, group="posterior", engine="netcdf4") as post, \
             xr.open_dataset(nc, group="sample_stats", engine="netcdf4") as stats, \
             xr.open_dataset(nc, group="log_likelihood", engine="netcdf4") as ll, \
             xr.open_dataset(nc, group="observed_data", engine="netcdf4") as obs, h5py.File(archive, "r") as f:
-        if post["params"].dims != draws + ("param",) or ll["y"].dims != draws + ("observation",):
-            fail(f"{name}: dims {post['params'].dims} and {ll['y'].dims}, expected {draws} + param / observation")
-        if stats["diverging"].dtype != bool or set(stats.data_vars) < {"lp", "temperature", "energy",
-                                                                      "kinetic_temperature"}:
-            fail(f"{name}: sample_stats {dict(stats.data_vars)}")
+        names, offsets, shapes, ranks = st.read_layout(f)
+        for n, sh, rk in zip(names, shapes, ranks):
+            v = n.replace("/", "_")
+            want = draws + tuple(f"{v}_dim_{i}" for i in range(rk))
+            if v not in post or post[v].dims != want or post[v].shape[len(draws):] != tuple(sh[:rk]):
+                fail(f"{name}: posterior lacks {v} {want} {tuple(sh[:rk])}: {dict(post.data_vars)}")
+            if post[v].dtype != (np.float32 if float32 else np.float64):
+                fail(f"{name}: posterior {v} is {post[v].dtype}, the run stored {'float32' if float32 else 'float64'}")
+        stored = f["posterior/params"][()]
+        if not rungs and not np.array_equal(flat_params(post, f), stored.astype(np.float64)):
+            fail(f"{name}: the tensors put back together are not /posterior/params")
+        if ll["y"].dims != draws + ("observation",):
+            fail(f"{name}: log_likelihood dims {ll['y'].dims}, expected {draws} + observation")
+        want_stats = {"lp", "step_size", "diverging", "temperature", "extended_energy", "kinetic_temperature",
+                      "loss", "step"}
+        if set(stats.data_vars) - {"rung_temperature"} != want_stats:
+            fail(f"{name}: sample_stats {sorted(stats.data_vars)}, expected {sorted(want_stats)}")
+        if stats["step"].dtype != np.int64 or not np.all(stats["step_size"].values > 0):
+            fail(f"{name}: step is {stats['step'].dtype}, step_size {stats['step_size'].values.ravel()[:4]}")
         t = stats["temperature"].values
-        if rungs and not all(np.ptp(t[..., k]) == 0 for k in range(rungs)):
-            fail(f"{name}: a rung mixes temperatures along chain or draw: {t}")
+        if rungs:
+            rung_t = [f[f"ladder/rung_{k}"].attrs["temperature"] for k in range(rungs)]
+            if not np.array_equal(post["rung_temperature"].values, rung_t) or \
+                    not all(np.all(t[..., k] == rung_t[k]) for k in range(rungs)):
+                fail(f"{name}: rung_temperature {post['rung_temperature'].values} or the draws' T are not the "
+                     f"rungs' {rung_t}")
         if ll["y"].sizes["observation"] != obs["y"].sizes["observation"] != f["data/train/x"].shape[0]:
             fail(f"{name}: log_likelihood has another number of observations than the training rows")
         # lp = -loss/T - the prior's energy; the log-likelihood of one draw recomputed in numpy.
@@ -154,16 +226,15 @@ def check_inference_data(name, nc, archive, rungs):
         if name == "plain" and not np.allclose(stats["lp"].values, -loss / t, rtol=1e-12):
             fail(f"{name}: lp is not -loss/T without a prior")
         if name == "sequential":
-            check_sequential(name, f, post, stats, ll, loss, t)
+            check_sequential(name, f, flat_params(post, f), stats, ll, loss, t)
 
 
-def check_sequential(name, f, post, stats, ll, loss, t):
+def check_sequential(name, f, params, stats, ll, loss, t):
     """The sequential ladder (regression, s = 0.1, Gaussian prior): one draw's log-likelihood,
     lp with the prior's energy, rung 1 as each chain's second block of draws."""
     x = st.scaled(f, f["data/train/x"][()])
     lo, hi = f["data/scaling/y_min"][()], f["data/scaling/y_max"][()]
-    params = post["params"].values[1, 0, 1]
-    pred = st.forward(params, st.read_layout(f), x) * (hi - lo) / 2 + (hi + lo) / 2
+    pred = st.forward(params[1, 0, 1], st.read_layout(f), x) * (hi - lo) / 2 + (hi + lo) / 2
     want = np.sum(-0.5 * (np.log(2 * np.pi * 0.01) + (f["data/train/y"][()] - pred) ** 2 / 0.01), axis=1)
     if not np.allclose(ll["y"].values[1, 0, 1], want, rtol=1e-9, atol=1e-9):
         fail(f"{name}: log_likelihood differs from numpy's Gaussian with s = 0.1")
@@ -171,17 +242,32 @@ def check_sequential(name, f, post, stats, ll, loss, t):
     names, offsets, shapes, ranks = st.read_layout(f)
     precision = np.concatenate([np.full(int(np.prod(sh[:rk])), float(sh[0]) if rk == 2 else 1.0)
                                 for sh, rk in zip(shapes, ranks)])
-    prior = 0.5 * np.einsum("cdkp,p->cdk", post["params"].values ** 2, precision)
+    prior = 0.5 * np.einsum("cdkp,p->cdk", params ** 2, precision)
     if not np.allclose(stats["lp"].values, -loss / t - prior, rtol=1e-10):
         fail(f"{name}: lp is not -loss/T minus the Gaussian prior's energy")
     chain1 = f["posterior/params"][1]
     per_stage = chain1.shape[0] // 2
-    if not np.array_equal(post["params"].values[1, :, 1], chain1[per_stage:]):
+    if not np.array_equal(params[1, :, 1], chain1[per_stage:]):
         fail(f"{name}: rung 1 is not each chain's second block of draws")
 
 
+def check_one_rung(name, nc_all, nc_one, rung):
+    """export --rung K: a plain (chain, draw) posterior equal to the full export's rung K."""
+    import xarray as xr
+    check_schema(name + f" --rung {rung}", nc_one)
+    for g in ("posterior", "sample_stats", "log_likelihood"):
+        with xr.open_dataset(nc_all, group=g, engine="netcdf4") as a, \
+                xr.open_dataset(nc_one, group=g, engine="netcdf4") as b:
+            for v in b.data_vars:
+                if "rung" in b[v].dims or not np.array_equal(a[v].isel(rung=rung).values, b[v].values):
+                    fail(f"{name}: --rung {rung}'s {g}/{v} is not the full export's rung {rung}")
+            if g == "posterior" and b.attrs.get("rung") != rung:
+                fail(f"{name}: --rung {rung}'s posterior does not say which rung it is: {dict(b.attrs)}")
+
+
 def test_idata(tmp):
-    """export --what inference-data: ArviZ's groups and names, a rung dimension for ladders."""
+    """export --what inference-data: ArviZ's schema, per-tensor variables, rungs with their
+    temperatures, one rung alone; export --what metrics."""
     sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
             "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2",
             "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2", "--simmer.noise_sd", "0.1",
@@ -189,7 +275,8 @@ def test_idata(tmp):
     iris = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
             "--adam.epochs", "40", "--simmer.steps", "200", "--ensemble.window", "100", "--ensemble.store_every", "25",
             "--run.trajectories", "4", "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2",
-            "--simmer.ladder", "1,2", "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "50"]
+            "--simmer.ladder", "1,2", "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "50",
+            "--run.precision", "float32"]
     plain = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
              "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2"]
     for name, args, rungs in (("sequential", sine, 2), ("parallel", iris, 2), ("plain", plain, 0)):
@@ -197,15 +284,35 @@ def test_idata(tmp):
         st.run(SIMMER, 2, args + ["--output", archive])
         st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--out", nc])
         answers = open_every_group(nc)
-        for group, names in (("posterior", ["params"]), ("log_likelihood", ["y"]), ("observed_data", ["y"]),
-                             ("constant_data", ["x"]),
-                             ("sample_stats", ["lp", "diverging", "temperature", "energy", "kinetic_temperature"])):
+        for group in ("posterior", "log_likelihood", "observed_data", "constant_data", "sample_stats"):
             if "/" + group not in answers:
                 fail(f"{name}: the InferenceData file has no group {group}")
-        check_inference_data(name, nc, archive, rungs)
-    print("idata: sequential and parallel ladders and a plain run export as InferenceData: posterior and "
-          "log_likelihood with dims chain, draw(, rung) and param / observation, no rung mixing temperatures, "
-          "diverging bool, lp and the log-likelihood equal numpy's")
+        check_inference_data(name, nc, archive, rungs, float32=name == "parallel")
+        if rungs:
+            one = os.path.join(tmp, name + "_rung1.nc")
+            st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--rung", "1",
+                                   "--out", one])
+            check_one_rung(name, nc, one, 1)
+    # --what metrics: one row per number, candidate/split/metric/value, the same values as /metrics.
+    table = os.path.join(tmp, "metrics.csv")
+    st.run(ANALYZE, None, ["export", os.path.join(tmp, "parallel.h5"), "--what", "metrics", "--out", table])
+    import csv
+    with open(table) as fh, h5py.File(os.path.join(tmp, "parallel.h5"), "r") as f:
+        rows = list(csv.DictReader(fh))
+        got = {(r["candidate"], r["split"], r["metric"]): float(r["value"]) for r in rows}
+        for key, want in (
+                (("ensemble", "test", "accuracy"), f["metrics"].attrs["ensemble_test_accuracy"]),
+                (("deep_ensemble", "validation", "nll"), f["metrics"].attrs["deep_ensemble_validation_nll"]),
+                (("baseline", "test", "nll_mean"), f["metrics"].attrs["baseline_test_nll_mean"]),
+                (("rung_1", "test", "nll"), f["ladder/rung_1"].attrs["ensemble_test_nll"]),
+                (("run", "", "trajectories_stationary"), f["metrics"].attrs["trajectories_stationary"])):
+            if key not in got or got[key] != float(want):
+                fail(f"export --what metrics: {key} is {got.get(key)}, /metrics says {want}")
+        if len(rows) != len(got):
+            fail("export --what metrics repeats a (candidate, split, metric)")
+    print("idata: sequential and parallel (float32) ladders and a plain run export as InferenceData that keeps "
+          "ArviZ's schema rules; one variable per tensor in the stored precision; rung_temperature; --rung; "
+          f"export --what metrics: {len(rows)} rows")
 
 
 def test_format1(tmp):

@@ -21,6 +21,7 @@ struct AnalyzeInvocation {
   int digits = 7;                     ///< predict --digits
   std::string what;                   ///< export --what
   bool params = false;                ///< export --params
+  int rung = -1;                      ///< export --rung (inference-data of one ladder rung; -1: every rung)
   bool overwrite = false;             ///< merge --overwrite
   bool help = false;                  ///< --help given: help_text holds the text
   std::string help_text;

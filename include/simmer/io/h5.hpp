@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -160,13 +161,13 @@ class ParallelFile {
                     const std::vector<std::pair<std::string, unsigned>>& datasets);
 
   /// The dimension name of axis `axis` of the dataset at `path` with `rank` axes.
-  using AxisNamer = std::string (*)(const std::string& path, int axis, int rank);
+  using AxisNamer = std::function<std::string(const std::string& path, int axis, int rank)>;
   /// Collective. Gives every axis of every dataset that has no dimension scale one: `name_of`'s
   /// name, a scale dataset of that name in the dataset's group holding 0, 1, .. (made when the
   /// group has none; when the group's is another length, "<name>_<length>" instead), so netCDF
   /// readers (xarray) see named dimensions everywhere, no phony_dim. Every rank walks the same
   /// file in the same (name) order and makes the same calls.
-  void name_axes(AxisNamer name_of);
+  void name_axes(const AxisNamer& name_of);
 
   /// Collective flush to disk (what a run does after each gather).
   void flush();

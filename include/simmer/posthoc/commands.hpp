@@ -89,12 +89,15 @@ struct ExportOptions {
   std::vector<double> quantiles{0.025, 0.975};  ///< ensemble, regression: predictive quantiles
   bool allow_incomplete = false;                ///< use an archive whose run has not finished
   bool log_likelihood = false;                  ///< inference-data: the pointwise log-likelihood group
+  int rung = -1;                                ///< inference-data of a ladder: rung `rung` alone (-1: all)
 };
 
 /// export --what inference-data: ArviZ's InferenceData as a netCDF-4 file (`output`): posterior
-/// (params [chain, draw(, rung), param]), sample_stats (lp, diverging, temperature, energy,
+/// (one variable per /model tensor [chain, draw(, rung), <tensor>_dim_0, ...] in the stored
+/// precision), sample_stats (lp, step_size, diverging, temperature, extended_energy,
 /// kinetic_temperature, loss, step), observed_data and constant_data (the training rows) and,
-/// with `log_likelihood`, log_likelihood (y [chain, draw(, rung), observation]). Serial.
+/// with `log_likelihood`, log_likelihood (y [chain, draw(, rung), observation]); a ladder's rung
+/// dimension has the coordinate rung_temperature. Serial.
 void export_inference_data(const ExportOptions& options, std::ostream& out);
 
 /// One tidy CSV table (one observation per row, header row).

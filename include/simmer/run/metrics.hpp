@@ -105,11 +105,13 @@ inline std::string baseline_score(std::string_view set, std::string_view score) 
   return join(kBaseline, baseline_column(set, score));
 }
 /// The baseline networks' mean and sd over trajectories: "baseline_test_accuracy_mean".
+inline constexpr const char* kBaselinePrefix = "baseline_";
+inline constexpr const char* kBaselineName = "baseline";  ///< export --what metrics' candidate name
 inline std::string baseline_mean_key(std::string_view set, std::string_view score) {
-  return "baseline_" + baseline_column(set, score) + "_mean";
+  return kBaselinePrefix + baseline_column(set, score) + "_mean";
 }
 inline std::string baseline_sd_key(std::string_view set, std::string_view score) {
-  return "baseline_" + baseline_column(set, score) + "_sd";
+  return kBaselinePrefix + baseline_column(set, score) + "_sd";
 }
 
 /// The /metrics attribute counting the trajectories whose verdict is `name` (one of
