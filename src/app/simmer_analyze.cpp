@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
           posthoc::summary(inv.archives.front(), std::cout);
         } else if (inv.command == "verify") {
           code = posthoc::verify(inv.archives.front(), std::cout);
+        } else if (inv.command == "compare") {
+          posthoc::compare({inv.archives.front(), inv.output, inv.allow_incomplete}, std::cout);
         } else if (inv.command == "merge") {
           posthoc::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {

@@ -24,6 +24,7 @@ const char* const kOverview =
     "  merge A.h5 B.h5 ... -o ALL.h5           combine the archives of a seed study\n"
     "  export RUN.h5 --what trace|samples|ensemble   tidy CSV tables\n"
     "  export RUN.h5 --what inference-data --out OUT.nc   ArviZ's InferenceData (netCDF-4)\n"
+    "  compare RUN.h5                          PSIS-LOO and WAIC of each ladder rung (model choice)\n"
     "  verify RUN.h5                           read every dataset back and check its checksums;\n"
     "                                          exit code 1 when one is damaged\n"
     "`simmer_analyze COMMAND --help` describes each. Errors: one line on stderr, exit code 2.\n";
@@ -99,6 +100,16 @@ const Command kCommands[] = {
      "            arviz.from_netcdf(OUT.nc) reads it\n"
      "An unfinished run's archive (status not complete) is refused unless --allow-incomplete\n"
      "(simmer_analyze summary tells what happened to it and how to resume it)."},
+    {"compare", "simmer_analyze compare RUN.h5 [--out FILE.csv] [--allow-incomplete]",
+     "Model comparison across a run's candidates: for each rung of a ladder (or the one simmering\n"
+     "stage) the log-likelihood of every training row under every stored draw, then PSIS-LOO\n"
+     "(Pareto-smoothed importance sampling leave-one-out; k-hat per row, a warning above\n"
+     "min(1 - 1/log10(draws), 0.7)) and WAIC, as ArviZ computes them (r_eff = 1), each with its\n"
+     "standard error, the difference to the best elpd_loo with that difference's standard error\n"
+     "(dse), beside the validation loss that chose the run's ensemble (/selection). Regression\n"
+     "uses the noise sd T_Bayes assumed. They estimate the posterior predictive's fit to new rows\n"
+     "only at T = T_Bayes with a prior; at other rungs they describe the tempered law.\n"
+     "--out writes the table as CSV."},
     {"verify", "simmer_analyze verify RUN.h5",
      "Reads every dataset of the archive back in full, one chunk at a time, with HDF5's Fletcher-32\n"
      "checking on (simmer_mpi stores a checksum with every chunk of every dataset; attributes and\n"
@@ -156,6 +167,10 @@ po::options_description options_of(const std::string& command) {
     desc.add_options()                                                                      //
         ("output,o", po::value<std::string>()->value_name("ALL.h5"), "the merged archive")  //
         ("overwrite", "replace an existing output");
+  } else if (command == "compare") {
+    desc.add_options()                                                                                       //
+        ("allow-incomplete", "use an unfinished run's archive (status not complete): what it holds so far")  //
+        ("out", po::value<std::string>()->value_name("FILE.csv"), "also write the table as CSV");
   } else if (command == "export") {
     desc.add_options()  //
         ("what", po::value<std::string>()->value_name("TABLE"),
@@ -188,7 +203,7 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     if (i > 0) inv.command_line += ' ';
     inv.command_line += argv[i];
   }
-  if (argc < 2) throw Error("no command given: summary, predict, merge, export or verify (see --help)");
+  if (argc < 2) throw Error("no command given: summary, predict, merge, export, compare or verify (see --help)");
   const std::string first = argv[1];
   if (first == "--help" || first == "-h" || first == "help") {
     inv.help = true;
@@ -199,7 +214,7 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
   }
   const Command* command = find_command(first);
   if (command == nullptr) {
-    throw Error("unknown command '" + first + "': use summary, predict, merge, export or verify (see --help)");
+    throw Error("unknown command '" + first + "': use summary, predict, merge, export, compare or verify (see --help)");
   }
   inv.command = first;
   po::options_description desc = options_of(first);
@@ -249,6 +264,8 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     if (inv.digits < 1 || inv.digits > 17) {
       throw Error("predict: --digits " + std::to_string(inv.digits) + " must be in 1..17");
     }
+  } else if (first == "compare") {
+    inv.allow_incomplete = vm.count("allow-incomplete") != 0;
   } else if (first == "export") {
     inv.what = text("what");
     inv.quantiles = parse_quantiles(text("quantiles"));

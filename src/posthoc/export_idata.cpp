@@ -164,6 +164,36 @@ void row_log_likelihood(const RunArchive& run, ConstBatchView outputs, const std
 
 }  // namespace
 
+TrainingLogLikelihood training_log_likelihood(const io::ArchiveReader& r, const RunArchive& run,
+                                              const std::vector<NetworkRow>& networks) {
+  const auto x_raw = r.read_doubles(layout::data_x(layout::kTrain));
+  const auto y = r.read_doubles(layout::data_y(layout::kTrain));
+  const auto rows = r.dims(layout::data_x(layout::kTrain)).front();
+  const auto features = static_cast<std::int64_t>(run.feature_names.size());
+  const Matrix x = run.x_scaler.transform(Eigen::Map<const Matrix>(x_raw.data(), rows, features));
+  bool estimated = false;
+  // The noise sd T_Bayes assumed: simmer.noise_sd's, or with auto the one the run measured.
+  const double sd = run.config.simmer.noise_sd.value_or(
+      r.has_attribute(layout::kMetrics, layout::kNoiseSd) ? r.attribute_real(layout::kMetrics, layout::kNoiseSd) : 0.0);
+  const ensemble::NoiseEstimate noise =
+      run.classification ? ensemble::NoiseEstimate{} : group_noise(r, run, layout::kEnsemble, estimated);
+  TrainingLogLikelihood out;
+  out.values = Matrix::Constant(static_cast<Index>(networks.size()), rows, kNaN);
+  Matrix scratch;
+  std::vector<double> row(static_cast<std::size_t>(rows));
+  evaluate_networks(r, run, layout::kPosteriorParams, networks, 0, static_cast<std::int64_t>(networks.size()), x,
+                    [&](std::int64_t i, const std::string&, ConstBatchView outputs) {
+                      row_log_likelihood(run, outputs, y, sd, noise.variance, scratch, row.data());
+                      for (Index j = 0; j < rows; ++j) out.values(i, j) = row[static_cast<std::size_t>(j)];
+                    });
+  out.meaning = run.classification
+                    ? "log p(y | x, network) of each training row: the log softmax of its class"
+                    : "log N(y; network(x), s^2) of each training row, summed over outputs, s = " +
+                          (sd > 0 ? "the run's noise sd (/metrics noise_sd)" : std::string("the ensemble's noise sd")) +
+                          " (the likelihood T_Bayes assumes)";
+  return out;
+}
+
 void export_inference_data(const ExportOptions& o, std::ostream& out) {
   if (o.output.empty()) throw Error("export --what inference-data: --out OUT.nc is missing (a netCDF-4 file)");
   const io::ArchiveReader r(o.archive);
@@ -357,31 +387,12 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   // log_likelihood (opt-in: every draw on every training row).
   if (o.log_likelihood) {
     stamp(f, "/log_likelihood", created, version);
-    const Matrix x = run.x_scaler.transform(Eigen::Map<const Matrix>(x_raw.data(), rows, features));
     std::vector<NetworkRow> networks(slots);
     each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t) { networks[at] = s; });
-    bool estimated = false;
-    // The noise sd T_Bayes assumed: simmer.noise_sd's, or with auto the one the run measured.
-    const double sd = run.config.simmer.noise_sd.value_or(r.has_attribute(layout::kMetrics, layout::kNoiseSd)
-                                                              ? r.attribute_real(layout::kMetrics, layout::kNoiseSd)
-                                                              : 0.0);
-    const ensemble::NoiseEstimate noise =
-        run.classification ? ensemble::NoiseEstimate{} : group_noise(r, run, layout::kEnsemble, estimated);
-    std::vector<double> ll(slots * static_cast<std::size_t>(rows), kNaN);
-    Matrix scratch;
-    evaluate_networks(r, run, layout::kPosteriorParams, networks, 0, static_cast<std::int64_t>(slots), x,
-                      [&](std::int64_t i, const std::string&, ConstBatchView outputs) {
-                        row_log_likelihood(run, outputs, y, sd, noise.variance, scratch,
-                                           ll.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(rows));
-                      });
-    f.put("/log_likelihood/y", ll, m.dims({rows}));
-    f.attribute(
-        "/log_likelihood/y", layout::kMeaning,
-        std::string(run.classification ? "log p(y | x, network) of each training row: the log softmax of its class"
-                                       : "log N(y; network(x), s^2) of each training row, summed over outputs, s = " +
-                                             (sd > 0 ? "the run's noise sd (/metrics noise_sd)"
-                                                     : std::string("the ensemble's noise sd")) +
-                                             " (the likelihood T_Bayes assumes)"));
+    const TrainingLogLikelihood ll = training_log_likelihood(r, run, networks);
+    std::vector<double> values(ll.values.data(), ll.values.data() + ll.values.size());  // row-major: draw, row
+    f.put("/log_likelihood/y", values, m.dims({rows}));
+    f.attribute("/log_likelihood/y", layout::kMeaning, ll.meaning);
     rung_coordinate("/log_likelihood");
   }
   f.name_axes([&](const std::string& path, int axis, int rank) { return idata_axis(path, axis, rank, m.rung_axis); });

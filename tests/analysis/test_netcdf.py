@@ -15,6 +15,9 @@ tests:
            in the stored precision; each rung one temperature, its rung_temperature coordinate;
            --rung K equals the full export's rung K; lp and one draw's log-likelihood equal numpy's;
            export --what metrics against /metrics
+  compare  simmer_analyze compare of a regression and a classification ladder: every rung's
+           PSIS-LOO and WAIC (elpd, se, p, largest k-hat, rows above ArviZ's threshold) equal
+           numpy's (tests/analysis/loo_reference.py, transcribed from ArviZ) to 1e-8
   format1  archives of the previous format (tests/data/archives: fixed-length strings, no named
            axes, written before the predictive mixture was archived) are read by summary, verify,
            predict, export (every table), merge and the figure scripts
@@ -265,9 +268,9 @@ def check_one_rung(name, nc_all, nc_one, rung):
                 fail(f"{name}: --rung {rung}'s posterior does not say which rung it is: {dict(b.attrs)}")
 
 
-def test_idata(tmp):
-    """export --what inference-data: ArviZ's schema, per-tensor variables, rungs with their
-    temperatures, one rung alone; export --what metrics."""
+def idata_jobs():
+    """Three small runs: a sequential regression ladder, a parallel float32 classification ladder
+    with exchange, and a plain run."""
     sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
             "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2",
             "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2", "--simmer.noise_sd", "0.1",
@@ -279,6 +282,13 @@ def test_idata(tmp):
             "--run.precision", "float32"]
     plain = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
              "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2"]
+    return sine, iris, plain
+
+
+def test_idata(tmp):
+    """export --what inference-data: ArviZ's schema, per-tensor variables, rungs with their
+    temperatures, one rung alone; export --what metrics."""
+    sine, iris, plain = idata_jobs()
     for name, args, rungs in (("sequential", sine, 2), ("parallel", iris, 2), ("plain", plain, 0)):
         archive, nc = os.path.join(tmp, name + ".h5"), os.path.join(tmp, name + ".nc")
         st.run(SIMMER, 2, args + ["--output", archive])
@@ -313,6 +323,46 @@ def test_idata(tmp):
     print("idata: sequential and parallel (float32) ladders and a plain run export as InferenceData that keeps "
           "ArviZ's schema rules; one variable per tensor in the stored precision; rung_temperature; --rung; "
           f"export --what metrics: {len(rows)} rows")
+
+
+def test_compare(tmp):
+    """simmer_analyze compare: each rung's PSIS-LOO and WAIC equal a hand computation
+    (tests/analysis/loo_reference.py, numpy transcribed from ArviZ) on the same draws'
+    log-likelihood, exported by export --log-likelihood --rung K, to 1e-8."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import csv
+    import xarray as xr
+    import loo_reference as ref
+    sine, iris, _ = idata_jobs()
+    for name, args in (("sequential", sine), ("parallel", iris)):
+        archive, table = os.path.join(tmp, name + ".h5"), os.path.join(tmp, name + "_compare.csv")
+        # Every step of the window stored: 200 draws per rung, enough for the Pareto fit.
+        st.run(SIMMER, 2, st.opts(args, "--ensemble.store_every", "1") + ["--output", archive])
+        printed = subprocess.run([ANALYZE, "compare", archive, "--out", table], env=st.ENV, capture_output=True,
+                                 text=True)
+        if printed.returncode != 0 or "elpd_loo" not in printed.stdout or "rung_1" not in printed.stdout:
+            fail(f"{name}: compare failed or printed no table:\n{printed.stdout}\n{printed.stderr}")
+        with open(table) as fh:
+            rows = {r["candidate"]: r for r in csv.DictReader(fh)}
+        for k in (0, 1):
+            nc = os.path.join(tmp, f"{name}_rung{k}.nc")
+            st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--rung", str(k),
+                                   "--out", nc])
+            with xr.open_dataset(nc, group="log_likelihood", engine="netcdf4") as ds:
+                ll = ds["y"].values.reshape(-1, ds["y"].shape[-1])
+            loo_e, loo_se, p_loo, _, khat = ref.loo(ll)
+            waic_e, waic_se, p_waic, _ = ref.waic(ll)
+            got = rows[f"rung_{k}"]
+            for column, want in (("elpd_loo", loo_e), ("se_loo", loo_se), ("p_loo", p_loo), ("elpd_waic", waic_e),
+                                 ("se_waic", waic_se), ("p_waic", p_waic), ("max_k", np.max(khat))):
+                if not np.isclose(float(got[column]), want, rtol=1e-8, atol=1e-8):
+                    fail(f"{name} rung_{k}: compare's {column} {got[column]}, numpy's {want!r}")
+            good_k = min(1 - 1 / np.log10(ll.shape[0]), 0.7)
+            if int(got["k_above"]) != int(np.sum(khat > good_k)):
+                fail(f"{name} rung_{k}: {got['k_above']} rows above k-hat {good_k:.2f}, numpy counts "
+                     f"{int(np.sum(khat > good_k))}")
+        print(f"compare ({name}): " + ", ".join(f"{c} elpd_loo {float(r['elpd_loo']):.3f} ± {float(r['se_loo']):.3f}"
+                                              for c, r in rows.items()))
 
 
 def test_format1(tmp):

@@ -100,6 +100,18 @@ struct ExportOptions {
 /// dimension has the coordinate rung_temperature. Serial.
 void export_inference_data(const ExportOptions& options, std::ostream& out);
 
+/// simmer_analyze compare: PSIS-LOO and WAIC (ensemble/model_comparison.hpp) of each candidate
+/// of a run (each ladder rung, or the one simmering stage) from its stored draws' log-likelihood of
+/// the training rows, with standard errors, differences to the best and their standard errors,
+/// k-hat warnings and the validation loss that chose the run's ensemble; with `output`, the same
+/// as a CSV table.
+struct CompareOptions {
+  std::string archive;
+  std::string output;  ///< "" = the printed table only
+  bool allow_incomplete = false;
+};
+void compare(const CompareOptions& options, std::ostream& out);
+
 /// One tidy CSV table (one observation per row, header row).
 void export_csv(const ExportOptions& options, std::ostream& out);
 

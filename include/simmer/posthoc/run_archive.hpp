@@ -68,6 +68,17 @@ void evaluate_networks(const io::ArchiveReader& reader, const RunArchive& run, c
                        const std::vector<NetworkRow>& rows, std::int64_t begin, std::int64_t end, const Matrix& x,
                        const NetworkVisitor& visit);
 
+/// Each network's log-likelihood of each training row (networks × rows): the log softmax of its
+/// class, or log N(y; f(x), s²) summed over outputs with s the noise sd T_Bayes assumed
+/// (simmer.noise_sd, the run's measured one, else the ensemble's), and that meaning in words.
+/// What export's log_likelihood group and compare read.
+struct TrainingLogLikelihood {
+  Matrix values;
+  std::string meaning;
+};
+TrainingLogLikelihood training_log_likelihood(const io::ArchiveReader& reader, const RunArchive& run,
+                                              const std::vector<NetworkRow>& networks);
+
 /// Which stored draws hold a network: (chain, draw) pairs in chain-then-draw order whose
 /// /sample_stats/step is finite (a stopped trajectory's unwritten rows read NaN).
 std::vector<std::pair<std::int64_t, std::int64_t>> written_draws(const io::ArchiveReader& reader,
