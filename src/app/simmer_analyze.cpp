@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
           posthoc::merge({inv.archives, inv.output, inv.overwrite, inv.command_line}, std::cout);
         } else {
           posthoc::export_csv({inv.archives.front(), inv.what, inv.params, inv.output, inv.quantiles,
-                               inv.allow_incomplete, inv.log_likelihood, inv.rung},
+                               inv.allow_incomplete, inv.log_likelihood, inv.rung, inv.predictive},
                               std::cout);
         }
         std::cout.flush();

@@ -73,7 +73,7 @@ const Command kCommands[] = {
      "data.split_seed may differ only when the data are identical."},
     {"export",
      "simmer_analyze export RUN.h5 --what trace|samples|ensemble|metrics|inference-data [--params] "
-     "[--quantiles LIST] [--log-likelihood] [--rung K] [--allow-incomplete] [--out FILE]",
+     "[--quantiles LIST] [--log-likelihood] [--predictive] [--rung K] [--allow-incomplete] [--out FILE]",
      "Writes one tidy table (one observation per row, a header row):\n"
      "  trace:    chain,phase,step,temperature,train_loss,test_loss,distance,path_length,param_rms,\n"
      "            param_max_abs (phase 0 = Adam, 1 = simmering; distance and path length from the\n"
@@ -96,7 +96,10 @@ const Command kCommands[] = {
      "            posterior), sample_stats (lp, step_size, diverging, temperature, extended_energy (the\n"
      "            thermostat's H_ext, not an HMC energy), kinetic_temperature, loss, step),\n"
      "            observed_data and constant_data (the training rows); --log-likelihood adds\n"
-     "            log_likelihood (y [chain, draw, observation]: every draw on every training row).\n"
+     "            log_likelihood (y [chain, draw, observation]: every draw on every training row);\n"
+     "            --predictive adds posterior_predictive (y: one outcome sampled per draw and training\n"
+     "            row: the class from the softmax, or f(x) plus N(0, s^2) noise), predictions (the same\n"
+     "            on the test rows) and constant_data_predictions (the test inputs).\n"
      "            arviz.from_netcdf(OUT.nc) reads it\n"
      "An unfinished run's archive (status not complete) is refused unless --allow-incomplete\n"
      "(simmer_analyze summary tells what happened to it and how to resume it)."},
@@ -182,6 +185,9 @@ po::options_description options_of(const std::string& command) {
         ("log-likelihood",
          "with --what inference-data: the log_likelihood group (every stored draw on every "
          "training row: draws x rows values)")  //
+        ("predictive",
+         "with --what inference-data: posterior_predictive and predictions (one sampled outcome per "
+         "draw and training / test row)")  //
         ("rung", po::value<int>()->value_name("K"),
          "with --what inference-data of a ladder run: rung K alone, as a plain (chain, draw) posterior")  //
         ("out", po::value<std::string>()->value_name("FILE.csv"), "write here instead of stdout");
@@ -271,7 +277,10 @@ AnalyzeInvocation parse_analyze_command_line(int argc, const char* const* argv) 
     inv.quantiles = parse_quantiles(text("quantiles"));
     inv.allow_incomplete = vm.count("allow-incomplete") != 0;
     inv.log_likelihood = vm.count("log-likelihood") != 0;
+    inv.predictive = vm.count("predictive") != 0;
     inv.params = vm.count("params") != 0;
+    if (inv.predictive && inv.what != "inference-data")
+      throw Error("export: --predictive goes with --what inference-data");
     if (inv.what != "trace" && inv.what != "samples" && inv.what != "ensemble" && inv.what != "metrics" &&
         inv.what != "inference-data") {
       throw Error("export: --what '" + inv.what + "' must be trace, samples, ensemble, metrics or inference-data");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "simmer/core/error.hpp"
+#include "simmer/core/rng.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/posthoc/commands.hpp"
@@ -34,17 +35,20 @@ std::string idata_axis(const std::string& path, int axis, int rank, bool rung_ax
   const std::string group = path.substr(1, path.find('/', 1) - 1);
   const std::string variable = path.substr(path.find_last_of('/') + 1);
   std::vector<std::string> axes;
-  if (group == "posterior" || group == "sample_stats" || group == "log_likelihood") {
+  const bool predictive = group == "posterior_predictive" || group == "predictions";
+  if (group == "posterior" || group == "sample_stats" || group == "log_likelihood" || predictive) {
     if (rank == 1) return "rung";  // rung_temperature, the rung coordinate's values
     axes = {"chain", "draw"};
     if (rung_axis) axes.emplace_back("rung");
     const int own = rank - static_cast<int>(axes.size());
     for (int i = 0; i < own; ++i) {
-      axes.push_back(group == "log_likelihood" ? std::string("observation") : variable + "_dim_" + std::to_string(i));
+      const char* observed[] = {"observation", "target"};
+      axes.push_back(group == "log_likelihood" || predictive ? std::string(observed[std::min(i, 1)])
+                                                             : variable + "_dim_" + std::to_string(i));
     }
   } else if (group == "observed_data") {
     axes = {"observation", "target"};
-  } else if (group == "constant_data") {
+  } else if (group == "constant_data" || group == "constant_data_predictions") {
     axes = {"observation", "feature"};
   }
   return axis < static_cast<int>(axes.size()) ? axes[static_cast<std::size_t>(axis)] : "axis_" + std::to_string(axis);
@@ -162,6 +166,70 @@ void row_log_likelihood(const RunArchive& run, ConstBatchView outputs, const std
   }
 }
 
+/// The noise regression's likelihood assumes: the sd T_Bayes assumed (simmer.noise_sd's, or with
+/// auto the one the run measured; 0: unknown) and the ensemble's noise variance per output (used
+/// when the sd is unknown).
+std::pair<double, Matrix> likelihood_noise(const io::ArchiveReader& r, const RunArchive& run) {
+  if (run.classification) return {0.0, Matrix()};
+  bool estimated = false;
+  const double sd = run.config.simmer.noise_sd.value_or(
+      r.has_attribute(layout::kMetrics, layout::kNoiseSd) ? r.attribute_real(layout::kMetrics, layout::kNoiseSd) : 0.0);
+  return {sd, group_noise(r, run, layout::kEnsemble, estimated).variance};
+}
+
+/// One outcome per network and row of `set` (/data/<set>/x), drawn from the network's predictive:
+/// a class from its softmax (classes) or f(x) + N(0, s^2) per output (values [network, row,
+/// output]). Network k draws from its own stream (run.seed, k, RngPurpose::predictive), so the
+/// export is the same every time.
+struct Outcomes {
+  std::vector<std::int64_t> classes;
+  std::vector<double> values;
+  std::int64_t rows = 0;
+};
+Outcomes sampled_outcomes(const io::ArchiveReader& r, const RunArchive& run, const std::vector<NetworkRow>& networks,
+                          const std::string& set) {
+  const auto x_raw = r.read_doubles(layout::data_x(set));
+  Outcomes out;
+  out.rows = r.dims(layout::data_x(set)).front();
+  const auto features = static_cast<std::int64_t>(run.feature_names.size());
+  const Matrix x = run.x_scaler.transform(Eigen::Map<const Matrix>(x_raw.data(), out.rows, features));
+  const auto [sd, noise] = likelihood_noise(r, run);
+  const std::size_t per_network = static_cast<std::size_t>(out.rows * (run.classification ? 1 : run.outputs));
+  if (run.classification) {
+    out.classes.assign(networks.size() * per_network, -1);
+  } else {
+    out.values.assign(networks.size() * per_network, kNaN);
+  }
+  Matrix p;
+  evaluate_networks(r, run, layout::kPosteriorParams, networks, 0, static_cast<std::int64_t>(networks.size()), x,
+                    [&](std::int64_t k, const std::string&, ConstBatchView outputs) {
+                      Rng rng = Rng::named(run.config.run.seed, static_cast<std::uint64_t>(k), RngPurpose::predictive);
+                      const std::size_t at = static_cast<std::size_t>(k) * per_network;
+                      if (run.classification) {
+                        ensemble::class_probabilities(outputs, p);
+                        for (Index i = 0; i < p.rows(); ++i) {
+                          const double u = rng.uniform();
+                          double cumulative = 0.0;
+                          Index c = 0;
+                          for (; c + 1 < p.cols(); ++c) {
+                            cumulative += p(i, c);
+                            if (u < cumulative) break;
+                          }
+                          out.classes[at + static_cast<std::size_t>(i)] = c;
+                        }
+                        return;
+                      }
+                      for (Index i = 0; i < outputs.rows(); ++i) {
+                        for (Index o = 0; o < outputs.cols(); ++o) {
+                          const double s = sd > 0 ? sd : std::sqrt(noise(0, o));
+                          out.values[at + static_cast<std::size_t>(i * outputs.cols() + o)] =
+                              outputs(i, o) + s * rng.normal();
+                        }
+                      }
+                    });
+  return out;
+}
+
 }  // namespace
 
 TrainingLogLikelihood training_log_likelihood(const io::ArchiveReader& r, const RunArchive& run,
@@ -171,19 +239,14 @@ TrainingLogLikelihood training_log_likelihood(const io::ArchiveReader& r, const 
   const auto rows = r.dims(layout::data_x(layout::kTrain)).front();
   const auto features = static_cast<std::int64_t>(run.feature_names.size());
   const Matrix x = run.x_scaler.transform(Eigen::Map<const Matrix>(x_raw.data(), rows, features));
-  bool estimated = false;
-  // The noise sd T_Bayes assumed: simmer.noise_sd's, or with auto the one the run measured.
-  const double sd = run.config.simmer.noise_sd.value_or(
-      r.has_attribute(layout::kMetrics, layout::kNoiseSd) ? r.attribute_real(layout::kMetrics, layout::kNoiseSd) : 0.0);
-  const ensemble::NoiseEstimate noise =
-      run.classification ? ensemble::NoiseEstimate{} : group_noise(r, run, layout::kEnsemble, estimated);
+  const auto [sd, noise] = likelihood_noise(r, run);
   TrainingLogLikelihood out;
   out.values = Matrix::Constant(static_cast<Index>(networks.size()), rows, kNaN);
   Matrix scratch;
   std::vector<double> row(static_cast<std::size_t>(rows));
   evaluate_networks(r, run, layout::kPosteriorParams, networks, 0, static_cast<std::int64_t>(networks.size()), x,
                     [&](std::int64_t i, const std::string&, ConstBatchView outputs) {
-                      row_log_likelihood(run, outputs, y, sd, noise.variance, scratch, row.data());
+                      row_log_likelihood(run, outputs, y, sd, noise, scratch, row.data());
                       for (Index j = 0; j < rows; ++j) out.values(i, j) = row[static_cast<std::size_t>(j)];
                     });
   out.meaning = run.classification
@@ -395,6 +458,32 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
     f.attribute("/log_likelihood/y", layout::kMeaning, ll.meaning);
     rung_coordinate("/log_likelihood");
   }
+  // posterior_predictive and predictions (opt-in): one outcome per draw and training / test row.
+  if (o.predictive) {
+    std::vector<NetworkRow> networks(slots);
+    each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t) { networks[at] = s; });
+    for (const auto& [set, group] : {std::pair<const char*, const char*>{layout::kTrain, "/posterior_predictive"},
+                                     std::pair<const char*, const char*>{layout::kTest, "/predictions"}}) {
+      stamp(f, group, created, version);
+      const Outcomes y_rep = sampled_outcomes(r, run, networks, set);
+      const std::string path = std::string(group) + "/y";
+      if (run.classification) {
+        f.put(path, y_rep.classes, m.dims({y_rep.rows}));
+      } else {
+        f.put(path, y_rep.values, m.dims({y_rep.rows, run.outputs}));
+      }
+      f.attribute(path, layout::kMeaning,
+                  std::string(run.classification ? "one class per draw and " : "one value per draw and ") + set +
+                      " row, drawn from the draw's predictive: " +
+                      (run.classification ? "its softmax" : "f(x) + N(0, s^2), s the noise the log-likelihood uses") +
+                      " (stream run.seed, draw index, predictive)");
+      ladder_attributes(group);
+      rung_coordinate(group);
+    }
+    const auto test_x = r.read_doubles(layout::data_x(layout::kTest));
+    stamp(f, "/constant_data_predictions", created, version);
+    f.put("/constant_data_predictions/x", test_x, {r.dims(layout::data_x(layout::kTest)).front(), features});
+  }
   f.name_axes([&](const std::string& path, int axis, int rank) { return idata_axis(path, axis, rank, m.rung_axis); });
   f.close();
   const double megabytes = 1e-6 * static_cast<double>(slots) * static_cast<double>(rows) * 8.0;
@@ -409,7 +498,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
       << "), sample_stats, observed_data, constant_data"
       << (o.log_likelihood ? ", log_likelihood over " + std::to_string(rows) + " training rows (" + size + " MB)"
                            : std::string())
-      << ")\n";
+      << (o.predictive ? ", posterior_predictive, predictions, constant_data_predictions" : std::string()) << ")\n";
 }
 
 }  // namespace simmer::posthoc

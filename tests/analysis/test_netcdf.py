@@ -137,7 +137,7 @@ def test_groups(tmp):
 
 # ArviZ's InferenceData schema specification (arviz-devs/arviz schema.md), its rules as written,
 # checked with xarray (ArviZ itself is not installable here):
-SAMPLE_GROUPS = ("posterior", "sample_stats", "log_likelihood")  # "the first two dimensions ... (chain, draw)"
+SAMPLE_GROUPS = ("posterior", "sample_stats", "log_likelihood", "posterior_predictive", "predictions")  # "the first two dimensions ... (chain, draw)"
 GROUP_ATTRIBUTES = ("created_at", "inference_library", "inference_library_version")  # "each group contains"
 SAMPLE_STATS_BOOL = ("diverging",)  # "diverging: HMC-NUTS only, boolean variable"
 HMC_ONLY = ("energy",)  # "energy: HMC-NUTS only": the thermostat's H_ext is no Hamiltonian per draw
@@ -254,6 +254,41 @@ def check_sequential(name, f, params, stats, ll, loss, t):
         fail(f"{name}: rung 1 is not each chain's second block of draws")
 
 
+def check_predictive(name, nc, archive, rungs):
+    """posterior_predictive and predictions: one outcome per draw and training / test row, shaped
+    like observed_data; classes are valid class indices that follow the softmax (a class the draw's
+    probability makes near-certain is drawn almost always); regression values scatter around the
+    draws' predictions with the noise sd (s = 0.1 in the sequential job)."""
+    import xarray as xr
+    draws = ("chain", "draw") + (("rung",) if rungs else ())
+    with xr.open_dataset(nc, group="posterior_predictive", engine="netcdf4") as pp, \
+            xr.open_dataset(nc, group="predictions", engine="netcdf4") as pr, \
+            xr.open_dataset(nc, group="observed_data", engine="netcdf4") as obs, \
+            xr.open_dataset(nc, group="constant_data_predictions", engine="netcdf4") as cdp, \
+            h5py.File(archive, "r") as f:
+        tail = obs["y"].dims
+        if pp["y"].dims != draws + tail or pr["y"].dims != draws + tail:
+            fail(f"{name}: posterior_predictive {pp['y'].dims}, predictions {pr['y'].dims}, expected {draws} + {tail}")
+        if pr["y"].sizes["observation"] != f["data/test/x"].shape[0] or \
+                not np.array_equal(cdp["x"].values, f["data/test/x"][()]):
+            fail(f"{name}: predictions are not over the test rows")
+        y = pp["y"].values
+        if obs["y"].dtype == np.int64:
+            classes = f["ensemble/test/probability"].shape[1]
+            if y.dtype != np.int64 or y.min() < 0 or y.max() >= classes:
+                fail(f"{name}: posterior_predictive classes out of range 0..{classes - 1}")
+            # Iris: most training rows are predicted with confidence, so most draws repeat the truth.
+            agree = np.mean(y == obs["y"].values)
+            if not agree > 0.8:
+                fail(f"{name}: sampled classes agree with the truth on {agree:.2f} of draws x rows")
+        elif name == "sequential":
+            # The spread of the sampled values around the draws' mean is about the noise sd 0.1
+            # (the networks' own spread across draws is far smaller at these short runs).
+            sd = float(np.std(y - y.mean(axis=(0, 1), keepdims=True)))
+            if not 0.08 < sd < 0.2:
+                fail(f"{name}: posterior_predictive scatter {sd:.3f}, the noise sd is 0.1")
+
+
 def check_one_rung(name, nc_all, nc_one, rung):
     """export --rung K: a plain (chain, draw) posterior equal to the full export's rung K."""
     import xarray as xr
@@ -292,12 +327,22 @@ def test_idata(tmp):
     for name, args, rungs in (("sequential", sine, 2), ("parallel", iris, 2), ("plain", plain, 0)):
         archive, nc = os.path.join(tmp, name + ".h5"), os.path.join(tmp, name + ".nc")
         st.run(SIMMER, 2, args + ["--output", archive])
-        st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--out", nc])
+        st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--predictive",
+                               "--out", nc])
         answers = open_every_group(nc)
-        for group in ("posterior", "log_likelihood", "observed_data", "constant_data", "sample_stats"):
+        for group in ("posterior", "log_likelihood", "observed_data", "constant_data", "sample_stats",
+                      "posterior_predictive", "predictions", "constant_data_predictions"):
             if "/" + group not in answers:
                 fail(f"{name}: the InferenceData file has no group {group}")
         check_inference_data(name, nc, archive, rungs, float32=name == "parallel")
+        check_predictive(name, nc, archive, rungs)
+        again = os.path.join(tmp, name + "_again.nc")
+        st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--predictive", "--out", again])
+        import xarray as xr
+        with xr.open_dataset(nc, group="predictions", engine="netcdf4") as a, \
+                xr.open_dataset(again, group="predictions", engine="netcdf4") as b:
+            if not np.array_equal(a["y"].values, b["y"].values):
+                fail(f"{name}: two exports sample different predictions")
         if rungs:
             one = os.path.join(tmp, name + "_rung1.nc")
             st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--rung", "1",

@@ -16,6 +16,7 @@ struct AnalyzeInvocation {
   std::vector<double> quantiles;      ///< predict and export --quantiles
   bool allow_incomplete = false;      ///< predict and export --allow-incomplete
   bool log_likelihood = false;        ///< export --log-likelihood
+  bool predictive = false;            ///< export --predictive
   std::string candidate;              ///< predict --candidate ("": the run's ensemble)
   std::vector<std::string> keep;      ///< predict --keep ({"*"}: every column that is not a feature)
   int digits = 7;                     ///< predict --digits

@@ -29,6 +29,7 @@ enum class RngPurpose : std::uint64_t {
   exchange = 12,          ///< replica exchange: replica set g's decisions (run.seed, "trajectory" g = the set)
   configurational = 13,   ///< the configurational temperature's Hutchinson probes (simmer.configurational_every)
   mass_curvature = 14,    ///< simmer.parameter_masses = curvature: the warm-up's Hutchinson probes
+  predictive = 15,        ///< export --predictive: draw k's sampled outcomes (run.seed, "trajectory" k)
 };
 
 /// xoshiro256** (Blackman & Vigna), seeded through SplitMix64. `stream(k)` applies k jumps of

@@ -90,6 +90,7 @@ struct ExportOptions {
   bool allow_incomplete = false;                ///< use an archive whose run has not finished
   bool log_likelihood = false;                  ///< inference-data: the pointwise log-likelihood group
   int rung = -1;                                ///< inference-data of a ladder: rung `rung` alone (-1: all)
+  bool predictive = false;                      ///< inference-data: posterior_predictive and predictions
 };
 
 /// export --what inference-data: ArviZ's InferenceData as a netCDF-4 file (`output`): posterior
