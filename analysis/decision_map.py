@@ -3,8 +3,10 @@
 grid, colours mixed by vote share (RGB = Σ_k fraction_k · colour_k), train and test data on
 top coloured by class, and vote-share bars at two grid points.
 
-The grid is the archive's extra evaluation set: /ensemble/points/fraction with /data/points/x,
-written by simmer_mpi with --ensemble.points GRID.csv (for Iris: jobs/iris_grid.csv).
+The grid is the archive's extra evaluation set when the run had one (/ensemble/points/fraction
+with /data/points/x: simmer_mpi --ensemble.points GRID.csv, every member's vote); otherwise a
+--grid x --grid lattice over the training range widened by 10 %, on which `simmer_analyze predict`
+evaluates the run's stored networks (their vote fractions), so a finished run needs no rerun.
 The two bar points are the grid points nearest to --at "x1,y1" "x2,y2"; by default one point on
 each of the two most-contested class boundaries inside the range of the training data.
 """
@@ -14,7 +16,6 @@ import simmer_archive as sa
 from simmer_archive import plt
 
 FIGURE = "the decision map"
-HINT = "rerun with --ensemble.points GRID.csv (for Iris: jobs/iris_grid.csv)"
 
 
 def coordinate(text):
@@ -81,30 +82,44 @@ def main():
                    help="the two points for the vote-share bars (nearest grid points are used)")
     p.add_argument("--lighten", type=float, default=0.3,
                    help="mix the map with this share of white so the data stand out (default 0.3)")
+    p.add_argument("--grid", type=int, default=120,
+                   help="without the run's own points: the lattice's points per side (default 120)")
+    p.add_argument("--analyze", metavar="PATH", help="simmer_analyze (default: $SIMMER_ANALYZE, PATH, build/src)")
     sa.add_output_arguments(p, "map")
     args = p.parse_args()
 
     with sa.Archive(args.archive) as ar:
         ar.require_task("classification", FIGURE)
-        grid_x = np.asarray(ar.require("data/points/x", FIGURE, HINT), dtype=float)
-        fraction = np.asarray(ar.require("ensemble/points/fraction", FIGURE, HINT), dtype=float)
-        if grid_x.ndim != 2 or grid_x.shape[1] != 2:
-            raise sa.ArchiveError(f"{args.archive}: /data/points/x has {grid_x.shape[-1]} features; "
+        train_x = np.asarray(ar.require("data/train/x", FIGURE), dtype=float)
+        if train_x.ndim != 2 or train_x.shape[1] != 2:
+            raise sa.ArchiveError(f"{args.archive}: the run has {train_x.shape[-1]} features; "
                                   f"{FIGURE} needs exactly two")
-        if len(fraction) != len(grid_x):
+        features = ar.feature_names() or ["feature 1", "feature 2"]
+        classes = ar.class_names() or [f"class {k}" for k in range(ar.require("ensemble/test/fraction", FIGURE).shape[1])]
+        if ar.has("data/points/x") and ar.has("ensemble/points/fraction"):
+            grid_x = np.asarray(ar.require("data/points/x", FIGURE), dtype=float)
+            fraction = np.asarray(ar.require("ensemble/points/fraction", FIGURE), dtype=float)
+            members = ar.attr("members", "ensemble/points")
+            source = "members"
+        else:
+            grid_x = sa.training_grid(train_x, args.grid ** 2)
+            fraction = None
+            members = None
+            source = "stored networks"
+        if fraction is not None and len(fraction) != len(grid_x):
             raise sa.ArchiveError(f"{args.archive}: /ensemble/points/fraction has {len(fraction)} rows "
                                   f"but /data/points/x has {len(grid_x)}")
         data = {s: (np.asarray(ar.require(f"data/{s}/x", FIGURE), dtype=float),
                     np.asarray(ar.require(f"data/{s}/y", FIGURE)).astype(int).reshape(-1))
                 for s in ("train", "test")}
-        features = ar.feature_names() or ["feature 1", "feature 2"]
-        classes = ar.class_names() or [f"class {k}" for k in range(fraction.shape[1])]
-        members = ar.attr("members", "ensemble/points")
         metrics = {k: ar.attr(k, "metrics") for k in ("ensemble_test_accuracy", "baseline_test_accuracy_mean",
                                                       "baseline_test_accuracy_sd")}
         baseline = ar.baseline_label()
         title = ar.describe()
 
+    if fraction is None:  # the stored networks on the lattice, by simmer_analyze predict
+        predicted = sa.predict_grid(args.archive, grid_x, features, args.analyze)
+        fraction = np.column_stack([predicted[f"fraction_{c}"] for c in classes])
     n_classes = fraction.shape[1]
     if n_classes > len(sa.CLASS_COLOURS):
         raise sa.ArchiveError(f"{args.archive}: {n_classes} classes; {FIGURE} has colours for at most "
@@ -149,7 +164,9 @@ def main():
     ax.set_xlabel(features[0])
     ax.set_ylabel(features[1])
     acc = metrics["ensemble_test_accuracy"]
-    sub = f"vote fractions of {members} members" if members else "vote fractions"
+    sub = (f"vote fractions of {members} members" if members
+           else f"vote fractions of the stored networks on a {args.grid}x{args.grid} grid" if source != "members"
+           else "vote fractions")
     if acc is not None:
         sub += f"; test accuracy: ensemble {acc:.3f}"
         if metrics["baseline_test_accuracy_mean"] is not None:

@@ -6,8 +6,10 @@ ensemble mean with two bands: the 95 % predictive interval (the quantiles of the
 members' N(prediction, σ²), σ² the archived noise variance: /ensemble/<set>/trajectory_*,
 /ensemble/noise_variance; archives before issue 26 lack it) and, darker, the members' own
 spread (mean ± 1.96 sd, /ensemble/<set>/{mean,variance}: no noise, the uncertainty of the mean
-function alone), on the archive's dense evaluation set (default `points`: run simmer_mpi with
---ensemble.points analysis/sine_grid.csv), and Adam's fit when the archive stores it
+function alone), on the archive's dense evaluation set (`points`: simmer_mpi --ensemble.points
+analysis/sine_grid.csv) or, when the run had none, on a grid of --grid inputs over the training
+range widened by 10 % where `simmer_analyze predict` evaluates the stored networks (a finished
+run needs no rerun), and Adam's fit when the archive stores it
 (/baseline/<set>/prediction; otherwise the legend says it is not in the archive).
 Right: histograms of every member's prediction at two tracked test inputs
 (/ensemble/test/tracked [chain, member, point], rows /ensemble/test/tracked_rows: run with
@@ -51,6 +53,9 @@ def main():
     p.add_argument("--no-distributions", action="store_true",
                    help="draw only the fit (for archives run without ensemble.track)")
     p.add_argument("--bins", type=int, default=40, help="histogram bins (default 40)")
+    p.add_argument("--grid", type=int, default=300,
+                   help="without the run's own points: inputs on the grid over the training range (default 300)")
+    p.add_argument("--analyze", metavar="PATH", help="simmer_analyze (default: $SIMMER_ANALYZE, PATH, build/src)")
     sa.add_output_arguments(p, "fit")
     args = p.parse_args()
 
@@ -58,11 +63,23 @@ def main():
     with sa.Archive(args.archive) as ar:
         ar.require_task("regression", figure)
         set_name = args.points_set
-        hint = ("rerun with --ensemble.points GRID.csv (e.g. analysis/sine_grid.csv) for a dense "
-                "grid, or use --points-set test") if set_name == "points" else None
-        grid_x = np.asarray(ar.require(f"data/{set_name}/x", figure, hint), dtype=float)
-        mean = np.asarray(ar.require(f"ensemble/{set_name}/mean", figure, hint), dtype=float)
-        variance = np.asarray(ar.require(f"ensemble/{set_name}/variance", figure, hint), dtype=float)
+        predicted = None
+        if set_name == "points" and not ar.has("data/points/x"):
+            # No grid in the run: the stored networks on one over the training range.
+            train_x = np.asarray(ar.require("data/train/x", figure), dtype=float)
+            if train_x.ndim != 2 or train_x.shape[1] != 1:
+                raise sa.ArchiveError(f"{args.archive}: the run has {train_x.shape[-1]} features; "
+                                      f"{figure} needs exactly one")
+            grid_x = sa.training_grid(train_x, args.grid)
+            predicted = sa.predict_grid(args.archive, grid_x, ar.feature_names() or ["x"], args.analyze)
+            set_name = f"a {args.grid}-point grid"
+            y_name = (ar.strings("data/target_names") or ["y"])[0]
+            mean = predicted[f"mean_{y_name}"][:, None]
+            variance = predicted[f"sd_model_{y_name}"][:, None] ** 2
+        else:
+            grid_x = np.asarray(ar.require(f"data/{set_name}/x", figure), dtype=float)
+            mean = np.asarray(ar.require(f"ensemble/{set_name}/mean", figure), dtype=float)
+            variance = np.asarray(ar.require(f"ensemble/{set_name}/variance", figure), dtype=float)
         if grid_x.ndim != 2 or grid_x.shape[1] != 1:
             raise sa.ArchiveError(f"{args.archive}: /data/{set_name}/x has {grid_x.shape[-1]} "
                                   f"features; {figure} needs exactly one")
@@ -73,15 +90,19 @@ def main():
         for s in ("train", "test"):
             data[s] = (np.asarray(ar.require(f"data/{s}/x", figure), dtype=float)[:, 0],
                        np.asarray(ar.require(f"data/{s}/y", figure), dtype=float).reshape(-1))
-        members = ar.attr("members", f"ensemble/{set_name}")
+        members = ar.attr("members", f"ensemble/{set_name}") if predicted is None else None
         # The predictive 95 % interval (members and noise) where the run archived its mixture.
         predictive = None
-        if ar.has(f"ensemble/{set_name}/trajectory_mean") and ar.has("ensemble/noise_variance"):
+        if predicted is not None:
+            noise = ar.require("ensemble/noise_variance", figure) if ar.has("ensemble/noise_variance") else [np.nan]
+            predictive = (predicted[f"q0.025_{y_name}"], predicted[f"q0.975_{y_name}"], "archived",
+                          float(np.sqrt(np.asarray(noise, dtype=float).reshape(-1)[0])))
+        elif ar.has(f"ensemble/{set_name}/trajectory_mean") and ar.has("ensemble/noise_variance"):
             mix = sa.Predictive(ar, "ensemble", set_name, figure)
             predictive = (mix.quantile(0.025)[:, 0], mix.quantile(0.975)[:, 0], mix.source,
                           float(np.sqrt(mix.noise[0])))
         sine = ar.config.get("data.source") == "sine"
-        adam_grid = adam_predictions(ar, set_name)
+        adam_grid = adam_predictions(ar, set_name) if predicted is None else None
         adam_test = adam_predictions(ar, "test") if adam_grid is None else None
         baseline = ar.baseline_label()
         feature = (ar.feature_names() or ["x"])[0]
@@ -146,7 +167,8 @@ def main():
     ax.margins(y=0.1)
     ax.grid(alpha=0.25)
     r2_ens = metrics["ensemble_test_r2"]
-    ax.set_title(f"fit on /{set_name} ({len(gx)} points)"
+    ax.set_title((f"fit on /{set_name} ({len(gx)} points)" if predicted is None
+                  else f"fit on {set_name} (the stored networks)")
                  + (f"; ensemble test R² {r2_ens:.3f}" if r2_ens is not None else ""), fontsize=10)
 
     # Right panels: member predictions at two tracked inputs.
@@ -183,9 +205,10 @@ def main():
         hist_axes[-1].set_xlabel(f"member prediction of {target}")
 
     handles, labels = ax.get_legend_handles_labels()
-    # Below the fit, so it never covers the data.
-    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=8.5,
-              frameon=False)
+    # Inside the axes (a legend anchored outside them was cut off the saved figure), half
+    # transparent, where it covers the fewest points.
+    ax.margins(y=0.25)
+    ax.legend(handles, labels, loc="best", ncol=2, fontsize=7.5, framealpha=0.75)
     fig.suptitle(title, fontsize=10)
     return sa.save(fig, sa.output_prefix(args, args.archive, "fit"), args)
 

@@ -1,14 +1,20 @@
 """Reading simmer archives for the figure scripts (ARCHITECTURE.md, "Archive layout").
 
-Only reads what simmer_mpi wrote; no network is ever re-evaluated. Anything a figure needs and
+Reads what simmer_mpi wrote; where a figure needs the networks on inputs the run did not
+evaluate (a grid over the training range, when the run had no --ensemble.points), it asks
+`simmer_analyze predict` (predict_grid), never Python, to evaluate them. Anything a figure needs and
 the archive lacks raises ArchiveError with a one-line message that names the file, the missing
 object and, where it exists, the simmer_mpi option that would have written it. `run_main` turns
 that into `script: error: ...` on stderr and exit code 1.
 """
 import argparse
 import configparser
+import csv
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -237,6 +243,59 @@ def central_coverage(pit, levels):
     """Observed coverage of the central `levels` intervals: the share of transforms in [(1−q)/2, (1+q)/2]."""
     pit = np.asarray(pit, dtype=float).reshape(-1)
     return np.array([np.mean((pit >= (1 - q) / 2) & (pit <= (1 + q) / 2)) for q in levels])
+
+
+# ---- the networks on a grid (simmer_analyze predict) --------------------------------------------
+def analyze_binary(explicit=None):
+    """simmer_analyze: --analyze, $SIMMER_ANALYZE, on PATH, or the checkout's build/src."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (explicit, os.environ.get("SIMMER_ANALYZE"), shutil.which("simmer_analyze"),
+                      os.path.join(here, "..", "build", "src", "simmer_analyze")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise ArchiveError("simmer_analyze not found (needed to evaluate the networks on a grid): pass --analyze "
+                       "PATH, set SIMMER_ANALYZE, or put it on PATH")
+
+
+def training_grid(x, points, widen=0.1):
+    """A regular grid over the training inputs' range widened by `widen` of it on each side: `points`
+    values for one feature, a sqrt(points) x sqrt(points) lattice for two."""
+    x = np.asarray(x, dtype=float)
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    pad = widen * np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - pad, hi + pad
+    if x.shape[1] == 1:
+        return np.linspace(lo[0], hi[0], points)[:, None]
+    side = max(int(round(np.sqrt(points))), 2)
+    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], side), np.linspace(lo[1], hi[1], side))
+    return np.column_stack([gx.ravel(), gy.ravel()])
+
+
+def predict_grid(archive, grid, features, analyze=None, quantiles="0.025,0.975"):
+    """simmer_analyze predict of the run's ensemble on the rows of `grid` (raw units, columns
+    `features`): {column: array} of its output (numbers as float, class names as str)."""
+    binary = analyze_binary(analyze)
+    with tempfile.TemporaryDirectory() as d:
+        points, out = os.path.join(d, "grid.csv"), os.path.join(d, "predicted.csv")
+        with open(points, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(features)
+            w.writerows([[repr(float(v)) for v in row] for row in grid])
+        done = subprocess.run([binary, "predict", archive, "--points", points, "--out", out, "--quantiles", quantiles,
+                               "--digits", "17"], capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise ArchiveError(f"{archive}: simmer_analyze predict on the grid failed: {last}")
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+    columns = {}
+    for name in rows[0].keys() if rows else []:
+        values = [r[name] for r in rows]
+        try:
+            columns[name] = np.array([float(v) for v in values])
+        except ValueError:
+            columns[name] = np.array(values)
+    return columns
 
 
 # ---- command-line and output helpers ----------------------------------------------------------

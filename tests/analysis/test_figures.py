@@ -7,7 +7,9 @@ tests: all  makes a small sine retrofit archive (the 201-point grid analysis/sin
             ensemble.points, test rows 0 and 5 tracked) and a small Iris ab initio archive
             (jobs/iris_grid.csv as ensemble.points) with simmer_mpi, runs every figure script on
             them (and bars.py on a study table), and checks each PNG (> 10 kB) and PDF exists and
-            starts like one. Then the error cases: a figure on an archive lacking what it needs
+            starts like one; reliability.py's classification ECE against /metrics; the fit and the
+            decision map drawn from copies without the run's grid (the scripts evaluate the
+            stored networks on their own grid through simmer_analyze predict). Then the error cases: a figure on an archive lacking what it needs
             must exit non-zero with one line naming the file and write nothing. Every check runs;
             the test fails at the end listing all that failed.
 """
@@ -146,6 +148,20 @@ def figures_drawn(tmp, sine, iris):
     got = [float(v) for v in row[0].split()[2:]] if row else []
     if len(got) != 10 or any(abs(got[i] - w) > 6e-4 for i, w in zip((4, 8, 9), want)):
         fail(f"reliability.py's coverage {got} differs from /metrics' {want} at 50/90/95 %")
+    # Classification: confidence against accuracy; its printed ECE is /metrics'.
+    p = figure("reliability.py", [iris, "-o", os.path.join(out, "iris_reliability")], tmp)
+    check_outputs(os.path.join(out, "iris_reliability"), "reliability.py (classification)")
+    row = [line for line in p.stdout.splitlines() if line.startswith("run's ensemble: ECE")]
+    with h5py.File(iris, "r") as f:
+        want = float(f["metrics"].attrs["ensemble_test_ece"])
+    if not row or abs(float(row[0].split()[-1]) - want) > 1e-6:
+        fail(f"reliability.py's ECE {row} differs from /metrics' {want}")
+    # From a finished run without --ensemble.points: the scripts evaluate the stored networks on
+    # a grid of their own (simmer_analyze predict) instead of asking for a rerun.
+    no_grid = without(tmp, sine, "sine_no_grid.h5", "ensemble/points", "data/points")
+    expect_figure("regression_fit.py", [no_grid], os.path.join(out, "sine_fit_grid"), tmp)
+    iris_no_grid = without(tmp, iris, "iris_no_grid.h5", "ensemble/points", "data/points")
+    expect_figure("decision_map.py", [iris_no_grid], os.path.join(out, "iris_map_grid"), tmp)
     table = os.path.join(tmp, "summary.csv")
     with open(table, "w") as f:
         f.write("case,metric,adam_mean,adam_sd,ensemble_mean,ensemble_sd,n_seeds,beat\n"
@@ -171,13 +187,8 @@ def errors_named(tmp, sine, iris):
     """Archives lacking what a figure needs: one line naming the file, nothing written."""
     expect_error("regression_fit.py", [iris], iris, "classification", tmp)
     expect_error("decision_map.py", [sine], sine, "regression", tmp)
-    expect_error("reliability.py", [iris], iris, "classification", tmp)
     no_mixture = without(tmp, sine, "sine_no_mixture.h5", "ensemble/test/trajectory_mean")
     expect_error("reliability.py", [no_mixture], no_mixture, "/ensemble/test/trajectory_mean", tmp)
-    no_grid = without(tmp, sine, "sine_no_grid.h5", "ensemble/points", "data/points")
-    expect_error("regression_fit.py", [no_grid], no_grid, "/data/points/x", tmp)
-    iris_no_grid = without(tmp, iris, "iris_no_grid.h5", "ensemble/points")
-    expect_error("decision_map.py", [iris_no_grid], iris_no_grid, "/ensemble/points/fraction", tmp)
     expect_error("bars.py", [os.path.join(tmp, "missing.h5")], os.path.join(tmp, "missing.h5"),
                  "no such file", tmp)
     no_diagnostics = without(tmp, sine, "sine_no_diagnostics.h5", "diagnostics")
