@@ -148,7 +148,7 @@ void compare(const CompareOptions& o, std::ostream& out) {
         << ")\n";
   }
   if (o.output.empty()) return;
-  OutputFile file(o.output, out);
+  OutputFile file("compare", o.output, out, {o.archive});
   std::ostream& csv = file.stream();
   csv << "candidate,temperature_over_bayes,draws,elpd_loo,se_loo,p_loo,elpd_diff,dse,k_above,max_k,elpd_waic,se_"
          "waic,p_waic,validation_loss\n";

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <ostream>
@@ -289,7 +291,7 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   // An unfinished run's tables are refused before anything is written (--allow-incomplete).
   const std::string warning = check_complete(r, "export", holdings(r, run, o.what), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
-  OutputFile file(o.output, out);
+  OutputFile file("export", o.output, out, {o.archive});
   if (o.what == "metrics")
     export_metrics(r, file.stream());
   else if (o.what == "trace")
@@ -303,13 +305,72 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   file.close();
 }
 
-OutputFile::OutputFile(const std::string& path, std::ostream& fallback) : path_(path) {
+void guard_output(const std::string& command, const std::string& output, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto refuse = [&](const std::string& why) {
+    throw Error(command + ": refusing to write '" + output + "': " + why + "; nothing was written");
+  };
+  for (const char* suffix : {".ckpt", ".lock", ".partial"}) {
+    const std::string tail(suffix);
+    if (output.size() >= tail.size() && output.compare(output.size() - tail.size(), tail.size(), tail) == 0) {
+      refuse("a name ending in " + tail + " is simmer's own (a checkpoint, a run's lock or a temporary file)");
+    }
+  }
+  // The same file under any name: an existing path by identity, a new one by its resolved name.
+  const auto same = [&](const std::string& a, const std::string& b) {
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (const auto& in : inputs) {
+    if (in.empty()) continue;
+    for (const char* suffix : {"", ".ckpt", ".lock", ".partial"}) {
+      if (same(output, in + suffix)) {
+        refuse(std::string(*suffix != '\0' ? "it is the " + std::string(suffix + 1) + " file of the input '" + in + "'"
+                                           : "it is the input '" + in + "'"));
+      }
+      if (*suffix == '\0' && same(output + ".partial", in)) {
+        refuse("its temporary file '" + output + ".partial' is the input '" + in + "'");
+      }
+    }
+  }
+  if (fs::exists(output + ".lock", ec)) {
+    refuse("a run is writing it (its lock file '" + output + ".lock' exists; when no run is, delete that file)");
+  }
+}
+
+PartialOutput::PartialOutput(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {}
+
+PartialOutput::~PartialOutput() {
+  if (committed_) return;
+  std::error_code ec;
+  std::filesystem::remove(partial_, ec);
+}
+
+void PartialOutput::commit() {
+  std::filesystem::rename(partial_, path_);
+  committed_ = true;
+}
+
+OutputFile::OutputFile(const std::string& command, const std::string& path, std::ostream& fallback,
+                       const std::vector<std::string>& inputs)
+    : path_(path) {
   if (path.empty()) {
     stream_ = &fallback;
     return;
   }
-  file_ = std::make_unique<std::ofstream>(path, std::ios::out | std::ios::trunc);
-  if (!*file_) throw Error("cannot write '" + path + "'");
+  guard_output(command, path, inputs);
+  {
+    std::ifstream existing(path, std::ios::binary);
+    char magic[4] = {};
+    if (existing && existing.read(magic, 4) && std::string(magic, 4) == "\x89HDF") {
+      throw Error(command + ": refusing to write '" + path +
+                  "': it is an HDF5 file (an archive?), which a table must not replace; nothing was written");
+    }
+  }
+  partial_ = std::make_unique<PartialOutput>(path);
+  file_ = std::make_unique<std::ofstream>(partial_->partial(), std::ios::out | std::ios::trunc);
+  if (!*file_) throw Error("cannot write '" + partial_->partial() + "'");
   stream_ = file_.get();
 }
 
@@ -318,6 +379,7 @@ void OutputFile::close() {
   if (file_) {
     file_->close();
     if (!*file_) throw Error("writing '" + path_ + "' failed (disk full?)");
+    partial_->commit();
   } else if (!*stream_) {
     throw Error("writing the standard output failed");
   }

@@ -297,7 +297,9 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
     rung_temperature.push_back(r.attribute_real(layout::ladder_group(layout::rung_name(k)), layout::kTemperature));
   }
 
-  io::ParallelFile f = io::ParallelFile::create(o.output, MPI_COMM_SELF);
+  guard_output("export", o.output, {o.archive});
+  PartialOutput written(o.output);  // destroyed after f: a failed export leaves no file
+  io::ParallelFile f = io::ParallelFile::create(written.partial(), MPI_COMM_SELF);
   // The rung coordinate's values (each group with a rung axis gets its own copy, as netCDF wants).
   const auto rung_coordinate = [&](const std::string& group) {
     if (!m.rung_axis) return;
@@ -486,6 +488,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   }
   f.name_axes([&](const std::string& path, int axis, int rank) { return idata_axis(path, axis, rank, m.rung_axis); });
   f.close();
+  written.commit();
   const double megabytes = 1e-6 * static_cast<double>(slots) * static_cast<double>(rows) * 8.0;
   char size[32];
   std::snprintf(size, sizeof size, "%.3g", megabytes);

@@ -331,11 +331,7 @@ void merge(const MergeOptions& o, std::ostream& out) {
   if (o.archives.size() < 2)
     throw Error("merge: needs at least two archives (got " + std::to_string(o.archives.size()) + ")");
   std::error_code ec;
-  for (const auto& a : o.archives) {
-    if (fs::exists(o.output, ec) && fs::exists(a, ec) && fs::equivalent(o.output, a, ec)) {
-      throw Error("merge: the output '" + o.output + "' is one of the inputs");
-    }
-  }
+  guard_output("merge", o.output, o.archives);
   if (fs::exists(o.output, ec) && !o.overwrite) {
     throw Error("merge: the output '" + o.output + "' exists; pass --overwrite to replace it");
   }
@@ -375,12 +371,11 @@ void merge(const MergeOptions& o, std::ostream& out) {
   }
 
   // Written next to the output and renamed at the end: no half-written archive under its name.
-  const std::string partial = o.output + ".partial";
   try {
-    write_archive(inputs, partial, o);
-    fs::rename(partial, o.output);
+    PartialOutput written(o.output);
+    write_archive(inputs, written.partial(), o);
+    written.commit();
   } catch (const std::exception& e) {
-    fs::remove(partial, ec);
     throw Error("merge: writing '" + o.output + "' failed: " + e.what());
   }
   std::int64_t chains = 0;

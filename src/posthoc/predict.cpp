@@ -389,7 +389,7 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
   int code = 0;
   if (rank == 0) {
     try {
-      OutputFile file(o.output, out);
+      OutputFile file("predict", o.output, out, {o.archive, o.points});
       std::string noise_line;
       if (run.classification) {
         write_classification(s, total_votes, total, n_draws, file.stream());

@@ -349,3 +349,68 @@ def test_incomplete(tmp):
     analyze(["verify", killed])
     print(f"incomplete: a killed run is reported incomplete with the step ({step}) its checkpoint resumes "
           f"from and {members} members gathered; the resume starts there and ends complete")
+
+
+def test_outputs_guarded(tmp, iris_run):
+    """Every simmer_analyze output refuses a path that would destroy something (exit 2, the input
+    byte-identical, nothing written): an input by any name (itself, ../, a hard link, a symlink),
+    the points file, a checkpoint, a lock, a temporary file, a live archive, an HDF5 file for a
+    table; merge -o OUT with an input named OUT.partial; and a good output appears only whole."""
+    import hashlib
+    archive = os.path.join(tmp, "run.h5")
+    shutil.copy(iris_run, archive)
+    points = os.path.join(tmp, "points.csv")
+    with h5py.File(archive, "r") as f:
+        features = st.strings(f["data/feature_names"])
+        x = f["data/test/x"][()][:3]
+    with open(points, "w") as fh:
+        fh.write(",".join(features) + "\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in x))
+    os.link(archive, os.path.join(tmp, "hard.h5"))
+    os.symlink(archive, os.path.join(tmp, "soft.h5"))
+    open(os.path.join(tmp, "live.h5.lock"), "w").close()
+    other = os.path.join(tmp, "other.h5")
+    shutil.copy(archive, other)
+
+    def digest(path):
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+
+    before = {p: digest(p) for p in (archive, points, other)}
+    sub = os.path.join(tmp, "sub")
+    os.makedirs(sub)
+    cases = [
+        (["export", archive, "--what", "trace", "--out", archive], "it is the input"),
+        (["export", archive, "--what", "trace", "--out", os.path.join(sub, "..", "run.h5")], "it is the input"),
+        (["export", archive, "--what", "samples", "--out", os.path.join(tmp, "hard.h5")], "it is the input"),
+        (["export", archive, "--what", "metrics", "--out", os.path.join(tmp, "soft.h5")], "it is the input"),
+        (["export", archive, "--what", "inference-data", "--out", archive], "it is the input"),
+        (["export", archive, "--what", "inference-data", "--out", archive + ".ckpt"], "simmer's own"),
+        (["export", archive, "--what", "trace", "--out", os.path.join(tmp, "x.lock")], "simmer's own"),
+        (["predict", archive, "--points", points, "--out", points], "it is the input"),
+        (["predict", archive, "--points", points, "--out", archive], "it is the input"),
+        (["compare", archive, "--out", archive], "it is the input"),
+        (["export", archive, "--what", "trace", "--out", os.path.join(tmp, "live.h5")], "a run is writing it"),
+        (["export", archive, "--what", "trace", "--out", other], "HDF5 file"),
+    ]
+    for args, needle in cases:
+        p = analyze(args, expect=2)
+        if needle not in p.stderr or "nothing was written" not in p.stderr:
+            fail(f"{' '.join(args[:3])} --out {args[-1]}: expected a refusal with '{needle}', got: {p.stderr.strip()}")
+    # merge: an input named OUT.partial is refused before anything is written or deleted.
+    partial_input = os.path.join(tmp, "merged.h5.partial")
+    shutil.copy(archive, partial_input)
+    p = analyze(["merge", archive, partial_input, "-o", os.path.join(tmp, "merged.h5")], expect=2)
+    if "temporary file" not in p.stderr or not os.path.exists(partial_input):
+        fail(f"merge -o merged.h5 with the input merged.h5.partial: {p.stderr.strip()}")
+    for path, d in before.items():
+        if digest(path) != d:
+            fail(f"{path} changed under a refused output")
+    leftovers = [n for n in os.listdir(tmp) if n.endswith(".partial") and n != "merged.h5.partial"]
+    if leftovers:
+        fail(f"temporary files left behind: {leftovers}")
+    # A good output: written whole under its name, no temporary file left.
+    good = os.path.join(tmp, "trace.csv")
+    analyze(["export", archive, "--what", "trace", "--out", good])
+    if not os.path.getsize(good) or os.path.exists(good + ".partial"):
+        fail("export --out trace.csv did not leave exactly the finished table")
+    print(f"outputs guarded: {len(cases) + 1} refusals, inputs unchanged")

@@ -117,18 +117,45 @@ void compare(const CompareOptions& options, std::ostream& out);
 void export_csv(const ExportOptions& options, std::ostream& out);
 
 /// Opens `path` for writing (or returns `fallback` for ""), throwing an Error naming the path.
+/// Throws naming `command` and the path when writing `output` could destroy something: one of
+/// `inputs` (by identity: symlinks, hard links and ../ resolved) or its checkpoint, lock or
+/// temporary file, any simmer checkpoint, lock or temporary file (*.ckpt, *.lock, *.partial), or
+/// an archive a run is writing (its lock file exists).
+void guard_output(const std::string& command, const std::string& output, const std::vector<std::string>& inputs);
+
+/// `path`.partial until commit() renames it to `path`; removed when destroyed uncommitted (a
+/// failed write leaves nothing under either name).
+class PartialOutput {
+ public:
+  explicit PartialOutput(std::string path);
+  ~PartialOutput();
+  PartialOutput(const PartialOutput&) = delete;
+  PartialOutput& operator=(const PartialOutput&) = delete;
+  [[nodiscard]] const std::string& partial() const { return partial_; }
+  void commit();
+
+ private:
+  std::string path_, partial_;
+  bool committed_ = false;
+};
+
+/// A command's text output: the standard output (`path` empty) or a file, checked by
+/// guard_output against `inputs` (and refused when it is an HDF5 file: a table never replaces
+/// an archive), written as path.partial and renamed by close().
 class OutputFile {
  public:
-  OutputFile(const std::string& path, std::ostream& fallback);
+  OutputFile(const std::string& command, const std::string& path, std::ostream& fallback,
+             const std::vector<std::string>& inputs);
   ~OutputFile() = default;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   std::ostream& stream() { return *stream_; }
-  /// Flushes and checks the write succeeded (disk full, ...).
+  /// Flushes, checks the write succeeded (disk full, ...) and puts the file under its name.
   void close();
 
  private:
   std::string path_;
+  std::unique_ptr<PartialOutput> partial_;
   std::unique_ptr<std::ofstream> file_;
   std::ostream* stream_ = nullptr;
 };
