@@ -360,7 +360,7 @@ const std::vector<Key>& keys() {
       make_key("simmer", "thermostat_steps", &C::simmer, &SimmerConfig::thermostat_steps,
                "thermostat = massive_nose_hoover_langevin: the thermostat's time scale tau in steps (tau = "
                "thermostat_steps * h, friction on xi 1/tau, so it follows "
-               "simmer.time_step = auto), > 0")
+               "simmer.time_step = auto), > 0; at 100 the regression rungs stayed cold (docs/MIXING.md)")
           .into(&P::nhc, &train::NhcOptions::thermostat_steps)
           .above(0)
           .fills("NhcOptions.thermostat_steps"),
