@@ -165,7 +165,7 @@ def main():
     ax.set_ylabel(features[1])
     acc = metrics["ensemble_test_accuracy"]
     sub = (f"vote fractions of {members} members" if members
-           else f"vote fractions of the stored networks on a {args.grid}x{args.grid} grid" if source != "members"
+           else f"stored networks' votes, {args.grid}x{args.grid} grid" if source != "members"
            else "vote fractions")
     if acc is not None:
         sub += f"; test accuracy: ensemble {acc:.3f}"
