@@ -76,10 +76,7 @@ std::string number(double v, const char* format = "%.3f") {
 void compare(const CompareOptions& o, std::ostream& out) {
   const io::ArchiveReader r(o.archive);
   const RunArchive run = load_run(r);
-  const std::string warning = check_complete(r, "compare",
-                                             std::to_string(written_draws(r, run).size()) + " of " +
-                                                 std::to_string(run.chains * run.draws) + " planned stored draws",
-                                             o.allow_incomplete);
+  const std::string warning = check_complete(r, "compare", stored_draws_held(r, run), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze compare: " << warning << "\n";
   std::vector<Candidate> cands = candidates(r, run);
   // The validation score each candidate was chosen by (/selection, a ladder with a validation set).

@@ -270,8 +270,7 @@ std::string holdings(const io::ArchiveReader& r, const RunArchive& run, const st
     return "/ensemble's " + std::to_string(members) + " members gathered so far of " +
            std::to_string(planned_members(run)) + " planned";
   }
-  return std::to_string(written_draws(r, run).size()) + " of " + std::to_string(run.chains * run.draws) +
-         " planned stored draws";
+  return stored_draws_held(r, run);
 }
 
 }  // namespace

@@ -261,10 +261,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   if (o.output.empty()) throw Error("export --what inference-data: --out OUT.nc is missing (a netCDF-4 file)");
   const io::ArchiveReader r(o.archive);
   const RunArchive run = load_run(r);
-  const std::string warning = check_complete(r, "export",
-                                             std::to_string(written_draws(r, run).size()) + " of " +
-                                                 std::to_string(run.chains * run.draws) + " planned stored draws",
-                                             o.allow_incomplete);
+  const std::string warning = check_complete(r, "export", stored_draws_held(r, run), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
   const DrawMap m = draw_map(run, o.rung);
   const auto P = static_cast<std::int64_t>(run.parameters);

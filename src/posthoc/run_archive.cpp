@@ -304,6 +304,11 @@ std::string run_status(const io::ArchiveReader& r) {
                                                          : std::string();
 }
 
+std::string stored_draws_held(const io::ArchiveReader& r, const RunArchive& run) {
+  return std::to_string(written_draws(r, run).size()) + " of " + std::to_string(run.chains * run.draws) +
+         " planned stored draws";
+}
+
 std::string check_complete(const io::ArchiveReader& r, const std::string& command, const std::string& holds,
                            bool allow) {
   const std::string status = run_status(r);

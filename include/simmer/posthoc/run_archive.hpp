@@ -110,6 +110,10 @@ std::int64_t planned_members(const RunArchive& run);
 /// The root attribute status ("" where the archive has none).
 std::string run_status(const io::ArchiveReader& reader);
 
+/// "349 of 400 planned stored draws": the draws an archive holds of its plan (check_complete's
+/// `holds` for the commands that read every stored draw).
+std::string stored_draws_held(const io::ArchiveReader& reader, const RunArchive& run);
+
 /// predict and export take finished runs only. Returns "" for a complete run. Otherwise throws an
 /// Error naming the file, the status and `holds` (what the archive has, "349 of 400 planned
 /// stored networks"), unless `allow` (--allow-incomplete): then returns the warning to print.
