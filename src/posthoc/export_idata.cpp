@@ -57,13 +57,14 @@ std::string idata_axis(const std::string& path, int axis, int rank, bool rung_ax
 /// /model's tensors: their InferenceData variable names ("layer0_dense/kernel" becomes
 /// layer0_dense_kernel), offsets in the flat parameter vector and shapes.
 struct Tensor {
-  std::string name;
+  std::string name;    ///< the InferenceData variable
+  std::string source;  ///< /model's tensor name
   std::int64_t offset = 0, size = 1;
   std::vector<std::int64_t> shape;
 };
 std::vector<Tensor> tensors_of(const io::ArchiveReader& r, std::int64_t parameters) {
   std::vector<Tensor> out;
-  if (!r.exists(layout::kTensorName)) return {{"params", 0, parameters, {parameters}}};  // older archives
+  if (!r.exists(layout::kTensorName)) return {{"params", "the flat vector", 0, parameters, {parameters}}};  // older
   const auto names = r.read_strings(layout::kTensorName);
   const auto offsets = r.read_ints(layout::kTensorOffset);
   const auto shapes = r.read_ints(layout::kTensorShape);
@@ -71,7 +72,7 @@ std::vector<Tensor> tensors_of(const io::ArchiveReader& r, std::int64_t paramete
   const std::size_t width = names.empty() ? 0 : shapes.size() / names.size();
   for (std::size_t t = 0; t < names.size(); ++t) {
     Tensor x;
-    x.name = names[t];
+    x.name = x.source = names[t];
     for (char& ch : x.name) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
     }
@@ -362,9 +363,8 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
       f.put(path, by_tensor[t], dims);
     }
     f.attribute(path, layout::kMeaning,
-                "/model's tensor '" + r.read_strings(layout::kTensorName).at(t) +
-                    "' of every stored network: parameters " + std::to_string(tensors[t].offset) + ".." +
-                    std::to_string(tensors[t].offset + tensors[t].size - 1) +
+                "/model's tensor '" + tensors[t].source + "' of every stored network: parameters " +
+                    std::to_string(tensors[t].offset) + ".." + std::to_string(tensors[t].offset + tensors[t].size - 1) +
                     " of the flat vector, in that order (row-major over its own axes)");
     std::vector<double>().swap(by_tensor[t]);
   }
