@@ -100,6 +100,17 @@ void InputFingerprints::check_resume(const InputFingerprints& now, const std::st
 void check_output(const Invocation& inv) {
   namespace fs = std::filesystem;
   const fs::path out(inv.config.run.output);
+  // simmer's own files: another run's checkpoint (and its temporary file) or lock, an analysis
+  // command's temporary output. --overwrite on one of them deleted a live run's checkpoint.
+  for (const std::string tail : {".ckpt", ".ckpt.tmp", ".lock", ".partial"}) {
+    const std::string& name = inv.config.run.output;
+    if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
+      throw option_error("run.output", name,
+                         "ends in " + tail +
+                             ", the name of simmer's own files (a run's checkpoint or its temporary file, a run's "
+                             "lock, an analysis command's temporary output); choose an archive name (.h5)");
+    }
+  }
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) {
     // One missing level is made (runs/ on a fresh checkout); a longer missing path is more

@@ -77,7 +77,8 @@ TEST_CASE("input fingerprints: a resume accepts the same contents anywhere, and 
                     Contains("now reads '" + data + "' (ensemble.points), which it did not read"));
 }
 
-TEST_CASE("the output: not an input, not a directory, not an existing file without --overwrite", "[inputs]") {
+TEST_CASE("the output: not an input, not simmer's own file, not a directory, not an existing file without --overwrite",
+          "[inputs]") {
   test::TempDir dir("inputs_output");
   const std::string data = dir.write("a.csv", "x,y\n1,2\n");
   Invocation inv = csv_run(data);
@@ -93,6 +94,11 @@ TEST_CASE("the output: not an input, not a directory, not an existing file witho
   CHECK_THROWS_WITH(check_output(inv), Contains("exists; pass --overwrite"));
   inv.overwrite = true;
   CHECK_NOTHROW(check_output(inv));
+  for (const char* own : {"run.h5.ckpt", "run.h5.ckpt.tmp", "run.h5.lock", "out.csv.partial"}) {
+    INFO(own);  // another run's live checkpoint or lock, which --overwrite deleted
+    inv.config.run.output = dir.path(own);
+    CHECK_THROWS_WITH(check_output(inv), Contains("option 'run.output'") && Contains("simmer's own files"));
+  }
   inv.config.run.output = dir.path("");
   CHECK_THROWS_WITH(check_output(inv), Contains("is a directory") || Contains("does not exist"));
   inv.config.run.output = dir.path("missing/deeper/out.h5");  // two missing levels: a typo
