@@ -11,6 +11,7 @@
 
 #include "simmer/cli/problem.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/core/files.hpp"
 #include "simmer/core/sha256.hpp"
 
 namespace simmer::cli {
@@ -102,14 +103,12 @@ void check_output(const Invocation& inv) {
   const fs::path out(inv.config.run.output);
   // simmer's own files: another run's checkpoint (and its temporary file) or lock, an analysis
   // command's temporary output. --overwrite on one of them deleted a live run's checkpoint.
-  for (const std::string tail : {".ckpt", ".ckpt.tmp", ".lock", ".partial"}) {
-    const std::string& name = inv.config.run.output;
-    if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
-      throw option_error("run.output", name,
-                         "ends in " + tail +
-                             ", the name of simmer's own files (a run's checkpoint or its temporary file, a run's "
-                             "lock, an analysis command's temporary output); choose an archive name (.h5)");
-    }
+  const std::string_view own = own_file_suffix(inv.config.run.output);
+  if (!own.empty()) {
+    throw option_error("run.output", inv.config.run.output,
+                       "ends in " + std::string(own) +
+                           ", the name of simmer's own files (a run's checkpoint or its temporary file, a run's "
+                           "lock, an analysis command's temporary output); choose an archive name (.h5)");
   }
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) {
@@ -149,26 +148,17 @@ void check_output(const Invocation& inv) {
 }
 
 void check_not_an_input(const Invocation& inv) {
-  namespace fs = std::filesystem;
   const std::string& out = inv.config.run.output;
-  const std::pair<const char*, std::string> written[] = {
-      {"the output", out},
-      {"the output's checkpoint", out + ".ckpt"},
-      {"the output's checkpoint's temporary file", out + ".ckpt.tmp"},
-      {"the output's lock", out + ".lock"}};
-  std::error_code ec;
   for (const auto& [key, path] : files_of(inv)) {
-    for (const auto& [what, file] : written) {
-      const bool same = fs::exists(file, ec) && fs::exists(path, ec)
-                            ? fs::equivalent(file, path, ec)
-                            : fs::weakly_canonical(file, ec) == fs::weakly_canonical(path, ec);
-      if (!same) continue;
-      if (file == out) {
-        throw option_error("run.output", out,
-                           "is the run's own input (" + key + " '" + path + "'); choose another output");
-      }
+    if (same_file(out, path)) {
+      throw option_error("run.output", out,
+                         "is the run's own input (" + key + " '" + path + "'); choose another output");
+    }
+    for (const Companion& c : kArchiveCompanions) {
+      const std::string file = out + c.suffix;
+      if (!same_file(file, path)) continue;
       throw option_error(key, path,
-                         "is " + std::string(what) + " '" + file + "' (run.output '" + out +
+                         "is the output's " + std::string(c.what) + " '" + file + "' (run.output '" + out +
                              "'), which the run writes and removes; choose another output");
     }
   }

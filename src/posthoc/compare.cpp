@@ -31,8 +31,8 @@ struct Candidate {
   double validation_loss = kNaN;
 };
 
-/// The candidates and their stored draws: rung k of a ladder is each chain's k-th block of draws
-/// (sequential) or the chains i with i mod K = k (parallel); without a ladder, every draw.
+/// The candidates and their stored draws: each rung of a ladder (rung_draws), or without one every
+/// draw.
 std::vector<Candidate> candidates(const io::ArchiveReader& r, const RunArchive& run) {
   const auto written = written_draws(r, run);
   const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
@@ -47,8 +47,6 @@ std::vector<Candidate> candidates(const io::ArchiveReader& r, const RunArchive& 
     out.push_back(std::move(c));
     return out;
   }
-  const bool parallel = run.config.simmer.ladder_mode == run::LadderMode::parallel;
-  const std::int64_t per_rung = parallel ? run.draws : run.draws / rungs;
   for (std::int64_t k = 0; k < rungs; ++k) {
     Candidate c;
     c.name = layout::rung_name(k);
@@ -56,9 +54,7 @@ std::vector<Candidate> candidates(const io::ArchiveReader& r, const RunArchive& 
     if (r.has_attribute(group, layout::kTemperatureOverBayes)) {
       c.temperature_over_bayes = r.attribute_real(group, layout::kTemperatureOverBayes);
     }
-    for (const auto& [chain, draw] : written) {
-      if (parallel ? chain % rungs == k : draw / per_rung == k) c.draws.emplace_back(chain, draw);
-    }
+    c.draws = rung_draws(run, written, k);
     out.push_back(std::move(c));
   }
   return out;

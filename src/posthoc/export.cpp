@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "simmer/core/error.hpp"
+#include "simmer/core/files.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/ensemble/predictive.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
@@ -305,40 +306,31 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
 }
 
 void guard_output(const std::string& command, const std::string& output, const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
   const auto refuse = [&](const std::string& why) {
     throw Error(command + ": refusing to write '" + output + "': " + why + "; nothing was written");
   };
-  for (const char* suffix : {".ckpt", ".lock", ".partial"}) {
-    const std::string tail(suffix);
-    if (output.size() >= tail.size() && output.compare(output.size() - tail.size(), tail.size(), tail) == 0) {
-      refuse("a name ending in " + tail + " is simmer's own (a checkpoint, a run's lock or a temporary file)");
-    }
+  const std::string_view own = own_file_suffix(output);
+  if (!own.empty()) {
+    refuse("a name ending in " + std::string(own) +
+           " is simmer's own (a checkpoint, a run's lock or a temporary file)");
   }
-  // The same file under any name: an existing path by identity, a new one by its resolved name.
-  const auto same = [&](const std::string& a, const std::string& b) {
-    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-  };
   for (const auto& in : inputs) {
     if (in.empty()) continue;
-    for (const char* suffix : {"", ".ckpt", ".lock", ".partial"}) {
-      if (same(output, in + suffix)) {
-        refuse(std::string(*suffix != '\0' ? "it is the " + std::string(suffix + 1) + " file of the input '" + in + "'"
-                                           : "it is the input '" + in + "'"));
-      }
-      if (*suffix == '\0' && same(output + ".partial", in)) {
-        refuse("its temporary file '" + output + ".partial' is the input '" + in + "'");
-      }
+    if (same_file(output, in)) refuse("it is the input '" + in + "'");
+    for (const Companion& c : kArchiveCompanions) {
+      if (same_file(output, in + c.suffix)) refuse("it is the " + std::string(c.what) + " of the input '" + in + "'");
+    }
+    if (same_file(output + kPartialSuffix, in)) {
+      refuse("its temporary file '" + output + kPartialSuffix + "' is the input '" + in + "'");
     }
   }
-  if (fs::exists(output + ".lock", ec)) {
+  std::error_code ec;
+  if (std::filesystem::exists(output + ".lock", ec)) {
     refuse("a run is writing it (its lock file '" + output + ".lock' exists; when no run is, delete that file)");
   }
 }
 
-PartialOutput::PartialOutput(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {}
+PartialOutput::PartialOutput(std::string path) : path_(std::move(path)), partial_(path_ + kPartialSuffix) {}
 
 PartialOutput::~PartialOutput() {
   if (committed_) return;

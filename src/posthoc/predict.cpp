@@ -105,20 +105,10 @@ void choose_networks(Setup& s, const std::string& requested) {
   }
   s.group = layout::ladder_group(name);
   const auto rungs = static_cast<std::int64_t>(ladder.size());
-  if (s.run.config.simmer.ladder_mode == run::LadderMode::parallel) {
-    // Parallel rungs: rung k is every draw of the trajectories i with i mod K = k.
-    for (const auto& d : all) {
-      if (d.first % rungs == rung) s.draws.push_back(d);
-    }
-    s.planned = ((s.run.chains - rung + rungs - 1) / rungs) * s.run.draws;
-    return;
-  }
-  // Sequential rungs: rung k is each trajectory's k-th block of draws.
-  const std::int64_t per_stage = s.run.draws / rungs;
-  for (const auto& d : all) {
-    if (d.second / per_stage == rung) s.draws.push_back(d);
-  }
-  s.planned = s.run.chains * per_stage;
+  s.draws = rung_draws(s.run, all, rung);
+  s.planned = s.run.config.simmer.ladder_mode == run::LadderMode::parallel
+                  ? ((s.run.chains - rung + rungs - 1) / rungs) * s.run.draws
+                  : s.run.chains * (s.run.draws / rungs);
 }
 
 /// The inputs scaled as the run scaled them, refused where a scaled value is not finite or beyond

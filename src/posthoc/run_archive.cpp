@@ -304,6 +304,17 @@ std::string run_status(const io::ArchiveReader& r) {
                                                          : std::string();
 }
 
+std::vector<NetworkRow> rung_draws(const RunArchive& run, const std::vector<NetworkRow>& written, std::int64_t rung) {
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
+  const bool parallel = run.config.simmer.ladder_mode == run::LadderMode::parallel;
+  const std::int64_t per_stage = run.draws / rungs;
+  std::vector<NetworkRow> out;
+  for (const auto& d : written) {
+    if (parallel ? d.first % rungs == rung : d.second / per_stage == rung) out.push_back(d);
+  }
+  return out;
+}
+
 std::string stored_draws_held(const io::ArchiveReader& r, const RunArchive& run) {
   return std::to_string(written_draws(r, run).size()) + " of " + std::to_string(run.chains * run.draws) +
          " planned stored draws";

@@ -110,6 +110,11 @@ std::int64_t planned_members(const RunArchive& run);
 /// The root attribute status ("" where the archive has none).
 std::string run_status(const io::ArchiveReader& reader);
 
+/// Which of `written` (written_draws) belong to ladder rung `rung`: a parallel ladder's rung k is
+/// every draw of the trajectories i with i mod K = k, a sequential one's each trajectory's k-th
+/// block of draws.
+std::vector<NetworkRow> rung_draws(const RunArchive& run, const std::vector<NetworkRow>& written, std::int64_t rung);
+
 /// "349 of 400 planned stored draws": the draws an archive holds of its plan (check_complete's
 /// `holds` for the commands that read every stored draw).
 std::string stored_draws_held(const io::ArchiveReader& reader, const RunArchive& run);
