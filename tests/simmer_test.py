@@ -151,15 +151,16 @@ def text(value):
 
 
 def _config_lines(ds):
-    """/config's INI lines without the placement ones: where the archive is (run.output) and how
-    many ranks share a gradient (run.ranks_per_trajectory) say nothing about what was computed."""
+    """/config's INI lines without the placement ones: where the archive is (run.output), how
+    many ranks share a gradient (run.ranks_per_trajectory) and how much time checkpoints may take
+    (run.checkpoint_budget) say nothing about what was computed."""
     v = ds[()]
     if isinstance(v, np.ndarray):
         v = b"".join(x if isinstance(x, bytes) else str(x).encode() for x in v.reshape(-1))
     if isinstance(v, bytes):
         v = v.decode("utf-8", "replace")
     lines = [ln.rstrip() for ln in str(v).rstrip("\x00").splitlines()]
-    return [ln for ln in lines if not ln.lstrip().startswith(("output", "ranks_per_trajectory"))]
+    return [ln for ln in lines if not ln.lstrip().startswith(("output", "ranks_per_trajectory", "checkpoint_budget"))]
 
 
 def archive_differences(a_path, b_path):

@@ -573,6 +573,15 @@ const std::vector<Key>& keys() {
           .min(0)
           .explain("0: checkpoint only after the Adam phase")
           .with_role(KeyRole::study),
+      make_key("run", "checkpoint_budget", &C::run, &RunConfig::checkpoint_budget,
+               "largest share of the wall time spent writing checkpoints: a checkpoint due by "
+               "run.checkpoint_interval is skipped while the ones so far took more (long windows "
+               "make big checkpoints; a stop signal always writes one)")
+          .into(&P::run, &run::RunOptions::checkpoint_budget)
+          .above(0)
+          .max(1)
+          .explain("1: never skip one")
+          .with_role(KeyRole::placement),
       make_key("run", "sync_every", &C::run, &RunConfig::sync_every,
                "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
                "(checkpoint + exit)")

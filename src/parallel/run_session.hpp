@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -116,6 +117,10 @@ class Run {
   void write_exchange();
   void gather();
   void checkpoint();
+  /// Collective: whether a checkpoint due by run.checkpoint_interval is written (rank 0's rule,
+  /// run.checkpoint_budget: skipped while the checkpoints so far took more than that share of the
+  /// wall time since this process began the run).
+  [[nodiscard]] bool checkpoint_affordable();
   void restore(const io::RunCheckpoint& c);
   /// The run's end (report, archive, checkpoint removed); kExitDiverged when a trajectory diverged.
   int finish();
@@ -152,8 +157,10 @@ class Run {
   std::int64_t adam_epoch_ = -1;  ///< during a retrofit's Adam phase its epochs completed, else -1
   double cpu_start_ = run::cpu_seconds();
   double comm_io_seconds_ = 0.0;  ///< gathers, aggregation, archive writes
-  bool slow_warned_ = false;      ///< a "slow to heat" warning was printed on this rank
-  bool diverged_warned_ = false;  ///< a divergence warning was printed on this rank
+  std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+  double checkpoint_wall_seconds_ = 0.0;  ///< rank 0: wall time in checkpoint() since wall_start_
+  bool slow_warned_ = false;              ///< a "slow to heat" warning was printed on this rank
+  bool diverged_warned_ = false;          ///< a divergence warning was printed on this rank
 };
 
 }  // namespace simmer::parallel::detail

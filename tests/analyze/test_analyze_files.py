@@ -257,7 +257,7 @@ def _killed_run(tmp):
     run = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
            "--data.path", os.path.join(ROOT, "data/iris.csv"), "--run.trajectories", "4",
            "--simmer.steps", "6000", "--ensemble.window", "5000", "--ensemble.count", "200",
-           "--run.checkpoint_interval", "500", "--output", killed]
+           "--run.checkpoint_interval", "500", "--run.checkpoint_budget", "1", "--output", killed]
     proc = st.start(SIMMER, 2, run)
     try:
         # A few simmering checkpoints and gathers in (an event, not a sleep: a slow machine waits longer).

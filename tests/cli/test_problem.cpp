@@ -48,6 +48,7 @@ cli::Config unusual() {
       {"run.output", "elsewhere.h5"}, {"run.progress_seconds", "3.5"},
       {"run.progress", "lines"}, {"run.checkpoint_interval", "37"},
       {"run.sync_every", "41"}, {"run.precision", "float32"},
+      {"run.checkpoint_budget", "0.25"},
   };
   // clang-format on
   std::vector<std::string> words{"simmer_mpi"};
@@ -113,6 +114,7 @@ TEST_CASE("build_problem: every plain key arrives in its Problem member", "[conf
   CHECK(p.run.progress_seconds == 3.5);
   CHECK(p.run.progress == run::RunOptions::Progress::lines);
   CHECK(p.run.checkpoint_interval == 37);
+  CHECK(p.run.checkpoint_budget == 0.25);
   CHECK(p.run.sync_every == 41);
   CHECK(p.run.precision == Precision::float32);
   // Derived from keys, not copied: float32 /posterior follows run.precision (store_dtype = auto);

@@ -40,7 +40,7 @@ SIMMER, ROOT = st.SIMMER_MPI, st.ROOT
 fail = st.fail
 RUN = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"), "--data.path", os.path.join(ROOT, "data/iris.csv"),
        "--run.trajectories", "4", "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.count", "200",
-       "--run.checkpoint_interval", "200"]
+       "--run.checkpoint_interval", "200", "--run.checkpoint_budget", "1"]
 
 
 def mpirun(ranks, args, env=None, timeout=60):

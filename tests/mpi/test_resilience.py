@@ -13,6 +13,9 @@ tests: kill        SIGKILL the whole job mid-run, resume with another rank count
                    simmering, at seeded random checkpoints plus a random fraction of one checkpoint
                    interval (timed on the machine as it runs), each resume on a random rank count
                    (1-4): all 10 final archives identical to an uninterrupted run
+       budget      run.checkpoint_budget: a tiny budget writes no checkpoint after Adam's where 1
+                   writes 20 (steps 100..2000), the archives are identical, and a stop
+                   signal still checkpoints at its step and resumes to the same archive
        refuse      --resume with a changed key is refused naming it; another run's checkpoint, an
                    output in use by another run, a foreign HDF5 file and a damaged checkpoint too
        generation  the archive and its checkpoint are bound by a generation number: an archive
@@ -49,7 +52,8 @@ LONG = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
         "--adam.epochs", "60", "--simmer.steps", "12000", "--simmer.every", "500",
         "--ensemble.window", "2000", "--ensemble.fraction", "0", "--ensemble.stride", "5",
         "--ensemble.store_every", "2", "--run.trajectories", "4", "--run.gather_interval", "500",
-        "--run.checkpoint_interval", "1000", "--run.sync_every", "100"]
+        "--run.checkpoint_interval", "1000", "--run.sync_every", "100",
+        "--run.checkpoint_budget", "1"]  # every due checkpoint written: the tests wait for them
 
 
 def run(ranks, args, check=True):
@@ -309,6 +313,25 @@ def refuse_overwrite(other):
             + ["--output", other, "--overwrite"])
     if os.path.exists(other + ".ckpt"):
         fail("--overwrite (and finishing) left the old run's checkpoint")
+
+
+def test_budget(tmp):
+    short = with_keys(LONG, {"--simmer.steps": "2100", "--run.checkpoint_interval": "100",
+                             "--run.gather_interval": "100"})
+    generations = {}
+    for budget in ("1", "1e-12"):
+        out = os.path.join(tmp, f"budget_{budget}.h5")
+        run(2, with_keys(short, {"--run.checkpoint_budget": budget}) + ["--output", out])
+        with h5py.File(out, "r") as f:
+            generations[budget] = int(f.attrs["checkpoint_generation"])
+    # Both write Adam's checkpoint (which is not skipped) and count the finish as one; 1 writes
+    # every due one (steps 100..2000), the tiny budget none after Adam's, whose time it has spent.
+    if generations["1"] - generations["1e-12"] != 20:
+        fail(f"checkpoint generations {generations}: expected the tiny budget to skip 20 checkpoints")
+    same_archives(os.path.join(tmp, "budget_1.h5"), os.path.join(tmp, "budget_1e-12.h5"))
+    st.stopped_and_resumed(SIMMER, with_keys(short, {"--run.checkpoint_budget": "1e-12"}), os.path.join(tmp, "stopped.h5"), [], [],
+                           "a run with a tiny checkpoint budget", at_step=650)
+    print(f"budget: checkpoint generations {generations}; archives identical; stopped at 650 and resumed: identical")
 
 
 def test_refuse(tmp):

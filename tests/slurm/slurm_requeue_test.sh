@@ -81,7 +81,7 @@ CONFIG=jobs/iris_retrofit.ini
 STEPS=20000
 overrides=(--adam.epochs 60 --simmer.steps "$STEPS" --simmer.every 500 --ensemble.window 2000
            --ensemble.fraction 0 --ensemble.stride 5 --ensemble.store_every 2
-           --run.trajectories 4 --run.gather_interval 500 --run.checkpoint_interval 1000
+           --run.trajectories 4 --run.gather_interval 500 --run.checkpoint_interval 1000 --run.checkpoint_budget 1
            --run.sync_every 100 --run.progress_seconds 1)
 
 # ----------------------------------------------------------------- (a) the uninterrupted run

@@ -174,6 +174,7 @@ struct RunConfig {
   double progress_seconds = 10.0;  ///< min seconds between progress lines when not a tty
   run::RunOptions::Progress progress = run::RunOptions{}.progress;
   std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
+  double checkpoint_budget = 0.05;           ///< largest share of the wall time spent on checkpoints
   std::int64_t sync_every = 100;             ///< steps between the ranks' checks for a stop signal
   std::string memory_limit = "auto";         ///< auto | off | a size ("16G"): see parse_memory_limit
   std::int64_t ranks_per_trajectory = 1;     ///< ranks that share one trajectory's gradient (power of 2)

@@ -71,6 +71,9 @@ struct RunOptions {
   std::int64_t gather_interval = 1000;       ///< steps between gathers to rank 0 and archive writes
   std::int64_t trace_every = 10;             ///< steps (and Adam epochs) between /trace records
   std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
+  /// A checkpoint due by checkpoint_interval is skipped while the checkpoints written so far took
+  /// more than this share of the wall time since the run (or its resume) began (1: never skipped).
+  double checkpoint_budget = 0.05;
   std::int64_t sync_every = 100;             ///< steps (and Adam epochs) between stop-signal checks
   std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
   std::int64_t ranks_per_trajectory = 1;     ///< k ranks evaluate each trajectory's gradient together
