@@ -209,7 +209,7 @@ int Run::finish() {
     std::remove(checkpoint_path_.c_str());
     std::remove((checkpoint_path_ + ".tmp").c_str());
     print_report(p_, reports, report);
-    print_footer(p_, parts_sum, wall, size_, io_counts, diverged);
+    print_footer(p_, parts_sum, wall, size_, io_counts, diverged, report.chosen().members);
     if (exchange_sum[1] > 0) {
       std::printf(
           "sharded gradients: %lld ranks per trajectory, %lld row blocks; the exchange (MPI_Allgather of %lld "
@@ -222,7 +222,7 @@ int Run::finish() {
     print_conclusion(p_, reports, report);
     if (any) {
       std::printf("diverged: %s; the run ends with exit status %d (docs/RELIABILITY.md)\n",
-                  diverged_summary(p_, reports).c_str(), kExitDiverged);
+                  diverged_summary(reports, report.chosen().members).c_str(), kExitDiverged);
     }
   }
   return any ? kExitDiverged : 0;

@@ -97,7 +97,7 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
 }  // namespace
 
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
-                  const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged) {
+                  const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged, std::int64_t members) {
   const double cpu = cpu_parts[3];
   std::printf(
       "\nwall %s on %d rank(s); CPU time %.1f s: gradient steps %.1f%%, member evaluation "
@@ -116,17 +116,16 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
   if (count > 0) {
     std::printf(
         "%lld of %zu trajectories diverged (first: trajectory %lld at step %lld; all in "
-        "/sample_stats/diverged_at_step, h = %s): their samples before that are in the ensemble; consider a "
-        "smaller simmer.time_step%s\n",
+        "/sample_stats/diverged_at_step, h = %s): %s; consider a smaller simmer.time_step%s\n",
         static_cast<long long>(count), diverged.size(), static_cast<long long>(first),
         static_cast<long long>(diverged[static_cast<std::size_t>(first)]),
         p.auto_step.on ? "auto" : format("%g", p.nhc.time_step).c_str(),
+        members > 0 ? "their samples before that are in the ensemble" : "the ensemble has no members",
         p.auto_step.on ? " (or simmer.step_fraction)" : "");
   }
 }
 
-std::string diverged_summary(const run::Problem& p, const std::vector<run::ChainReport>& t) {
-  (void)p;
+std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_t members) {
   std::int64_t stopped = 0, exploded = 0;
   std::string example;
   for (const auto& r : t) {
@@ -146,25 +145,15 @@ std::string diverged_summary(const run::Problem& p, const std::vector<run::Chain
   if (stopped > 0) out += std::to_string(stopped) + " stopped by the health check";
   if (exploded > 0)
     out += std::string(stopped > 0 ? ", " : "") + std::to_string(exploded) + " exploded, e.g. " + example;
-  return out + "); their members before that are in the ensemble";
+  return out + (members > 0 ? "); their members before that are in the ensemble"
+                            : "); none reached the window, so the run's ensemble has no members");
 }
 
-void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report) {
+/// The run's result line and, when the deep ensemble is another candidate, the comparison with it.
+void print_result(const run::Problem& p, const RunReport& report, const std::string& what) {
   const EnsembleReport& chosen = report.chosen();
   const EnsembleReport* deep = report.deep();
   const char* metric = p.classification ? "accuracy" : "MSE";
-  // The result.
-  std::string what;
-  if (chosen.stage < 0) {
-    what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
-  } else {
-    const double over = chosen.temperature / p.bayes_temperature;
-    const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size();
-    what = (p.ladder.empty() ? std::string("the simmering ensemble") : chosen.name) +
-           " (T = " + (std::isfinite(over) ? format("%.3g", over) + " T_Bayes" : format("%.4g", chosen.temperature)) +
-           ", " + std::to_string(chosen.members) + " members of " + std::to_string(trajectories) +
-           (trajectories == 1 ? " trajectory)" : " trajectories)");
-  }
   std::printf(
       "\nresult: the run's ensemble is %s%s; its predictions and their uncertainty: simmer_analyze "
       "predict %s --points FILE.csv\n",
@@ -203,6 +192,38 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     std::printf("%s\n", line.c_str());
   } else if (deep != nullptr && !p.adam_only) {
     std::printf("the deep ensemble was chosen: on the validation rows no simmering rung beat it\n");
+  }
+}
+
+void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report) {
+  const EnsembleReport& chosen = report.chosen();
+  const EnsembleReport* deep = report.deep();
+  // The result.
+  std::string what;
+  if (chosen.stage < 0) {
+    what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
+  } else {
+    const double over = chosen.temperature / p.bayes_temperature;
+    const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size();
+    what = (p.ladder.empty() ? std::string("the simmering ensemble") : chosen.name) +
+           " (T = " + (std::isfinite(over) ? format("%.3g", over) + " T_Bayes" : format("%.4g", chosen.temperature)) +
+           ", " + std::to_string(chosen.members) + " members of " + std::to_string(trajectories) +
+           (trajectories == 1 ? " trajectory)" : " trajectories)");
+  }
+  if (chosen.stage >= 0 && chosen.members == 0) {
+    // Nothing to predict with: no comparison, no pointer to predict (which refuses).
+    const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage));
+    const bool all = std::all_of(trajectories.begin(), trajectories.end(),
+                                 [](const run::ChainReport& r) { return r.diverged_at >= 0; });
+    std::printf("\nresult: no members: %s, so there is no ensemble to predict with%s\n",
+                all ? "every trajectory diverged before the window" : "no trajectory reached the window",
+                deep != nullptr ? (" (the deep ensemble of the " + std::to_string(deep->members) +
+                                   " Adam networks is in /deep_ensemble: simmer_analyze predict " + p.run.output +
+                                   " --candidate deep_ensemble --points FILE.csv)")
+                                      .c_str()
+                                : "");
+  } else {
+    print_result(p, report, what);
   }
   // What to do about the verdicts of the stage in /diagnostics.
   if (report.diagnostics_stage < 0) return;

@@ -291,6 +291,8 @@ void export_csv(const ExportOptions& o, std::ostream& out) {
   // An unfinished run's tables are refused before anything is written (--allow-incomplete).
   const std::string warning = check_complete(r, "export", holdings(r, run, o.what), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
+  // An empty ensemble is not a table of class 0 with probabilities 0.
+  if (o.what == "ensemble" || o.what == "samples") refuse_empty("export", r, run);
   OutputFile file("export", o.output, out, {o.archive});
   if (o.what == "metrics")
     export_metrics(r, file.stream());

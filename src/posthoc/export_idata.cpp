@@ -264,6 +264,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   const RunArchive run = load_run(r);
   const std::string warning = check_complete(r, "export", stored_draws_held(r, run), o.allow_incomplete);
   if (!warning.empty()) std::cerr << "simmer_analyze export: " << warning << "\n";
+  refuse_empty("export", r, run);
   const DrawMap m = draw_map(run, o.rung);
   const auto P = static_cast<std::int64_t>(run.parameters);
   const std::time_t now = std::time(nullptr);

@@ -8,13 +8,17 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "merge_parts.hpp"
 #include "simmer/core/error.hpp"
+#include "simmer/core/sha256.hpp"
 #include "simmer/ensemble/accumulator.hpp"
 #include "simmer/io/h5.hpp"
 #include "simmer/parallel/archive_writer.hpp"
@@ -90,6 +94,113 @@ void check_compatible(const Input& first, const Input& other) {
   }
 }
 
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, separator);) out.push_back(part);
+  return out;
+}
+
+/// Every trajectory of an input as it was first run: /origin's rows for a merged archive, else
+/// the run's own 0..C-1.
+std::vector<TrajectoryOrigin> trajectory_origins(const Input& in) {
+  const io::ArchiveReader& r = *in.reader;
+  std::vector<TrajectoryOrigin> out(static_cast<std::size_t>(in.run.chains));
+  if (!r.exists(layout::kOrigin)) {
+    const std::string id =
+        r.has_attribute(layout::kRoot, layout::kRunId) ? r.attribute_text(layout::kRoot, layout::kRunId) : "";
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      out[c] = {id, in.run.config.run.seed, in.run.config.data.split_seed, static_cast<std::int64_t>(c), r.path()};
+    }
+    return out;
+  }
+  const auto seed = r.read_ints(layout::kOriginSeed), split_seed = r.read_ints(layout::kOriginSplitSeed),
+             index = r.read_ints(layout::kOriginTrajectory), run = r.read_ints(layout::kOriginRun);
+  const auto ids = split(r.attribute_text(layout::kOrigin, layout::kOriginRunIds), ',');
+  const auto archives = split(r.attribute_text(layout::kOrigin, layout::kOriginArchives), '\n');
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    const auto k = c < run.size() ? static_cast<std::size_t>(run[c]) : ids.size();
+    if (seed.size() != out.size() || split_seed.size() != out.size() || index.size() != out.size() ||
+        run.size() != out.size() || k >= ids.size() || k >= archives.size()) {
+      throw Error("merge: '" + r.path() + "': " + layout::kOrigin + " does not describe its " +
+                  std::to_string(in.run.chains) + " trajectories");
+    }
+    out[c] = {ids[k], static_cast<std::uint64_t>(seed[c]), static_cast<std::uint64_t>(split_seed[c]), index[c],
+              archives[k]};
+  }
+  return out;
+}
+
+/// The original runs of `origins`, each once, in the order /origin lists them (seed, split
+/// seed, run id, archive): their index for each trajectory, in `run`.
+std::vector<TrajectoryOrigin> origin_runs(const std::vector<TrajectoryOrigin>& origins,
+                                          std::vector<std::int64_t>& run) {
+  auto key = [](const TrajectoryOrigin& o) { return std::tie(o.seed, o.split_seed, o.run_id, o.archive); };
+  std::vector<TrajectoryOrigin> runs;
+  for (const auto& o : origins) {
+    if (std::none_of(runs.begin(), runs.end(), [&](const TrajectoryOrigin& x) { return key(x) == key(o); }))
+      runs.push_back(o);
+  }
+  std::sort(runs.begin(), runs.end(),
+            [&](const TrajectoryOrigin& a, const TrajectoryOrigin& b) { return key(a) < key(b); });
+  run.clear();
+  for (const auto& o : origins) {
+    const auto at = std::find_if(runs.begin(), runs.end(), [&](const TrajectoryOrigin& x) { return key(x) == key(o); });
+    run.push_back(at - runs.begin());
+  }
+  return runs;
+}
+
+/// /origin and the provenance attributes that follow from it: the merged archive's run id (a
+/// digest of its trajectories' origins, so every order and grouping of one merge gives the same),
+/// merged_from and run_seeds.
+void write_origin(io::ParallelFile& f, const std::vector<TrajectoryOrigin>& origins) {
+  std::vector<std::int64_t> run;
+  const auto runs = origin_runs(origins, run);
+  std::vector<std::int64_t> seed, split_seed, index;
+  std::vector<std::string> identity;
+  for (const auto& o : origins) {
+    seed.push_back(static_cast<std::int64_t>(o.seed));
+    split_seed.push_back(static_cast<std::int64_t>(o.split_seed));
+    index.push_back(o.trajectory);
+    identity.push_back(o.run_id + " " + std::to_string(o.seed) + " " + std::to_string(o.split_seed) + " " +
+                       std::to_string(o.trajectory) + "\n");
+  }
+  const auto C = static_cast<std::int64_t>(origins.size());
+  f.create_group(layout::kOrigin);
+  f.put(layout::kOriginSeed, seed, {C});
+  f.put(layout::kOriginSplitSeed, split_seed, {C});
+  f.put(layout::kOriginTrajectory, index, {C});
+  f.put(layout::kOriginRun, run, {C});
+  std::string ids, archives, merged_from, seeds;
+  std::vector<std::uint64_t> seed_list;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto members = std::count(run.begin(), run.end(), static_cast<std::int64_t>(k));
+    ids += (k > 0 ? "," : "") + runs[k].run_id;
+    archives += (k > 0 ? "\n" : "") + runs[k].archive;
+    merged_from += (k > 0 ? ", " : "") + runs[k].archive + " (run.seed " + std::to_string(runs[k].seed) + ", " +
+                   std::to_string(members) + " trajectories)";
+    if (std::find(seed_list.begin(), seed_list.end(), runs[k].seed) == seed_list.end())
+      seed_list.push_back(runs[k].seed);
+  }
+  std::sort(seed_list.begin(), seed_list.end());
+  for (const auto s : seed_list) seeds += (seeds.empty() ? "" : ",") + std::to_string(s);
+  f.attribute(layout::kOrigin, layout::kOriginRunIds, ids);
+  f.attribute(layout::kOrigin, layout::kOriginArchives, archives);
+  f.attribute(layout::kOrigin, layout::kMeaning,
+              "where each trajectory came from: its run's run.seed, data.split_seed and run id (run indexes "
+              "run_ids and archives) and its index in that run");
+  std::sort(identity.begin(), identity.end());
+  std::string all;
+  for (const auto& line : identity) all += line;
+  const std::string run_id = sha256_hex(all).substr(0, 32);
+  f.attribute(layout::kRoot, layout::kRunId, run_id);
+  f.attribute(layout::kConfig, layout::kRunId, run_id);
+  f.attribute(layout::kRoot, layout::kMergedFrom, merged_from);
+  f.attribute(layout::kConfig, layout::kRunSeeds, seeds);
+  f.attribute(layout::kConfig, layout::kMergedFrom, merged_from);
+}
+
 std::string status_of(const io::ArchiveReader& r) {
   return r.has_attribute(layout::kRoot, layout::kStatus) ? r.attribute_text(layout::kRoot, layout::kStatus)
                                                          : std::string("unknown");
@@ -140,7 +251,8 @@ void copy_chain_rows(const std::vector<Input>& inputs, io::ParallelFile& f, cons
   }
 }
 
-void write_archive(const std::vector<Input>& inputs, const std::string& path, const MergeOptions& o) {
+void write_archive(const std::vector<Input>& inputs, const std::vector<TrajectoryOrigin>& origins,
+                   const std::string& path, const MergeOptions& o) {
   const Input& first = inputs.front();
   const io::ArchiveReader& r0 = *first.reader;
   const RunArchive& run0 = first.run;
@@ -159,14 +271,8 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.attribute(layout::kRoot, layout::kFormatVersion, layout::kArchiveFormat);  // whatever the inputs
   f.attribute(layout::kRoot, layout::kCommandLine, o.command_line);
   f.attribute(layout::kRoot, layout::kTrajectories, C);
-  std::string merged_from, seeds;
   double lambda_max = -1.0, limit = std::numeric_limits<double>::infinity(), wall = 0.0;
   for (const auto& in : inputs) {
-    if (!merged_from.empty()) merged_from += ", ";
-    merged_from += in.run.path + " (run.seed " + std::to_string(in.run.config.run.seed) + ", " +
-                   std::to_string(in.run.chains) + " trajectories)";
-    if (!seeds.empty()) seeds += ',';
-    seeds += std::to_string(in.run.config.run.seed);
     const io::ArchiveReader& r = *in.reader;
     if (r.has_attribute(layout::kRoot, layout::kLambdaMax)) {
       lambda_max = std::max(lambda_max, r.attribute_real(layout::kRoot, layout::kLambdaMax));
@@ -177,7 +283,6 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
     if (r.has_attribute(layout::kRoot, layout::kWallSeconds))
       wall += r.attribute_real(layout::kRoot, layout::kWallSeconds);
   }
-  f.attribute(layout::kRoot, layout::kMergedFrom, merged_from);
   if (lambda_max >= 0.0) {
     f.attribute(layout::kRoot, layout::kLambdaMax, lambda_max);
     f.attribute(layout::kRoot, layout::kTimeStepLimit, limit);
@@ -188,8 +293,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   config.run.trajectories = C;
   config.run.output = o.output;
   f.put_strings(layout::kConfig, {cli::to_ini(config)});
-  f.attribute(layout::kConfig, layout::kRunSeeds, seeds);
-  f.attribute(layout::kConfig, layout::kMergedFrom, merged_from);
+  write_origin(f, origins);
 
   copy_tree(r0, f, layout::kData);
   copy_tree(r0, f, layout::kModel);
@@ -304,6 +408,7 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
   // The scores and choices under a checksum (attributes have none of their own).
   for (const auto& group : layout::choice_groups(0, f.exists(layout::kDeepEnsemble))) f.mirror_attributes(group);
+  f.mirror_attributes(layout::kOrigin);
   f.name_axes(layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
   f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());
   f.attribute(layout::kRoot, layout::kIoCollectiveTransfers, f.collective_transfers());
@@ -312,16 +417,61 @@ void write_archive(const std::vector<Input>& inputs, const std::string& path, co
 
 }  // namespace
 
-std::string merge_overlap(const MergeSource& a, const MergeSource& b) {
-  if (!a.run_id.empty() && a.run_id == b.run_id) {
-    return "'" + a.path + "' and '" + b.path + "' are the same run (run id " + a.run_id +
-           "): its trajectories would be counted twice";
-  }
-  if (a.seed == b.seed && a.split_seed == b.split_seed) {
-    const std::int64_t shared = std::min(a.chains, b.chains);
-    return "'" + a.path + "' and '" + b.path + "' ran the same configuration with run.seed " + std::to_string(a.seed) +
-           " (data.split_seed " + std::to_string(a.split_seed) + "): trajectories 0.." + std::to_string(shared - 1) +
-           " are the same in both and would be counted twice; merge runs with different run.seed";
+std::string merge_overlap(const std::vector<MergeSource>& sources) {
+  // A trajectory is the same when its run id and index are (a copy) or its seeds and index are (a
+  // rerun); the first input holding one an earlier input holds is refused with all it shares.
+  using Seeds = std::tuple<std::uint64_t, std::uint64_t, std::int64_t>;
+  std::map<std::pair<std::string, std::int64_t>, std::size_t> by_id;
+  std::map<Seeds, std::size_t> by_seeds;
+  for (std::size_t j = 0; j < sources.size(); ++j) {
+    std::map<std::size_t, std::vector<const TrajectoryOrigin*>> shared;  // earlier input -> trajectories
+    for (const auto& o : sources[j].trajectories) {
+      std::optional<std::size_t> earlier;
+      if (!o.run_id.empty()) {
+        const auto at = by_id.find({o.run_id, o.trajectory});
+        if (at != by_id.end()) earlier = at->second;
+      }
+      const auto at = by_seeds.find({o.seed, o.split_seed, o.trajectory});
+      if (!earlier && at != by_seeds.end()) earlier = at->second;
+      if (earlier) shared[*earlier].push_back(&o);
+    }
+    if (!shared.empty()) {
+      const auto& [i, list] = *shared.begin();
+      const TrajectoryOrigin& first = *list.front();
+      // "trajectories 0..2" (or "0, 3, 5") of the first shared trajectory's run.
+      std::vector<std::int64_t> index;
+      for (const auto* o : list) {
+        if (o->seed == first.seed && o->split_seed == first.split_seed && o->run_id == first.run_id)
+          index.push_back(o->trajectory);
+      }
+      std::sort(index.begin(), index.end());
+      const bool range = index.back() - index.front() + 1 == static_cast<std::int64_t>(index.size());
+      std::string which =
+          index.size() == 1
+              ? "trajectory " + std::to_string(index.front())
+              : "trajectories " +
+                    (range ? std::to_string(index.front()) + ".." + std::to_string(index.back()) : std::string());
+      if (!range && index.size() > 1) {
+        for (std::size_t k = 0; k < index.size(); ++k) which += (k > 0 ? ", " : "") + std::to_string(index[k]);
+      }
+      const bool same_run =
+          !first.run_id.empty() && std::any_of(sources[i].trajectories.begin(), sources[i].trajectories.end(),
+                                               [&](const TrajectoryOrigin& o) { return o.run_id == first.run_id; });
+      std::string why = "'" + sources[i].path + "' and '" + sources[j].path + "' ";
+      why += same_run
+                 ? "both hold " + which + " of the same run (run id " + first.run_id + ", run.seed " +
+                       std::to_string(first.seed) + ")"
+                 : "ran the same configuration with run.seed " + std::to_string(first.seed) + " (data.split_seed " +
+                       std::to_string(first.split_seed) + "): " + which + " are the same in both";
+      why += ": " + std::to_string(list.size()) + (list.size() == 1 ? " trajectory" : " trajectories") +
+             " would be counted twice";
+      if (!same_run) why += "; merge runs with different run.seed";
+      return why;
+    }
+    for (const auto& o : sources[j].trajectories) {
+      if (!o.run_id.empty()) by_id.emplace(std::pair{o.run_id, o.trajectory}, j);
+      by_seeds.emplace(Seeds{o.seed, o.split_seed, o.trajectory}, j);
+    }
   }
   return {};
 }
@@ -355,25 +505,18 @@ void merge(const MergeOptions& o, std::ostream& out) {
                   "summary instead");
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
-    // The same trajectories twice would be counted twice.
-    MergeSource& s = sources.emplace_back();
-    s.path = o.archives[i];
-    if (inputs[i].reader->has_attribute(layout::kRoot, layout::kRunId)) {
-      s.run_id = inputs[i].reader->attribute_text(layout::kRoot, layout::kRunId);
-    }
-    s.seed = inputs[i].run.config.run.seed;
-    s.split_seed = inputs[i].run.config.data.split_seed;
-    s.chains = inputs[i].run.chains;
-    for (std::size_t j = 0; j < i; ++j) {
-      const std::string why = merge_overlap(sources[j], s);
-      if (!why.empty()) throw Error("merge: " + why);
-    }
+    sources.push_back({o.archives[i], trajectory_origins(inputs[i])});
   }
+  // The same trajectory twice (a rerun, a copy, an input merged into another) would count twice.
+  const std::string why = merge_overlap(sources);
+  if (!why.empty()) throw Error("merge: " + why);
+  std::vector<TrajectoryOrigin> origins;
+  for (const auto& s : sources) origins.insert(origins.end(), s.trajectories.begin(), s.trajectories.end());
 
   // Written next to the output and renamed at the end: no half-written archive under its name.
   try {
     PartialOutput written(o.output);
-    write_archive(inputs, written.partial(), o);
+    write_archive(inputs, origins, written.partial(), o);
     written.commit();
   } catch (const std::exception& e) {
     throw Error("merge: writing '" + o.output + "' failed: " + e.what());

@@ -172,7 +172,9 @@ Setup prepare(const PredictOptions& o) {
                                     " planned stored networks of " + s.candidate,
                                 o.allow_incomplete);
   if (s.draws.empty()) {
-    throw Error("'" + o.archive + "': no stored networks of '" + s.candidate + "' in /posterior/params");
+    const std::string why = no_members(*s.reader, s.run);
+    throw Error("'" + o.archive + "': no stored networks of '" + s.candidate + "' in /posterior/params" +
+                (why.empty() ? std::string() : ": " + why) + "; nothing to predict with");
   }
   scale_points(s);
   return s;

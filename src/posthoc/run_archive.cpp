@@ -320,6 +320,31 @@ std::string stored_draws_held(const io::ArchiveReader& r, const RunArchive& run)
          " planned stored draws";
 }
 
+std::string no_members(const io::ArchiveReader& r, const RunArchive& run) {
+  const std::string group = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
+  std::int64_t members = -1;
+  if (!group.empty() && r.has_attribute(group, layout::kMembers)) {
+    members = r.attribute_integer(group, layout::kMembers);
+  } else if (r.has_attribute(layout::kMetrics, layout::kMembers)) {
+    members = r.attribute_integer(layout::kMetrics, layout::kMembers);
+  }
+  if (members != 0) return {};
+  std::string why = "the run's ensemble has 0 members";
+  if (!r.exists(layout::kDivergedAtStep)) return why;
+  const auto diverged = r.read_ints(layout::kDivergedAtStep);
+  const auto first = std::find_if(diverged.begin(), diverged.end(), [](std::int64_t s) { return s >= 0; });
+  if (first == diverged.end()) return why + ": no trajectory reached the window";
+  const bool all = std::all_of(diverged.begin(), diverged.end(), [](std::int64_t s) { return s >= 0; });
+  return why + ": " + (all ? "every trajectory" : "each trajectory that reached it") +
+         " diverged before the window (first: trajectory " + std::to_string(first - diverged.begin()) + " at step " +
+         std::to_string(*first) + "; " + layout::kDivergedAtStep + ")";
+}
+
+void refuse_empty(const std::string& command, const io::ArchiveReader& r, const RunArchive& run) {
+  const std::string why = no_members(r, run);
+  if (!why.empty()) throw Error(command + ": '" + r.path() + "': " + why + "; nothing to export, nothing was written");
+}
+
 std::string check_complete(const io::ArchiveReader& r, const std::string& command, const std::string& holds,
                            bool allow) {
   const std::string status = run_status(r);

@@ -13,12 +13,20 @@ tests:
                  (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
                  are refused by merge, naming both files, the seed and the trajectories that would
-                 be counted twice; runs with other seeds still merge
+                 be counted twice; runs with other seeds still merge. Merges of merges: a merged
+                 archive merged with one of its inputs, or with a merge sharing an input, is
+                 refused naming the shared run; (a+b)+c, a+(b+c) and c+a+b hold the same
+                 trajectories (by /origin), the same run id, merged_from and run_seeds, the same
+                 parameters per trajectory and the same ensemble mean (Chan's formula, 1e-12)
   inputs_output  an input that is the output's checkpoint, lock or temporary file (by file
                  identity) is refused before anything is written, the input left as it was
   blown_up       trajectories that blow up (a non-finite state, an rms 1000x its start scale, a
                  loss 1e6x its start) are judged diverged, never stationary; the run exits 5 and
                  its last line says so; the archive's status says so
+  empty_ensemble every trajectory diverged before the window (Iris at h = 20): the run exits 5
+                 saying the ensemble has no members (not "nan vs 0.1014, the same", not a pointer to
+                 predict); export (ensemble, samples, inference-data) and predict refuse the archive
+                 with exit 2 naming why, writing nothing; predict --candidate deep_ensemble works
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
                  catches what the watch missed) and keeps its checkpoint
@@ -88,7 +96,8 @@ def test_lock_race(tmp):
     args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50",
             "--model.architecture", "1-512-512-1", "--simmer.steps", "12000", "--simmer.every", "1000",
             "--ensemble.window", "2000", "--ensemble.store_every", "500", "--run.trajectories", "2",
-            "--run.checkpoint_interval", "3000", "--run.gather_interval", "3000", "--output", out]
+            "--run.checkpoint_interval", "3000", "--run.gather_interval", "3000", "--run.checkpoint_budget", "1",
+            "--output", out]
     first = st.start(SIMMER, 2, args)
     st.wait_for(first, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 3000, 300,
                 "a checkpoint at step 3000")
@@ -147,9 +156,50 @@ def test_merge_overlap(tmp):
             fail(f"merge of a rerun: the refusal does not name '{needle}':\n{p.stderr}")
     if os.path.exists(os.path.join(tmp, "twice.h5")):
         fail("merge of a rerun wrote an output")
-    st.run(ANALYZE, None, ["merge", a, b, "-o", os.path.join(tmp, "ab.h5")])
+    ab = os.path.join(tmp, "ab.h5")
+    st.run(ANALYZE, None, ["merge", a, b, "-o", ab])
+    merges_of_merges(tmp, a, b, ab)
     print("merge_overlap: a rerun with the same seed refused naming both files, the seed and trajectories 0..1; "
-          "other seeds merge")
+          "other seeds merge; merges of merges refused when they share a run, and associative otherwise")
+
+
+def merges_of_merges(tmp, a, b, ab):
+    import h5py
+    import numpy as np
+    c, bc = os.path.join(tmp, "c.h5"), os.path.join(tmp, "bc.h5")
+    st.run(SIMMER, 2, SINE + ["--run.seed", "7", "--output", c])
+    st.run(ANALYZE, None, ["merge", b, c, "-o", bc])
+    for pair in ((ab, b), (b, ab), (ab, bc)):
+        out = os.path.join(tmp, "twice.h5")
+        p = st.run(ANALYZE, None, ["merge", *pair, "-o", out], expect=2)
+        if "same run (run id" not in p.stderr or "trajectories 0..1" not in p.stderr or os.path.exists(out):
+            fail(f"merge {pair}: a run merged twice was not refused naming it:\n{p.stderr}")
+    outs = {name: os.path.join(tmp, name + ".h5") for name in ("ab_c", "a_bc", "cab")}
+    st.run(ANALYZE, None, ["merge", ab, c, "-o", outs["ab_c"]])
+    st.run(ANALYZE, None, ["merge", a, bc, "-o", outs["a_bc"]])
+    st.run(ANALYZE, None, ["merge", c, a, b, "-o", outs["cab"]])
+    seen = {}
+    for name, path in outs.items():
+        with h5py.File(path, "r") as f:
+            origin = list(zip(f["origin/run_seed"][()], f["origin/trajectory"][()]))
+            order = sorted(range(len(origin)), key=lambda i: origin[i])
+            seen[name] = {
+                "origin": sorted(origin), "run_id": st.text(f.attrs["run_id"]),
+                "merged_from": st.text(f.attrs["merged_from"]), "run_seeds": st.text(f["config"].attrs["run_seeds"]),
+                "params": f["posterior/params"][()][order], "mean": f["ensemble/test/mean"][()],
+                "members": int(f["ensemble/test"].attrs["members"])}
+    ref = seen["ab_c"]
+    if ref["origin"] != sorted((s, t) for s in (5, 6, 7) for t in (0, 1)) or ref["run_seeds"] != "5,6,7":
+        fail(f"(a+b)+c: /origin {ref['origin']}, run_seeds {ref['run_seeds']}: not seeds 5, 6, 7 x trajectories 0, 1")
+    for name in ("a_bc", "cab"):
+        got = seen[name]
+        for key in ("origin", "run_id", "merged_from", "run_seeds", "members"):
+            if got[key] != ref[key]:
+                fail(f"merge {name} vs (a+b)+c: {key} differs: {got[key]!r} vs {ref[key]!r}")
+        if not np.array_equal(got["params"], ref["params"], equal_nan=True):
+            fail(f"merge {name} vs (a+b)+c: a trajectory's parameters differ")
+        if not np.allclose(got["mean"], ref["mean"], rtol=1e-12, atol=1e-14):
+            fail(f"merge {name} vs (a+b)+c: the ensemble mean differs")
 
 
 def test_inputs_output(tmp):
@@ -200,13 +250,46 @@ def test_blown_up(tmp):
           "said in the last line")
 
 
+def test_empty_ensemble(tmp):
+    out = os.path.join(tmp, "empty.h5")
+    p = st.run(SIMMER, 2, ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"), "--data.path",
+                           os.path.join(ROOT, "data/iris.csv"), "--simmer.time_step", "20",
+                           "--simmer.stability_check", "warn", "--run.trajectories", "2", "--output", out], expect=5)
+    text = p.stdout
+    for needle in ("result: no members: every trajectory diverged before the window",
+                   "none reached the window, so the run's ensemble has no members", "the ensemble has no members"):
+        if needle not in text:
+            fail(f"a run whose every trajectory diverged before the window does not say '{needle}':\n{text[-3000:]}")
+    for wrong in ("the same", "their members before that are in the ensemble", f"predict {out} --points"):
+        if wrong in text:
+            fail(f"a run with no members says '{wrong}':\n{text[-3000:]}")
+    points = os.path.join(tmp, "points.csv")
+    with open(points, "w") as f:
+        f.write("sepal_width,petal_width\n3.0,1.2\n")
+    for what, args in (("export ensemble", ["export", out, "--what", "ensemble", "--out", points + ".out"]),
+                       ("export samples", ["export", out, "--what", "samples", "--out", points + ".out"]),
+                       ("export inference-data", ["export", out, "--what", "inference-data", "--out",
+                                                  points + ".out"]),
+                       ("predict", ["predict", out, "--points", points, "--out", points + ".out"])):
+        q = st.run(ANALYZE, None, args, expect=2)
+        if "0 members" not in q.stderr or "diverged before the window" not in q.stderr:
+            fail(f"{what} of an archive with no members: the refusal does not say why:\n{q.stderr}")
+        if os.path.exists(points + ".out") or os.path.exists(points + ".out.partial"):
+            fail(f"{what} of an archive with no members wrote a file")
+    q = st.run(ANALYZE, None, ["predict", out, "--candidate", "deep_ensemble", "--points", points])
+    if len(q.stdout.strip().splitlines()) != 2:
+        fail(f"predict --candidate deep_ensemble on the archive without members:\n{q.stdout}")
+    print("empty_ensemble: exit 5 saying the ensemble has no members; export and predict refuse it naming why; "
+          "the deep ensemble still predicts")
+
+
 def test_truncated(tmp):
     """The archive truncated in place while the run writes it: the run must not call it done."""
     out = os.path.join(tmp, "run.h5")
     args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "20000",
             "--simmer.every", "1000", "--ensemble.window", "2000", "--ensemble.store_every", "100",
             "--run.trajectories", "2", "--run.checkpoint_interval", "500", "--run.gather_interval", "500",
-            "--output", out]
+            "--run.checkpoint_budget", "1", "--output", out]
     proc = st.start(SIMMER, 2, args)
     st.wait_for(proc, lambda: os.path.exists(out + ".ckpt") and st.checkpoint_step(out + ".ckpt") >= 1000, 120,
                 "a checkpoint at step 1000")

@@ -67,19 +67,27 @@ struct MergeOptions {
 /// `out`.
 void merge(const MergeOptions& options, std::ostream& out);
 
-/// What merge knows of one input to tell whether two hold the same trajectories.
-struct MergeSource {
-  std::string path;
-  std::string run_id;                      ///< the root attribute (empty: an archive from before run ids)
-  std::uint64_t seed = 0, split_seed = 0;  ///< run.seed, data.split_seed
-  std::int64_t chains = 0;                 ///< trajectories
+/// One trajectory of an archive as it was first run: a run's own archive holds its run id's
+/// trajectories 0..C-1, a merged one lists them in /origin.
+struct TrajectoryOrigin {
+  std::string run_id;                      ///< the run's (empty: an archive from before run ids)
+  std::uint64_t seed = 0, split_seed = 0;  ///< its run's run.seed and data.split_seed
+  std::int64_t trajectory = 0;             ///< its index in its own run
+  std::string archive;                     ///< the run's archive (as the first merge named it)
 };
 
-/// Why merging `a` and `b` would count trajectories twice, or "" when it would not. Trajectory k's
-/// random numbers are (run.seed, k)'s and the data's (data.split_seed) alone, so the same run id
-/// (the same run, or a copy) or the same pair of seeds (a rerun: trajectories
-/// 0..min(N_a, N_b) − 1 are the same in both) is refused.
-std::string merge_overlap(const MergeSource& a, const MergeSource& b);
+/// What merge knows of one input to tell whether inputs hold the same trajectories.
+struct MergeSource {
+  std::string path;
+  std::vector<TrajectoryOrigin> trajectories;  ///< in chain order
+};
+
+/// Why merging `sources` would count a trajectory twice, or "" when it would not: the first input
+/// that shares trajectories with an earlier one, both named with the shared trajectories. Trajectory
+/// k's random numbers are (run.seed, k)'s and the data's (data.split_seed) alone, so the same run
+/// id and index (the same run, or a copy) or the same seeds and index (a rerun) is one trajectory,
+/// however many merges it went through.
+std::string merge_overlap(const std::vector<MergeSource>& sources);
 
 struct ExportOptions {
   std::string archive;

@@ -119,6 +119,14 @@ std::vector<NetworkRow> rung_draws(const RunArchive& run, const std::vector<Netw
 /// `holds` for the commands that read every stored draw).
 std::string stored_draws_held(const io::ArchiveReader& reader, const RunArchive& run);
 
+/// "" when the run's ensemble (/ensemble) has members; else why it has none, e.g. "the run's
+/// ensemble has 0 members: every trajectory diverged before the window (first: trajectory 0 at
+/// step 200; /sample_stats/diverged_at_step)". export and predict refuse such an archive with it
+/// (an empty ensemble used to export every row as class 0 with probabilities 0).
+std::string no_members(const io::ArchiveReader& reader, const RunArchive& run);
+/// Throws "<command>: '<path>': <no_members>; nothing was written" when the ensemble is empty.
+void refuse_empty(const std::string& command, const io::ArchiveReader& reader, const RunArchive& run);
+
 /// predict and export take finished runs only. Returns "" for a complete run. Otherwise throws an
 /// Error naming the file, the status and `holds` (what the archive has, "349 of 400 planned
 /// stored networks"), unless `allow` (--allow-incomplete): then returns the warning to print.

@@ -65,14 +65,30 @@ inline constexpr const char* kWallSeconds = "wall_seconds";
 /// HDF5 transfers the run made, all and collective (integer).
 inline constexpr const char* kIoTransfers = "io_transfers";
 inline constexpr const char* kIoCollectiveTransfers = "io_collective_transfers";
-/// A merge's inputs, "path (run.seed s, n trajectories), ..." (text; root and /config).
+/// A merge's original runs, "path (run.seed s, n trajectories), ..." in the order of /origin's
+/// runs (text; root and /config): a merged input is listed by the runs it came from.
 inline constexpr const char* kMergedFrom = "merged_from";
+
+// ---- /origin (a merged archive's) ------------------------------------------------------------
+
+/// /origin: where each trajectory of a merged archive came from, so that a merge of merges counts
+/// each one once (a run's own archive has none: its trajectories are its run id's 0..C-1).
+/// Datasets [chain] (integer): run.seed, data.split_seed, the trajectory's index in its own run
+/// and the run's index into the attributes run_ids (comma-separated) and archives (one path per
+/// line), sorted by seed, split seed and run id.
+inline constexpr const char* kOrigin = "/origin";
+inline constexpr const char* kOriginSeed = "/origin/run_seed";
+inline constexpr const char* kOriginSplitSeed = "/origin/split_seed";
+inline constexpr const char* kOriginTrajectory = "/origin/trajectory";
+inline constexpr const char* kOriginRun = "/origin/run";
+inline constexpr const char* kOriginRunIds = "run_ids";
+inline constexpr const char* kOriginArchives = "archives";
 
 // ---- /config ---------------------------------------------------------------------------------
 
 /// /config [1] (text): the effective INI of the run.
 inline constexpr const char* kConfig = "/config";
-/// /config attributes: the input files' fingerprints (text) and a merge's run seeds ("1,2,3").
+/// /config attributes: the input files' fingerprints (text) and a merge's run seeds (ascending, "1,2,3").
 inline constexpr const char* kInputFiles = "input_files";
 inline constexpr const char* kRunSeeds = "run_seeds";
 

@@ -66,11 +66,11 @@ const MatrixOf<S>& targets(const EvalSet& s) {
 /// How a run is carried out.
 struct RunOptions {
   std::int64_t trajectories = 1;
-  std::uint64_t seed = 1;                    ///< every trajectory's named streams derive from it
-  std::int64_t steps = 1;                    ///< simmering steps
-  std::int64_t gather_interval = 1000;       ///< steps between gathers to rank 0 and archive writes
-  std::int64_t trace_every = 10;             ///< steps (and Adam epochs) between /trace records
-  std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
+  std::uint64_t seed = 1;                   ///< every trajectory's named streams derive from it
+  std::int64_t steps = 1;                   ///< simmering steps
+  std::int64_t gather_interval = 1000;      ///< steps between gathers to rank 0 and archive writes
+  std::int64_t trace_every = 10;            ///< steps (and Adam epochs) between /trace records
+  std::int64_t checkpoint_interval = 1000;  ///< steps between checkpoints (0: only after Adam)
   /// A checkpoint due by checkpoint_interval is skipped while the checkpoints written so far took
   /// more than this share of the wall time since the run (or its resume) began (1: never skipped).
   double checkpoint_budget = 0.05;
