@@ -63,34 +63,19 @@ std::vector<std::pair<std::string, std::string>> input_files(const Config& c) {
 
 namespace {
 
-/// A step of h moves a unit-mass parameter at the thermal speed sqrt(T) by h sqrt(T). Beyond this
-/// every weight of a network whose loss lives at weights of order one is thrown out of it at the
-/// first step: the run would not sample, it would blow up (simmer.ladder = 1,1e308). Mass-weighted
-/// runs keep the unit-mass stability limit, so the bound holds for them too.
-constexpr double kMaxThermalDisplacement = 100.0;
-
-/// Refuses a temperature (absolute, after temperature_unit) at which one step throws every
-/// parameter beyond kMaxThermalDisplacement, naming the key that set it.
+/// Refuses a temperature (absolute, after temperature_unit) that no step can integrate, or at which
+/// one step of a fixed simmer.time_step throws every parameter beyond run::kMaxThermalDisplacement,
+/// naming the key that set it (an automatic step is checked after Adam, with the step it chose:
+/// parallel/driver.cpp).
 void check_hottest(const Problem& p, const Config& c) {
-  // An automatic step is a fraction of the thermostat's limit, so h sqrt(T) < 2 sqrt(Q_1 / 2 N_f).
-  // (Temperatures in units of a T_Bayes that is measured after Adam are not checked here.)
-  if (!c.simmer.time_step || p.posterior_pending) return;
-  const double h = *c.simmer.time_step;
+  // (Temperatures in units of a T_Bayes that is measured after Adam are checked there too.)
+  if (p.posterior_pending) return;
+  const double h = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
+  const std::string why = run::too_hot(p, h, "simmer.time_step = " + format_short(h));
+  if (why.empty()) return;
   const bool ladder = !p.ladder.empty();
-  const double hottest = ladder ? p.ladder.back() : std::max(p.ramp.initial, p.ramp.target);
-  const double displacement = h * std::sqrt(hottest);
-  if (!(displacement > kMaxThermalDisplacement)) return;
-  const double limit = std::pow(kMaxThermalDisplacement / h, 2.0);
-  const bool posterior = c.simmer.temperature_unit == TemperatureUnit::posterior;
-  const std::string unit = posterior ? " x T_Bayes" : "";
-  const double scale = posterior ? p.bayes_temperature : 1.0;
-  throw option_error(ladder ? "simmer.ladder" : "simmer.T_target",
-                     ladder ? format_as(c.simmer.ladder, false) : format_short(c.simmer.T_target),
-                     "is too hot for simmer.time_step = " + format_short(h) + ": at T = " + format_short(hottest) +
-                         " one step moves a parameter by h sqrt(T) = " + format_short(displacement) + " (more than " +
-                         format_short(kMaxThermalDisplacement) +
-                         "), so the trajectory blows up at its first step; the hottest T this step allows is " +
-                         format_short(limit / scale) + unit);
+  throw option_error(run::hottest_key(p), ladder ? format_as(c.simmer.ladder, false) : format_short(c.simmer.T_target),
+                     why);
 }
 
 run::Problem build(const Config& given) {
@@ -183,6 +168,7 @@ run::Problem build(const Config& given) {
   // In posterior units the ramp and the ladder hold multiples of T_Bayes until the noise sd is
   // known: now, or after Adam (auto). set_noise_sd turns them into loss units either way.
   p.posterior_pending = c.simmer.temperature_unit == TemperatureUnit::posterior;
+  p.posterior_units = p.posterior_pending;
   if (!p.noise_pending) {
     const double sd = c.simmer.noise_sd.value_or(0.0);
     p.set_noise_sd(sd, sd > 0.0 ? "simmer.noise_sd" : "unknown");

@@ -64,6 +64,11 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
   } catch (const std::exception& e) {
     throw Error("--resume: '" + archive + "' is not a simmer archive that can be resumed (" + e.what() + ")");
   }
+  if (archive_status.rfind("refused", 0) == 0) {
+    throw Error("--resume: '" + archive + "' was " + archive_status +
+                " (before simmering); a resume keeps the keys that were refused: start the run again with "
+                "other values (its first lines said which)");
+  }
   if (!std::filesystem::exists(ckpt)) {
     throw Error("--resume: '" + archive + "' has no checkpoint '" + ckpt +
                 "' (a finished run removes it; a run killed before its first checkpoint has none)");

@@ -24,6 +24,7 @@
 #include "simmer/parallel/report.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/chain.hpp"
+#include "simmer/train/stability.hpp"
 
 #ifndef SIMMER_VERSION
 #define SIMMER_VERSION "unknown"
@@ -142,10 +143,20 @@ int Run::execute(const io::RunCheckpoint* resume) {
     for (auto& ch : chains_) ch->start();
     archive_->start_state(chains());
     // Adam alone has nothing to integrate: no stability check, no curvature report.
-    if (!p_.adam_only && p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
+    // Refused before simmering: the archive says why; a checkpoint from Adam goes, since a resume
+    // may not change the keys that would make the run acceptable.
+    const auto refused = [&] {
       archive_->file().close();
+      if (rank_ == 0) {
+        std::remove(checkpoint_path_.c_str());
+        std::remove((checkpoint_path_ + ".tmp").c_str());
+      }
       return kExitUnstable;
+    };
+    if (!p_.adam_only && p_.health.stability_check != run::HealthOptions::StabilityCheck::off && !stability_check()) {
+      return refused();
     }
+    if (!p_.adam_only && !temperature_check()) return refused();
     if (!p_.adam_only && p_.diagnostics.curvature_report != run::DiagnosticsOptions::CurvatureReport::off) {
       curvature_report(false);
     }
@@ -316,6 +327,42 @@ bool Run::stability_check() {
   }
   if (v.proceed) return true;
   f.attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusRefusedUnstable));
+  return false;
+}
+
+bool Run::temperature_check() {
+  // The hottest T against the step the run takes there, before any simmering: a rung too hot for
+  // it blows up at its first step, and a resume the same way (simmer.ladder = 1,1e308 with an
+  // automatic step used to spend Adam and a rung, then blame the loss's curvature). An automatic
+  // step is at least the smaller of the step the trajectories chose for their first stage and the
+  // thermostat's share at the hottest T (the curvature's limit there is unknown until then).
+  double h = p_.nhc.time_step;
+  if (p_.auto_step.on) {
+    h = std::numeric_limits<double>::infinity();
+    for (auto& ch : chains_) h = std::min(h, ch->time_step());
+    MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MIN, comm_);
+    const double hottest = p_.ladder.empty() ? std::max(p_.ramp.initial, p_.ramp.target) : p_.ladder.back();
+    const double dof = static_cast<double>(p_.parameters) - p_.nhc.dof_offset;
+    h = std::min(h, p_.auto_step.fraction * train::thermostat_step_limit(p_.nhc, dof, hottest));
+  }
+  char step[96];
+  std::snprintf(step, sizeof step, p_.auto_step.on ? "the automatic step (h >= %.4g here)" : "simmer.time_step = %g",
+                h);
+  const std::string why = run::too_hot(p_, h, step);
+  if (why.empty()) return true;
+  if (rank_ == 0) {
+    const double unit = p_.posterior_units ? p_.bayes_temperature : 1.0;
+    std::string value;
+    char buf[32];
+    for (const double t : p_.ladder.empty() ? std::vector<double>{p_.ramp.target} : p_.ladder) {
+      std::snprintf(buf, sizeof buf, "%.6g", t / unit);
+      value += (value.empty() ? "" : ",") + std::string(buf);
+    }
+    std::fprintf(stderr, "simmer_mpi: error: option '%s' = '%s': %s (refused before simmering)\n", run::hottest_key(p_),
+                 value.c_str(), why.c_str());
+    std::fflush(stderr);
+  }
+  archive_->file().attribute(run::layout::kRoot, run::layout::kStatus, std::string(run::layout::kStatusRefusedTooHot));
   return false;
 }
 

@@ -108,6 +108,9 @@ class Run {
   [[nodiscard]] int stop_signal(bool poll);
   void say_stopped(int signal, const std::string& where);
   bool stability_check();
+  /// Collective, after Adam: false (the refusal said, the status set) when the hottest
+  /// temperature is too hot for the step the run takes there (run::too_hot).
+  bool temperature_check();
   void curvature_report(bool at_end);
   int simmer_phase();
   /// One replica-exchange round after step_ (collective): the losses to every rank, the same

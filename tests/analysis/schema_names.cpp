@@ -30,7 +30,7 @@ int main() {
   for (const auto& d : layout::chain_datasets({1, 1, 1, 1, false})) std::printf("dataset %s\n", d.path.c_str());
   for (const auto& name : layout::diagnostic_fields()) std::printf("dataset /diagnostics/%s\n", name.c_str());
   for (const char* status : {layout::kStatusRunning, layout::kStatusComplete, layout::kStatusCompleteDiverged,
-                             layout::kStatusStopped, layout::kStatusRefusedUnstable}) {
+                             layout::kStatusStopped, layout::kStatusRefusedUnstable, layout::kStatusRefusedTooHot}) {
     std::printf("status %s\n", status);
   }
   return 0;

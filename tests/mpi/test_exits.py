@@ -7,6 +7,12 @@ tests:
                  hot it blows up at its first step, exchange_every beyond the steps, mass_warmup
                  without adapt), a resume on more ranks per trajectory names the key the user gave,
                  and a stopped sequential ladder's summary counts steps within the rung
+  too_hot_auto   with simmer.time_step = auto, a rung no step can integrate (1e308: N_f T is not
+                 a number) is refused before Adam (exit 2, no archive); a rung too hot for the
+                 step the run chose after Adam (1e300, h sqrt(T) ~ 1e148) is refused before
+                 simmering (exit 4) naming simmer.ladder and the hottest T allowed, with no
+                 checkpoint left and no --resume advice, and a --resume says it was refused (it
+                 used to spend Adam and a rung, blame the loss's curvature and suggest --resume)
   lock_race      a resume while the run still writes the archive, its lock file deleted, is
                  refused (the archive's own guard), and the first run is not disturbed by it
   mpirun_signal  SIGUSR1 sent to mpirun (not the ranks) stops the run with exit 3, SIGTERM with 1
@@ -85,6 +91,32 @@ def test_refusals(tmp):
     print("refusals: a rung too hot, exchange_every beyond the steps and mass_warmup without adapt refused naming "
           "the key; a resume on two ranks per trajectory names run.ranks_per_trajectory; a stopped ladder's "
           "summary counts steps within its rung")
+
+
+def test_too_hot_auto(tmp):
+    import h5py
+    out = os.path.join(tmp, "hot.h5")
+    auto = SINE + ["--data.validation_fraction", "0.2", "--simmer.time_step", "auto",
+                   "--simmer.thermostat", "massive_nose_hoover_langevin"]
+    p = st.run(SIMMER, 2, auto + ["--simmer.ladder", "1,1e308", "--output", out], expect=2)
+    if "simmer.ladder" not in p.stderr or "not a finite number" not in p.stderr or os.path.exists(out):
+        fail(f"a rung no step can integrate: not refused up front naming simmer.ladder:\n{p.stderr}")
+    p = st.run(SIMMER, 2, auto + ["--simmer.ladder", "1,1e300", "--output", out], expect=4)
+    text = p.stdout + p.stderr
+    for needle in ("option 'simmer.ladder' = '1,1e+300'", "too hot for the automatic step", "hottest T this step allows",
+                   "refused before simmering"):
+        if needle not in text:
+            fail(f"a rung too hot for the automatic step: the refusal does not say '{needle}':\n{text[-3000:]}")
+    if "--resume" in text or "curvature here is not finite" in text or os.path.exists(out + ".ckpt"):
+        fail(f"the too-hot refusal suggests a resume, blames the curvature or leaves a checkpoint:\n{text[-3000:]}")
+    with h5py.File(out, "r") as f:
+        if st.text(f.attrs["status"]) != "refused: a temperature too hot for the time step":
+            fail(f"the refused archive's status: {st.text(f.attrs['status'])!r}")
+    p = st.run(SIMMER, 1, ["--resume", out], expect=2)
+    if "was refused" not in p.stderr:
+        fail(f"--resume of a refused run does not say it was refused:\n{p.stderr}")
+    print("too_hot_auto: 1e308 refused before Adam (exit 2), 1e300 before simmering (exit 4) naming the key and "
+          "the hottest T allowed, no checkpoint, no --resume advice; a --resume says it was refused")
 
 
 def test_lock_race(tmp):

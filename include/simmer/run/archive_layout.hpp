@@ -26,6 +26,7 @@ inline constexpr const char* kStatusComplete = "complete";
 inline constexpr const char* kStatusCompleteDiverged = "complete, with diverged trajectories";
 inline constexpr const char* kStatusStopped = "stopped by a signal: resume with --resume";
 inline constexpr const char* kStatusRefusedUnstable = "refused: time step above the stability limit";
+inline constexpr const char* kStatusRefusedTooHot = "refused: a temperature too hot for the time step";
 /// The status of a finished run (or merge): complete, with or without diverged trajectories.
 inline std::string final_status(bool any_diverged) { return any_diverged ? kStatusCompleteDiverged : kStatusComplete; }
 /// Whether `status` is one of final_status's.

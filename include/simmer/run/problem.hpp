@@ -247,6 +247,8 @@ struct Problem {
   /// temperature_unit = posterior before set_noise_sd: the ramp and the ladder still hold
   /// multiples of T_Bayes, which set_noise_sd turns into loss units.
   bool posterior_pending = false;
+  /// simmer.temperature_unit = posterior: the user's temperatures are multiples of T_Bayes.
+  bool posterior_units = false;
   /// Sets the noise sd, its source and T_Bayes (and with posterior_pending the temperatures in
   /// loss units). Called once: by cli::build_problem with simmer.noise_sd's value, or with auto
   /// after Adam, on every rank alike.
@@ -315,5 +317,21 @@ struct Problem {
   /// Whether the run reports the deep ensemble of its trajectories' Adam end points.
   [[nodiscard]] bool has_deep_ensemble() const { return mode == train::StartMode::retrofit; }
 };
+
+/// A step of h moves a unit-mass parameter at the thermal speed sqrt(T) by h sqrt(T). Beyond this
+/// every weight of a network whose loss lives at weights of order one is thrown out of it at the
+/// first step: the run would not sample, it would blow up (simmer.ladder = 1,1e308). Mass-weighted
+/// runs keep the unit-mass stability limit, so the bound holds for them too.
+inline constexpr double kMaxThermalDisplacement = 100.0;
+
+/// Why the run's hottest temperature (the ladder's last rung, else the ramp's hotter end; in loss
+/// units, so after set_noise_sd) cannot be simmered with steps of `h`, or "" when it can: N_f T,
+/// the kinetic energy's scale, is not a finite number, or (h a number) one step moves a parameter
+/// by h sqrt(T) > kMaxThermalDisplacement, so the trajectory blows up at its first step. The text
+/// follows "<key> = <value> " in a refusal; `step` names h ("simmer.time_step = 0.01"). The
+/// hottest T allowed is said in the user's units (x T_Bayes with posterior_units).
+std::string too_hot(const Problem& p, double h, const std::string& step);
+/// The key that sets the hottest temperature: "simmer.ladder" or "simmer.T_target".
+inline const char* hottest_key(const Problem& p) { return p.ladder.empty() ? "simmer.T_target" : "simmer.ladder"; }
 
 }  // namespace simmer::run
