@@ -17,6 +17,11 @@ tests:
                  refused (the archive's own guard), and the first run is not disturbed by it
   mpirun_signal  SIGUSR1 sent to mpirun (not the ranks) stops the run with exit 3, SIGTERM with 1
                  (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
+  mpirun_signal_loaded  SIGTERM to mpirun with odls_base_sigkill_timeout = 2 while four busy
+                 loops load the 2 cores and stop polls are 30 000 steps apart, 10 times in a row:
+                 every time the ranks say they received SIGTERM and checkpointed
+                 (SIMMER_TEST_SIGKILL_TIMEOUT sets the grace; at mpirun's default of 1 s this load
+                 also passed 10 of 10 here: the race seen in CI was under a slower, fuller machine)
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
                  are refused by merge, naming both files, the seed and the trajectories that would
                  be counted twice; runs with other seeds still merge. Merges of merges: a merged
@@ -51,6 +56,9 @@ import simmer_test as st  # noqa: E402
 
 SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
+# mpirun's grace for its ranks after it receives SIGTERM (docs/RELIABILITY.md).
+GRACE = {"OMPI_MCA_odls_base_sigkill_timeout": "5"}
+GRACE_LOADED = os.environ.get("SIMMER_TEST_SIGKILL_TIMEOUT", "2")
 SINE = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
         "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25", "--run.trajectories", "2"]
 
@@ -162,7 +170,9 @@ def test_mpirun_signal(tmp):
             "--ensemble.store_every", "500", "--run.trajectories", "2", "--run.checkpoint_interval", "3000"]
     for sig, expected in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
         out = os.path.join(tmp, f"{sig.name}.h5")
-        proc = st.start(SIMMER, 2, args + ["--output", out])
+        # mpirun passes SIGTERM on to the ranks after odls_base_sigkill_timeout seconds and kills
+        # them as long again later: 5 s instead of the default 1 for a rank on a loaded machine.
+        proc = st.start(SIMMER, 2, args + ["--output", out], env=GRACE)
         st.wait_for(proc, lambda: os.path.exists(out), 120, "the archive")
         time.sleep(2)  # every rank has installed its handler long before
         proc.send_signal(sig)
@@ -175,6 +185,37 @@ def test_mpirun_signal(tmp):
             fail(f"{sig.name} to mpirun: exit {proc.returncode} (documented: {expected}), checkpoint "
                  f"{'kept' if os.path.exists(out + '.ckpt') else 'missing'}:\n{text[-2000:]}")
     print("mpirun_signal: SIGUSR1 to mpirun: exit 3; SIGTERM to mpirun: exit 1; a checkpoint both times")
+
+
+def test_mpirun_signal_loaded(tmp):
+    import signal
+    import time
+    # Stop polls 30 000 steps apart: about 0.6 s of simmering on an idle core, more under the load.
+    args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "20",
+            "--simmer.steps", "3000000", "--ensemble.window", "2000", "--ensemble.store_every", "500",
+            "--run.trajectories", "2", "--run.checkpoint_interval", "3000000", "--run.gather_interval", "3000000",
+            "--run.sync_every", "30000"]
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(4)]
+    try:
+        for i in range(10):
+            out = os.path.join(tmp, f"loaded{i}.h5")
+            proc = st.start(SIMMER, 2, args + ["--output", out], env={"OMPI_MCA_odls_base_sigkill_timeout": GRACE_LOADED})
+            st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 0, 120, "the checkpoint after Adam")
+            proc.send_signal(signal.SIGTERM)
+            try:
+                text = proc.communicate(timeout=120)[0]
+            except subprocess.TimeoutExpired:
+                st.kill_session(proc)
+                fail(f"round {i}: SIGTERM to mpirun: the job did not end within 120 s")
+            if "received SIGTERM" not in text or st.checkpoint_step(out + ".ckpt") <= 0:
+                fail(f"round {i}: SIGTERM to mpirun under load: exit {proc.returncode}, no stop checkpoint "
+                     f"(checkpoint step {st.checkpoint_step(out + '.ckpt')}):\n{text[-2000:]}")
+    finally:
+        for b in busy:
+            b.kill()
+            b.wait()
+    print("mpirun_signal_loaded: 10 of 10 SIGTERMs to mpirun under four busy loops ended with the ranks' stop "
+          f"checkpoint (odls_base_sigkill_timeout = {GRACE_LOADED})")
 
 
 def test_merge_overlap(tmp):
