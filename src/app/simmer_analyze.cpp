@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       try {
         if (inv.command == "summary") {
-          posthoc::summary(inv.archives.front(), std::cout);
+          code = posthoc::summary(inv.archives.front(), std::cout);
         } else if (inv.command == "verify") {
           code = posthoc::verify(inv.archives.front(), std::cout);
         } else if (inv.command == "compare") {

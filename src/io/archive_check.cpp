@@ -145,7 +145,8 @@ void check_dataset(hid_t file, DatasetCheck& c) {
   }
 }
 
-void visit(hid_t file, const std::string& group, const std::function<void(const DatasetCheck&)>& report) {
+void visit(hid_t file, const std::string& group, const std::function<void(const DatasetCheck&)>& report,
+           const std::function<bool(const std::string&)>& wanted) {
   std::vector<std::string> names;
   Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
   const bool listed = g.valid() && hard_link_names(g.id(), names);
@@ -163,8 +164,8 @@ void visit(hid_t file, const std::string& group, const std::function<void(const 
     const H5I_type_t kind = obj.valid() ? H5Iget_type(obj.id()) : H5I_BADID;
     obj = Handle();
     if (kind == H5I_GROUP) {
-      visit(file, path, report);
-    } else if (kind == H5I_DATASET || kind == H5I_BADID) {
+      visit(file, path, report, wanted);
+    } else if ((kind == H5I_DATASET || kind == H5I_BADID) && (!wanted || wanted(path))) {
       DatasetCheck c;
       c.path = path;
       check_dataset(file, c);  // (an object that cannot be opened is reported as damaged there)
@@ -175,8 +176,9 @@ void visit(hid_t file, const std::string& group, const std::function<void(const 
 
 }  // namespace
 
-void ArchiveReader::check_datasets(const std::function<void(const DatasetCheck&)>& report) const {
-  visit(file_, "/", report);
+void ArchiveReader::check_datasets(const std::function<void(const DatasetCheck&)>& report,
+                                   const std::function<bool(const std::string&)>& wanted) const {
+  visit(file_, "/", report, wanted);
 }
 
 }  // namespace simmer::io

@@ -1,5 +1,7 @@
 #include "simmer/io/checkpoint_file.hpp"
 
+#include "simmer/core/digest.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,12 +16,9 @@ constexpr char kMagic[8] = {'S', 'I', 'M', 'M', 'E', 'R', 'C', 'K'};
 }  // namespace
 
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size) {
-  std::uint64_t h = 14695981039346656037ULL;
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= data[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
+  Fnv1a h;
+  h.add(data, size);
+  return h.value;
 }
 
 void write_checkpoint_file(const std::string& path, const std::vector<unsigned char>& payload) {

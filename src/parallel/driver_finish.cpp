@@ -13,6 +13,7 @@
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/parallel/draws_digest.hpp"
 #include "simmer/parallel/driver.hpp"
 #include "simmer/parallel/report.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -42,6 +43,8 @@ std::string Run::final_check(const std::string& status) const {
     });
     if (!damage.empty()) return damage;
     if (datasets == 0) return "it holds no dataset";
+    const auto digests = parallel::draws_digest_mismatches(r);
+    if (!digests.empty()) return digests.front();
   } catch (const std::exception& e) {
     return std::string("it cannot be read back (") + e.what() + ")";
   }
@@ -150,11 +153,20 @@ int Run::finish() {
   if (replicas_.enabled()) write_exchange();
   // The scores and choices under a checksum (attributes have none of their own).
   for (const auto& group : run::layout::choice_groups(p_.ladder.size(), p_.has_deep_ensemble())) {
-    f.mirror_attributes(group);
+    if (f.exists(group)) f.mirror_attributes(group);
   }
   std::vector<std::int64_t> diverged;
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});
+  // Each trajectory's digest of the draws it stored, which the read-back below recomputes.
+  std::vector<std::int64_t> digests, draws;
+  for (const auto& rep : reports) {
+    digests.push_back(static_cast<std::int64_t>(rep.draws_digest));
+    draws.push_back(rep.draws);
+  }
+  f.create_group(run::layout::kChecksums);
+  f.put(run::layout::kDrawsDigest, digests, {p_.run.trajectories});
+  f.put(run::layout::kDrawsDigestCount, draws, {p_.run.trajectories});
   // Diverged: stopped by the health check, or judged exploded at the end (any stage).
   bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   for (const auto& rep : reports) {

@@ -404,10 +404,18 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     }
   }
   f.put(layout::kDivergedAtStep, diverged, {C});
+  // Each trajectory's digest of its draws travels with them (the draws are copied as they are).
+  if (all_have(inputs, layout::kDrawsDigest) && all_have(inputs, layout::kDrawsDigestCount)) {
+    f.create_group(layout::kChecksums);
+    f.put(layout::kDrawsDigest, merging::concatenated<std::int64_t>(inputs, layout::kDrawsDigest), {C});
+    f.put(layout::kDrawsDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kDrawsDigestCount), {C});
+  }
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
   // The scores and choices under a checksum (attributes have none of their own).
-  for (const auto& group : layout::choice_groups(0, f.exists(layout::kDeepEnsemble))) f.mirror_attributes(group);
+  for (const auto& group : layout::choice_groups(0, f.exists(layout::kDeepEnsemble))) {
+    if (f.exists(group)) f.mirror_attributes(group);
+  }
   f.mirror_attributes(layout::kOrigin);
   f.name_axes(layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
   f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());

@@ -405,8 +405,24 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
 
 }  // namespace
 
-void summary(const std::string& archive, std::ostream& out) {
+int summary(const std::string& archive, std::ostream& out) {
   const io::ArchiveReader r(archive);
+  // Damage first, before anything is explained from it (an archive a run may still be writing is
+  // not read back: its chunks can be half written). The stored draws, which summary does not read,
+  // are left to verify.
+  const bool live = r.has_attribute(layout::kRoot, layout::kStatus) &&
+                    r.attribute_text(layout::kRoot, layout::kStatus) == layout::kStatusRunning;
+  ArchiveDamage damage;
+  if (!live) damage = find_damage(r, [](const std::string& path) { return path.rfind("/posterior/", 0) != 0; });
+  if (!damage.lines.empty()) {
+    out << "DAMAGED   " << damage.lines.size()
+        << " problem(s) in what summary reads: what follows may be wrong wherever it reads them (simmer_analyze "
+           "verify "
+        << archive << " checks the stored draws too)\n";
+    for (const auto& line : damage.lines) out << "DAMAGED   " << line << "\n";
+    out.flush();
+  }
+  const int code = damage.lines.empty() ? 0 : kVerifyDamaged;
   const RunArchive run = load_run(r);
   const cli::Config& c = run.config;
   std::error_code ec;
@@ -556,7 +572,7 @@ void summary(const std::string& archive, std::ostream& out) {
     out << "\nmetrics and stationarity: n/a until the run ends (its /metrics and /diagnostics are written "
            "then)\n";
     health(r, run, out);
-    return;
+    return code;
   }
   std::set<std::string> damaged;
   for (const auto& a : r.attribute_mismatches(layout::kMetrics)) {
@@ -567,9 +583,10 @@ void summary(const std::string& archive, std::ostream& out) {
   }
   metrics_table(r, run, damaged, out);
   candidates(r, run, out);
-  if (c.simmer.mode == cli::SimmerMode::adam) return;  // no simmering: no draws, no drift
+  if (c.simmer.mode == cli::SimmerMode::adam) return code;  // no simmering: no draws, no drift
   health(r, run, out);
   stationarity(r, run, out);
+  return code;
 }
 
 }  // namespace simmer::posthoc

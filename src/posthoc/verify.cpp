@@ -1,5 +1,6 @@
 // simmer_analyze verify: every dataset read back, every chunk's Fletcher-32 checksum checked.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -7,7 +8,9 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/parallel/draws_digest.hpp"
 #include "simmer/posthoc/commands.hpp"
+#include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/archive_layout.hpp"
 #include "simmer/run/budget.hpp"
 
@@ -65,7 +68,111 @@ std::vector<std::string> choice_mismatches(const io::ArchiveReader& r) {
   return out;
 }
 
+/// The groups whose attributes must have a checksummed copy in an archive of this format: before
+/// format 3 (whose copies came one group at a time) only /metrics, when any group has one; from
+/// format 3 every choice group present and every /diagnostics.
+std::vector<std::string> missing_mirrors(const io::ArchiveReader& r, const std::vector<std::string>& mirrored) {
+  const auto has = [&](const std::string& g) {
+    return std::find(mirrored.begin(), mirrored.end(), g) != mirrored.end();
+  };
+  const std::int64_t format = r.has_attribute(layout::kRoot, layout::kFormatVersion)
+                                  ? r.attribute_integer(layout::kRoot, layout::kFormatVersion)
+                                  : 1;
+  std::vector<std::string> expected;
+  if (format >= 3) {
+    expected = {layout::kMetrics,   layout::kEnsemble, layout::kDeepEnsemble,
+                layout::kSelection, layout::kLadder,   layout::kDiagnostics};
+    if (r.is_group(layout::kLadder)) {
+      for (const auto& member : r.members(layout::kLadder)) {
+        const std::string rung = layout::ladder_group(member);
+        if (!r.is_group(rung)) continue;
+        expected.push_back(rung);
+        expected.push_back(layout::join(rung, layout::kDiagnosticsName));
+      }
+    }
+  } else if (!mirrored.empty()) {
+    expected = {layout::kMetrics};
+  }
+  std::vector<std::string> out;
+  for (const auto& g : expected) {
+    if (r.is_group(g) && !has(g) && !r.attributes(g).empty()) out.push_back(g);
+  }
+  return out;
+}
+
 }  // namespace
+
+ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(const std::string&)>& wanted) {
+  ArchiveDamage d;
+  const auto damaged = [&](const std::string& object, const std::string& line) {
+    d.objects.push_back(object);
+    d.lines.push_back(line);
+  };
+  // The objects a simmer archive cannot be without (a file with nothing but a version attribute
+  // used to pass).
+  for (const char* required : {layout::kConfig, layout::kPosteriorParams}) {
+    if (!r.exists(required)) damaged(required, std::string(required) + " is missing: not a whole simmer archive");
+  }
+  r.check_datasets(
+      [&](const io::DatasetCheck& c) {
+        ++d.datasets;
+        d.bytes += c.bytes;
+        if (c.damaged()) {
+          std::string line = c.path;
+          if (c.chunks > 0) {
+            line +=
+                ": " + std::to_string(c.damaged_chunks) + " of " + std::to_string(c.chunks) + " chunks fail to read";
+          }
+          for (const auto& detail : c.damage) line += "\n              " + detail;
+          if (c.damaged_chunks > static_cast<std::int64_t>(c.damage.size()) && c.chunks > 0) {
+            line += "\n              ... and " +
+                    std::to_string(c.damaged_chunks - static_cast<std::int64_t>(c.damage.size())) + " more";
+          }
+          damaged(c.path, line);
+        } else if (c.checksummed) {
+          ++d.checked;
+        } else if (c.elements > 0) {  // (an empty dataset has nothing to check)
+          d.unchecked.push_back(c.path);
+        }
+      },
+      wanted);
+  // Attributes have no checksum of their own: every group with a checksummed copy of its
+  // attributes (the scores, choices and verdicts) is compared with it, the copies an archive of
+  // its format must have are there, and the choices agree with each other.
+  std::vector<std::string> groups;
+  try {
+    groups = r.mirrored_groups();
+  } catch (const std::exception& e) {
+    damaged("the group tree", std::string("the groups cannot be listed: ") + e.what());
+  }
+  for (const auto& group : groups) {
+    std::vector<io::AttributeMismatch> attributes;
+    try {
+      attributes = r.attribute_mismatches(group);
+    } catch (const std::exception& e) {
+      attributes.push_back({"", group + ": its attributes cannot be read: " + e.what()});
+    }
+    for (const auto& a : attributes) damaged(group + " attributes", a.message);
+  }
+  // The stored draws against the digest the run recorded of them (zeros under a zeroed checksum).
+  // (Not again for draws a checksum already found damaged.)
+  const bool draws_damaged = std::any_of(d.objects.begin(), d.objects.end(), [](const std::string& o) {
+    return o == layout::kPosteriorParams || o.rfind(std::string(layout::kSampleStats) + "/", 0) == 0;
+  });
+  if ((!wanted || wanted(layout::kPosteriorParams)) && !draws_damaged) {
+    for (const auto& line : parallel::draws_digest_mismatches(r)) damaged(layout::kPosteriorParams, line);
+  }
+  try {
+    for (const auto& g : missing_mirrors(r, groups)) {
+      damaged(g + " attributes", g + ": the checksummed copy of its attributes (" + io::kAttributeNames + ", " +
+                                     io::kAttributeValues + ") is missing, so its attributes cannot be checked");
+    }
+    for (const auto& line : choice_mismatches(r)) damaged("the run's choice", line);
+  } catch (const std::exception& e) {
+    damaged("the run's choice", std::string("the choices cannot be read: ") + e.what());
+  }
+  return d;
+}
 
 int verify(const std::string& archive, std::ostream& out) {
   std::optional<io::ArchiveReader> reader;
@@ -81,69 +188,30 @@ int verify(const std::string& archive, std::ostream& out) {
     throw Error("'" + archive + "' is not a simmer archive (no root attribute " + layout::kSimmerVersion +
                 "): verify checks simmer archives");
   }
-  std::int64_t datasets = 0, bytes = 0, checked = 0, unchecked = 0;
-  std::vector<std::string> damaged;
-  reader->check_datasets([&](const io::DatasetCheck& c) {
-    ++datasets;
-    bytes += c.bytes;
-    if (c.damaged()) {
-      damaged.push_back(c.path);
-      out << "DAMAGED     " << c.path;
-      if (c.chunks > 0) out << ": " << c.damaged_chunks << " of " << c.chunks << " chunks fail to read";
-      out << "\n";
-      for (const auto& line : c.damage) out << "              " << line << "\n";
-      if (c.damaged_chunks > static_cast<std::int64_t>(c.damage.size()) && c.chunks > 0) {
-        out << "              ... and " << c.damaged_chunks - static_cast<std::int64_t>(c.damage.size()) << " more\n";
-      }
-    } else if (c.checksummed) {
-      ++checked;
-    } else if (c.elements > 0) {  // (an empty dataset has nothing to check)
-      ++unchecked;
-      out << "no checksum " << c.path << " (read back whole; nothing to verify it against)\n";
+  const ArchiveDamage d = find_damage(*reader);
+  for (const auto& line : d.lines) out << "DAMAGED     " << line << "\n";
+  for (const auto& path : d.unchecked)
+    out << "no checksum " << path << " (read back whole; nothing to verify it against)\n";
+  out << d.datasets << " datasets, " << run::human_bytes(d.bytes);
+  if (!d.objects.empty()) {
+    std::vector<std::string> objects;  // each once, in the order found
+    for (const auto& o : d.objects) {
+      if (std::find(objects.begin(), objects.end(), o) == objects.end()) objects.push_back(o);
     }
-  });
-  // Attributes have no checksum of their own: every group with a checksummed copy of its
-  // attributes (the scores and choices) is compared with it, and the choices with each other.
-  std::vector<std::string> groups;
-  try {
-    groups = reader->mirrored_groups();
-  } catch (const std::exception& e) {
-    out << "DAMAGED     the groups cannot be listed: " << e.what() << "\n";
-    damaged.emplace_back("the group tree");
-  }
-  for (const auto& group : groups) {
-    std::vector<io::AttributeMismatch> attributes;
-    try {
-      attributes = reader->attribute_mismatches(group);
-    } catch (const std::exception& e) {
-      attributes.push_back({"", group + ": its attributes cannot be read: " + e.what()});
-    }
-    for (const auto& a : attributes) out << "DAMAGED     " << a.message << "\n";
-    if (!attributes.empty()) damaged.push_back(group + " attributes");
-  }
-  std::vector<std::string> choices;
-  try {
-    choices = choice_mismatches(*reader);
-  } catch (const std::exception& e) {
-    choices.push_back(std::string("the choices cannot be read: ") + e.what());
-  }
-  for (const auto& line : choices) out << "DAMAGED     " << line << "\n";
-  if (!choices.empty()) damaged.emplace_back("the run's choice");
-  out << datasets << " datasets, " << run::human_bytes(bytes);
-  if (!damaged.empty()) {
-    out << ": " << damaged.size() << " DAMAGED (";
-    for (std::size_t i = 0; i < damaged.size(); ++i) out << (i > 0 ? ", " : "") << damaged[i];
+    out << ": " << objects.size() << " DAMAGED (";
+    for (std::size_t i = 0; i < objects.size(); ++i) out << (i > 0 ? ", " : "") << objects[i];
     out << ")";
-    if (unchecked > 0) out << ", " << unchecked << " without checksum";
+    if (!d.unchecked.empty()) out << ", " << d.unchecked.size() << " without checksum";
     out << "\n";
     return kVerifyDamaged;
   }
-  if (unchecked == 0) {
+  if (d.unchecked.empty()) {
     out << ", all checksums good\n";
-  } else if (checked == 0) {
+  } else if (d.checked == 0) {
     out << ", all read back; none has a checksum (written before simmer stored checksums)\n";
   } else {
-    out << ", all read back; " << checked << " checksums good, " << unchecked << " datasets without checksum\n";
+    out << ", all read back; " << d.checked << " checksums good, " << d.unchecked.size()
+        << " datasets without checksum\n";
   }
   return 0;
 }

@@ -70,7 +70,7 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
     return {kChainAxis};
   }
   if (top == "trace") return {kChainAxis, kRecordAxis};
-  if (top == "origin") return {kChainAxis};
+  if (top == "origin" || top == "checksums") return {kChainAxis};
   if (top == "sample_stats") return {kChainAxis, kDrawAxis};
   if (top == "posterior") return {kChainAxis, kDrawAxis, kParamAxis};
   if (top == "selection") return {kCandidateAxis};

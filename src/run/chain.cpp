@@ -456,14 +456,19 @@ void BasicChain<S>::take_member(const train::StepRecord& rec) {
     const auto& nhc = trajectory_->integrator();
     // Kept in the archive's precision until the rows are taken.
     const VectorOf<S>& x = net_.parameters();
+    // The digest follows the bytes as the archive stores them (/checksums/draws).
+    const auto n = static_cast<std::size_t>(x.size());
     if (p.store.float32) {
       for (const S v : x) rows_.params32.push_back(static_cast<float>(v));
+      draws_digest_.add(rows_.params32.data() + rows_.params32.size() - n, n * sizeof(float));
     } else {
       for (const S v : x) rows_.params.push_back(static_cast<double>(v));
+      draws_digest_.add(rows_.params.data() + rows_.params.size() - n, n * sizeof(double));
     }
-    rows_.stats.insert(rows_.stats.end(),
-                       {static_cast<double>(rec.step), rec.temperature, train_loss, nhc.kinetic_temperature(phase),
-                        nhc.extended_energy(x, phase, train_loss, rec.temperature)});
+    const double stats[] = {static_cast<double>(rec.step), rec.temperature, train_loss, nhc.kinetic_temperature(phase),
+                            nhc.extended_energy(x, phase, train_loss, rec.temperature)};
+    rows_.stats.insert(rows_.stats.end(), std::begin(stats), std::end(stats));
+    draws_digest_.add(stats, sizeof stats);
     rows_.draw_count += 1;
   }
   members_ += 1;

@@ -52,6 +52,8 @@ ChainReport BasicChain<S>::report() {
   }
   r.curvature_start = curvature_start_;
   r.curvature_end = curvature_end_;
+  r.draws_digest = draws_digest_.value;
+  r.draws = rows_.draw_first + rows_.draw_count;
   return r;
 }
 
@@ -88,7 +90,7 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
   ar(next_sample_, members_, fixed(stage_members_), rows_.draw_first, trace_count_, sample_steps_, baseline_,
      baseline_scores_, fixed(start_loss_), curvature_start_, curvature_end_, fixed(diag_), ended_, last_loss_,
      diverged_step_, slow_to_heat_step_, stopped_, diverged_reason_, strikes_, last_energy_, last_check_temperature_,
-     last_check_kinetic_, fixed(means_));
+     last_check_kinetic_, fixed(means_), draws_digest_.value);
   ar.require(ended_.size() <= diag_.size(), "ended stages out of range");
   ar.require(next_sample_ <= sample_steps_.size(), "next member out of range");
   return true;

@@ -191,9 +191,9 @@ def _verify_flipped_attribute(tmp, iris):
     p = analyze(["verify", flipped], expect=1)
     if "DAMAGED     /metrics@ensemble_test_nll" not in p.stdout or "checksummed copy" not in p.stdout:
         fail(f"verify did not find the flipped /metrics attribute:\n{p.stdout}")
-    p = analyze(["summary", flipped])
-    if "WARNING" not in p.stdout or "ensemble_test_nll" not in p.stdout:
-        fail(f"summary did not warn of the flipped /metrics attribute:\n{p.stdout}")
+    p = analyze(["summary", flipped], expect=1)
+    if not p.stdout.startswith("DAMAGED") or "WARNING" not in p.stdout or "ensemble_test_nll" not in p.stdout:
+        fail(f"summary did not begin with the flipped /metrics attribute and warn of it (exit 1):\n{p.stdout}")
 
 
 def _verify_without_checksums(tmp, iris):

@@ -38,13 +38,19 @@ tests:
                  saying the ensemble has no members (not "nan vs 0.1014, the same", not a pointer to
                  predict); export (ensemble, samples, inference-data) and predict refuse the archive
                  with exit 2 naming why, writing nothing; predict --candidate deep_ensemble works
+  zeroed_chunk   a stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (0 for
+                 zeros), in a float64 and a float32 archive: verify finds it by the draws' content
+                 digest (/checksums/draws: it said "all checksums good"); a merged archive
+                 carries its inputs' digests and verifies
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
                  catches what the watch missed) and keeps its checkpoint
   verify_damage  verify finds a changed choice (/ensemble@candidate, /selection@selected_name, a
-                 rung's candidate), a changed rung score and a renamed rung group (exit 1);
-                 summary marks a damaged score instead of printing it; a foreign HDF5 file is
-                 refused (exit 2)
+                 rung's candidate), a changed rung score, a renamed rung group, a changed
+                 /diagnostics attribute, a deleted checksummed copy of /metrics' attributes and a
+                 file with only simmer_version (exit 1); summary begins with a DAMAGED line per
+                 problem it finds (a damaged /trace chunk, a damaged score: exit 1) and marks a
+                 damaged score instead of printing it; a foreign HDF5 file is refused (exit 2)
 """
 import os
 import shutil
@@ -428,10 +434,38 @@ def test_verify_damage(tmp):
     with h5py.File(path, "r+") as f:
         true_nll = float(f["metrics"].attrs["ensemble_test_nll"])
         f["metrics"].attrs["ensemble_test_nll"] = 123.456
-    text = st.run(ANALYZE, None, ["summary", path]).stdout
+    text = st.run(ANALYZE, None, ["summary", path], expect=1).stdout
     nll = [line for line in text.splitlines() if "NLL" in line and "DAMAGED" in line]
-    if not nll or "123.4" in text or "123.5" in text:
+    table = "\n".join(line for line in text.splitlines() if not line.startswith("DAMAGED"))
+    if not nll or "123.4" in table or "123.5" in table or not text.startswith("DAMAGED"):
         fail(f"summary prints a damaged score instead of marking it (true {true_nll}):\n{nll}")
+    # The verdicts' attributes, and checksummed copies deleted with the attributes they guard.
+    with h5py.File(good, "r") as f:
+        key = sorted(k for k in f["diagnostics"].attrs if k not in ("DIMENSION_LIST", "REFERENCE_LIST"))[0]
+    damage("diagnostics", lambda f: f["diagnostics"].attrs.__setitem__(key, np.bytes_("x")), f"/diagnostics@{key}")
+
+    def drop_copy(f):
+        del f["metrics/attribute_names"]
+        del f["metrics/attribute_values"]
+    damage("mirror_deleted", drop_copy, "/metrics: the checksummed copy of its attributes")
+    # A file with nothing but the version attribute is not an archive that verifies.
+    bare = os.path.join(tmp, "bare.h5")
+    with h5py.File(bare, "w") as f:
+        f.attrs["simmer_version"] = np.bytes_("0.1.0")
+    p = st.run(ANALYZE, None, ["verify", bare], expect=1)
+    if "/config is missing" not in p.stdout:
+        fail(f"verify of a file with only simmer_version:\n{p.stdout}")
+    # A damaged dataset summary reads: DAMAGED before anything is explained, exit 1.
+    path = os.path.join(tmp, "trace.h5")
+    shutil.copy(good, path)
+    with h5py.File(path, "r") as f:
+        info = f["trace/step"].id.get_chunk_info(0)
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset)
+        f.write(b"\xff" * 16)
+    p = st.run(ANALYZE, None, ["summary", path], expect=1)
+    if not p.stdout.startswith("DAMAGED") or "/trace/step" not in p.stdout.splitlines()[1]:
+        fail(f"summary of an archive with a damaged /trace/step does not begin with it:\n{p.stdout[:1500]}")
     # Not a simmer archive: refused, not 'all checksums good'.
     foreign = os.path.join(tmp, "foreign.h5")
     with h5py.File(foreign, "w") as f:
@@ -439,5 +473,43 @@ def test_verify_damage(tmp):
     p = st.run(ANALYZE, None, ["verify", foreign], expect=2)
     if "not a simmer archive" not in p.stderr:
         fail(f"verify of a foreign HDF5 file:\n{p.stdout}{p.stderr}")
-    print("verify_damage: a changed /ensemble@candidate, /selection@selected_name, rung candidate, rung score and "
-          "rung group name each found DAMAGED (exit 1); summary marks a damaged score; a foreign file refused")
+    print("verify_damage: a changed /ensemble@candidate, /selection@selected_name, rung candidate, rung score, "
+          "rung group name, /diagnostics attribute and a deleted checksummed copy each found DAMAGED (exit 1); a "
+          "file with only simmer_version is damaged; summary begins with DAMAGED lines (exit 1) and marks a damaged "
+          "score; a foreign file refused")
+
+
+def test_zeroed_chunk(tmp):
+    """A stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (whose value for
+    zeros is 0): HDF5 reads it back without an error; the draws' content digest does not."""
+    import h5py
+    out = os.path.join(tmp, "run.h5")
+    st.run(SIMMER, 2, SINE + ["--output", out])
+    if "all checksums good" not in st.run(ANALYZE, None, ["verify", out]).stdout:
+        fail("the undamaged archive does not verify")
+    for precision in ("float64", "float32"):
+        path = os.path.join(tmp, f"zeroed_{precision}.h5")
+        if precision == "float32":
+            st.run(SIMMER, 2, SINE + ["--run.precision", "float32", "--output", path])
+        else:
+            shutil.copy(out, path)
+        with h5py.File(path, "r") as f:
+            info = f["posterior/params"].id.get_chunk_info(0)
+            before = f["posterior/params"][0, 0, :4].copy()
+        with open(path, "r+b") as f:
+            f.seek(info.byte_offset)
+            f.write(bytes(info.size))
+        with h5py.File(path, "r") as f:
+            if f["posterior/params"][0, 0, :4].tolist() == before.tolist():
+                fail(f"{precision}: the test did not zero the chunk it meant to")
+        p = st.run(ANALYZE, None, ["verify", path], expect=1)
+        if "do not read back as the run wrote them" not in p.stdout or "all checksums good" in p.stdout:
+            fail(f"{precision}: a zeroed chunk of /posterior/params passes verify:\n{p.stdout}")
+    merged = os.path.join(tmp, "merged.h5")
+    other = os.path.join(tmp, "other.h5")
+    st.run(SIMMER, 2, SINE + ["--run.seed", "9", "--output", other])
+    st.run(ANALYZE, None, ["merge", out, other, "-o", merged])
+    if "all checksums good" not in st.run(ANALYZE, None, ["verify", merged]).stdout:
+        fail("a merged archive's draws do not match the digests it carries")
+    print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
+          "float32 archives); a merged archive carries its inputs' digests")

@@ -117,7 +117,9 @@ class ArchiveReader {
   /// every chunk's Fletcher-32 checksum is verified; calls `report` once per dataset, in name
   /// order, group by group. A damaged dataset or chunk is described in its DatasetCheck, never
   /// thrown; a group that cannot be listed is reported as a damaged entry with the group's path.
-  void check_datasets(const std::function<void(const DatasetCheck&)>& report) const;
+  /// With `wanted`, only the datasets whose path it accepts are read.
+  void check_datasets(const std::function<void(const DatasetCheck&)>& report,
+                      const std::function<bool(const std::string&)>& wanted = {}) const;
 
   [[nodiscard]] bool has_attribute(const std::string& object, const std::string& name) const;
   [[nodiscard]] std::string attribute_text(const std::string& object, const std::string& name) const;

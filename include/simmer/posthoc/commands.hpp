@@ -15,13 +15,15 @@
 
 namespace simmer::posthoc {
 
+/// verify's (and summary's) exit code when a dataset is damaged or HDF5 cannot open the file at all.
+constexpr int kVerifyDamaged = 1;
+
 /// Configuration highlights, sizes, the baseline-vs-ensemble table from /metrics and the
 /// trajectories' health (kinetic temperature per stage, H_ext drift at the last stage, split-R̂
-/// and ESS of the sample loss), as text on `out`.
-void summary(const std::string& archive, std::ostream& out);
-
-/// verify's exit code when a dataset is damaged or HDF5 cannot open the file at all.
-constexpr int kVerifyDamaged = 1;
+/// and ESS of the sample loss), as text on `out`. First, for an archive no run is writing, what
+/// verify would find in everything but the stored draws, each problem a DAMAGED line; returns
+/// kVerifyDamaged then, else 0.
+int summary(const std::string& archive, std::ostream& out);
 
 /// Reads every dataset of `archive` back in full, chunk by chunk, with HDF5's Fletcher-32
 /// checking on, and prints each damaged dataset (the chunks that fail, with their coordinates

@@ -119,6 +119,20 @@ std::vector<NetworkRow> rung_draws(const RunArchive& run, const std::vector<Netw
 /// `holds` for the commands that read every stored draw).
 std::string stored_draws_held(const io::ArchiveReader& reader, const RunArchive& run);
 
+/// What verify finds wrong in an archive (posthoc/verify.cpp), and summary before it explains
+/// anything: whole datasets read back with their checksums, the attributes against their
+/// checksummed copies (and the copies an archive of its format must have), the choices against
+/// each other, and the objects no archive is without.
+struct ArchiveDamage {
+  std::vector<std::string> lines;      ///< one per problem, e.g. "/trace/step: 1 of 4 chunks fail to read"
+  std::vector<std::string> objects;    ///< the damaged object of each line
+  std::vector<std::string> unchecked;  ///< datasets stored without a checksum (older archives)
+  std::int64_t datasets = 0, bytes = 0, checked = 0;
+};
+/// `wanted` (all when empty) limits the datasets read back: summary leaves out /posterior, the
+/// stored draws, which it does not read.
+ArchiveDamage find_damage(const io::ArchiveReader& reader, const std::function<bool(const std::string&)>& wanted = {});
+
 /// "" when the run's ensemble (/ensemble) has members; else why it has none, e.g. "the run's
 /// ensemble has 0 members: every trajectory diverged before the window (first: trajectory 0 at
 /// step 200; /sample_stats/diverged_at_step)". export and predict refuse such an archive with it

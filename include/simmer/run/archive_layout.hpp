@@ -39,15 +39,19 @@ inline bool is_stopped(const std::string& status) { return status.rfind("stopped
 /// The groups whose attributes carry a choice or a score, each given a checksummed copy of its
 /// attributes at the end of a run (io::ParallelFile::mirror_attributes) that simmer_analyze
 /// verify compares them with: /metrics, the ensembles' groups (their `candidate`), /selection
-/// (`selected_name`, ...), /ladder and every rung's (its scores and verdict counts). Those present
-/// in a run of `rungs` ladder rungs.
+/// (`selected_name`, ...), /ladder and every rung's (its scores and verdict counts), and the
+/// verdicts' /diagnostics and each rung's (archive format 3). Those a run of `rungs` ladder rungs
+/// may have (the writers skip a group the run did not write).
 inline std::vector<std::string> choice_groups(std::size_t rungs, bool deep_ensemble) {
-  std::vector<std::string> out{kMetrics, kEnsemble};
+  std::vector<std::string> out{kMetrics, kEnsemble, kDiagnostics};
   if (deep_ensemble) out.emplace_back(kDeepEnsemble);
   if (rungs > 0) {
     out.emplace_back(kSelection);
     out.emplace_back(kLadder);
-    for (std::size_t k = 0; k < rungs; ++k) out.push_back(ladder_group(rung_name(static_cast<std::int64_t>(k))));
+    for (std::size_t k = 0; k < rungs; ++k) {
+      out.push_back(ladder_group(rung_name(static_cast<std::int64_t>(k))));
+      out.push_back(ladder_diagnostics(rung_name(static_cast<std::int64_t>(k))));
+    }
   }
   return out;
 }

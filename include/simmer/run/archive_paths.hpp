@@ -40,9 +40,11 @@ inline constexpr const char* kRoot = "/";
 inline constexpr const char* kSimmerVersion = "simmer_version";
 /// The archive's format (integer): 1 (no attribute) fixed-length string arrays; 2 strings as
 /// netCDF character arrays [n, width] with a <name>_strlen dimension and NUL-terminated text
-/// attributes. Every reader reads both.
+/// attributes; 3 as 2, with a checksummed copy of the attributes of every choice group and every
+/// /diagnostics, which verify requires (format 2 archives had them one group at a time). Every
+/// reader reads all three.
 inline constexpr const char* kFormatVersion = "format_version";
-inline constexpr std::int64_t kArchiveFormat = 2;
+inline constexpr std::int64_t kArchiveFormat = 3;
 inline constexpr const char* kCreatedAt = "created_at";
 inline constexpr const char* kCommandLine = "command_line";
 inline constexpr const char* kMpiRanks = "mpi_ranks";
@@ -68,6 +70,17 @@ inline constexpr const char* kIoCollectiveTransfers = "io_collective_transfers";
 /// A merge's original runs, "path (run.seed s, n trajectories), ..." in the order of /origin's
 /// runs (text; root and /config): a merged input is listed by the runs it came from.
 inline constexpr const char* kMergedFrom = "merged_from";
+
+// ---- /checksums -----------------------------------------------------------------------------
+
+/// /checksums [chain] (integer): each trajectory's content digest of the draws it stored (64-bit
+/// FNV-1a, core/digest.hpp, over each draw's /posterior/params row as stored, then its
+/// /sample_stats fields in their order; the bits of the unsigned digest) and how many draws it
+/// covers. The final read-back and verify recompute it: a chunk zeroed together with its
+/// Fletcher-32 checksum reads back without an error, but not with this digest.
+inline constexpr const char* kChecksums = "/checksums";
+inline constexpr const char* kDrawsDigest = "/checksums/draws";
+inline constexpr const char* kDrawsDigestCount = "/checksums/draws_count";
 
 // ---- /origin (a merged archive's) ------------------------------------------------------------
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "simmer/core/bytes.hpp"
+#include "simmer/core/digest.hpp"
 #include "simmer/core/rng.hpp"
 #include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
@@ -59,10 +60,15 @@ struct ChainReport {
   train::SpectrumEstimate curvature_start, curvature_end;  ///< probes == 0: not estimated
   /// The parameter masses' minimum, median and maximum (NaN: unit masses, or not yet adapted).
   std::array<double, 3> masses{std::nan(""), std::nan(""), std::nan("")};
+  /// The content digest of the draws it stored (each draw's parameters in the archive's
+  /// precision, then its /sample_stats fields; core/digest.hpp) and how many: /checksums.
+  std::uint64_t draws_digest = Fnv1a{}.value;
+  std::int64_t draws = 0;
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses);
+    ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses, draws_digest,
+       draws);
   }
   void save(ByteWriter& w) const;
   /// What save wrote: all of `r`.
@@ -345,8 +351,9 @@ class BasicChain final : public Chain {
   std::vector<std::vector<ensemble::MeanAccumulator>> means_;  ///< running (never reset)
   std::vector<std::int64_t> interval_members_;                 ///< per stage
   std::vector<std::vector<double>> tracked_;                   ///< per stage
-  // Rows owed to the archive.
+  // Rows owed to the archive, and the content digest of every draw stored so far (checkpointed).
   ChainRows rows_;
+  Fnv1a draws_digest_;
   std::int64_t trace_count_ = 0;
   // Baseline: Adam's end point (retrofit) or the first member (ab initio).
   VectorOf<S> baseline_;  ///< in S
