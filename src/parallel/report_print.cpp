@@ -61,12 +61,24 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
       }
     }
   }
-  if (std::isnan(c_lo)) return;  // simmer.configurational_every = 0, or no window reached
   // "0.98-1.02", but "-8.7 to 4" where a bound is negative (a dash would read as a minus sign).
   const auto range = [](double lo, double hi) {
     if (lo == hi) return format("%.4g", lo);
     return format("%.4g", lo) + (lo < 0.0 || hi < 0.0 ? " to " : "-") + format("%.4g", hi);
   };
+  if (std::isnan(c_lo)) {
+    // simmer.configurational_every = 0, or no window reached: nothing to say; at T = 0 a window
+    // ran, but no ratio to T exists (the line used to vanish without a word).
+    const bool cold =
+        !at_stage.empty() && std::all_of(at_stage.begin(), at_stage.end(), [&](const run::ChainReport& r) {
+          return r.stages[stage].summary.target_temperature == 0.0 && std::isfinite(r.stages[stage].summary.time_step);
+        });
+    if (cold) {
+      std::printf("thermometers over the window: h = %s; T = 0, so T_kin/T and T_conf/T are undefined\n",
+                  range(h_lo, h_hi).c_str());
+    }
+    return;
+  }
   std::string mean;
   if (count >= 2) {
     const auto n = static_cast<double>(count);
@@ -106,7 +118,8 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
       100 * cpu_parts[2] / cpu, 100 * (cpu - cpu_parts[0] - cpu_parts[1] - cpu_parts[2]) / cpu);
   std::printf("archive: %s (%lld of %lld transfers collective)\n", p.run.output.c_str(),
               static_cast<long long>(io_counts[1]), static_cast<long long>(io_counts[0]));
-  // Diverged trajectories in one line, however many (each is in /sample_stats/diverged_at_step).
+  // Trajectories the health check stopped, in one line however many (each in /sample_stats/diverged_at_step;
+  // the last line counts those judged exploded at the end too, as the stationarity line does).
   std::int64_t count = 0, first = -1;
   for (std::size_t t = 0; t < diverged.size(); ++t) {
     if (diverged[t] < 0) continue;
@@ -115,7 +128,7 @@ void print_footer(const run::Problem& p, const double cpu_parts[4], double wall,
   }
   if (count > 0) {
     std::printf(
-        "%lld of %zu trajectories diverged (first: trajectory %lld at step %lld; all in "
+        "%lld of %zu trajectories stopped by the health check (first: trajectory %lld at step %lld; all in "
         "/sample_stats/diverged_at_step, h = %s): %s; consider a smaller simmer.time_step%s\n",
         static_cast<long long>(count), diverged.size(), static_cast<long long>(first),
         static_cast<long long>(diverged[static_cast<std::size_t>(first)]),

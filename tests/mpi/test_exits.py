@@ -42,6 +42,8 @@ tests:
                  zeros), in a float64 and a float32 archive: verify finds it by the draws' content
                  digest (/checksums/draws: it said "all checksums good"); a merged archive
                  carries its inputs' digests and verifies
+  zero_temperature  a window at T = 0 says that its thermometer ratios are undefined (the line
+                 used to vanish without a word)
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
                  catches what the watch missed) and keeps its checkpoint
@@ -360,6 +362,15 @@ def test_empty_ensemble(tmp):
         fail(f"predict --candidate deep_ensemble on the archive without members:\n{q.stdout}")
     print("empty_ensemble: exit 5 saying the ensemble has no members; export and predict refuse it naming why; "
           "the deep ensemble still predicts")
+
+
+def test_zero_temperature(tmp):
+    out = os.path.join(tmp, "cold.h5")
+    p = st.run(SIMMER, 2, st.opts(SINE, "--simmer.every", "50") + ["--simmer.T_initial", "0", "--simmer.T_target", "0",
+                                                                  "--simmer.dT", "0", "--output", out])
+    if "T = 0, so T_kin/T and T_conf/T are undefined" not in p.stdout:
+        fail(f"a window at T = 0 says nothing of its thermometers:\n{p.stdout[-2000:]}")
+    print("zero_temperature: the thermometer line says T = 0 makes the ratios undefined")
 
 
 def test_truncated(tmp):

@@ -484,7 +484,8 @@ def test_diverge(tmp):
         fail(f"no divergence report naming step, h and a smaller time step:\n{text[-3000:]}")
     # One line per rank while running and one at the end, however many trajectories diverge.
     lines = [line for line in text.splitlines() if "diverged" in line and "step" in line]
-    if len(lines) > 3 or not any(" trajectories diverged (first: trajectory" in line for line in lines):
+    if len(lines) > 3 or not any(" trajectories stopped by the health check (first: trajectory" in line
+                                 for line in lines):
         fail(f"divergences are not counted in one line: {lines}")
     with h5py.File(out, "r") as f:
         d = f["sample_stats/diverged_at_step"][()]

@@ -90,3 +90,15 @@ TEST_CASE("configurational: visibly off near the stability limit", "[configurati
   CHECK(q_ratio < 0.97);
   CHECK(kinetic > 1.1);
 }
+
+TEST_CASE("configurational: a ratio is judged off only beyond 5 percent plus twice its standard error",
+          "[configurational]") {
+  using simmer::train::configurational_off;
+  CHECK(configurational_off(1.2, 0.01));
+  CHECK(configurational_off(0.8, 0.01));
+  CHECK_FALSE(configurational_off(1.04, 0.0));
+  CHECK_FALSE(configurational_off(1.2, 0.1));  // 0.2 is within 0.05 + 2 x 0.1
+  // One sample has no standard error: not judged (it used to be, against 5 % alone).
+  CHECK_FALSE(configurational_off(1.2, std::nan("")));
+  CHECK_FALSE(configurational_off(std::nan(""), 0.01));
+}

@@ -16,6 +16,8 @@
 /// at x is the mean of the two differenced gradients (error O(ε²)), so one sample costs two
 /// gradient evaluations per probe.
 
+#include <cmath>
+
 #include "simmer/core/rng.hpp"
 #include "simmer/train/objective.hpp"
 
@@ -25,12 +27,13 @@ namespace simmer::train {
 /// window is too short to tell). The same bound as the thermostat tests' and issue 29's.
 inline constexpr double kConfigurationalTolerance = 0.05;
 
-/// Whether a window's T_conf/T = `ratio` with standard error `error` (both relative to T; NaN
-/// error: unknown, judged by the ratio alone) is measurably off: |ratio − 1| − 2·error >
-/// `tolerance`. The one rule of the verdict, the run's warning and the summary's.
+/// Whether a window's T_conf/T = `ratio` with standard error `error` (both relative to T) is
+/// measurably off: |ratio − 1| − 2·error > `tolerance`. A ratio without a standard error (one
+/// sample, or an archive from before it) is not judged: one sample's ratio was called off by 5 %
+/// alone. The one rule of the verdict, the run's warning and the summary's.
 inline bool configurational_off(double ratio, double error, double tolerance = kConfigurationalTolerance) {
-  const double noise = error >= 0.0 ? 2.0 * error : 0.0;  // NaN compares false
-  return ratio == ratio && (ratio - 1.0 > tolerance + noise || 1.0 - ratio > tolerance + noise);
+  if (!(error >= 0.0) || !std::isfinite(error)) return false;
+  return ratio == ratio && (ratio - 1.0 > tolerance + 2.0 * error || 1.0 - ratio > tolerance + 2.0 * error);
 }
 
 /// One sample of the two sums at a position. Averaged over a window, their ratio is T_conf.
