@@ -86,8 +86,9 @@ io::RunCheckpoint resume_invocation(int argc, char** argv, cli::Invocation& inv)
 }
 
 /// What a user can do after a run failed: how full the output's file system is, and which
-/// checkpoint can be resumed (into a copy elsewhere when the disk is full).
-std::string after_failure(const cli::Invocation& inv) {
+/// checkpoint can be resumed (into a copy elsewhere when the disk is full); none after the
+/// archive failed its read-back at the end (`damaged_at_end`).
+std::string after_failure(const cli::Invocation& inv, bool damaged_at_end) {
   namespace fs = std::filesystem;
   const std::string& out = inv.config.run.output;
   const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
@@ -98,7 +99,13 @@ std::string after_failure(const cli::Invocation& inv) {
             " free: it is probably full\n";
   }
   std::error_code ec;
-  if (fs::exists(out + ".ckpt", ec)) {
+  if (damaged_at_end) {
+    // The archive was marked finished before the read-back found the damage: a resume would be
+    // refused as stale, and would not rewrite what the run wrote before its last checkpoint.
+    text += "the checkpoint '" + out +
+            ".ckpt' is kept as the run's state before its end, but cannot resume this archive, which is marked "
+            "finished: the run must start again (with --overwrite)\n";
+  } else if (fs::exists(out + ".ckpt", ec)) {
     text += "the last checkpoint '" + out + ".ckpt' is intact: resume with\n  simmer_mpi --resume " + out +
             "\nor, to continue on another file system, copy both files there first:\n  cp " + out + " " + out +
             ".ckpt NEWDIR/ && simmer_mpi --resume NEWDIR/" + fs::path(out).filename().string() + "\n";
@@ -270,7 +277,7 @@ int simmer_mpi_main(int argc, char** argv) {
         if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
           text += "out of memory: see the estimate printed at the start, and run.memory_limit\n";
         }
-        text += after_failure(inv);
+        text += after_failure(inv, dynamic_cast<const parallel::DamagedAtEnd*>(&e) != nullptr);
         std::cerr << text << std::flush;
       } else {
         std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 0 reports and aborts first

@@ -209,10 +209,8 @@ int Run::finish() {
   MPI_Bcast(&damaged, 1, MPI_INT, 0, comm_);
   if (damaged != 0) {
     if (rank_ == 0) {
-      throw Error("the archive '" + p_.run.output + "' failed its final check: " + damage + "; the checkpoint '" +
-                  checkpoint_path_ +
-                  "' is kept (the run's state before its end: restore the archive, or start the "
-                  "run again)");
+      throw DamagedAtEnd("the archive '" + p_.run.output + "' failed its final check: " + damage +
+                         " (simmer_analyze verify " + p_.run.output + " lists the damage)");
     }
     throw PeerError("rank 0 found the archive damaged");
   }

@@ -46,7 +46,8 @@ tests:
                  used to vanish without a word)
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
-                 catches what the watch missed) and keeps its checkpoint
+                 catches what the watch missed, and then suggests no resume, which would be
+                 refused as stale) and keeps its checkpoint
   verify_damage  verify finds a changed choice (/ensemble@candidate, /selection@selected_name, a
                  rung's candidate), a changed rung score, a renamed rung group, a changed
                  /diagnostics attribute, a deleted checksummed copy of /metrics' attributes and a
@@ -397,11 +398,16 @@ def test_truncated(tmp):
     # Damaged after the run's last look at it: only the final read-back of every checksum sees it.
     out2 = os.path.join(tmp, "late.h5")
     p = st.run(SIMMER, 2, SINE + ["--output", out2], env={"SIMMER_TEST_DAMAGE_ARCHIVE": "1"}, expect=None)
-    if p.returncode != 1 or not os.path.exists(out2 + ".ckpt") or "failed its final check" not in p.stdout + p.stderr:
+    said = p.stdout + p.stderr
+    if p.returncode != 1 or not os.path.exists(out2 + ".ckpt") or "failed its final check" not in said:
         fail(f"an archive damaged at the end: exit {p.returncode}, checkpoint "
-             f"{'kept' if os.path.exists(out2 + '.ckpt') else 'deleted'}:\n{(p.stdout + p.stderr)[-2000:]}")
+             f"{'kept' if os.path.exists(out2 + '.ckpt') else 'deleted'}:\n{said[-2000:]}")
+    # It is marked finished: a resume would be refused as stale, so none is suggested.
+    if "--resume" in said or "cannot resume this archive" not in said:
+        fail(f"an archive damaged at the end: the advice suggests a resume that cannot work:\n{said[-2000:]}")
     print(f"truncated: the run stopped (exit {proc.returncode}) saying the archive shrank, and kept its checkpoint; "
-          "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept")
+          "an archive damaged after the last gather fails the final check (exit 1), checkpoint kept, no resume "
+          "suggested")
 
 
 def test_verify_damage(tmp):

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "simmer/core/error.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
 #include "simmer/run/problem.hpp"
@@ -23,6 +24,13 @@ namespace simmer::parallel {
 constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume with --resume
 constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
 constexpr int kExitDiverged = 5;  ///< complete, but trajectories diverged (stopped, or judged exploded)
+
+/// The archive failed the read-back at the run's end, after it was marked finished: its
+/// checkpoint (kept) cannot resume it, since a resume continues an archive that matches it.
+class DamagedAtEnd : public Error {
+ public:
+  using Error::Error;
+};
 
 int run(run::Problem& problem, const std::string& command_line, MPI_Comm comm,
         const io::RunCheckpoint* resume = nullptr, io::OutputLock* lock = nullptr);
