@@ -400,7 +400,10 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   };
   each_slot([&](std::size_t at, std::pair<std::int64_t, std::int64_t> s, std::int64_t k) {
     const std::int64_t d = diverged_at[static_cast<std::size_t>(s.first)];
-    diverging[at] = (!std::isfinite(loss[at]) || (d >= 0 && step[at] >= static_cast<double>(d))) ? 1 : 0;
+    // A draw never written (its step is the NaN fill: an unfinished run's, or after a trajectory
+    // stopped) is no draw at all, not a divergent one.
+    const bool written = std::isfinite(step[at]);
+    diverging[at] = written && (!std::isfinite(loss[at]) || (d >= 0 && step[at] >= static_cast<double>(d))) ? 1 : 0;
     steps[at] = std::isfinite(step[at]) ? static_cast<std::int64_t>(step[at]) : -1;
     const std::vector<double>& h = stage_h(k);
     if (static_cast<std::size_t>(s.first) < h.size()) step_size[at] = h[static_cast<std::size_t>(s.first)];

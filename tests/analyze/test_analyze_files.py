@@ -308,6 +308,15 @@ def _refused_unless_allowed(tmp, killed):
         p = analyze(args + ["--allow-incomplete"])
         if "using them" not in p.stderr or planned not in p.stderr or not p.stdout:
             fail(f"{args[0]} --allow-incomplete: no output, or it does not say what it uses:\n{p.stderr}")
+    # Its InferenceData: the draws never written are no draws, not divergent ones.
+    nc = os.path.join(tmp, "killed.nc")
+    analyze(["export", killed, "--what", "inference-data", "--allow-incomplete", "--out", nc])
+    with h5py.File(nc, "r") as f:
+        step, diverging = f["sample_stats/step"][()], f["sample_stats/diverging"][()]
+    if not (step < 0).any():
+        fail("the killed run's export has no unwritten draw: the check below tests nothing")
+    if diverging[step < 0].any():
+        fail(f"--allow-incomplete inference-data marks {int(diverging[step < 0].sum())} unwritten draws diverging")
 
 
 def _lock_and_no_status(tmp, killed, step):
