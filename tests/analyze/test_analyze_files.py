@@ -12,6 +12,11 @@ tests: badfiles  missing, non-HDF5, truncated and non-simmer files: one line nam
                  and chunks (exit 1), h5py and export refuse to read them; an archive without
                  checksums is reported 'no checksum' per dataset (exit 0); truncated: exit 1;
                  missing or not HDF5: exit 2
+       verify_corpus  32 damaged copies of a finished archive (its tail zeroed, truncated, a block
+                 zeroed, seeded byte flips in the metadata): verify on each, in its own process,
+                 exits 0, 1 or 2 with a message, never by a signal (a zeroed tail made HDF5 crash
+                 with SIGSEGV inside H5Literate: verify now checks in a child process and reports
+                 such a crash as damage)
        incomplete a run killed with SIGKILL (the whole session) after a checkpoint: summary says
                  'incomplete', that the run was killed, the step its checkpoint resumes from (the
                  step the resume then reports) and how to resume, with the members gathered so
@@ -25,6 +30,7 @@ import re
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 
 import h5py
@@ -250,6 +256,41 @@ def test_verify(tmp, iris_run):
 
 
 # --- incomplete -------------------------------------------------------------------------------
+def test_verify_corpus(tmp, iris_run):
+    import random
+    good = open(iris_run, "rb").read()
+    n = len(good)
+    rng = random.Random(20261128)
+    corpus = {}
+    for frac in (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9):
+        k = int(n * frac)
+        corpus[f"tail_zeroed_{frac}"] = good[:n - k] + bytes(k)
+        corpus[f"truncated_{frac}"] = good[:n - k]
+    for i in range(8):
+        start = rng.randrange(0, n - 4096)
+        corpus[f"block_zeroed_{i}"] = good[:start] + bytes(4096) + good[start + 4096:]
+    for i in range(8):
+        data = bytearray(good)
+        for _ in range(16):
+            at = rng.randrange(0, max(n // 10, 1))  # mostly HDF5's metadata: superblock, headers, B-trees
+            data[at] ^= 1 << rng.randrange(8)
+        corpus[f"metadata_flips_{i}"] = bytes(data)
+    crashed, silent = [], []
+    for name, data in corpus.items():
+        path = os.path.join(tmp, name + ".h5")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        p = subprocess.run([st.SIMMER_ANALYZE, "verify", path], env=st.ENV, capture_output=True, text=True, timeout=300)
+        if p.returncode not in (0, 1, 2):
+            crashed.append(f"{name}: exit {p.returncode}: {(p.stdout + p.stderr)[-300:]}")
+        elif not (p.stdout + p.stderr).strip():
+            silent.append(name)
+    if crashed or silent:
+        fail(f"verify crashed on {len(crashed)} and said nothing on {len(silent)} of {len(corpus)} damaged files:\n  "
+             + "\n  ".join(crashed + silent))
+    print(f"verify_corpus: {len(corpus)} damaged archives, each an exit code 0, 1 or 2 with a message")
+
+
 def _killed_run(tmp):
     """An Iris run killed (SIGKILL, the whole session) after its checkpoint at step 1500:
     (the archive's path, the members gathered so far)."""
