@@ -74,7 +74,11 @@ void check_hottest(const Problem& p, const Config& c) {
   const std::string why = run::too_hot(p, h, "simmer.time_step = " + format_short(h));
   if (why.empty()) return;
   const bool ladder = !p.ladder.empty();
-  throw option_error(run::hottest_key(p), ladder ? format_as(c.simmer.ladder, false) : format_short(c.simmer.T_target),
+  const std::string key = run::hottest_key(p);
+  throw option_error(key,
+                     ladder                      ? format_as(c.simmer.ladder, false)
+                     : key == "simmer.T_initial" ? format_short(c.simmer.T_initial)
+                                                 : format_short(c.simmer.T_target),
                      why);
 }
 

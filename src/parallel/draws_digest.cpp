@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "simmer/core/digest.hpp"
+#include "simmer/core/error.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::parallel {
@@ -32,13 +33,16 @@ std::vector<std::string> draws_digest_mismatches(const io::ArchiveReader& r) {
                       "] = " + std::to_string(counts[c]) + " is not a draw count");
         continue;
       }
-      const std::vector<double> params = r.read_slab(layout::kPosteriorParams, static_cast<std::int64_t>(c));
       std::vector<std::vector<double>> stats;
       for (const auto& field : fields)
         stats.push_back(r.read_slab(layout::sample_stat(field), static_cast<std::int64_t>(c)));
       Fnv1a h;
       for (std::size_t d = 0; d < n; ++d) {
-        const double* row = params.data() + d * P;
+        // One draw's parameters at a time: memory stays within a row, as verify's reading does.
+        const std::vector<double> params =
+            r.read_slab(layout::kPosteriorParams, static_cast<std::int64_t>(c), static_cast<std::int64_t>(d));
+        if (params.size() != P) throw Error("/posterior/params: a row of " + std::to_string(params.size()) + " values");
+        const double* row = params.data();
         if (f32) {
           for (std::size_t i = 0; i < P; ++i) row32[i] = static_cast<float>(row[i]);  // exact: stored as float
           h.add(row32.data(), P * sizeof(float));

@@ -333,28 +333,30 @@ bool Run::stability_check() {
 bool Run::temperature_check() {
   // The hottest T against the step the run takes there, before any simmering: a rung too hot for
   // it blows up at its first step, and a resume the same way (simmer.ladder = 1,1e308 with an
-  // automatic step used to spend Adam and a rung, then blame the loss's curvature). An automatic
-  // step is at least the smaller of the step the trajectories chose for their first stage and the
-  // thermostat's share at the hottest T (the curvature's limit there is unknown until then).
+  // automatic step used to spend Adam and a rung, then blame the loss's curvature). The automatic
+  // step there is estimated as the smaller of the step the trajectories chose for their first
+  // stage and the thermostat's share at the hottest T: the rule measures the curvature again at
+  // each rung's start, so this is an estimate, which refuses only steps off by orders of magnitude
+  // (h sqrt(T) > 100 where a sampling step moves a parameter by far less than 1).
   double h = p_.nhc.time_step;
   if (p_.auto_step.on) {
     h = std::numeric_limits<double>::infinity();
     for (auto& ch : chains_) h = std::min(h, ch->time_step());
     MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MIN, comm_);
-    const double hottest = p_.ladder.empty() ? std::max(p_.ramp.initial, p_.ramp.target) : p_.ladder.back();
+    const double hottest = run::hottest_temperature(p_);
     const double dof = static_cast<double>(p_.parameters) - p_.nhc.dof_offset;
     h = std::min(h, p_.auto_step.fraction * train::thermostat_step_limit(p_.nhc, dof, hottest));
   }
   char step[96];
-  std::snprintf(step, sizeof step, p_.auto_step.on ? "the automatic step (h >= %.4g here)" : "simmer.time_step = %g",
-                h);
+  std::snprintf(step, sizeof step,
+                p_.auto_step.on ? "the automatic step (about h = %.4g there)" : "simmer.time_step = %g", h);
   const std::string why = run::too_hot(p_, h, step);
   if (why.empty()) return true;
   if (rank_ == 0) {
     const double unit = p_.posterior_units ? p_.bayes_temperature : 1.0;
     std::string value;
     char buf[32];
-    for (const double t : p_.ladder.empty() ? std::vector<double>{p_.ramp.target} : p_.ladder) {
+    for (const double t : p_.ladder.empty() ? std::vector<double>{run::hottest_temperature(p_)} : p_.ladder) {
       std::snprintf(buf, sizeof buf, "%.6g", t / unit);
       value += (value.empty() ? "" : ",") + std::string(buf);
     }

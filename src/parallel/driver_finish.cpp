@@ -219,7 +219,10 @@ int Run::finish() {
     std::remove(checkpoint_path_.c_str());
     std::remove((checkpoint_path_ + ".tmp").c_str());
     print_report(p_, reports, report);
-    print_footer(p_, parts_sum, wall, size_, io_counts, diverged, report.chosen().members);
+    // The members the simmering candidates hold (a chosen deep ensemble's Adam networks aside).
+    std::int64_t simmered = 0;
+    for (const auto& e : report.candidates) simmered += e.stage >= 0 ? e.members : 0;
+    print_footer(p_, parts_sum, wall, size_, io_counts, diverged, simmered);
     if (exchange_sum[1] > 0) {
       std::printf(
           "sharded gradients: %lld ranks per trajectory, %lld row blocks; the exchange (MPI_Allgather of %lld "
@@ -232,7 +235,7 @@ int Run::finish() {
     print_conclusion(p_, reports, report);
     if (any) {
       std::printf("diverged: %s; the run ends with exit status %d (docs/RELIABILITY.md)\n",
-                  diverged_summary(reports, report.chosen().members).c_str(), kExitDiverged);
+                  diverged_summary(reports, simmered).c_str(), kExitDiverged);
     }
   }
   return any ? kExitDiverged : 0;

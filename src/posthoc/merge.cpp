@@ -94,11 +94,17 @@ void check_compatible(const Input& first, const Input& other) {
   }
 }
 
+/// `text` cut at every `separator`, empty fields kept ("a," is {"a", ""}: an archive from before
+/// run ids has the empty one).
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string part; std::getline(in, part, separator);) out.push_back(part);
-  return out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find(separator, start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
 }
 
 /// Every trajectory of an input as it was first run: /origin's rows for a merged archive, else

@@ -405,7 +405,19 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
 
 }  // namespace
 
+namespace {
+
+int summary_here(const std::string& archive, std::ostream& out);
+
+}  // namespace
+
 int summary(const std::string& archive, std::ostream& out) {
+  return in_child(archive, out, [&](std::ostream& o) { return summary_here(archive, o); });
+}
+
+namespace {
+
+int summary_here(const std::string& archive, std::ostream& out) {
   const io::ArchiveReader r(archive);
   // Damage first, before anything is explained from it (an archive a run may still be writing is
   // not read back: its chunks can be half written). The stored draws, which summary does not read,
@@ -588,5 +600,7 @@ int summary(const std::string& archive, std::ostream& out) {
   stationarity(r, run, out);
   return code;
 }
+
+}  // namespace
 
 }  // namespace simmer::posthoc

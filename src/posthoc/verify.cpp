@@ -78,7 +78,7 @@ std::vector<std::string> choice_mismatches(const io::ArchiveReader& r) {
 
 /// The groups whose attributes must have a checksummed copy in an archive of this format: before
 /// format 3 (whose copies came one group at a time) only /metrics, when any group has one; from
-/// format 3 every choice group present and every /diagnostics.
+/// format 3, once the run has finished, every choice group present and every /diagnostics.
 std::vector<std::string> missing_mirrors(const io::ArchiveReader& r, const std::vector<std::string>& mirrored) {
   const auto has = [&](const std::string& g) {
     return std::find(mirrored.begin(), mirrored.end(), g) != mirrored.end();
@@ -86,8 +86,12 @@ std::vector<std::string> missing_mirrors(const io::ArchiveReader& r, const std::
   const std::int64_t format = r.has_attribute(layout::kRoot, layout::kFormatVersion)
                                   ? r.attribute_integer(layout::kRoot, layout::kFormatVersion)
                                   : 1;
+  // The copies are made at the run's end: an unfinished archive (stopped, killed, refused) has
+  // none yet, though its groups have attributes from its creation.
+  const bool finished = r.has_attribute(layout::kRoot, layout::kStatus) &&
+                        layout::is_complete(r.attribute_text(layout::kRoot, layout::kStatus));
   std::vector<std::string> expected;
-  if (format >= 3) {
+  if (format >= 3 && finished) {
     expected = {layout::kMetrics,   layout::kEnsemble, layout::kDeepEnsemble,
                 layout::kSelection, layout::kLadder,   layout::kDiagnostics};
     if (r.is_group(layout::kLadder)) {
@@ -232,19 +236,19 @@ constexpr char kRefusal[] = "\x01simmer refusal: ";
 
 }  // namespace
 
-int verify(const std::string& archive, std::ostream& out) {
+int in_child(const std::string& archive, std::ostream& out, const std::function<int(std::ostream&)>& work) {
   // HDF5 reads a damaged file's metadata (object headers, link tables) without checksums, and
   // some damage makes the library itself crash (a zeroed tail: a SIGSEGV freeing a link table in
-  // H5Literate, seen with HDF5 1.10). The check runs in a child process, whose output is passed
+  // H5Literate, seen with HDF5 1.10). The work runs in a child process, whose output is passed
   // on, so that such a crash is reported as damage, after what was read before it.
   int fd[2];
-  if (::pipe(fd) != 0) return verify_here(archive, out);
+  if (::pipe(fd) != 0) return work(out);
   std::cout.flush();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fd[0]);
     ::close(fd[1]);
-    return verify_here(archive, out);
+    return work(out);
   }
   if (pid == 0) {
     ::close(fd[0]);
@@ -252,7 +256,7 @@ int verify(const std::string& archive, std::ostream& out) {
     child << std::unitbuf;
     int code = 0;
     try {
-      code = verify_here(archive, child);
+      code = work(child);
     } catch (const std::exception& e) {
       child << kRefusal << e.what() << "\n";
       code = 2;
@@ -286,6 +290,10 @@ int verify(const std::string& archive, std::ostream& out) {
          "tables) is damaged\n";
   out << archive << ": DAMAGED, the check could not finish\n";
   return kVerifyDamaged;
+}
+
+int verify(const std::string& archive, std::ostream& out) {
+  return in_child(archive, out, [&](std::ostream& o) { return verify_here(archive, o); });
 }
 
 }  // namespace simmer::posthoc

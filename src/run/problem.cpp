@@ -54,24 +54,26 @@ std::string StabilityVerdict::problem() const {
 std::string too_hot(const Problem& p, double h, const std::string& step) {
   const double unit_scale = p.posterior_units ? p.bayes_temperature : 1.0;
   const std::string unit = p.posterior_units ? " x T_Bayes" : "";
-  const double hottest = p.ladder.empty() ? std::max(p.ramp.initial, p.ramp.target) : p.ladder.back();
+  const double hottest = hottest_temperature(p);
   const double dof = static_cast<double>(p.parameters) - p.nhc.dof_offset;
   const auto text = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.4g", v);
     return std::string(buf);
   };
+  // T in loss units, and in the user's when they are multiples of T_Bayes.
+  const std::string at =
+      "at T = " + text(hottest) + (p.posterior_units ? " (" + text(hottest / unit_scale) + unit + ")" : "");
   if (!std::isfinite(2.0 * std::max(dof, 1.0) * hottest)) {
-    return "is too hot: at T = " + text(hottest) + " the kinetic energy's scale N_f T (N_f = " + text(dof) +
+    return "is too hot: " + at + " the kinetic energy's scale N_f T (N_f = " + text(dof) +
            ") is not a finite number, so no step can integrate it; the hottest T is below " +
            text(std::numeric_limits<double>::max() / (2.0 * std::max(dof, 1.0)) / unit_scale) + unit;
   }
   const double displacement = h * std::sqrt(hottest);
   if (!(displacement > kMaxThermalDisplacement)) return "";
   const double limit = std::pow(kMaxThermalDisplacement / h, 2.0);
-  return "is too hot for " + step + ": at T = " + text(hottest) +
-         " one step moves a parameter by h sqrt(T) = " + text(displacement) + " (more than " +
-         text(kMaxThermalDisplacement) +
+  return "is too hot for " + step + ": " + at + " one step moves a parameter by h sqrt(T) = " + text(displacement) +
+         " (more than " + text(kMaxThermalDisplacement) +
          "), so the trajectory blows up at its first step; the hottest T this step allows is " +
          text(limit / unit_scale) + unit;
 }

@@ -282,6 +282,18 @@ def merges_of_merges(tmp, a, b, ab):
             fail(f"merge {name} vs (a+b)+c: a trajectory's parameters differ")
         if not np.allclose(got["mean"], ref["mean"], rtol=1e-12, atol=1e-14):
             fail(f"merge {name} vs (a+b)+c: the ensemble mean differs")
+    # Archives from before run ids (none recorded): their merge lists two empty run ids, and
+    # merging it again must read both (a split that dropped the trailing empty one threw).
+    old = []
+    for src in (a, b):
+        dst = src[:-3] + "_old.h5"
+        shutil.copy(src, dst)
+        with h5py.File(dst, "r+") as f:
+            del f.attrs["run_id"]
+        old.append(dst)
+    old_ab = os.path.join(tmp, "old_ab.h5")
+    st.run(ANALYZE, None, ["merge", *old, "-o", old_ab])
+    st.run(ANALYZE, None, ["merge", old_ab, c, "-o", os.path.join(tmp, "old_ab_c.h5")])
 
 
 def test_inputs_output(tmp):

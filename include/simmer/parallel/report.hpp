@@ -112,13 +112,13 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
 
 /// Where the time went (CPU seconds summed over ranks: gradient steps, evaluations, gathers and
 /// I/O, all), the archive and its collective transfers, and the diverged trajectories (rank 0);
-/// `members`: the run's ensemble's (0: the diverged trajectories left it none, and it says so).
+/// `members`: the simmering candidates' (0: the diverged trajectories left them none, and it says so).
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
                   const std::int64_t io_counts[2], const std::vector<std::int64_t>& diverged, std::int64_t members);
 
 /// "3 of 4 trajectories (2 stopped by the health check, 1 exploded: rms ...); their members
 /// before that are in the ensemble": the diverged trajectories of any stage ("" when none), with
-/// `members` the run's ensemble's.
+/// `members` the simmering candidates'.
 std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_t members);
 
 /// Rank 0: the run's last lines, for a person: which ensemble is the result, whether it beats the

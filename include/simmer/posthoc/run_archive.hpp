@@ -133,6 +133,13 @@ struct ArchiveDamage {
 /// stored draws, which it does not read.
 ArchiveDamage find_damage(const io::ArchiveReader& reader, const std::function<bool(const std::string&)>& wanted = {});
 
+/// Runs `work` (which writes on the stream it is given) in a child process, passing its output on
+/// to `out` and returning its exit code; an exception in it is thrown here as an Error with its
+/// message. When the child dies by a signal (HDF5 crashes on some damaged metadata), says that
+/// `archive` is DAMAGED after the output so far and returns kVerifyDamaged. verify and summary
+/// read through it.
+int in_child(const std::string& archive, std::ostream& out, const std::function<int(std::ostream&)>& work);
+
 /// "" when the run's ensemble (/ensemble) has members; else why it has none, e.g. "the run's
 /// ensemble has 0 members: every trajectory diverged before the window (first: trajectory 0 at
 /// step 200; /sample_stats/diverged_at_step)". export and predict refuse such an archive with it

@@ -88,7 +88,8 @@ inline constexpr const char* kDrawsDigestCount = "/checksums/draws_count";
 /// each one once (a run's own archive has none: its trajectories are its run id's 0..C-1).
 /// Datasets [chain] (integer): run.seed, data.split_seed, the trajectory's index in its own run
 /// and the run's index into the attributes run_ids (comma-separated) and archives (one path per
-/// line), sorted by seed, split seed and run id.
+/// line), which list the original runs sorted by seed, split seed and run id (the rows follow the
+/// chains, in the order of the merge's inputs).
 inline constexpr const char* kOrigin = "/origin";
 inline constexpr const char* kOriginSeed = "/origin/run_seed";
 inline constexpr const char* kOriginSplitSeed = "/origin/split_seed";

@@ -6,6 +6,7 @@
 /// it from a validated configuration; nothing below the command line sees INI keys. No MPI, no
 /// HDF5.
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -331,7 +332,14 @@ inline constexpr double kMaxThermalDisplacement = 100.0;
 /// follows "<key> = <value> " in a refusal; `step` names h ("simmer.time_step = 0.01"). The
 /// hottest T allowed is said in the user's units (x T_Bayes with posterior_units).
 std::string too_hot(const Problem& p, double h, const std::string& step);
-/// The key that sets the hottest temperature: "simmer.ladder" or "simmer.T_target".
-inline const char* hottest_key(const Problem& p) { return p.ladder.empty() ? "simmer.T_target" : "simmer.ladder"; }
+/// The hottest temperature in loss units (the ladder's last rung, else the ramp's hotter end) and
+/// the key that sets it: "simmer.ladder", "simmer.T_target" or "simmer.T_initial".
+inline double hottest_temperature(const Problem& p) {
+  return p.ladder.empty() ? std::max(p.ramp.initial, p.ramp.target) : p.ladder.back();
+}
+inline const char* hottest_key(const Problem& p) {
+  if (!p.ladder.empty()) return "simmer.ladder";
+  return p.ramp.initial > p.ramp.target ? "simmer.T_initial" : "simmer.T_target";
+}
 
 }  // namespace simmer::run
