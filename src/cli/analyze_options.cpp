@@ -41,7 +41,8 @@ const Command kCommands[] = {
      "and each trajectory's health: the mean kinetic temperature of its stored draws at each\n"
      "temperature stage against the target T, the relative drift of H_ext over the last stage, and\n"
      "the split-R-hat and effective sample size of /sample_stats/loss across trajectories (n/a\n"
-     "with fewer than 2 trajectories of 4 stored draws)."},
+     "with fewer than 2 trajectories of 4 stored draws). First, a DAMAGED line for each problem verify\n"
+     "would find in what summary reads (all but the stored draws); then the exit code is 1."},
     {"predict",
      "simmer_analyze predict RUN.h5 --points FILE.csv [--out OUT.csv] [--quantiles LIST] [--candidate NAME] "
      "[--keep COLUMNS] [--digits N] [--allow-incomplete]",
@@ -120,8 +121,11 @@ const Command kCommands[] = {
      "(their coordinates and byte offsets in the file), each dataset stored without a checksum\n"
      "(archives written before simmer stored checksums: read back, but not verifiable), then one\n"
      "line: 'N datasets, X MB, all checksums good'. The attributes that hold scores and choices are\n"
-     "compared with their checksummed copies, and the choices with each other.\n"
-     "Exit code: 0 nothing damaged; 1 a dataset is damaged or HDF5 cannot open the file; 2 the file\n"
+     "compared with their checksummed copies, and the choices with each other; each trajectory's\n"
+     "stored draws with the digest the run recorded of them (/checksums/draws: a chunk zeroed with\n"
+     "its checksum reads back without an error, but not with it). It reads in a child process, so\n"
+     "that HDF5 crashing on damaged metadata is reported as damage.\n"
+     "Exit code: 0 nothing damaged; 1 something is damaged, HDF5 cannot open the file or crashes; 2 the file\n"
      "is missing, not HDF5 or not a simmer archive, or a usage error."},
 };
 
