@@ -266,8 +266,7 @@ void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
 std::string holdings(const io::ArchiveReader& r, const RunArchive& run, const std::string& what) {
   if (what == "ensemble") {
     const std::string first = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
-    const std::int64_t members =
-        !first.empty() && r.has_attribute(first, layout::kMembers) ? r.attribute_integer(first, layout::kMembers) : 0;
+    const std::int64_t members = std::max<std::int64_t>(group_members(r, first), 0);
     return "/ensemble's " + std::to_string(members) + " members gathered so far of " +
            std::to_string(planned_members(run)) + " planned";
   }

@@ -54,8 +54,9 @@ inline bool is_scored(const std::string& set) { return run::layout::is_scored_se
 
 /// The members of the ensemble in `group` (/ensemble/<set>), or of the run's (older archives).
 inline std::int64_t set_members(const io::ArchiveReader& r, const std::string& group) {
-  if (r.has_attribute(group, run::layout::kMembers)) return r.attribute_integer(group, run::layout::kMembers);
-  return r.attribute_integer(run::layout::kMetrics, run::layout::kMembers);
+  const std::int64_t n = group_members(r, group);
+  // Neither attribute: the reader's error naming the one missing.
+  return n >= 0 ? n : r.attribute_integer(run::layout::kMetrics, run::layout::kMembers);
 }
 
 /// `v` (an archive array of rows x cols values) as a Matrix.

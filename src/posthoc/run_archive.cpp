@@ -320,15 +320,16 @@ std::string stored_draws_held(const io::ArchiveReader& r, const RunArchive& run)
          " planned stored draws";
 }
 
+std::int64_t group_members(const io::ArchiveReader& r, const std::string& group) {
+  if (!group.empty() && r.has_attribute(group, layout::kMembers)) return r.attribute_integer(group, layout::kMembers);
+  if (r.has_attribute(layout::kMetrics, layout::kMembers))
+    return r.attribute_integer(layout::kMetrics, layout::kMembers);
+  return -1;
+}
+
 std::string no_members(const io::ArchiveReader& r, const RunArchive& run) {
   const std::string group = run.sets.empty() ? std::string() : layout::ensemble_group(run.sets.front());
-  std::int64_t members = -1;
-  if (!group.empty() && r.has_attribute(group, layout::kMembers)) {
-    members = r.attribute_integer(group, layout::kMembers);
-  } else if (r.has_attribute(layout::kMetrics, layout::kMembers)) {
-    members = r.attribute_integer(layout::kMetrics, layout::kMembers);
-  }
-  if (members != 0) return {};
+  if (group_members(r, group) != 0) return {};
   std::string why = "the run's ensemble has 0 members";
   if (!r.exists(layout::kDivergedAtStep)) return why;
   const auto diverged = r.read_ints(layout::kDivergedAtStep);

@@ -403,29 +403,19 @@ std::string incomplete_reason(const io::ArchiveReader& r, const std::string& arc
   }
 }
 
-}  // namespace
-
-namespace {
-
-int summary_here(const std::string& archive, std::ostream& out);
-
-}  // namespace
-
-int summary(const std::string& archive, std::ostream& out) {
-  return in_child(archive, out, [&](std::ostream& o) { return summary_here(archive, o); });
-}
-
-namespace {
-
 int summary_here(const std::string& archive, std::ostream& out) {
   const io::ArchiveReader r(archive);
+  // A run sets "running" at creation and its final status at the end; none at all is an archive
+  // written before the run set one, by a run that never ended.
+  const std::string status = r.has_attribute(layout::kRoot, layout::kStatus)
+                                 ? r.attribute_text(layout::kRoot, layout::kStatus)
+                                 : std::string();
   // Damage first, before anything is explained from it (an archive a run may still be writing is
   // not read back: its chunks can be half written). The stored draws, which summary does not read,
   // are left to verify.
-  const bool live = r.has_attribute(layout::kRoot, layout::kStatus) &&
-                    r.attribute_text(layout::kRoot, layout::kStatus) == layout::kStatusRunning;
   ArchiveDamage damage;
-  if (!live) damage = find_damage(r, [](const std::string& path) { return path.rfind("/posterior/", 0) != 0; });
+  if (status != layout::kStatusRunning)
+    damage = find_damage(r, [](const std::string& path) { return path.rfind("/posterior/", 0) != 0; });
   if (!damage.lines.empty()) {
     out << "DAMAGED   " << damage.lines.size()
         << " problem(s) in what summary reads: what follows may be wrong wherever it reads them (simmer_analyze "
@@ -440,11 +430,6 @@ int summary_here(const std::string& archive, std::ostream& out) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(archive, ec);
 
-  // A run sets "running" at creation and its final status at the end; none at all is an archive
-  // written before the run set one, by a run that never ended.
-  const std::string status = r.has_attribute(layout::kRoot, layout::kStatus)
-                                 ? r.attribute_text(layout::kRoot, layout::kStatus)
-                                 : std::string();
   const bool incomplete = status.empty() || status == layout::kStatusRunning || layout::is_stopped(status);
   out << "archive   " << archive << " (" << (ec ? std::string("?") : run::human_bytes(static_cast<std::int64_t>(bytes)))
       << "): simmer " << text_attr(r, layout::kRoot, layout::kSimmerVersion) << ", created "
@@ -602,5 +587,9 @@ int summary_here(const std::string& archive, std::ostream& out) {
 }
 
 }  // namespace
+
+int summary(const std::string& archive, std::ostream& out) {
+  return in_child(archive, out, [&](std::ostream& o) { return summary_here(archive, o); });
+}
 
 }  // namespace simmer::posthoc

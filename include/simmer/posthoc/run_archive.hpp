@@ -140,6 +140,11 @@ ArchiveDamage find_damage(const io::ArchiveReader& reader, const std::function<b
 /// read through it.
 int in_child(const std::string& archive, std::ostream& out, const std::function<int(std::ostream&)>& work);
 
+/// The members of the ensemble in `group` (/ensemble/<set>, a rung's set group): its `members`
+/// attribute, or (older archives) the run's in /metrics; -1 when the archive has neither (an
+/// unfinished run's before its first gather).
+std::int64_t group_members(const io::ArchiveReader& reader, const std::string& group);
+
 /// "" when the run's ensemble (/ensemble) has members; else why it has none, e.g. "the run's
 /// ensemble has 0 members: every trajectory diverged before the window (first: trajectory 0 at
 /// step 200; /sample_stats/diverged_at_step)". export and predict refuse such an archive with it
