@@ -584,7 +584,8 @@ const std::vector<Key>& keys() {
           .with_role(KeyRole::placement),
       make_key("run", "sync_every", &C::run, &RunConfig::sync_every,
                "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
-               "(checkpoint + exit)")
+               "(checkpoint + exit); a signal every rank receives stops the trajectories at their next "
+               "step without waiting for it, except with run.ranks_per_trajectory > 1")
           .into(&P::run, &run::RunOptions::sync_every)
           .above(0)
           .with_role(KeyRole::study),

@@ -37,6 +37,9 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
 
+/// The chains' check between steps: a flag read, no collective.
+bool stop_pending() { return g_stop_signal != 0; }
+
 /// Test hook: SIMMER_TEST_SIGNAL_AT=N raises SIGUSR1 on rank 0 at the first stop poll at or after
 /// simmering step N (once), so a test stops a run at a known step however fast the machine is.
 /// The handler and the collective stop that follow are the real ones.
@@ -173,15 +176,18 @@ int Run::execute(const io::RunCheckpoint* resume) {
   return finish();
 }
 
-int Run::stop_signal(bool poll) {
-  // A stop signal on any rank stops all ranks at the same boundary.
+int Run::stop_signal(bool poll, std::int64_t* furthest) {
+  // A stop signal on any rank stops all ranks at the same boundary: the furthest any rank's
+  // chains reached (a chain ends its block early at a signal; the others catch up to it).
   if (!poll) return 0;
   parallel::quiet_barrier(comm_);  // the ranks that finished their block first wait without spinning
-  const int mine = static_cast<int>(g_stop_signal);
-  int signal = 0;
-  MPI_Allreduce(&mine, &signal, 1, MPI_INT, MPI_MAX, comm_);
-  return signal;
+  std::int64_t mine[2] = {static_cast<std::int64_t>(g_stop_signal), furthest != nullptr ? *furthest : 0};
+  MPI_Allreduce(MPI_IN_PLACE, mine, 2, MPI_INT64_T, MPI_MAX, comm_);
+  if (furthest != nullptr) *furthest = mine[1];
+  return static_cast<int>(mine[0]);
 }
+
+run::Chain::StopCheck Run::stop_check() const { return p_.run.ranks_per_trajectory == 1 ? stop_pending : nullptr; }
 
 void Run::say_stopped(int signal, const std::string& where) {
   if (rank_ != 0) return;
@@ -203,25 +209,37 @@ int Run::adam_phase() {
   // execute, after the stability check.
   const std::int64_t epochs = p_.adam.epochs;
   std::int64_t& epoch = adam_epoch_;  // every chain's (a checkpoint records it)
+  const auto report = [&](const run::Chain& ch) {
+    return [&](std::int64_t e, double loss) {
+      if (ch.index() == 0) progress_.adam(e, epochs, loss);
+    };
+  };
   while (epoch < epochs) {
     const std::int64_t next_sync = next_multiple(epoch, p_.run.sync_every);
     const std::int64_t next_checkpoint = next_multiple(epoch, p_.run.adam_checkpoint_every);
     const std::int64_t end = std::min({epochs, next_sync, next_checkpoint});
+    // A stop signal ends a chain's block after its current epoch; the rank's later chains stop
+    // there too, and every chain then goes to the furthest epoch any rank reached.
+    std::int64_t reach = end, furthest = epoch;
     for (auto& ch : chains_) {
-      ch->adam_to(end, [&](std::int64_t e, double loss) {
-        if (ch->index() == 0) progress_.adam(e, epochs, loss);
-      });
+      ch->adam_to(reach, report(*ch), reach == end ? stop_check() : nullptr);
+      reach = std::min(reach, std::max(ch->adam_epoch(), epoch));
+      furthest = std::max(furthest, ch->adam_epoch());
     }
-    epoch = end;
-    const int signal = stop_signal(end == next_sync || end == epochs);
-    if (end == epochs && signal == 0) break;
-    if (end == next_checkpoint || signal != 0) {
+    // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
+    const int signal = stop_signal(stop_check() != nullptr || end == next_sync || end == epochs, &furthest);
+    if (signal != 0) {
+      for (auto& ch : chains_) ch->adam_to(furthest, report(*ch));
+    }
+    epoch = signal != 0 ? furthest : end;
+    if (epoch == epochs && signal == 0) break;
+    if (epoch == next_checkpoint || signal != 0) {
       write_adam_rows();
       archive_->file().flush();
       checkpoint();
     }
     if (signal != 0) {
-      say_stopped(signal, "Adam epoch " + std::to_string(end) + " of " + std::to_string(epochs));
+      say_stopped(signal, "Adam epoch " + std::to_string(epoch) + " of " + std::to_string(epochs));
       return kExitStopped;
     }
   }
@@ -412,20 +430,32 @@ int Run::simmer_phase() {
     const std::int64_t next_exchange =
         replicas_.enabled() ? next_multiple(step_, p_.exchange_every) : std::numeric_limits<std::int64_t>::max();
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
-    for (auto& ch : chains_) ch->advance_to(end);
-    step_ = end;
-    if (replicas_.due(end)) exchange();
-    const bool poll = end == next_sync || end == steps;
-    if (poll) injected_signal(end, rank_);
-    const int signal = stop_signal(poll);
-    if (end == next_gather || end == steps || end == next_checkpoint || signal != 0) gather();
-    // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
-    const auto stage = static_cast<std::size_t>(p_.stage_of(end - 1));
-    progress_.step(end, steps, schedule_(end - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
-                   ensemble_metric(), end == steps);
-    if ((end == next_checkpoint && end < steps && checkpoint_affordable()) || signal != 0) checkpoint();
+    // A stop signal ends a chain's block before its next step; the rank's later chains stop
+    // there too, and every chain then goes to the furthest step any rank reached: the stop
+    // checkpoint comes within a step of the signal, not at the next poll.
+    const run::Chain::StopCheck check = stop_check();
+    std::int64_t reach = end, furthest = step_;
+    for (auto& ch : chains_) {
+      const std::int64_t reached = ch->advance_to(reach, reach == end ? check : nullptr);
+      reach = std::min(reach, reached);
+      if (!ch->stopped()) furthest = std::max(furthest, reached);  // a stopped chain owes no steps
+    }
+    if (end == next_sync || end == steps) injected_signal(end, rank_);
+    // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
+    const int signal = stop_signal(check != nullptr || end == next_sync || end == steps, &furthest);
     if (signal != 0) {
-      say_stopped(signal, "step " + std::to_string(end));
+      for (auto& ch : chains_) ch->advance_to(furthest);
+    }
+    step_ = signal != 0 ? furthest : end;
+    if (replicas_.due(step_)) exchange();
+    if (step_ == next_gather || step_ == steps || step_ == next_checkpoint || signal != 0) gather();
+    // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
+    const auto stage = static_cast<std::size_t>(p_.stage_of(step_ - 1));
+    progress_.step(step_, steps, schedule_(step_ - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
+                   ensemble_metric(), step_ == steps);
+    if ((step_ == next_checkpoint && step_ < steps && checkpoint_affordable()) || signal != 0) checkpoint();
+    if (signal != 0) {
+      say_stopped(signal, "step " + std::to_string(step_));
       return kExitStopped;
     }
   }

@@ -105,7 +105,13 @@ class Run {
   void write_adam_rows();
   /// Every chain's rows owed to the archive; only the leader's are kept.
   std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
-  [[nodiscard]] int stop_signal(bool poll);
+  /// Collective when `poll`: the stop signal any rank received (0: none). With `furthest`, also
+  /// the furthest step (or epoch) any rank's chains reached, the step every chain then goes to.
+  [[nodiscard]] int stop_signal(bool poll, std::int64_t* furthest = nullptr);
+  /// What the chains ask between steps: the signal's flag, or nothing when the ranks of a
+  /// trajectory run in lockstep (run.ranks_per_trajectory > 1: their gradients are collective,
+  /// so they stop only at the ranks' common poll, every run.sync_every steps).
+  [[nodiscard]] run::Chain::StopCheck stop_check() const;
   void say_stopped(int signal, const std::string& where);
   bool stability_check();
   /// Collective, after Adam: false (the refusal said, the status set) when the hottest

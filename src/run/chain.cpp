@@ -135,7 +135,7 @@ Rng BasicChain<S>::stream(RngPurpose purpose) const {
 }
 
 template <class S>
-void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch) {
+void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch, StopCheck stop) {
   const Problem& p = *p_;
   const std::int64_t epochs = p.adam.epochs;
   if (adam_.m.size() != net_.parameter_count()) adam_ = train::BasicAdamState<S>::zeros(net_.parameter_count());
@@ -145,6 +145,7 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch)
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
   const bool keep_best = p.adam.keep == train::AdamKeep::best_validation;
+  bool signalled = false;  // `stop` ended the call: the epochs after it are still owed
   // adam.patience: early stopping ends Adam after any epoch; the skipped epochs still count, so
   // every trajectory reaches the end together (and a later call, after a checkpoint, skips too).
   const auto stopped_early = [&] {
@@ -166,10 +167,12 @@ void BasicChain<S>::adam_to(std::int64_t epoch_end, const EpochReport& on_epoch)
     }
     if (keep_best) keep_if_best(epoch);
     if (on_epoch) on_epoch(epoch, loss);
-    return stopped_early();
+    if (stopped_early()) return true;
+    signalled = stop != nullptr && stop();
+    return signalled;
   };
   if (!stopped_early()) train::train_adam(until, state, *objective_, minibatch_rng_, each_epoch);
-  state.epoch = std::max(state.epoch, until.epochs);  // stopped early: the rest are skipped
+  if (!signalled) state.epoch = std::max(state.epoch, until.epochs);  // stopped early: the rest are skipped
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
 }
 
@@ -360,14 +363,19 @@ void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperatur
 }
 
 template <class S>
-void BasicChain<S>::advance_to(std::int64_t end) {
-  if (stopped_ || !started()) return;
+std::int64_t BasicChain<S>::advance_to(std::int64_t end, StopCheck stop) {
+  if (stopped_ || !started()) return end;
   const Problem& p = *p_;
   // One CPU clock pair per call: the steps' time is the block's minus the evaluations'.
   const double t0 = cpu_seconds();
   const double eval_before = eval_seconds_;
+  std::int64_t reached = end;
   while (!stopped_ && trajectory_->step() < end) {
     const std::int64_t next = trajectory_->step();
+    if (stop != nullptr && stop()) {
+      reached = next;
+      break;
+    }
     if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);  // never with parallel rungs
     if (p.auto_step.on && next > 0) auto_step(next);
     const train::StepRecord rec = trajectory_->advance();
@@ -393,6 +401,7 @@ void BasicChain<S>::advance_to(std::int64_t end) {
     }
   }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);
+  return reached;
 }
 
 template <class S>

@@ -112,8 +112,9 @@ def test_stopped(tmp, long_reference, case):
 
 def test_adam(tmp):
     ref = os.path.join(tmp, "reference.h5")
-    # Iris retrofit with a long Adam phase, checkpointed every 200 epochs, polled every 50.
-    adam = with_keys(LONG, {"--adam.epochs": "6000", "--simmer.steps": "2000", "--run.sync_every": "50"}) + [
+    # Iris retrofit with a long Adam phase, checkpointed every 200 epochs, the ranks' common poll
+    # every 1000 (a stop signal ends the chains' Adam after their current epoch, without it).
+    adam = with_keys(LONG, {"--adam.epochs": "6000", "--simmer.steps": "2000", "--run.sync_every": "1000"}) + [
         "--adam.checkpoint_every", "200"]
     run(2, adam + ["--output", ref])
     out = os.path.join(tmp, "adam.h5")
@@ -154,6 +155,8 @@ def test_adam(tmp):
         fail(f"SIGUSR1 during Adam: exit {proc.returncode}, expected 3 with the epoch named:\n{text[-2000:]}")
     if not (killed_at + 400 <= stopped_at < 6000):
         fail(f"the stop during Adam checkpointed Adam epoch {stopped_at}")
+    if stopped_at % 1000 == 0:
+        fail(f"the stop during Adam waited for the ranks' common poll (epoch {stopped_at}, run.sync_every 1000)")
     p = run(1, ["--resume", out])
     if f"resuming Adam at epoch {stopped_at} of 6000" not in p.stdout:
         fail(f"the second resume did not continue Adam at epoch {stopped_at}:\n{p.stdout[-2000:]}")

@@ -38,7 +38,8 @@ int run(run::Problem& problem, const std::string& command_line, MPI_Comm comm,
 /// This build's version (what archives and checkpoints record).
 const char* simmer_version();
 
-/// SIGTERM and SIGUSR1 set a flag the run polls every run.sync_every steps (all ranks agree).
+/// SIGTERM and SIGUSR1 set a flag: the chains read it between steps, the ranks agree on it at
+/// their next poll (ARCHITECTURE.md, signals).
 void install_signal_handlers();
 
 }  // namespace simmer::parallel

@@ -95,6 +95,9 @@ class Chain {
 
   /// Adam's progress, every epoch: the epoch (1-based) and its training loss.
   using EpochReport = std::function<void(std::int64_t epoch, double train_loss)>;
+  /// Asked between steps (and after each of Adam's epochs): true ends the call there, early. A
+  /// stop signal's flag, read without a collective (parallel::Run agrees on the step afterwards).
+  using StopCheck = bool (*)();
 
   /// What a trajectory reports at once (printed by the process that runs it).
   struct Warning {
@@ -118,8 +121,9 @@ class Chain {
     start();
   }
   /// Adam's epochs up to `epoch` (exclusive of later ones; at most adam.epochs), continuing from
-  /// where the last call (or a loaded checkpoint) left off.
-  virtual void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}) = 0;
+  /// where the last call (or a loaded checkpoint) left off. With `stop`, the call ends after the
+  /// first epoch at which it says true; adam_epoch() then tells where.
+  virtual void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}, StopCheck stop = nullptr) = 0;
   /// Adam's epochs completed.
   [[nodiscard]] virtual std::int64_t adam_epoch() const = 0;
   /// After Adam's last epoch: the baseline is its end point (adam.keep's iterate), scored; start()
@@ -136,8 +140,11 @@ class Chain {
   virtual const train::SpectrumEstimate& estimate_curvature(bool at_end) = 0;
 
   /// Advances to step `end` (exclusive) unless stopped: health check, diagnostics, trace
-  /// records every run.trace_every steps, members at their steps.
-  virtual void advance_to(std::int64_t end) = 0;
+  /// records every run.trace_every steps, members at their steps. With `stop`, the call ends
+  /// before the first step at which it says true. Returns the step it ended before: `end`, or
+  /// earlier when `stop` ended it (a chain stopped by its health check returns `end`: it owes
+  /// no steps).
+  virtual std::int64_t advance_to(std::int64_t end, StopCheck stop = nullptr) = 0;
 
   /// This interval's partial ensemble of every stage (votes reset, running means kept, tracked
   /// predictions taken), in stage order.
@@ -220,14 +227,14 @@ class BasicChain final : public Chain {
   void share_gradients(train::GradientCombiner* combiner) override {
     objective_->set_gradient_chunks(p_->run.gradient_chunks, combiner);
   }
-  void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}) override;
+  void adam_to(std::int64_t epoch, const EpochReport& on_epoch = {}, StopCheck stop = nullptr) override;
   [[nodiscard]] std::int64_t adam_epoch() const override { return adam_.epoch; }
   void finish_adam() override;
   void start() override;
   [[nodiscard]] bool started() const override { return trajectory_ != nullptr; }
   train::CurvatureEstimate stability_probe() override;
   const train::SpectrumEstimate& estimate_curvature(bool at_end) override;
-  void advance_to(std::int64_t end) override;
+  std::int64_t advance_to(std::int64_t end, StopCheck stop = nullptr) override;
   std::vector<ensemble::EnsemblePartial> take_partials() override;
   ChainRows take_rows() override;
   ConstBatchViewOf<double> baseline_prediction(std::size_t set) override;
