@@ -156,6 +156,41 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
   }
 }
 
+namespace {
+// A stop signal's flag as the chains see it: true from the `stop_after`-th question on.
+int questions = 0;
+int stop_after = 0;
+bool stop_at_question() { return ++questions >= stop_after; }
+}  // namespace
+
+TEST_CASE("a stop check ends a chain's block at a step or epoch boundary, and continuing gives the same bits",
+          "[chain][signal]") {
+  // What parallel::Run does at a stop signal: the chain ends its block where its check says so,
+  // reports where, and a later call (after the ranks agree on a step) continues from there.
+  const run::Problem p = small_sine();
+  run::Chain64 straight(p, 1), stopped(p, 1);
+  straight.train_adam();
+  questions = 0;
+  stop_after = 30;  // asked after each epoch: Adam ends after its 30th
+  stopped.adam_to(100, {}, stop_at_question);
+  CHECK(stopped.adam_epoch() == 30);
+  stopped.adam_to(100);
+  CHECK(stopped.adam_epoch() == 100);
+  stopped.finish_adam();
+  stopped.start();
+  CHECK(straight.parameters() == stopped.parameters());
+  CHECK(straight.advance_to(500) == 500);
+  questions = 0;
+  stop_after = 123;  // asked before each step: the 123rd question comes before step 122
+  CHECK(stopped.advance_to(500, stop_at_question) == 122);
+  CHECK(stopped.advance_to(500) == 500);
+  CHECK(straight.parameters() == stopped.parameters());
+  CHECK(straight.phase().v == stopped.phase().v);
+  const auto a = straight.take_rows().trace, b = stopped.take_rows().trace;
+  REQUIRE(a.size() == b.size());  // bits: the Adam rows hold NaN (no start point yet)
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
 TEST_CASE("pooled regression ensemble: the same bits whatever the gather boundaries", "[chain][pooled]") {
   const run::Problem p = small_sine();
   const auto pooled_with = [&](std::int64_t every) {
