@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <vector>
+
+#include <hdf5.h>
 
 #include "run_session.hpp"
 #include "simmer/core/error.hpp"
@@ -19,13 +22,45 @@
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::parallel::detail {
+namespace {
+
+/// Test hook: the first stored chunk of /posterior/params zeroed in place, its Fletcher-32
+/// checksum with it (whose value for zeros is 0, so HDF5 reads the chunk back without an error).
+void zero_first_params_chunk(const std::string& path) {
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return;
+  const hid_t ds = H5Dopen2(file, run::layout::kPosteriorParams, H5P_DEFAULT);
+  if (ds >= 0) {
+    std::vector<hsize_t> offset(3, 0);
+    unsigned mask = 0;
+    const hid_t space = H5Dget_space(ds);
+    H5Dget_chunk_info(ds, space, 0, offset.data(), &mask, &address, &size);
+    H5Sclose(space);
+    H5Dclose(ds);
+  }
+  H5Fclose(file);
+  if (address == HADDR_UNDEF || size == 0) return;
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(address));
+  const std::vector<char> zeros(size, 0);
+  f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+}
+
+}  // namespace
 
 std::string Run::final_check(const std::string& status) const {
   // Fault injection for the test of this check (tests/mpi/test_exits.py): the archive damaged
-  // after the run's last look at it, where only this read-back can see it.
-  if (std::getenv("SIMMER_TEST_DAMAGE_ARCHIVE") != nullptr) {
-    std::error_code ec;
-    std::filesystem::resize_file(p_.run.output, std::filesystem::file_size(p_.run.output, ec) / 2, ec);
+  // after the run's last look at it, where only this read-back can see it: truncated to half,
+  // or (SIMMER_TEST_DAMAGE_ARCHIVE=zero_chunk) one chunk of the draws zeroed with its checksum.
+  if (const char* how = std::getenv("SIMMER_TEST_DAMAGE_ARCHIVE"); how != nullptr) {
+    if (std::string(how) == "zero_chunk") {
+      zero_first_params_chunk(p_.run.output);
+    } else {
+      std::error_code ec;
+      std::filesystem::resize_file(p_.run.output, std::filesystem::file_size(p_.run.output, ec) / 2, ec);
+    }
   }
   try {
     const io::ArchiveReader r(p_.run.output);

@@ -27,7 +27,8 @@ using Verdict = ensemble::Verdict;
 /// T_conf/T (range over the trajectories, and their mean with its standard error over the
 /// trajectories), and a warning naming the trajectories whose T_conf/T is off by more than
 /// train::kConfigurationalTolerance plus twice its own standard error (the verdict's rule).
-void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size_t stage) {
+/// A window too short for one T_conf sample says so (simmer.configurational_every > the window).
+void print_thermometers(const run::Problem& p, const std::vector<run::ChainReport>& at_stage, std::size_t stage) {
   double h_lo = kNaN, h_hi = kNaN, k_lo = kNaN, k_hi = kNaN, c_lo = kNaN, c_hi = kNaN;
   const auto widen = [](double v, double& lo, double& hi) {
     if (!std::isfinite(v)) return;
@@ -73,9 +74,18 @@ void print_thermometers(const std::vector<run::ChainReport>& at_stage, std::size
         !at_stage.empty() && std::all_of(at_stage.begin(), at_stage.end(), [&](const run::ChainReport& r) {
           return r.stages[stage].summary.target_temperature == 0.0 && std::isfinite(r.stages[stage].summary.time_step);
         });
+    const std::int64_t every = p.diagnostics.configurational_every, window = p.sampling.window;
     if (cold) {
       std::printf("thermometers over the window: h = %s; T = 0, so T_kin/T and T_conf/T are undefined\n",
                   range(h_lo, h_hi).c_str());
+    } else if (every > window && !std::isnan(h_lo)) {
+      // The thermometers sample every `every` steps of the window: none fits (it used to pass
+      // without a word).
+      std::printf(
+          "thermometers over the window: h = %s; no sample: simmer.configurational_every = %lld is longer than "
+          "the window (ensemble.window = %lld steps); at most %lld gives T_kin/T and T_conf/T\n",
+          range(h_lo, h_hi).c_str(), static_cast<long long>(every), static_cast<long long>(window),
+          static_cast<long long>(window));
     }
     return;
   }
@@ -463,7 +473,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
           static_cast<long long>(slow), t.size(), examples.c_str(), slow > 3 ? ", ..." : "",
           static_cast<long long>(first_slow));
     }
-    print_thermometers(at_stage, stage);
+    print_thermometers(p, at_stage, stage);
     const double temperature = p.stage_temperature(report.diagnostics_stage);
     const auto [rise, stiff] = rise_and_stiff(p, t, stage);
     std::printf(

@@ -101,7 +101,7 @@ void health(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out
       double sum = 0.0;
       for (std::size_t i = st.first; i < st.first + st.count; ++i) sum += k[i];
       const double mean = sum / static_cast<double>(st.count);
-      const std::string ratio = st.temperature > 0.0 ? printf_string("%.3f", mean / st.temperature) : "-";
+      const std::string ratio = st.temperature > 0.0 ? printf_string("%.4g", mean / st.temperature) : "-";
       std::string drift = "-";
       if (stage_loss.size() <= s) stage_loss.resize(s + 1, Chains(C));
       if (stage_temperature.size() <= s) stage_temperature.resize(s + 1, st.temperature);
@@ -197,8 +197,9 @@ void thermometers(const std::vector<double>& h, const std::vector<double>& tempe
     const auto who =
         std::to_string(c < chain.size() ? static_cast<std::int64_t>(chain[c]) : static_cast<std::int64_t>(c));
     const double error = c < configurational_stderr.size() ? configurational_stderr[c] / temperature[c] : std::nan("");
-    ratios += (ratios.empty() ? "" : " ") + printf_string("%.3f", ratio) +
-              (std::isfinite(error) ? printf_string("+-%.2f", error) : std::string());
+    // %g: a ratio far from 1 (T = 1e-300) in a few digits, not hundreds
+    ratios += (ratios.empty() ? "" : " ") + printf_string("%.4g", ratio) +
+              (std::isfinite(error) ? printf_string("+-%.2g", error) : std::string());
     ++counted;
     if (train::configurational_off(ratio, error) && ++off_count <= 3) {
       off += (off.empty() ? "" : ", ") + who;

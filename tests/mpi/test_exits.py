@@ -40,10 +40,13 @@ tests:
                  with exit 2 naming why, writing nothing; predict --candidate deep_ensemble works
   zeroed_chunk   a stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (0 for
                  zeros), in a float64 and a float32 archive: verify finds it by the draws' content
-                 digest (/checksums/draws: it said "all checksums good"); a merged archive
-                 carries its inputs' digests and verifies
-  zero_temperature  a window at T = 0 says that its thermometer ratios are undefined (the line
-                 used to vanish without a word)
+                 digest (/checksums/draws: it said "all checksums good"); zeroed as a run
+                 ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
+                 archive carries its inputs' digests and verifies
+  zero_temperature  a window at T = 0 says that its thermometer ratios are undefined, and a window
+                 shorter than simmer.configurational_every says it took no sample (both lines
+                 used to vanish without a word); summary prints T = 1e-300's ratios in a few
+                 digits (it printed 297)
   truncated      the archive truncated in place during a run: the run stops with an error saying
                  so (the output watch sees the file shrink; the final read-back of every checksum
                  catches what the watch missed, and then suggests no resume, which would be
@@ -388,7 +391,20 @@ def test_zero_temperature(tmp):
                                                                   "--simmer.dT", "0", "--output", out])
     if "T = 0, so T_kin/T and T_conf/T are undefined" not in p.stdout:
         fail(f"a window at T = 0 says nothing of its thermometers:\n{p.stdout[-2000:]}")
-    print("zero_temperature: the thermometer line says T = 0 makes the ratios undefined")
+    short = os.path.join(tmp, "short.h5")
+    q = st.run(SIMMER, 2, SINE + ["--simmer.configurational_every", "150", "--output", short])
+    if "no sample: simmer.configurational_every = 150 is longer than the window (ensemble.window = 100" not in q.stdout:
+        fail(f"a window shorter than simmer.configurational_every says nothing of its thermometers:\n{q.stdout[-2000:]}")
+    # T = 1e-300: the ratios are about 1e298; summary printed them with %.3f, 297 digits each.
+    tiny = os.path.join(tmp, "tiny.h5")
+    st.run(SIMMER, 2, SINE + ["--simmer.T_initial", "1e-300", "--simmer.T_target", "1e-300", "--simmer.dT", "0",
+                              "--output", tiny])
+    text = st.run(ANALYZE, None, ["summary", tiny]).stdout
+    import re
+    if re.search(r"\d{30,}", text) or "e+29" not in text:
+        fail(f"summary at T = 1e-300 prints its ratios in hundreds of digits (or not at all):\n{text[-3000:]}")
+    print("zero_temperature: the thermometer line says T = 0 makes the ratios undefined, and that a window of 100 "
+          "steps took no sample every 150; summary at T = 1e-300 prints its ratios as e+29x")
 
 
 def test_truncated(tmp):
@@ -539,6 +555,15 @@ def test_zeroed_chunk(tmp):
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if "do not read back as the run wrote them" not in p.stdout or "all checksums good" in p.stdout:
             fail(f"{precision}: a zeroed chunk of /posterior/params passes verify:\n{p.stdout}")
+    # Zeroed while the run ends, after its last gather: the run's final read-back finds it, keeps
+    # the checkpoint and exits 1 (it exited 0 and deleted the checkpoint).
+    late = os.path.join(tmp, "late.h5")
+    p = st.run(SIMMER, 2, SINE + ["--output", late], env={"SIMMER_TEST_DAMAGE_ARCHIVE": "zero_chunk"}, expect=None)
+    said = p.stdout + p.stderr
+    if p.returncode != 1 or not os.path.exists(late + ".ckpt") or "failed its final check" not in said \
+            or "posterior/params" not in said:
+        fail(f"a chunk of the draws zeroed at the run's end: exit {p.returncode}, checkpoint "
+             f"{'kept' if os.path.exists(late + '.ckpt') else 'deleted'}:\n{said[-2000:]}")
     merged = os.path.join(tmp, "merged.h5")
     other = os.path.join(tmp, "other.h5")
     st.run(SIMMER, 2, SINE + ["--run.seed", "9", "--output", other])
@@ -546,4 +571,5 @@ def test_zeroed_chunk(tmp):
     if "all checksums good" not in st.run(ANALYZE, None, ["verify", merged]).stdout:
         fail("a merged archive's draws do not match the digests it carries")
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
-          "float32 archives); a merged archive carries its inputs' digests")
+          "float32 archives) and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
+          "merged archive carries its inputs' digests")
