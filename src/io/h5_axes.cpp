@@ -2,6 +2,8 @@
 // xarray need to open a group, and scales attached by hand (attach_scale).
 #include <hdf5_hl.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -96,6 +98,80 @@ void ParallelFile::attach_scale(const std::string& scale_path, const std::string
     Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
     check(H5DSattach_scale(ds.id(), scale.id(), axis), "attach scale to '" + path + "'");
   }
+}
+
+void replace_scale_with_strings(const std::string& file, const std::string& scale,
+                                const std::vector<std::string>& values) {
+  const auto where = [&](const std::string& what) { return "'" + file + "': " + scale + ": " + what; };
+  Handle f(check(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), where("open")), H5Fclose);
+  const std::string group = scale.substr(0, scale.find_last_of('/'));
+  const std::string name = scale.substr(scale.find_last_of('/') + 1);
+  // Every axis of the group's datasets the integer scale is attached to, detached from it.
+  std::vector<std::pair<std::string, unsigned>> users;
+  {
+    Handle old(check(H5Dopen2(f.id(), scale.c_str(), H5P_DEFAULT), where("open")), H5Dclose);
+    Handle space(check(H5Dget_space(old.id()), where("space")), H5Sclose);
+    hsize_t n = 0;
+    if (H5Sget_simple_extent_ndims(space.id()) != 1 || H5Sget_simple_extent_dims(space.id(), &n, nullptr) != 1 ||
+        n != values.size()) {
+      throw Error(where("not a dimension of length " + std::to_string(values.size())));
+    }
+    std::vector<std::string> names;
+    {
+      Handle g(check(H5Gopen2(f.id(), group.empty() ? "/" : group.c_str(), H5P_DEFAULT), where("group")), H5Gclose);
+      if (!hard_link_names(g.id(), names)) fail(where("list the group"));
+    }
+    for (const auto& member : names) {
+      const std::string path = group + "/" + member;
+      if (path == scale) continue;
+      Handle obj(check(H5Oopen(f.id(), path.c_str(), H5P_DEFAULT), where("open " + path)), H5Oclose);
+      if (H5Iget_type(obj.id()) != H5I_DATASET || H5DSis_scale(obj.id()) > 0) continue;
+      Handle sp(check(H5Dget_space(obj.id()), where("space")), H5Sclose);
+      const int rank = H5Sget_simple_extent_ndims(sp.id());
+      for (int axis = 0; axis < rank; ++axis) {
+        if (H5DSis_attached(obj.id(), old.id(), static_cast<unsigned>(axis)) > 0) {
+          check(H5DSdetach_scale(obj.id(), old.id(), static_cast<unsigned>(axis)), where("detach from " + path));
+          users.emplace_back(path, static_cast<unsigned>(axis));
+        }
+      }
+    }
+  }
+  check(H5Ldelete(f.id(), scale.c_str(), H5P_DEFAULT), where("delete"));
+  Handle type(check(H5Tcopy(H5T_C_S1), where("H5Tcopy")), H5Tclose);
+  check(H5Tset_size(type.id(), H5T_VARIABLE), where("H5Tset_size"));
+  check(H5Tset_cset(type.id(), H5T_CSET_UTF8), where("H5Tset_cset"));
+  const hsize_t n = values.size();
+  Handle space(check(H5Screate_simple(1, &n, nullptr), where("space")), H5Sclose);
+  Handle ds(check(H5Dcreate2(f.id(), scale.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  where("create")),
+            H5Dclose);
+  std::vector<const char*> text;
+  text.reserve(values.size());
+  for (const auto& v : values) text.push_back(v.c_str());
+  if (!text.empty()) {
+    check(H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), where("write"));
+  }
+  check(H5DSset_scale(ds.id(), name.c_str()), where("H5DSset_scale"));
+  for (const auto& [path, axis] : users) {
+    Handle user(check(H5Dopen2(f.id(), path.c_str(), H5P_DEFAULT), where("open " + path)), H5Dclose);
+    check(H5DSattach_scale(user.id(), ds.id(), axis), where("attach to " + path));
+  }
+}
+
+void set_categories(const std::string& file, const std::string& dataset, const std::vector<std::string>& names) {
+  const auto where = [&](const std::string& what) { return "'" + file + "': " + dataset + ": " + what; };
+  Handle f(check(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), where("open")), H5Fclose);
+  std::vector<long long> values;
+  std::string meanings;
+  for (const auto& n : names) {
+    values.push_back(static_cast<long long>(values.size()));
+    std::string word = n.empty() ? "class_" + std::to_string(values.size() - 1) : n;
+    std::replace(word.begin(), word.end(), ' ', '_');
+    meanings += (meanings.empty() ? "" : " ") + word;
+  }
+  check(H5LTset_attribute_long_long(f.id(), dataset.c_str(), "flag_values", values.data(), values.size()),
+        where("flag_values"));
+  check(H5LTset_attribute_string(f.id(), dataset.c_str(), "flag_meanings", meanings.c_str()), where("flag_meanings"));
 }
 
 }  // namespace simmer::io

@@ -489,6 +489,28 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   }
   f.name_axes([&](const std::string& path, int axis, int rank) { return idata_axis(path, axis, rank, m.rung_axis); });
   f.close();
+  // Names as coordinates: the features of constant_data, a regression's targets, and a
+  // classification's classes as CF categories of its integer y (there is no class axis).
+  const std::string nc = written.partial();
+  const auto groups_with = [&](std::initializer_list<const char*> plain, std::initializer_list<const char*> extra) {
+    std::vector<std::string> out(plain.begin(), plain.end());
+    if (o.predictive) out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+  };
+  for (const auto& g : groups_with({"/constant_data"}, {"/constant_data_predictions"})) {
+    io::replace_scale_with_strings(nc, g + "/feature", run.feature_names);
+  }
+  if (run.classification) {
+    if (!run.class_names.empty()) {
+      for (const auto& g : groups_with({"/observed_data"}, {"/posterior_predictive", "/predictions"})) {
+        io::set_categories(nc, g + "/y", run.class_names);
+      }
+    }
+  } else {
+    for (const auto& g : groups_with({"/observed_data"}, {"/posterior_predictive", "/predictions"})) {
+      io::replace_scale_with_strings(nc, g + "/target", output_names(run));
+    }
+  }
   written.commit();
   const double megabytes = 1e-6 * static_cast<double>(slots) * static_cast<double>(rows) * 8.0;
   char size[32];

@@ -209,6 +209,22 @@ def check_inference_data(name, nc, archive, rungs, float32=False):
             fail(f"{name}: the tensors put back together are not /posterior/params")
         if ll["y"].dims != draws + ("observation",):
             fail(f"{name}: log_likelihood dims {ll['y'].dims}, expected {draws} + observation")
+        # Names as coordinates: features (constant_data), targets (a regression's y), classes (CF
+        # flag_values / flag_meanings of a classification's integer y), as /data names them.
+        def strings(path):
+            return ["".join(c.decode() for c in row).rstrip("\0") for row in f[path][()]]
+        with xr.open_dataset(nc, group="constant_data", engine="netcdf4") as const:
+            if [str(v) for v in const["feature"].values] != strings("data/feature_names"):
+                fail(f"{name}: constant_data's feature coordinate {const['feature'].values}, /data says "
+                     f"{strings('data/feature_names')}")
+        if obs["y"].dtype == np.int64:
+            meanings = obs["y"].attrs.get("flag_meanings", "").split(" ")
+            if meanings != [c.replace(" ", "_") for c in strings("data/class_names")] or \
+                    list(obs["y"].attrs.get("flag_values", [])) != list(range(len(meanings))):
+                fail(f"{name}: observed_data/y's classes {obs['y'].attrs}, /data says {strings('data/class_names')}")
+        elif [str(v) for v in obs["target"].values] != strings("data/target_names"):
+            fail(f"{name}: observed_data's target coordinate {obs['target'].values}, /data says "
+                 f"{strings('data/target_names')}")
         want_stats = {"lp", "step_size", "diverging", "temperature", "extended_energy", "kinetic_temperature",
                       "loss", "step"}
         if set(stats.data_vars) - {"rung_temperature"} != want_stats:

@@ -194,4 +194,18 @@ class ParallelFile {
   std::int64_t collective_ = 0;
 };
 
+/// A closed file's dimension scale `scale` (one name_axes made, holding 0, 1, ..) replaced by
+/// the strings `values` (variable-length UTF-8, one per position, as many as the dimension is
+/// long), re-attached to every axis of its group's datasets it was attached to: a named
+/// coordinate (xarray: a str coordinate). Serial, after every writer closed the file: parallel
+/// HDF5 cannot write variable-length strings, and netCDF-C 4.9 crashes on fixed-length string
+/// arrays (docs: ARCHIVE-NOTES). Throws simmer::Error naming the file and the scale.
+void replace_scale_with_strings(const std::string& file, const std::string& scale,
+                                const std::vector<std::string>& values);
+
+/// CF's attributes of a categorical variable on a closed file's integer `dataset`: flag_values
+/// 0, 1, .. (int64) and flag_meanings, `names` joined by spaces (a space inside a name becomes
+/// '_'). Serial, like replace_scale_with_strings.
+void set_categories(const std::string& file, const std::string& dataset, const std::vector<std::string>& names);
+
 }  // namespace simmer::io
