@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,60 @@ void check_dataset(hid_t file, DatasetCheck& c) {
   }
 }
 
+/// A dataset with a content digest (io::kContentDigest) read whole and digested again: a chunk
+/// zeroed with its Fletcher-32 checksum reads without an error but not with the same content.
+void check_digest(hid_t file, DatasetCheck& c) {
+  if (H5Aexists_by_name(file, c.path.c_str(), kContentDigest, H5P_DEFAULT) <= 0) return;
+  // Every chunk read: the damage is the content's, not a chunk's (DatasetCheck::damage alone).
+  const auto damaged = [&](const std::string& line) { c.damage.push_back(line); };
+  Handle ds(H5Dopen2(file, c.path.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle attr(H5Aopen_by_name(file, c.path.c_str(), kContentDigest, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!ds.valid() || !attr.valid()) return damaged("cannot read its content digest: " + cause());
+  Handle attr_type(H5Aget_type(attr.id()), H5Tclose);
+  std::string stored(attr_type.valid() ? H5Tget_size(attr_type.id()) : 0, '\0');
+  if (stored.empty() || H5Aread(attr.id(), attr_type.id(), stored.data()) < 0) {
+    return damaged("cannot read its content digest: " + cause());
+  }
+  stored = stored.c_str();
+  Handle type(H5Dget_type(ds.id()), H5Tclose);
+  Handle space(H5Dget_space(ds.id()), H5Sclose);
+  const auto n = static_cast<std::size_t>(c.elements);
+  std::string found;
+  const H5T_class_t kind = H5Tget_class(type.id());
+  if (kind == H5T_FLOAT || kind == H5T_INTEGER) {
+    std::vector<double> doubles(kind == H5T_FLOAT ? n : 0);
+    std::vector<std::int64_t> ints(kind == H5T_INTEGER ? n : 0);
+    const herr_t read = kind == H5T_FLOAT
+                            ? H5Dread(ds.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, doubles.data())
+                            : H5Dread(ds.id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ints.data());
+    if (read < 0) return damaged("cannot read it for its content digest: " + cause());
+    found =
+        kind == H5T_FLOAT ? content_digest(doubles.data(), n, Type::f64) : content_digest(ints.data(), n, Type::i64);
+  } else if (kind == H5T_STRING && H5Tis_variable_str(type.id()) <= 0 && H5Sget_simple_extent_ndims(space.id()) == 2) {
+    // put_strings' character array [values, width], NUL-padded.
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space.id(), dims, nullptr);
+    std::vector<char> chars(n * H5Tget_size(type.id()));
+    if (H5Dread(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, chars.data()) < 0) {
+      return damaged("cannot read it for its content digest: " + cause());
+    }
+    std::vector<std::string> values;
+    const std::size_t width = dims[1] * H5Tget_size(type.id());
+    for (hsize_t i = 0; i < dims[0]; ++i) {
+      std::string v(chars.data() + i * width, width);
+      v.erase(v.find_last_not_of('\0') + 1);
+      values.push_back(v);
+    }
+    found = content_digest(values);
+  } else {
+    return;  // no digest of this kind is written
+  }
+  if (found != stored) {
+    damaged("its content does not match its digest (" + std::string(kContentDigest) + " " + stored + ", read " + found +
+            "): changed after it was written, e.g. a chunk zeroed together with its Fletcher-32 checksum");
+  }
+}
+
 void visit(hid_t file, const std::string& group, const std::function<void(const DatasetCheck&)>& report,
            const std::function<bool(const std::string&)>& wanted) {
   std::vector<std::string> names;
@@ -169,6 +224,7 @@ void visit(hid_t file, const std::string& group, const std::function<void(const 
       DatasetCheck c;
       c.path = path;
       check_dataset(file, c);  // (an object that cannot be opened is reported as damaged there)
+      if (!c.damaged() && c.elements > 0) check_digest(file, c);
       report(c);
     }
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "h5_checks.hpp"
+#include "simmer/core/digest.hpp"
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
 
@@ -300,6 +301,36 @@ template void ParallelFile::write_from_root<double>(const std::string&, std::spa
 template void ParallelFile::write_from_root<float>(const std::string&, std::span<const float>);
 template void ParallelFile::write_from_root<std::int64_t>(const std::string&, std::span<const std::int64_t>);
 
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+std::string content_digest(const void* data, std::size_t n, Type type) {
+  Fnv1a digest;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (type == Type::i64) {
+      digest.add(static_cast<const std::int64_t*>(data) + i, sizeof(std::int64_t));
+    } else {
+      const double v = type == Type::f32 ? static_cast<double>(static_cast<const float*>(data)[i])
+                                         : static_cast<const double*>(data)[i];
+      digest.add(&v, sizeof v);
+    }
+  }
+  return hex(digest.value);
+}
+
+std::string content_digest(const std::vector<std::string>& values) {
+  Fnv1a digest;
+  for (const auto& v : values) digest.add(v.c_str(), v.size() + 1);
+  return hex(digest.value);
+}
+
 void ParallelFile::write_from_root_raw(const std::string& path, const void* data, std::size_t values, Type type) {
   Handle ds(check(H5Dopen2(file_.id(), path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Dclose, kCollective);
   injected_failure(path, rank_);
@@ -335,6 +366,11 @@ void ParallelFile::write_from_root_raw(const std::string& path, const void* data
     check(H5Sselect_none(mspace.id()), "select none");
   }
   transfer(ds.id(), native(type), mspace.id(), fspace.id(), data);
+  // Rank 0's digest of what it wrote, on every rank (the others' buffers may be empty).
+  std::string digest = rank_ == 0 ? content_digest(data, values, type) : std::string(16, '0');
+  MPI_Bcast(digest.data(), 16, MPI_CHAR, 0, comm_);
+  ds = Handle();
+  attribute(path, kContentDigest, digest);
 }
 
 void ParallelFile::put(const std::string& path, const std::vector<double>& data,
@@ -385,6 +421,9 @@ void ParallelFile::put_strings(const std::string& path, const std::vector<std::s
     }
   }
   attribute(path, kEncoding, std::string("utf-8"));
+  std::string digest = rank_ == 0 ? content_digest(values) : std::string(16, '0');
+  MPI_Bcast(digest.data(), 16, MPI_CHAR, 0, comm_);
+  attribute(path, kContentDigest, digest);
   // Its length dimension (replaced with the dataset: the width may have changed).
   const std::string length = string_dimension(path);
   if (H5Lexists(file_.id(), length.c_str(), H5P_DEFAULT) > 0) {

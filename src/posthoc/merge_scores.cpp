@@ -346,6 +346,7 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
 void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
   for (const auto& a : r.attributes(object)) {
     if (a.name == "CLASS" || a.name == "NAME" || a.name == "_Netcdf4Dimid") continue;  // dimension-scale bookkeeping
+    if (a.name == io::kContentDigest) continue;  // the writer's own, of what it wrote here
     switch (a.kind) {
       case io::AttributeValue::Kind::text:
         f.attribute(object, a.name, a.text);

@@ -131,7 +131,7 @@ ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(c
         d.bytes += c.bytes;
         if (c.damaged()) {
           std::string line = c.path;
-          if (c.chunks > 0) {
+          if (c.chunks > 0 && c.damaged_chunks > 0) {
             line +=
                 ": " + std::to_string(c.damaged_chunks) + " of " + std::to_string(c.chunks) + " chunks fail to read";
           }

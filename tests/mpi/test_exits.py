@@ -40,7 +40,8 @@ tests:
                  with exit 2 naming why, writing nothing; predict --candidate deep_ensemble works
   zeroed_chunk   a stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (0 for
                  zeros), in a float64 and a float32 archive: verify finds it by the draws' content
-                 digest (/checksums/draws: it said "all checksums good"); zeroed as a run
+                 digest (/checksums/draws: it said "all checksums good"), and one of a
+                 dataset written whole by its content_fnv1a64 attribute; zeroed as a run
                  ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
                  archive carries its inputs' digests and verifies
   zero_temperature  a window at T = 0 says that its thermometer ratios are undefined, and a window
@@ -555,6 +556,18 @@ def test_zeroed_chunk(tmp):
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if "do not read back as the run wrote them" not in p.stdout or "all checksums good" in p.stdout:
             fail(f"{precision}: a zeroed chunk of /posterior/params passes verify:\n{p.stdout}")
+    # A dataset written whole (the pooled ensemble's mean) zeroed with its checksum: its content
+    # digest (content_fnv1a64) sees it.
+    whole = os.path.join(tmp, "whole.h5")
+    shutil.copy(out, whole)
+    with h5py.File(whole, "r") as f:
+        info = f["ensemble/test/mean"].id.get_chunk_info(0)
+    with open(whole, "r+b") as f:
+        f.seek(info.byte_offset)
+        f.write(bytes(info.size))
+    p = st.run(ANALYZE, None, ["verify", whole], expect=1)
+    if "/ensemble/test/mean" not in p.stdout or "does not match its digest" not in p.stdout:
+        fail(f"a zeroed chunk of /ensemble/test/mean passes verify:\n{p.stdout}")
     # Zeroed while the run ends, after its last gather: the run's final read-back finds it, keeps
     # the checkpoint and exits 1 (it exited 0 and deleted the checkpoint).
     late = os.path.join(tmp, "late.h5")
@@ -571,5 +584,5 @@ def test_zeroed_chunk(tmp):
     if "all checksums good" not in st.run(ANALYZE, None, ["verify", merged]).stdout:
         fail("a merged archive's draws do not match the digests it carries")
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
-          "float32 archives) and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
+          "float32 archives), as is one of /ensemble/test/mean (its content digest), and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
           "merged archive carries its inputs' digests")

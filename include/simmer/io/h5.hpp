@@ -39,6 +39,17 @@ std::string innermost_hdf5_error();
 /// left out: what they name is listed where it lives). False when HDF5 cannot list the group.
 bool hard_link_names(hid_t group, std::vector<std::string>& names);
 
+/// The attribute that holds the content digest of a dataset written whole from rank 0
+/// (ParallelFile::write_from_root, put, put_strings): FNV-1a 64 (core/digest.hpp) over its
+/// values as float64 (any float type), as int64 (any integer type), or each string followed by
+/// a NUL, as 16 hex digits. ArchiveReader::check_datasets compares it with what it reads back,
+/// which sees a chunk zeroed together with its Fletcher-32 checksum (0 for zeros).
+inline constexpr const char* kContentDigest = "content_fnv1a64";
+/// The digest kContentDigest holds, of `n` values at `data` (float64, float32 as float64, or int64).
+std::string content_digest(const void* data, std::size_t n, Type type);
+/// The same of strings.
+std::string content_digest(const std::vector<std::string>& values);
+
 /// Owns one hid_t and closes it with the matching H5*close.
 class Handle {
  public:
