@@ -1,5 +1,6 @@
 #include "simmer/parallel/draws_digest.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -59,6 +60,34 @@ std::vector<std::string> draws_digest_mismatches(const io::ArchiveReader& r) {
     }
   } catch (const std::exception& e) {
     out.push_back(std::string("the stored draws cannot be read back for their digest: ") + e.what());
+  }
+  // Each trajectory's /trace rows, against /checksums/trace (archives from before it have none).
+  if (!r.exists(layout::kTraceDigest) || !r.exists(layout::kTraceDigestCount)) return out;
+  try {
+    const auto digests = r.read_ints(layout::kTraceDigest), counts = r.read_ints(layout::kTraceDigestCount);
+    const auto& fields = layout::trace_fields();
+    for (std::size_t c = 0; c < digests.size() && c < counts.size(); ++c) {
+      std::vector<std::vector<double>> columns;
+      for (const auto& field : fields) {
+        columns.push_back(r.exists(layout::trace_field(field))
+                              ? r.read_slab(layout::trace_field(field), static_cast<std::int64_t>(c))
+                              : std::vector<double>());
+      }
+      const auto n = static_cast<std::size_t>(std::max<std::int64_t>(counts[c], 0));
+      bool short_rows = false;
+      for (const auto& column : columns) short_rows = short_rows || column.size() < n;
+      Fnv1a h;
+      for (std::size_t row = 0; row < n && !short_rows; ++row) {
+        for (const auto& column : columns) h.add(&column[row], sizeof(double));
+      }
+      if (short_rows || static_cast<std::int64_t>(h.value) != digests[c]) {
+        out.push_back(std::string(layout::kTrace) + ": trajectory " + std::to_string(c) + "'s " + std::to_string(n) +
+                      " trace rows do not read back as the run wrote them (" + layout::kTraceDigest +
+                      " differs; a chunk overwritten with its checksum, e.g. zeroed)");
+      }
+    }
+  } catch (const std::exception& e) {
+    out.push_back(std::string("the trace cannot be read back for its digest: ") + e.what());
   }
   return out;
 }

@@ -415,6 +415,10 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     f.create_group(layout::kChecksums);
     f.put(layout::kDrawsDigest, merging::concatenated<std::int64_t>(inputs, layout::kDrawsDigest), {C});
     f.put(layout::kDrawsDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kDrawsDigestCount), {C});
+    if (all_have(inputs, layout::kTraceDigest) && all_have(inputs, layout::kTraceDigestCount)) {
+      f.put(layout::kTraceDigest, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigest), {C});
+      f.put(layout::kTraceDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigestCount), {C});
+    }
   }
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));

@@ -172,7 +172,9 @@ ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(c
     return o == layout::kPosteriorParams || o.rfind(std::string(layout::kSampleStats) + "/", 0) == 0;
   });
   if ((!wanted || wanted(layout::kPosteriorParams)) && !draws_damaged) {
-    for (const auto& line : parallel::draws_digest_mismatches(r)) damaged(layout::kPosteriorParams, line);
+    for (const auto& line : parallel::draws_digest_mismatches(r)) {
+      damaged(line.rfind(layout::kTrace, 0) == 0 ? layout::kTrace : layout::kPosteriorParams, line);
+    }
   }
   try {
     for (const auto& g : missing_mirrors(r, groups)) {

@@ -355,8 +355,11 @@ void BasicChain<S>::record_trace(int phase, std::int64_t step, double temperatur
                  : ensemble::Position{
                        kNaN, kNaN, std::sqrt(x.template cast<double>().squaredNorm() / static_cast<double>(x.size())),
                        static_cast<double>(x.cwiseAbs().maxCoeff())};
+  const std::size_t before = rows_.trace.size();
   rows_.trace.insert(rows_.trace.end(), {static_cast<double>(phase), static_cast<double>(step), temperature, train_loss,
                                          test_loss, at.distance, at.path_length, at.rms, at.max_abs});
+  // The row just added, its fields in /trace's order (/checksums/trace).
+  trace_digest_.add(rows_.trace.data() + before, (rows_.trace.size() - before) * sizeof(double));
   rows_.trace_count += 1;
   trace_count_ += 1;
   eval_seconds_ += cpu_seconds() - t0;

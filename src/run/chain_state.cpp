@@ -54,6 +54,8 @@ ChainReport BasicChain<S>::report() {
   r.curvature_end = curvature_end_;
   r.draws_digest = draws_digest_.value;
   r.draws = rows_.draw_first + rows_.draw_count;
+  r.trace_digest = trace_digest_.value;
+  r.trace_rows = trace_count_;
   return r;
 }
 
@@ -70,7 +72,7 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
     ar.require(step == 0, "a trajectory in its Adam phase at simmering step " + std::to_string(step));
     // The network's parameters keep their size (its layers are views into them).
     ar(minibatch_rng_, shaped(net_.parameters()), adam_.m, adam_.v, adam_.t, adam_.epoch, adam_.previous, trace_count_,
-       adam_best_, adam_best_previous_, adam_best_epoch_, adam_best_loss_);
+       trace_digest_.value, adam_best_, adam_best_previous_, adam_best_epoch_, adam_best_loss_);
     ar.require(has_parameter_count(adam_.m) && has_parameter_count(adam_.v) && has_parameter_count(adam_.previous),
                "Adam's moments have the wrong size");
     ar.require(adam_.epoch >= 0 && adam_.epoch <= p_->adam.epochs, "Adam epoch out of range");
@@ -90,7 +92,7 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
   ar(next_sample_, members_, fixed(stage_members_), rows_.draw_first, trace_count_, sample_steps_, baseline_,
      baseline_scores_, fixed(start_loss_), curvature_start_, curvature_end_, fixed(diag_), ended_, last_loss_,
      diverged_step_, slow_to_heat_step_, stopped_, diverged_reason_, strikes_, last_energy_, last_check_temperature_,
-     last_check_kinetic_, fixed(means_), draws_digest_.value);
+     last_check_kinetic_, fixed(means_), draws_digest_.value, trace_digest_.value);
   ar.require(ended_.size() <= diag_.size(), "ended stages out of range");
   ar.require(next_sample_ <= sample_steps_.size(), "next member out of range");
   return true;

@@ -40,8 +40,9 @@ tests:
                  with exit 2 naming why, writing nothing; predict --candidate deep_ensemble works
   zeroed_chunk   a stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (0 for
                  zeros), in a float64 and a float32 archive: verify finds it by the draws' content
-                 digest (/checksums/draws: it said "all checksums good"), and one of a
-                 dataset written whole by its content_fnv1a64 attribute; zeroed as a run
+                 digest (/checksums/draws: it said "all checksums good"), one of a dataset
+                 written whole by its content_fnv1a64 attribute, one of /trace by
+                 /checksums/trace; zeroed as a run
                  ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
                  archive carries its inputs' digests and verifies
   zero_temperature  a window at T = 0 says that its thermometer ratios are undefined, and a window
@@ -568,6 +569,17 @@ def test_zeroed_chunk(tmp):
     p = st.run(ANALYZE, None, ["verify", whole], expect=1)
     if "/ensemble/test/mean" not in p.stdout or "does not match its digest" not in p.stdout:
         fail(f"a zeroed chunk of /ensemble/test/mean passes verify:\n{p.stdout}")
+    # A chunk of a trajectory's trace (its rows written gather by gather): /checksums/trace.
+    traced = os.path.join(tmp, "traced.h5")
+    shutil.copy(out, traced)
+    with h5py.File(traced, "r") as f:
+        info = f["trace/train_loss"].id.get_chunk_info(0)
+    with open(traced, "r+b") as f:
+        f.seek(info.byte_offset)
+        f.write(bytes(info.size))
+    p = st.run(ANALYZE, None, ["verify", traced], expect=1)
+    if "trace rows do not read back" not in p.stdout or "DAMAGED (/trace)" not in p.stdout:
+        fail(f"a zeroed chunk of /trace/train_loss passes verify:\n{p.stdout}")
     # Zeroed while the run ends, after its last gather: the run's final read-back finds it, keeps
     # the checkpoint and exits 1 (it exited 0 and deleted the checkpoint).
     late = os.path.join(tmp, "late.h5")
@@ -584,5 +596,6 @@ def test_zeroed_chunk(tmp):
     if "all checksums good" not in st.run(ANALYZE, None, ["verify", merged]).stdout:
         fail("a merged archive's draws do not match the digests it carries")
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
-          "float32 archives), as is one of /ensemble/test/mean (its content digest), and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
+          "float32 archives), as are one of /ensemble/test/mean (its content digest) and one of /trace/train_loss "
+          "(/checksums/trace), and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
           "merged archive carries its inputs' digests")

@@ -81,6 +81,10 @@ inline constexpr const char* kMergedFrom = "merged_from";
 inline constexpr const char* kChecksums = "/checksums";
 inline constexpr const char* kDrawsDigest = "/checksums/draws";
 inline constexpr const char* kDrawsDigestCount = "/checksums/draws_count";
+/// The same of each trajectory's /trace rows (each row's fields in trace_fields() order) and how
+/// many rows it covers.
+inline constexpr const char* kTraceDigest = "/checksums/trace";
+inline constexpr const char* kTraceDigestCount = "/checksums/trace_count";
 
 // ---- /origin (a merged archive's) ------------------------------------------------------------
 

@@ -64,11 +64,14 @@ struct ChainReport {
   /// precision, then its /sample_stats fields; core/digest.hpp) and how many: /checksums.
   std::uint64_t draws_digest = Fnv1a{}.value;
   std::int64_t draws = 0;
+  /// The same of its /trace rows (each row's fields in their order), and how many.
+  std::uint64_t trace_digest = Fnv1a{}.value;
+  std::int64_t trace_rows = 0;
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
     ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses, draws_digest,
-       draws);
+       draws, trace_digest, trace_rows);
   }
   void save(ByteWriter& w) const;
   /// What save wrote: all of `r`.
@@ -361,6 +364,7 @@ class BasicChain final : public Chain {
   // Rows owed to the archive, and the content digest of every draw stored so far (checkpointed).
   ChainRows rows_;
   Fnv1a draws_digest_;
+  Fnv1a trace_digest_;  ///< of every /trace row recorded (Adam's too), as /checksums/trace
   std::int64_t trace_count_ = 0;
   // Baseline: Adam's end point (retrofit) or the first member (ab initio).
   VectorOf<S> baseline_;  ///< in S
