@@ -204,10 +204,10 @@ def test_mpirun_signal(tmp):
 def test_mpirun_signal_loaded(tmp):
     """SIGTERM to mpirun on a loaded machine leaves the ranks' stop checkpoint: mpirun passes it
     on to the ranks odls_base_sigkill_timeout seconds later and kills them as long again after
-    that; each rank's chains stop before their next step and the ranks agree on the step at once. The collective poll is
-    set never to come (run.sync_every past the run's end), so a stop that waited for it fails."""
+    that; each rank's chains stop before their next step and the ranks agree on the step at once.
+    The collective poll is set never to come (run.sync_every past the run's end), so a stop that
+    waited for it fails."""
     import signal
-    import time
     args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "20",
             "--simmer.steps", "3000000", "--ensemble.window", "2000", "--ensemble.store_every", "500",
             "--run.trajectories", "2", "--run.checkpoint_interval", "3000000", "--run.gather_interval", "3000000",
@@ -531,6 +531,17 @@ def test_verify_damage(tmp):
           "score; a foreign file refused")
 
 
+def zero_first_chunk(path, dataset):
+    """Zeroes the first stored chunk of `dataset` in the file at `path`, its Fletcher-32 checksum
+    with it (whose value for zeros is 0)."""
+    import h5py
+    with h5py.File(path, "r") as f:
+        info = f[dataset].id.get_chunk_info(0)
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset)
+        f.write(bytes(info.size))
+
+
 def test_zeroed_chunk(tmp):
     """A stored chunk of /posterior/params zeroed with its Fletcher-32 checksum (whose value for
     zeros is 0): HDF5 reads it back without an error; the draws' content digest does not."""
@@ -546,40 +557,24 @@ def test_zeroed_chunk(tmp):
         else:
             shutil.copy(out, path)
         with h5py.File(path, "r") as f:
-            info = f["posterior/params"].id.get_chunk_info(0)
             before = f["posterior/params"][0, 0, :4].copy()
-        with open(path, "r+b") as f:
-            f.seek(info.byte_offset)
-            f.write(bytes(info.size))
+        zero_first_chunk(path, "posterior/params")
         with h5py.File(path, "r") as f:
             if f["posterior/params"][0, 0, :4].tolist() == before.tolist():
                 fail(f"{precision}: the test did not zero the chunk it meant to")
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if "do not read back as the run wrote them" not in p.stdout or "all checksums good" in p.stdout:
             fail(f"{precision}: a zeroed chunk of /posterior/params passes verify:\n{p.stdout}")
-    # A dataset written whole (the pooled ensemble's mean) zeroed with its checksum: its content
-    # digest (content_fnv1a64) sees it.
-    whole = os.path.join(tmp, "whole.h5")
-    shutil.copy(out, whole)
-    with h5py.File(whole, "r") as f:
-        info = f["ensemble/test/mean"].id.get_chunk_info(0)
-    with open(whole, "r+b") as f:
-        f.seek(info.byte_offset)
-        f.write(bytes(info.size))
-    p = st.run(ANALYZE, None, ["verify", whole], expect=1)
-    if "/ensemble/test/mean" not in p.stdout or "does not match its digest" not in p.stdout:
-        fail(f"a zeroed chunk of /ensemble/test/mean passes verify:\n{p.stdout}")
-    # A chunk of a trajectory's trace (its rows written gather by gather): /checksums/trace.
-    traced = os.path.join(tmp, "traced.h5")
-    shutil.copy(out, traced)
-    with h5py.File(traced, "r") as f:
-        info = f["trace/train_loss"].id.get_chunk_info(0)
-    with open(traced, "r+b") as f:
-        f.seek(info.byte_offset)
-        f.write(bytes(info.size))
-    p = st.run(ANALYZE, None, ["verify", traced], expect=1)
-    if "trace rows do not read back" not in p.stdout or "DAMAGED (/trace)" not in p.stdout:
-        fail(f"a zeroed chunk of /trace/train_loss passes verify:\n{p.stdout}")
+    # A dataset written whole (the pooled ensemble's mean: its content_fnv1a64 attribute) and a
+    # trajectory's trace (rows written gather by gather: /checksums/trace).
+    for dataset, said in (("ensemble/test/mean", "does not match its digest"),
+                          ("trace/train_loss", "trace rows do not read back")):
+        path = os.path.join(tmp, dataset.replace("/", "_") + ".h5")
+        shutil.copy(out, path)
+        zero_first_chunk(path, dataset)
+        p = st.run(ANALYZE, None, ["verify", path], expect=1)
+        if said not in p.stdout or "DAMAGED (/" + dataset.split("/")[0] not in p.stdout:
+            fail(f"a zeroed chunk of /{dataset} passes verify:\n{p.stdout}")
     # Zeroed while the run ends, after its last gather: the run's final read-back finds it, keeps
     # the checkpoint and exits 1 (it exited 0 and deleted the checkpoint).
     late = os.path.join(tmp, "late.h5")
