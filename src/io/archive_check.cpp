@@ -156,7 +156,11 @@ void check_digest(hid_t file, DatasetCheck& c) {
   Handle attr(H5Aopen_by_name(file, c.path.c_str(), kContentDigest, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!ds.valid() || !attr.valid()) return damaged("cannot read its content digest: " + cause());
   Handle attr_type(H5Aget_type(attr.id()), H5Tclose);
-  std::string stored(attr_type.valid() ? H5Tget_size(attr_type.id()) : 0, '\0');
+  // The writer's is a fixed-length string (ParallelFile::attribute); anything else is not its.
+  if (!attr_type.valid() || H5Tget_class(attr_type.id()) != H5T_STRING || H5Tis_variable_str(attr_type.id()) != 0) {
+    return damaged(std::string(kContentDigest) + " is not the fixed-length text the writer stores");
+  }
+  std::string stored(H5Tget_size(attr_type.id()), '\0');
   if (stored.empty() || H5Aread(attr.id(), attr_type.id(), stored.data()) < 0) {
     return damaged("cannot read its content digest: " + cause());
   }

@@ -87,7 +87,7 @@ std::vector<std::string> draws_digest_mismatches(const io::ArchiveReader& r) {
       }
     }
   } catch (const std::exception& e) {
-    out.push_back(std::string("the trace cannot be read back for its digest: ") + e.what());
+    out.push_back(std::string(layout::kTrace) + ": cannot be read back for its digest: " + e.what());
   }
   return out;
 }

@@ -40,6 +40,10 @@ extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
 /// The chains' check between steps: a flag read, no collective.
 bool stop_pending() { return g_stop_signal != 0; }
 
+/// Steps each of a rank's chains takes in turn while they check for a stop signal: a chain that
+/// stops leaves the others at most this far ahead (64 steps of a small network: milliseconds).
+constexpr std::int64_t kStopTurn = 64;
+
 /// Test hook: SIMMER_TEST_SIGNAL_AT=N raises SIGUSR1 on rank 0 at the first stop poll at or after
 /// simmering step N (once), so a test stops a run at a known step however fast the machine is.
 /// The handler and the collective stop that follow are the real ones.
@@ -219,15 +223,24 @@ int Run::adam_phase() {
     const std::int64_t next_checkpoint = next_multiple(epoch, p_.run.adam_checkpoint_every);
     const std::int64_t end = std::min({epochs, next_sync, next_checkpoint});
     // A stop signal ends a chain's block after its current epoch; the rank's later chains stop
-    // there too, and every chain then goes to the furthest epoch any rank reached.
-    std::int64_t reach = end, furthest = epoch;
-    for (auto& ch : chains_) {
-      ch->adam_to(reach, report(*ch), reach == end ? stop_check() : nullptr);
-      reach = std::min(reach, std::max(ch->adam_epoch(), epoch));
-      furthest = std::max(furthest, ch->adam_epoch());
+    // there too, and every chain then goes to the furthest epoch any rank reached. With the
+    // chains' check, several chains take turns of one epoch, so none is more than one ahead.
+    const run::Chain::StopCheck check = stop_check();
+    const std::int64_t turn = check != nullptr && chains_.size() > 1 ? 1 : end - epoch;
+    std::int64_t furthest = epoch;
+    for (std::int64_t at = epoch; at < end;) {
+      const std::int64_t to = std::min(end, at + turn);
+      std::int64_t upto = to;
+      for (auto& ch : chains_) {
+        ch->adam_to(upto, report(*ch), upto == to ? check : nullptr);
+        upto = std::min(upto, std::max(ch->adam_epoch(), at));
+        furthest = std::max(furthest, ch->adam_epoch());
+      }
+      at = to;
+      if (upto < to || (check != nullptr && check())) break;  // (a turn of one epoch cannot end early)
     }
     // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
-    const int signal = stop_signal(stop_check() != nullptr || end == next_sync || end == epochs, &furthest);
+    const int signal = stop_signal(check != nullptr || end == next_sync || end == epochs, &furthest);
     if (signal != 0) {
       for (auto& ch : chains_) ch->adam_to(furthest, report(*ch));
     }
@@ -432,13 +445,22 @@ int Run::simmer_phase() {
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
     // A stop signal ends a chain's block before its next step; the rank's later chains stop
     // there too, and every chain then goes to the furthest step any rank reached: the stop
-    // checkpoint comes within a step of the signal, not at the next poll.
+    // checkpoint comes within a few steps of the signal, not at the next poll. With the chains'
+    // check, several chains take turns of kStopTurn steps, so none is more than a turn ahead.
+    const std::int64_t start = step_;
     const run::Chain::StopCheck check = stop_check();
-    std::int64_t reach = end, furthest = step_;
-    for (auto& ch : chains_) {
-      const std::int64_t reached = ch->advance_to(reach, reach == end ? check : nullptr);
-      reach = std::min(reach, reached);
-      if (!ch->stopped()) furthest = std::max(furthest, reached);  // a stopped chain owes no steps
+    const std::int64_t turn = check != nullptr && chains_.size() > 1 ? kStopTurn : end - start;
+    std::int64_t furthest = start;
+    for (std::int64_t at = start; at < end;) {
+      const std::int64_t to = std::min(end, at + turn);
+      std::int64_t upto = to;
+      for (auto& ch : chains_) {
+        const std::int64_t reached = ch->advance_to(upto, upto == to ? check : nullptr);
+        upto = std::min(upto, reached);
+        if (!ch->stopped()) furthest = std::max(furthest, reached);  // a stopped chain owes no steps
+      }
+      at = to;
+      if (upto < to || (check != nullptr && check())) break;
     }
     if (end == next_sync || end == steps) injected_signal(end, rank_);
     // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
@@ -447,12 +469,17 @@ int Run::simmer_phase() {
       for (auto& ch : chains_) ch->advance_to(furthest);
     }
     step_ = signal != 0 ? furthest : end;
-    if (replicas_.due(step_)) exchange();
-    if (step_ == next_gather || step_ == steps || step_ == next_checkpoint || signal != 0) gather();
-    // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
-    const auto stage = static_cast<std::size_t>(p_.stage_of(step_ - 1));
-    progress_.step(step_, steps, schedule_(step_ - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
-                   ensemble_metric(), step_ == steps);
+    // A signal before any chain took a step of this block leaves step_ where the last block
+    // ended, whose exchange round (and progress line) is done: not again.
+    const bool moved = step_ > start;
+    if (moved && replicas_.due(step_)) exchange();
+    if (step_ == next_gather || step_ == steps || step_ == next_checkpoint || (signal != 0 && step_ > 0)) gather();
+    if (moved) {
+      // Between gathers the loss and metric shown are the last gathered ones (of the stage under way).
+      const auto stage = static_cast<std::size_t>(p_.stage_of(step_ - 1));
+      progress_.step(step_, steps, schedule_(step_ - 1), rank_ == 0 ? pooled_[stage].mean_train_loss() : 0.0,
+                     ensemble_metric(), step_ == steps);
+    }
     if ((step_ == next_checkpoint && step_ < steps && checkpoint_affordable()) || signal != 0) checkpoint();
     if (signal != 0) {
       say_stopped(signal, "step " + std::to_string(step_));

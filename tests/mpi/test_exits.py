@@ -210,8 +210,10 @@ def test_mpirun_signal_loaded(tmp):
     import signal
     args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "20",
             "--simmer.steps", "3000000", "--ensemble.window", "2000", "--ensemble.store_every", "500",
-            "--run.trajectories", "2", "--run.checkpoint_interval", "3000000", "--run.gather_interval", "3000000",
+            "--run.trajectories", "4", "--run.checkpoint_interval", "3000000", "--run.gather_interval", "60000",
             "--run.sync_every", "3000000"]
+    # Two trajectories per rank, in blocks of 60 000 steps (seconds each under the load): the
+    # signal lands in either's turn, and the one that stops must not wait for the other's block.
     busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(4)]
     steps = []
     try:
