@@ -122,8 +122,9 @@ const Command kCommands[] = {
      "(archives written before simmer stored checksums: read back, but not verifiable), then one\n"
      "line: 'N datasets, X MB, all checksums good'. The attributes that hold scores and choices are\n"
      "compared with their checksummed copies, and the choices with each other; each trajectory's\n"
-     "stored draws with the digest the run recorded of them (/checksums/draws: a chunk zeroed with\n"
-     "its checksum reads back without an error, but not with it). It reads in a child process, so\n"
+     "stored draws and /trace rows with the digests the run recorded of them (/checksums), and each\n"
+     "dataset written whole with its content_fnv1a64 attribute (a chunk zeroed with its checksum\n"
+     "reads back without an error, but not with these digests). It reads in a child process, so\n"
      "that HDF5 crashing on damaged metadata is reported as damage.\n"
      "Exit code: 0 nothing damaged; 1 something is damaged, HDF5 cannot open the file or crashes; 2 the file\n"
      "is missing, not HDF5 or not a simmer archive, or a usage error."},

@@ -301,16 +301,6 @@ template void ParallelFile::write_from_root<double>(const std::string&, std::spa
 template void ParallelFile::write_from_root<float>(const std::string&, std::span<const float>);
 template void ParallelFile::write_from_root<std::int64_t>(const std::string&, std::span<const std::int64_t>);
 
-namespace {
-
-std::string hex(std::uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
-
-}  // namespace
-
 std::string content_digest(const void* data, std::size_t n, Type type) {
   Fnv1a digest;
   for (std::size_t i = 0; i < n; ++i) {
@@ -322,13 +312,13 @@ std::string content_digest(const void* data, std::size_t n, Type type) {
       digest.add(&v, sizeof v);
     }
   }
-  return hex(digest.value);
+  return digest.hex();
 }
 
 std::string content_digest(const std::vector<std::string>& values) {
   Fnv1a digest;
   for (const auto& v : values) digest.add(v.c_str(), v.size() + 1);
-  return hex(digest.value);
+  return digest.hex();
 }
 
 void ParallelFile::write_from_root_raw(const std::string& path, const void* data, std::size_t values, Type type) {

@@ -157,10 +157,10 @@ bool check_node_memory(const cli::Invocation& inv, const run::Problem& problem, 
 }  // namespace
 
 int simmer_mpi_main(int argc, char** argv) {
-  // From here a SIGTERM/SIGUSR1 only sets a flag: the chains stop at their next step and the ranks at
-  // their next poll (and
-  // a run refused before it starts exits as refused). First of all, so a signal sent right after
-  // launch (SLURM's preemption of a job that just started) cannot kill a rank.
+  // From here a SIGTERM/SIGUSR1 only sets a flag: the chains stop at their next step and the
+  // ranks at their next poll (and a run refused before it starts exits as refused). First of all,
+  // so a signal sent right after launch (SLURM's preemption of a job that just started) cannot
+  // kill a rank.
   parallel::install_signal_handlers();
   tune_allocator();
   MPI_Init(&argc, &argv);

@@ -42,6 +42,7 @@ bool stop_pending() { return g_stop_signal != 0; }
 
 /// Steps each of a rank's chains takes in turn while they check for a stop signal: a chain that
 /// stops leaves the others at most this far ahead (64 steps of a small network: milliseconds).
+/// Adam's turn is one epoch.
 constexpr std::int64_t kStopTurn = 64;
 
 /// Test hook: SIMMER_TEST_SIGNAL_AT=N raises SIGUSR1 on rank 0 at the first stop poll at or after
@@ -193,6 +194,28 @@ int Run::stop_signal(bool poll, std::int64_t* furthest) {
 
 run::Chain::StopCheck Run::stop_check() const { return p_.run.ranks_per_trajectory == 1 ? stop_pending : nullptr; }
 
+template <class Advance>
+std::int64_t Run::take_turns(std::int64_t from, std::int64_t end, std::int64_t turn, run::Chain::StopCheck check,
+                             const Advance& advance) {
+  // One chain, or no check: the whole block at once. A chain that stops for a signal ends the
+  // turn there for the rank's later chains too.
+  if (check == nullptr || chains_.size() <= 1) turn = end - from;
+  std::int64_t furthest = from;
+  for (std::int64_t at = from; at < end;) {
+    const std::int64_t to = std::min(end, at + turn);
+    std::int64_t upto = to;
+    for (auto& ch : chains_) {
+      const std::int64_t reached = advance(*ch, upto, upto == to ? check : nullptr);
+      if (reached < 0) continue;  // a chain the health check stopped owes no steps
+      upto = std::min(upto, reached);
+      furthest = std::max(furthest, reached);
+    }
+    at = to;
+    if (upto < to || (check != nullptr && check())) break;  // (a turn of one epoch cannot end early)
+  }
+  return furthest;
+}
+
 void Run::say_stopped(int signal, const std::string& where) {
   if (rank_ != 0) return;
   std::printf(
@@ -222,23 +245,14 @@ int Run::adam_phase() {
     const std::int64_t next_sync = next_multiple(epoch, p_.run.sync_every);
     const std::int64_t next_checkpoint = next_multiple(epoch, p_.run.adam_checkpoint_every);
     const std::int64_t end = std::min({epochs, next_sync, next_checkpoint});
-    // A stop signal ends a chain's block after its current epoch; the rank's later chains stop
-    // there too, and every chain then goes to the furthest epoch any rank reached. With the
-    // chains' check, several chains take turns of one epoch, so none is more than one ahead.
+    // A stop signal ends a chain's block after its current epoch; every chain then goes to the
+    // furthest epoch any rank reached.
     const run::Chain::StopCheck check = stop_check();
-    const std::int64_t turn = check != nullptr && chains_.size() > 1 ? 1 : end - epoch;
-    std::int64_t furthest = epoch;
-    for (std::int64_t at = epoch; at < end;) {
-      const std::int64_t to = std::min(end, at + turn);
-      std::int64_t upto = to;
-      for (auto& ch : chains_) {
-        ch->adam_to(upto, report(*ch), upto == to ? check : nullptr);
-        upto = std::min(upto, std::max(ch->adam_epoch(), at));
-        furthest = std::max(furthest, ch->adam_epoch());
-      }
-      at = to;
-      if (upto < to || (check != nullptr && check())) break;  // (a turn of one epoch cannot end early)
-    }
+    std::int64_t furthest =
+        take_turns(epoch, end, 1, check, [&](run::Chain& ch, std::int64_t to, run::Chain::StopCheck stop) {
+          ch.adam_to(to, report(ch), stop);
+          return ch.adam_epoch();
+        });
     // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
     const int signal = stop_signal(check != nullptr || end == next_sync || end == epochs, &furthest);
     if (signal != 0) {
@@ -443,25 +457,16 @@ int Run::simmer_phase() {
     const std::int64_t next_exchange =
         replicas_.enabled() ? next_multiple(step_, p_.exchange_every) : std::numeric_limits<std::int64_t>::max();
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
-    // A stop signal ends a chain's block before its next step; the rank's later chains stop
-    // there too, and every chain then goes to the furthest step any rank reached: the stop
-    // checkpoint comes within a few steps of the signal, not at the next poll. With the chains'
-    // check, several chains take turns of kStopTurn steps, so none is more than a turn ahead.
+    // A stop signal ends a chain's block before its next step; every chain then goes to the
+    // furthest step any rank reached: the stop checkpoint comes within a few steps of the
+    // signal, not at the next poll.
     const std::int64_t start = step_;
     const run::Chain::StopCheck check = stop_check();
-    const std::int64_t turn = check != nullptr && chains_.size() > 1 ? kStopTurn : end - start;
-    std::int64_t furthest = start;
-    for (std::int64_t at = start; at < end;) {
-      const std::int64_t to = std::min(end, at + turn);
-      std::int64_t upto = to;
-      for (auto& ch : chains_) {
-        const std::int64_t reached = ch->advance_to(upto, upto == to ? check : nullptr);
-        upto = std::min(upto, reached);
-        if (!ch->stopped()) furthest = std::max(furthest, reached);  // a stopped chain owes no steps
-      }
-      at = to;
-      if (upto < to || (check != nullptr && check())) break;
-    }
+    std::int64_t furthest =
+        take_turns(start, end, kStopTurn, check, [](run::Chain& ch, std::int64_t to, run::Chain::StopCheck stop) {
+          const std::int64_t reached = ch.advance_to(to, stop);
+          return ch.stopped() ? std::int64_t{-1} : reached;
+        });
     if (end == next_sync || end == steps) injected_signal(end, rank_);
     // With the chains' check every block ends at a poll (a rank's chains may have stopped early).
     const int signal = stop_signal(check != nullptr || end == next_sync || end == steps, &furthest);

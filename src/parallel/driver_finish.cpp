@@ -16,9 +16,9 @@
 #include "simmer/ensemble/candidate.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/io/archive_reader.hpp"
-#include "simmer/parallel/draws_digest.hpp"
 #include "simmer/parallel/driver.hpp"
 #include "simmer/parallel/report.hpp"
+#include "simmer/parallel/row_digests.hpp"
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::parallel::detail {
@@ -78,7 +78,7 @@ std::string Run::final_check(const std::string& status) const {
     });
     if (!damage.empty()) return damage;
     if (datasets == 0) return "it holds no dataset";
-    const auto digests = parallel::draws_digest_mismatches(r);
+    const auto digests = parallel::row_digest_mismatches(r);
     if (!digests.empty()) return digests.front();
   } catch (const std::exception& e) {
     return std::string("it cannot be read back (") + e.what() + ")";

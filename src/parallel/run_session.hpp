@@ -112,6 +112,13 @@ class Run {
   /// trajectory run in lockstep (run.ranks_per_trajectory > 1: their gradients are collective,
   /// so they stop only at the ranks' common poll, every run.sync_every steps).
   [[nodiscard]] run::Chain::StopCheck stop_check() const;
+  /// This rank's chains from `from` toward `end` (steps or Adam epochs), in turns of `turn` while
+  /// they check for a stop signal (one chain, or none checking: all at once), so a chain that
+  /// stops leaves the others at most a turn ahead. `advance(chain, to, check)` moves one chain
+  /// and says where it got (-1: the health check stopped it). Returns the furthest position.
+  template <class Advance>
+  std::int64_t take_turns(std::int64_t from, std::int64_t end, std::int64_t turn, run::Chain::StopCheck check,
+                          const Advance& advance);
   void say_stopped(int signal, const std::string& where);
   bool stability_check();
   /// Collective, after Adam: false (the refusal said, the status set) when the hottest

@@ -16,7 +16,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
-#include "simmer/parallel/draws_digest.hpp"
+#include "simmer/parallel/row_digests.hpp"
 #include "simmer/posthoc/commands.hpp"
 #include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -172,7 +172,7 @@ ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(c
     return o == layout::kPosteriorParams || o.rfind(std::string(layout::kSampleStats) + "/", 0) == 0;
   });
   if ((!wanted || wanted(layout::kPosteriorParams)) && !draws_damaged) {
-    for (const auto& line : parallel::draws_digest_mismatches(r)) {
+    for (const auto& line : parallel::row_digest_mismatches(r)) {
       damaged(line.rfind(layout::kTrace, 0) == 0 ? layout::kTrace : layout::kPosteriorParams, line);
     }
   }

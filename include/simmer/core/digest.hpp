@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace simmer {
 
@@ -20,6 +22,12 @@ struct Fnv1a {
       value ^= p[i];
       value *= 1099511628211ULL;
     }
+  }
+  /// The digest as 16 lower-case hex digits.
+  [[nodiscard]] std::string hex() const {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+    return text;
   }
 };
 

@@ -1,4 +1,4 @@
-#include "simmer/parallel/draws_digest.hpp"
+#include "simmer/parallel/row_digests.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace simmer::parallel {
 
-std::vector<std::string> draws_digest_mismatches(const io::ArchiveReader& r) {
+std::vector<std::string> row_digest_mismatches(const io::ArchiveReader& r) {
   namespace layout = run::layout;
   std::vector<std::string> out;
   if (!r.exists(layout::kDrawsDigest) || !r.exists(layout::kDrawsDigestCount)) return out;
