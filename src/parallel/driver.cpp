@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -34,8 +35,23 @@ namespace simmer::parallel {
 namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
+/// When this rank received its first stop signal (clock_gettime is async-signal-safe): the stop
+/// line says how long the checkpoint took after it, against mpirun's grace before SIGKILL.
+timespec g_stop_time{};
 
-extern "C" void on_stop_signal(int signum) { g_stop_signal = signum; }
+extern "C" void on_stop_signal(int signum) {
+  if (g_stop_signal == 0) clock_gettime(CLOCK_MONOTONIC, &g_stop_time);
+  g_stop_signal = signum;
+}
+
+/// Seconds since this rank's first stop signal, or a negative number when it received none.
+double seconds_since_stop_signal() {
+  if (g_stop_signal == 0) return -1.0;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec - g_stop_time.tv_sec) +
+         1e-9 * static_cast<double>(now.tv_nsec - g_stop_time.tv_nsec);
+}
 
 /// The chains' check between steps: a flag read, no collective.
 bool stop_pending() { return g_stop_signal != 0; }
@@ -218,14 +234,18 @@ std::int64_t Run::take_turns(std::int64_t from, std::int64_t end, std::int64_t t
 
 void Run::say_stopped(int signal, const std::string& where) {
   if (rank_ != 0) return;
+  // How long the stop took on rank 0 (a signal sent to other ranks only: not known here).
+  const double seconds = seconds_since_stop_signal();
+  char took[48] = "";
+  if (seconds >= 0.0) std::snprintf(took, sizeof took, " %.2f s after the signal", seconds);
   std::printf(
-      "%ssimmer_mpi: received %s at %s: checkpointed to %s; continue with\n"
+      "%ssimmer_mpi: received %s at %s: checkpointed to %s%s; continue with\n"
       "  mpirun ... simmer_mpi --resume %s\n",
       progress_.terminal() ? "\n" : "",
       signal == SIGTERM   ? "SIGTERM"
       : signal == SIGUSR1 ? "SIGUSR1"
                           : "a stop signal",
-      where.c_str(), checkpoint_path_.c_str(), p_.run.output.c_str());
+      where.c_str(), checkpoint_path_.c_str(), took, p_.run.output.c_str());
   std::fflush(stdout);
 }
 
