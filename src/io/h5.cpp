@@ -237,10 +237,12 @@ void ParallelFile::flush() { check(H5Fflush(file_.id(), H5F_SCOPE_GLOBAL), "flus
 
 void ParallelFile::create_group(const std::string& path) {
   // An existing group is kept (a resumed run's finish() asks again).
-  if (H5Lexists(file_.id(), path.c_str(), H5P_DEFAULT) > 0) return;
+  if (exists(path)) return;
+  // Missing parents first, each made as this one is (not HDF5's intermediate groups, which
+  // would not track their links' creation order).
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) create_group(path.substr(0, slash));
   Handle gcpl = group_plist();
   Handle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate"), H5Pclose);
-  check(H5Pset_create_intermediate_group(lcpl.id(), 1), "intermediate groups");
   Handle g(
       check(H5Gcreate2(file_.id(), path.c_str(), lcpl.id(), gcpl.id(), H5P_DEFAULT), "create group '" + path + "'"),
       H5Gclose, kCollective);

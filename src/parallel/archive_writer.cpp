@@ -6,6 +6,7 @@
 #include <ctime>
 #include <numeric>
 
+#include "simmer/core/digest.hpp"
 #include "simmer/io/output_lock.hpp"
 #include "simmer/model/architecture.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -250,9 +251,34 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
       base.insert(base.end(), baseline.begin(), baseline.end());
     }
   }
-  file_.write_rows(layout::kInitialParams, blocks, x);
-  file_.write_rows(layout::kInitialVelocity, blocks, v);
-  if (p.mode == train::StartMode::retrofit) file_.write_rows(layout::kBaselineParams, blocks, base);
+  write_digested_rows(layout::kInitialParams, blocks, x);
+  write_digested_rows(layout::kInitialVelocity, blocks, v);
+  if (p.mode == train::StartMode::retrofit) write_digested_rows(layout::kBaselineParams, blocks, base);
+}
+
+void ArchiveWriter::write_digested_rows(const std::string& path, const std::vector<io::RowBlock>& blocks,
+                                        const std::vector<double>& values) {
+  file_.write_rows(path, blocks, values);
+  // Each block is one trajectory's whole slab (its rows from 0); the values of a row follow from
+  // the total. A trajectory held by several ranks (run.ranks_per_trajectory) has the same digest
+  // on each: OR-ing them keeps it.
+  std::int64_t rows = 0;
+  for (const auto& b : blocks) rows += b.count;
+  const std::size_t per_row = rows > 0 ? values.size() / static_cast<std::size_t>(rows) : 0;
+  std::vector<std::uint64_t> digests(static_cast<std::size_t>(shape_.chains), 0);
+  const double* at = values.data();
+  for (const auto& b : blocks) {
+    const std::size_t n = static_cast<std::size_t>(b.count) * per_row;
+    Fnv1a h;
+    h.add(at, n * sizeof(double));
+    digests[static_cast<std::size_t>(b.chain)] = h.value;
+    at += n;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T, MPI_BOR, comm_);
+  const std::string digest = layout::row_digest(path);
+  file_.create_group(digest.substr(0, digest.rfind('/')));  // (and its parents)
+  file_.put(digest, std::vector<std::int64_t>(digests.begin(), digests.end()), {shape_.chains});
+  file_.attribute(digest, layout::kRowDigestOf, path);
 }
 
 namespace {
@@ -382,7 +408,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       const Vector baseline = ch->baseline_f64();
       rows.insert(rows.end(), baseline.begin(), baseline.end());
     }
-    file_.write_rows(layout::kBaselineParams, blocks, rows);
+    write_digested_rows(layout::kBaselineParams, blocks, rows);
   }
   // The baseline network's outputs on every evaluation set (raw target units for regression,
   // logits for classification): Adam's fit on the extra points, for figures, with no network
@@ -403,7 +429,7 @@ void ArchiveWriter::baselines(const std::vector<run::Chain*>& chains) {
       rows.insert(rows.end(), pred.data(), pred.data() + pred.size());
       blocks.push_back({ch->index(), 0, s.rows()});
     }
-    file_.write_rows(layout::baseline_prediction(s.name), blocks, rows);
+    write_digested_rows(layout::baseline_prediction(s.name), blocks, rows);
     file_.attribute(layout::baseline_prediction(s.name), layout::kUnits,
                     std::string(!p.classification ? "target units [chain, row, output]"
                                 : p.outputs == 1  ? "logit of class 1 [chain, row, 1]"

@@ -79,7 +79,7 @@ std::string Run::final_check(const std::string& status) const {
     if (!damage.empty()) return damage;
     if (datasets == 0) return "it holds no dataset";
     const auto digests = parallel::row_digest_mismatches(r);
-    if (!digests.empty()) return digests.front();
+    if (!digests.empty()) return digests.front().message;
   } catch (const std::exception& e) {
     return std::string("it cannot be read back (") + e.what() + ")";
   }

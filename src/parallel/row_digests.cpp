@@ -11,17 +11,63 @@
 #include "simmer/run/archive_layout.hpp"
 
 namespace simmer::parallel {
+namespace {
 
-std::vector<std::string> row_digest_mismatches(const io::ArchiveReader& r) {
+/// The datasets under `group`, recursively (full paths).
+void datasets_under(const io::ArchiveReader& r, const std::string& group, std::vector<std::string>& out) {
+  for (const auto& name : r.members(group)) {
+    const std::string path = group + "/" + name;
+    if (r.is_group(path)) {
+      datasets_under(r, path, out);
+    } else {
+      out.push_back(path);
+    }
+  }
+}
+
+/// Each trajectory's slab of the datasets written once per trajectory against its digest under
+/// /checksums/rows (layout::row_digest).
+void check_written_once(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out) {
+  for (const auto& [digest, dataset] : written_once_digests(r)) {
+    try {
+      if (!r.exists(dataset)) {
+        out.push_back({dataset, dataset + ": missing, though " + digest + " holds its digest"});
+        continue;
+      }
+      const auto values = r.read_ints(digest);
+      const auto shape = r.dims(dataset);
+      if (shape.empty() || static_cast<std::int64_t>(values.size()) != shape[0]) {
+        out.push_back({digest, digest + " does not describe " + dataset + "'s trajectories"});
+        continue;
+      }
+      for (std::size_t c = 0; c < values.size(); ++c) {
+        if (values[c] == 0) continue;  // no rows of this trajectory here
+        const std::vector<double> slab = r.read_slab(dataset, static_cast<std::int64_t>(c));
+        Fnv1a h;
+        h.add(slab.data(), slab.size() * sizeof(double));
+        if (static_cast<std::int64_t>(h.value) != values[c]) {
+          out.push_back({dataset, dataset + ": trajectory " + std::to_string(c) +
+                                      "'s rows do not read back as the run wrote them (" + digest +
+                                      " differs; a chunk overwritten with its checksum, e.g. zeroed)"});
+        }
+      }
+    } catch (const std::exception& e) {
+      out.push_back({dataset, dataset + ": cannot be read back for its digest: " + e.what()});
+    }
+  }
+}
+
+/// Each trajectory's stored draws (/posterior/params and /sample_stats) against /checksums/draws.
+void check_draws(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out) {
   namespace layout = run::layout;
-  std::vector<std::string> out;
-  if (!r.exists(layout::kDrawsDigest) || !r.exists(layout::kDrawsDigestCount)) return out;
+  const auto draws = [&](const std::string& line) { out.push_back({layout::kPosteriorParams, line}); };
   try {
     const auto digests = r.read_ints(layout::kDrawsDigest), counts = r.read_ints(layout::kDrawsDigestCount);
     const auto shape = r.dims(layout::kPosteriorParams);
     if (shape.size() != 3 || digests.size() != counts.size() || static_cast<std::int64_t>(digests.size()) != shape[0]) {
-      return {std::string(layout::kChecksums) + " does not describe /posterior/params' " +
-              (shape.empty() ? std::string("?") : std::to_string(shape[0])) + " trajectories"};
+      draws(std::string(layout::kChecksums) + " does not describe /posterior/params' " +
+            (shape.empty() ? std::string("?") : std::to_string(shape[0])) + " trajectories");
+      return;
     }
     const bool f32 = r.type(layout::kPosteriorParams) == io::Type::f32;
     const auto P = static_cast<std::size_t>(shape[2]);
@@ -30,8 +76,8 @@ std::vector<std::string> row_digest_mismatches(const io::ArchiveReader& r) {
     for (std::size_t c = 0; c < digests.size(); ++c) {
       const auto n = static_cast<std::size_t>(counts[c]);
       if (counts[c] < 0 || counts[c] > shape[1]) {
-        out.push_back(std::string(layout::kDrawsDigestCount) + "[" + std::to_string(c) +
-                      "] = " + std::to_string(counts[c]) + " is not a draw count");
+        draws(std::string(layout::kDrawsDigestCount) + "[" + std::to_string(c) + "] = " + std::to_string(counts[c]) +
+              " is not a draw count");
         continue;
       }
       std::vector<std::vector<double>> stats;
@@ -53,16 +99,21 @@ std::vector<std::string> row_digest_mismatches(const io::ArchiveReader& r) {
         for (const auto& s : stats) h.add(&s[d], sizeof(double));
       }
       if (static_cast<std::int64_t>(h.value) != digests[c]) {
-        out.push_back(std::string(layout::kPosteriorParams) + " and /sample_stats: trajectory " + std::to_string(c) +
-                      "'s " + std::to_string(n) + " stored draws do not read back as the run wrote them (" +
-                      layout::kDrawsDigest + " differs; a chunk overwritten with its checksum, e.g. zeroed)");
+        draws(std::string(layout::kPosteriorParams) + " and /sample_stats: trajectory " + std::to_string(c) + "'s " +
+              std::to_string(n) + " stored draws do not read back as the run wrote them (" + layout::kDrawsDigest +
+              " differs; a chunk overwritten with its checksum, e.g. zeroed)");
       }
     }
   } catch (const std::exception& e) {
-    out.push_back(std::string("the stored draws cannot be read back for their digest: ") + e.what());
+    draws(std::string("the stored draws cannot be read back for their digest: ") + e.what());
   }
-  // Each trajectory's /trace rows, against /checksums/trace (archives from before it have none).
-  if (!r.exists(layout::kTraceDigest) || !r.exists(layout::kTraceDigestCount)) return out;
+}
+
+/// Each trajectory's /trace rows against /checksums/trace (archives from before it have none).
+void check_trace(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out) {
+  namespace layout = run::layout;
+  const auto trace = [&](const std::string& line) { out.push_back({layout::kTrace, line}); };
+  if (!r.exists(layout::kTraceDigest) || !r.exists(layout::kTraceDigestCount)) return;
   try {
     const auto digests = r.read_ints(layout::kTraceDigest), counts = r.read_ints(layout::kTraceDigestCount);
     const auto& fields = layout::trace_fields();
@@ -81,14 +132,38 @@ std::vector<std::string> row_digest_mismatches(const io::ArchiveReader& r) {
         for (const auto& column : columns) h.add(&column[row], sizeof(double));
       }
       if (short_rows || static_cast<std::int64_t>(h.value) != digests[c]) {
-        out.push_back(std::string(layout::kTrace) + ": trajectory " + std::to_string(c) + "'s " + std::to_string(n) +
-                      " trace rows do not read back as the run wrote them (" + layout::kTraceDigest +
-                      " differs; a chunk overwritten with its checksum, e.g. zeroed)");
+        trace(std::string(layout::kTrace) + ": trajectory " + std::to_string(c) + "'s " + std::to_string(n) +
+              " trace rows do not read back as the run wrote them (" + layout::kTraceDigest +
+              " differs; a chunk overwritten with its checksum, e.g. zeroed)");
       }
     }
   } catch (const std::exception& e) {
-    out.push_back(std::string(layout::kTrace) + ": cannot be read back for its digest: " + e.what());
+    trace(std::string(layout::kTrace) + ": cannot be read back for its digest: " + e.what());
   }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> written_once_digests(const io::ArchiveReader& r) {
+  std::vector<std::string> all;
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!r.is_group(run::layout::kRowDigests)) return out;
+  datasets_under(r, run::layout::kRowDigests, all);
+  for (auto& path : all) {
+    if (r.has_attribute(path, run::layout::kRowDigestOf)) {
+      out.emplace_back(path, r.attribute_text(path, run::layout::kRowDigestOf));
+    }
+  }
+  return out;
+}
+
+std::vector<RowDigestMismatch> row_digest_mismatches(const io::ArchiveReader& r, bool with_draws) {
+  namespace layout = run::layout;
+  std::vector<RowDigestMismatch> out;
+  check_written_once(r, out);  // (written as the run starts: a stopped run's archive has them too)
+  if (!r.exists(layout::kDrawsDigest) || !r.exists(layout::kDrawsDigestCount)) return out;
+  if (with_draws) check_draws(r, out);
+  check_trace(r, out);
   return out;
 }
 

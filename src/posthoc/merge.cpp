@@ -23,6 +23,7 @@
 #include "simmer/io/h5.hpp"
 #include "simmer/parallel/archive_writer.hpp"
 #include "simmer/parallel/report.hpp"
+#include "simmer/parallel/row_digests.hpp"
 #include "simmer/posthoc/commands.hpp"
 #include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -419,6 +420,13 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
       f.put(layout::kTraceDigest, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigest), {C});
       f.put(layout::kTraceDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigestCount), {C});
     }
+  }
+  // And their digests of the rows written once (/initial, /baseline), of the datasets copied above.
+  for (const auto& [digest, dataset] : parallel::written_once_digests(r0)) {
+    if (!all_have(inputs, digest) || !f.exists(dataset)) continue;
+    f.create_group(digest.substr(0, digest.rfind('/')));  // (and its parents)
+    f.put(digest, merging::concatenated<std::int64_t>(inputs, digest), {C});
+    f.attribute(digest, layout::kRowDigestOf, dataset);
   }
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));

@@ -166,15 +166,20 @@ ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(c
     }
     for (const auto& a : attributes) damaged(group + " attributes", a.message);
   }
-  // The stored draws against the digest the run recorded of them (zeros under a zeroed checksum).
-  // (Not again for draws a checksum already found damaged.)
-  const bool draws_damaged = std::any_of(d.objects.begin(), d.objects.end(), [](const std::string& o) {
-    return o == layout::kPosteriorParams || o.rfind(std::string(layout::kSampleStats) + "/", 0) == 0;
-  });
-  if ((!wanted || wanted(layout::kPosteriorParams)) && !draws_damaged) {
-    for (const auto& line : parallel::row_digest_mismatches(r)) {
-      damaged(line.rfind(layout::kTrace, 0) == 0 ? layout::kTrace : layout::kPosteriorParams, line);
-    }
+  // The stored draws, the trace and the rows written once against the digests the run recorded of
+  // them (zeros under a zeroed checksum). Not again for what a checksum already found damaged:
+  // the draws' digest covers /sample_stats too, the trace's every /trace dataset.
+  const auto found = [&](const std::string& object) {
+    return std::any_of(d.objects.begin(), d.objects.end(), [&](const std::string& o) {
+      return o == object || o.rfind(object + "/", 0) == 0 ||
+             (object == layout::kPosteriorParams && o.rfind(std::string(layout::kSampleStats) + "/", 0) == 0);
+    });
+  };
+  const bool draws = !wanted || wanted(layout::kPosteriorParams);
+  std::vector<parallel::RowDigestMismatch> mismatches =
+      parallel::row_digest_mismatches(r, draws && !found(layout::kPosteriorParams));
+  for (const auto& m : mismatches) {
+    if ((!wanted || wanted(m.object)) && !found(m.object)) damaged(m.object, m.message);
   }
   try {
     for (const auto& g : missing_mirrors(r, groups)) {

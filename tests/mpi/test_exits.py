@@ -19,7 +19,7 @@ tests:
                  (mpirun ends too), a checkpoint both times: what docs/RELIABILITY.md says
   mpirun_signal_loaded  SIGTERM to mpirun with odls_base_sigkill_timeout = 5 while four busy
                  loops load the 2 cores, with no collective poll before the end of the run and
-                 blocks of 600 000 steps (a minute under the load), 5 times in a row: every time
+                 blocks of 600 000 steps (a minute under the load), 10 times in a row: every time
                  the ranks say they received SIGTERM and checkpointed (SIMMER_TEST_SIGKILL_TIMEOUT
                  sets the grace); prints how long after the signal each stop checkpoint was
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
@@ -42,7 +42,8 @@ tests:
                  zeros), in a float64 and a float32 archive: verify finds it by the draws' content
                  digest (/checksums/draws: it said "all checksums good"), one of a dataset
                  written whole by its content_fnv1a64 attribute, one of /trace by
-                 /checksums/trace; zeroed as a run
+                 /checksums/trace, ones of /initial and /baseline by /checksums/rows (also in a
+                 merged archive); zeroed as a run
                  ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
                  archive carries its inputs' digests and verifies
   zero_temperature  a window at T = 0 says that its thermometer ratios are undefined, and a window
@@ -220,7 +221,7 @@ def test_mpirun_signal_loaded(tmp):
     busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(4)]
     steps, seconds = [], []
     try:
-        for i in range(5):
+        for i in range(10):
             out = os.path.join(tmp, f"loaded{i}.h5")
             proc = st.start(SIMMER, 2, args + ["--output", out], env={"OMPI_MCA_odls_base_sigkill_timeout": GRACE_LOADED})
             st.wait_for(proc, lambda: st.checkpoint_step(out + ".ckpt") >= 0, 120, "the checkpoint after Adam")
@@ -242,7 +243,7 @@ def test_mpirun_signal_loaded(tmp):
         for b in busy:
             b.kill()
             b.wait()
-    print(f"mpirun_signal_loaded: 5 of 5 SIGTERMs to mpirun under four busy loops ended with the ranks' stop "
+    print(f"mpirun_signal_loaded: 10 of 10 SIGTERMs to mpirun under four busy loops ended with the ranks' stop "
           f"checkpoint (odls_base_sigkill_timeout = {GRACE_LOADED}, no collective poll), at steps {steps}, "
           f"{', '.join(f'{x:.2f}' for x in seconds)} s after the signal")
 
@@ -575,10 +576,13 @@ def test_zeroed_chunk(tmp):
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if "do not read back as the run wrote them" not in p.stdout or "all checksums good" in p.stdout:
             fail(f"{precision}: a zeroed chunk of /posterior/params passes verify:\n{p.stdout}")
-    # A dataset written whole (the pooled ensemble's mean: its content_fnv1a64 attribute) and a
-    # trajectory's trace (rows written gather by gather: /checksums/trace).
+    # A dataset written whole (the pooled ensemble's mean: its content_fnv1a64 attribute), a
+    # trajectory's trace (rows written gather by gather: /checksums/trace) and rows each
+    # trajectory writes once (its start and its Adam network's predictions: /checksums/rows).
     for dataset, said in (("ensemble/test/mean", "does not match its digest"),
-                          ("trace/train_loss", "trace rows do not read back")):
+                          ("trace/train_loss", "trace rows do not read back"),
+                          ("initial/params", "trajectory 0's rows do not read back"),
+                          ("baseline/test/prediction", "trajectory 0's rows do not read back")):
         path = os.path.join(tmp, dataset.replace("/", "_") + ".h5")
         shutil.copy(out, path)
         zero_first_chunk(path, dataset)
@@ -600,7 +604,15 @@ def test_zeroed_chunk(tmp):
     st.run(ANALYZE, None, ["merge", out, other, "-o", merged])
     if "all checksums good" not in st.run(ANALYZE, None, ["verify", merged]).stdout:
         fail("a merged archive's draws do not match the digests it carries")
+    with h5py.File(merged, "r") as f, h5py.File(out, "r") as a, h5py.File(other, "r") as b:
+        for digest in ("checksums/rows/initial/params", "checksums/rows/baseline/test/prediction"):
+            if digest not in f or f[digest][:].tolist() != a[digest][:].tolist() + b[digest][:].tolist():
+                fail(f"the merged archive does not carry its inputs' /{digest}")
+    zero_first_chunk(merged, "initial/velocity")
+    if "trajectory 0's rows do not read back" not in st.run(ANALYZE, None, ["verify", merged], expect=1).stdout:
+        fail("a zeroed chunk of a merged archive's /initial/velocity passes verify")
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
-          "float32 archives), as are one of /ensemble/test/mean (its content digest) and one of /trace/train_loss "
-          "(/checksums/trace), and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a "
-          "merged archive carries its inputs' digests")
+          "float32 archives), as are one of /ensemble/test/mean (its content digest), one of /trace/train_loss "
+          "(/checksums/trace) and ones of /initial/params and /baseline/test/prediction (/checksums/rows), and, zeroed "
+          "at a run's end, by the run's final read-back (exit 1, checkpoint kept); a merged archive carries its inputs' "
+          "digests")

@@ -99,6 +99,10 @@ class ArchiveWriter {
   void write_schema(const std::string& command_line, const std::string& run_id);
   /// <group>/<set>/{votes,prediction,fraction} or {mean,variance} for every evaluation set.
   static void create_ensemble_group(io::ParallelFile& f, const run::Problem& p, const std::string& group);
+  /// Rows each trajectory writes once (a float64 [chain, ...] dataset), and each trajectory's
+  /// digest of them under layout::row_digest(path), which the final read-back and verify check.
+  void write_digested_rows(const std::string& path, const std::vector<io::RowBlock>& blocks,
+                           const std::vector<double>& values);
   io::ParallelFile file_;
   const run::Problem* p_;
   MPI_Comm comm_;

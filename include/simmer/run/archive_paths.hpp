@@ -85,6 +85,13 @@ inline constexpr const char* kDrawsDigestCount = "/checksums/draws_count";
 /// many rows it covers.
 inline constexpr const char* kTraceDigest = "/checksums/trace";
 inline constexpr const char* kTraceDigestCount = "/checksums/trace_count";
+/// The same of the rows each trajectory writes once (/initial, /baseline): /checksums/rows<dataset>
+/// [chain] (e.g. /checksums/rows/initial/params), over that trajectory's slab of the dataset as
+/// float64; 0 for a trajectory that wrote none there (a baseline it does not have).
+inline constexpr const char* kRowDigests = "/checksums/rows";
+/// The attribute of each of them that names the dataset it digests (what a reader walks by).
+inline constexpr const char* kRowDigestOf = "digest_of";
+inline std::string row_digest(std::string_view dataset) { return std::string(kRowDigests) + std::string(dataset); }
 
 // ---- /origin (a merged archive's) ------------------------------------------------------------
 
