@@ -259,11 +259,14 @@ void ArchiveWriter::start_state(const std::vector<run::Chain*>& chains) {
 void ArchiveWriter::write_digested_rows(const std::string& path, const std::vector<io::RowBlock>& blocks,
                                         const std::vector<double>& values) {
   file_.write_rows(path, blocks, values);
-  // Each block is one trajectory's whole slab (its rows from 0); the values of a row follow from
-  // the total. A trajectory held by several ranks (run.ranks_per_trajectory) has the same digest
-  // on each: OR-ing them keeps it.
+  // Each block is one trajectory's whole slab (its rows from 0; the reader digests the slab); the
+  // values of a row follow from the total. Each trajectory's block comes from one rank (a group's
+  // leader): the others' entries are 0, which OR-ing leaves out.
   std::int64_t rows = 0;
-  for (const auto& b : blocks) rows += b.count;
+  for (const auto& b : blocks) {
+    if (b.first != 0) throw Error("internal: rows digested by trajectory must start at row 0 of '" + path + "'");
+    rows += b.count;
+  }
   const std::size_t per_row = rows > 0 ? values.size() / static_cast<std::size_t>(rows) : 0;
   std::vector<std::uint64_t> digests(static_cast<std::size_t>(shape_.chains), 0);
   const double* at = values.data();

@@ -3,6 +3,7 @@
 #include "run_session.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -40,8 +41,10 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 timespec g_stop_time{};
 
 extern "C" void on_stop_signal(int signum) {
+  const int saved = errno;  // (clock_gettime may set it; the interrupted code may be reading it)
   if (g_stop_signal == 0) clock_gettime(CLOCK_MONOTONIC, &g_stop_time);
   g_stop_signal = signum;
+  errno = saved;
 }
 
 /// Seconds since this rank's first stop signal, or a negative number when it received none.

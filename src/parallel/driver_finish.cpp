@@ -194,18 +194,24 @@ int Run::finish() {
   for (const auto& rep : reports) diverged.push_back(rep.diverged_at);
   f.put(run::layout::kDivergedAtStep, diverged, {p_.run.trajectories});
   // Each trajectory's digest of the draws it stored, which the read-back below recomputes.
-  std::vector<std::int64_t> digests, draws, trace_digests, trace_rows;
+  std::vector<std::int64_t> digests, draws, trace_digests, trace_rows, tracked_digests, tracked_rows;
   for (const auto& rep : reports) {
     digests.push_back(static_cast<std::int64_t>(rep.draws_digest));
     draws.push_back(rep.draws);
     trace_digests.push_back(static_cast<std::int64_t>(rep.trace_digest));
     trace_rows.push_back(rep.trace_rows);
+    tracked_digests.push_back(static_cast<std::int64_t>(rep.tracked_digest));
+    tracked_rows.push_back(rep.tracked_rows);
   }
   f.create_group(run::layout::kChecksums);
   f.put(run::layout::kDrawsDigest, digests, {p_.run.trajectories});
   f.put(run::layout::kDrawsDigestCount, draws, {p_.run.trajectories});
   f.put(run::layout::kTraceDigest, trace_digests, {p_.run.trajectories});
   f.put(run::layout::kTraceDigestCount, trace_rows, {p_.run.trajectories});
+  if (f.exists(run::layout::kTracked)) {
+    f.put(run::layout::kTrackedDigest, tracked_digests, {p_.run.trajectories});
+    f.put(run::layout::kTrackedDigestCount, tracked_rows, {p_.run.trajectories});
+  }
   // Diverged: stopped by the health check, or judged exploded at the end (any stage).
   bool any = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   for (const auto& rep : reports) {

@@ -28,13 +28,27 @@ void datasets_under(const io::ArchiveReader& r, const std::string& group, std::v
 /// Each trajectory's slab of the datasets written once per trajectory against its digest under
 /// /checksums/rows (layout::row_digest).
 void check_written_once(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out) {
-  for (const auto& [digest, dataset] : written_once_digests(r)) {
+  std::vector<std::pair<std::string, std::string>> digests;
+  try {
+    digests = written_once_digests(r);
+  } catch (const std::exception& e) {
+    out.push_back({run::layout::kRowDigests,
+                   std::string(run::layout::kRowDigests) + ": its digests cannot be listed: " + e.what()});
+    return;
+  }
+  for (const auto& [digest, dataset] : digests) {
+    std::vector<std::int64_t> values;
+    try {
+      values = r.read_ints(digest);  // (damage here is the digest's, not the dataset's)
+    } catch (const std::exception& e) {
+      out.push_back({digest, digest + ": cannot be read: " + e.what()});
+      continue;
+    }
     try {
       if (!r.exists(dataset)) {
         out.push_back({dataset, dataset + ": missing, though " + digest + " holds its digest"});
         continue;
       }
-      const auto values = r.read_ints(digest);
       const auto shape = r.dims(dataset);
       if (shape.empty() || static_cast<std::int64_t>(values.size()) != shape[0]) {
         out.push_back({digest, digest + " does not describe " + dataset + "'s trajectories"});
@@ -142,6 +156,35 @@ void check_trace(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out
   }
 }
 
+/// Each trajectory's rows of /ensemble/test/tracked against /checksums/tracked: its first
+/// tracked_count members' rows, in member order.
+void check_tracked(const io::ArchiveReader& r, std::vector<RowDigestMismatch>& out) {
+  namespace layout = run::layout;
+  if (!r.exists(layout::kTrackedDigest) || !r.exists(layout::kTrackedDigestCount) || !r.exists(layout::kTracked)) {
+    return;
+  }
+  try {
+    const auto digests = r.read_ints(layout::kTrackedDigest), counts = r.read_ints(layout::kTrackedDigestCount);
+    const auto shape = r.dims(layout::kTracked);  // [chain, member, point]
+    if (shape.size() != 3) throw Error("not [chain, member, point]");
+    for (std::size_t c = 0; c < digests.size() && c < counts.size(); ++c) {
+      const std::vector<double> rows = r.read_slab(layout::kTracked, static_cast<std::int64_t>(c));
+      const auto n = static_cast<std::size_t>(std::max<std::int64_t>(counts[c], 0) * shape[2]);
+      Fnv1a h;
+      if (n <= rows.size()) h.add(rows.data(), n * sizeof(double));
+      if (n > rows.size() || static_cast<std::int64_t>(h.value) != digests[c]) {
+        out.push_back({layout::kTracked,
+                       std::string(layout::kTracked) + ": trajectory " + std::to_string(c) + "'s " +
+                           std::to_string(counts[c]) + " members' rows do not read back as the run wrote them (" +
+                           layout::kTrackedDigest + " differs; a chunk overwritten with its checksum, e.g. zeroed)"});
+      }
+    }
+  } catch (const std::exception& e) {
+    out.push_back(
+        {layout::kTracked, std::string(layout::kTracked) + ": cannot be read back for its digest: " + e.what()});
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> written_once_digests(const io::ArchiveReader& r) {
@@ -164,6 +207,7 @@ std::vector<RowDigestMismatch> row_digest_mismatches(const io::ArchiveReader& r,
   if (!r.exists(layout::kDrawsDigest) || !r.exists(layout::kDrawsDigestCount)) return out;
   if (with_draws) check_draws(r, out);
   check_trace(r, out);
+  check_tracked(r, out);
   return out;
 }
 

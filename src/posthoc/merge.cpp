@@ -420,6 +420,11 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
       f.put(layout::kTraceDigest, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigest), {C});
       f.put(layout::kTraceDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kTraceDigestCount), {C});
     }
+    if (f.exists(layout::kTracked) && all_have(inputs, layout::kTrackedDigest) &&
+        all_have(inputs, layout::kTrackedDigestCount)) {
+      f.put(layout::kTrackedDigest, merging::concatenated<std::int64_t>(inputs, layout::kTrackedDigest), {C});
+      f.put(layout::kTrackedDigestCount, merging::concatenated<std::int64_t>(inputs, layout::kTrackedDigestCount), {C});
+    }
   }
   // And their digests of the rows written once (/initial, /baseline), of the datasets copied above.
   for (const auto& [digest, dataset] : parallel::written_once_digests(r0)) {

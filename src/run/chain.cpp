@@ -451,10 +451,16 @@ void BasicChain<S>::take_member(const train::StepRecord& rec) {
       for (Index i = 0; i < set.rows(); ++i) votes_[k][s](i, winners[static_cast<std::size_t>(i)]) += 1;
     } else {
       means_[k][s].add(pred);
-      if (s == 1) {
+      if (s == 1 && !p.store.track.empty()) {
+        const std::size_t before = tracked_[k].size();
         for (const auto row : p.store.track) {
           for (Index o = 0; o < p.outputs; ++o) tracked_[k].push_back(pred(row, o));
         }
+        // This member's row of /ensemble/test/tracked (/checksums/tracked). A trajectory's
+        // members are that dataset's rows in the order they are drawn (a rung's follow the
+        // earlier rungs' M each; a diverged trajectory draws no more).
+        tracked_digest_.add(tracked_[k].data() + before, (tracked_[k].size() - before) * sizeof(double));
+        tracked_count_ += 1;
       }
     }
   }

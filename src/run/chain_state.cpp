@@ -56,6 +56,8 @@ ChainReport BasicChain<S>::report() {
   r.draws = rows_.draw_first + rows_.draw_count;
   r.trace_digest = trace_digest_.value;
   r.trace_rows = trace_count_;
+  r.tracked_digest = tracked_digest_.value;
+  r.tracked_rows = tracked_count_;
   return r;
 }
 
@@ -92,7 +94,8 @@ bool BasicChain<S>::fields(Ar& ar, std::int64_t step, train::BasicPhaseState<S>&
   ar(next_sample_, members_, fixed(stage_members_), rows_.draw_first, trace_count_, sample_steps_, baseline_,
      baseline_scores_, fixed(start_loss_), curvature_start_, curvature_end_, fixed(diag_), ended_, last_loss_,
      diverged_step_, slow_to_heat_step_, stopped_, diverged_reason_, strikes_, last_energy_, last_check_temperature_,
-     last_check_kinetic_, fixed(means_), draws_digest_.value, trace_digest_.value);
+     last_check_kinetic_, fixed(means_), draws_digest_.value, trace_digest_.value, tracked_digest_.value,
+     tracked_count_);
   ar.require(ended_.size() <= diag_.size(), "ended stages out of range");
   ar.require(next_sample_ <= sample_steps_.size(), "next member out of range");
   return true;

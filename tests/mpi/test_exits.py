@@ -43,7 +43,8 @@ tests:
                  digest (/checksums/draws: it said "all checksums good"), one of a dataset
                  written whole by its content_fnv1a64 attribute, one of /trace by
                  /checksums/trace, ones of /initial and /baseline by /checksums/rows (also in a
-                 merged archive); zeroed as a run
+                 merged archive), one of a ladder's tracked rows by /checksums/tracked; zeroed
+                 as a run
                  ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
                  archive carries its inputs' digests and verifies
   zero_temperature  a window at T = 0 says that its thermometer ratios are undefined, and a window
@@ -208,8 +209,8 @@ def test_mpirun_signal_loaded(tmp):
     that; each rank's chains stop before their next step and the ranks agree on the step at once.
     The collective poll is set never to come (run.sync_every past the run's end) and a block is
     600 000 steps, so a stop that waited for either fails. The stop itself (a gather and a
-    checkpoint: some forty collective writes) took 0.2-0.5 s here under this load, and more than
-    2 s once on a fuller CI machine, hence the grace of 5 s."""
+    checkpoint: some forty collective writes) took 0.27-0.47 s here under this load; on a fuller
+    CI machine a grace of 2 s lost one stop of three, hence 5 s."""
     import re
     import signal
     args = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "20",
@@ -589,6 +590,21 @@ def test_zeroed_chunk(tmp):
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if said not in p.stdout or "DAMAGED (/" + dataset.split("/")[0] not in p.stdout:
             fail(f"a zeroed chunk of /{dataset} passes verify:\n{p.stdout}")
+    # The tracked test rows' member predictions (ensemble.track), on a sequential ladder whose
+    # second rung's members follow the first's: each trajectory's rows under /checksums/tracked.
+    tracked = os.path.join(tmp, "tracked.h5")
+    st.run(SIMMER, 2, SINE + ["--data.validation_fraction", "0.2", "--simmer.ladder", "0.5,1", "--ensemble.track", "0,3",
+                              "--output", tracked])
+    if "all checksums good" not in st.run(ANALYZE, None, ["verify", tracked]).stdout:
+        fail("a ladder's archive with tracked rows does not verify")
+    with h5py.File(tracked, "r") as f:
+        counts, members = f["checksums/tracked_count"][:].tolist(), f["ensemble/test/tracked"].shape[1]
+        if counts != [members, members] or members != 200:
+            fail(f"/checksums/tracked_count is {counts}, not the 100 members of each of 2 rungs per trajectory")
+    zero_first_chunk(tracked, "ensemble/test/tracked")
+    p = st.run(ANALYZE, None, ["verify", tracked], expect=1)
+    if "members' rows do not read back" not in p.stdout or "DAMAGED (/ensemble" not in p.stdout:
+        fail(f"a zeroed chunk of /ensemble/test/tracked passes verify:\n{p.stdout}")
     # Zeroed while the run ends, after its last gather: the run's final read-back finds it, keeps
     # the checkpoint and exits 1 (it exited 0 and deleted the checkpoint).
     late = os.path.join(tmp, "late.h5")
@@ -613,6 +629,6 @@ def test_zeroed_chunk(tmp):
         fail("a zeroed chunk of a merged archive's /initial/velocity passes verify")
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
           "float32 archives), as are one of /ensemble/test/mean (its content digest), one of /trace/train_loss "
-          "(/checksums/trace) and ones of /initial/params and /baseline/test/prediction (/checksums/rows), and, zeroed "
-          "at a run's end, by the run's final read-back (exit 1, checkpoint kept); a merged archive carries its inputs' "
-          "digests")
+          "(/checksums/trace), ones of /initial/params and /baseline/test/prediction (/checksums/rows) and one of a "
+          "ladder's /ensemble/test/tracked (/checksums/tracked), and, zeroed at a run's end, by the run's final "
+          "read-back (exit 1, checkpoint kept); a merged archive carries its inputs' digests")

@@ -85,6 +85,10 @@ inline constexpr const char* kDrawsDigestCount = "/checksums/draws_count";
 /// many rows it covers.
 inline constexpr const char* kTraceDigest = "/checksums/trace";
 inline constexpr const char* kTraceDigestCount = "/checksums/trace_count";
+/// The same of each trajectory's rows of /ensemble/test/tracked (store.track; regression), and
+/// how many members they cover.
+inline constexpr const char* kTrackedDigest = "/checksums/tracked";
+inline constexpr const char* kTrackedDigestCount = "/checksums/tracked_count";
 /// The same of the rows each trajectory writes once (/initial, /baseline): /checksums/rows<dataset>
 /// [chain] (e.g. /checksums/rows/initial/params), over that trajectory's slab of the dataset as
 /// float64; 0 for a trajectory that wrote none there (a baseline it does not have).

@@ -67,11 +67,15 @@ struct ChainReport {
   /// The same of its /trace rows (each row's fields in their order), and how many.
   std::uint64_t trace_digest = Fnv1a{}.value;
   std::int64_t trace_rows = 0;
+  /// The same of its members' predictions at the tracked test rows (/ensemble/test/tracked, each
+  /// member's row in order; store.track), and how many members.
+  std::uint64_t tracked_digest = Fnv1a{}.value;
+  std::int64_t tracked_rows = 0;
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
     ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses, draws_digest,
-       draws, trace_digest, trace_rows);
+       draws, trace_digest, trace_rows, tracked_digest, tracked_rows);
   }
   void save(ByteWriter& w) const;
   /// What save wrote: all of `r`.
@@ -364,7 +368,9 @@ class BasicChain final : public Chain {
   // Rows owed to the archive, and the content digest of every draw stored so far (checkpointed).
   ChainRows rows_;
   Fnv1a draws_digest_;
-  Fnv1a trace_digest_;  ///< of every /trace row recorded (Adam's too), as /checksums/trace
+  Fnv1a trace_digest_;              ///< of every /trace row recorded (Adam's too), as /checksums/trace
+  Fnv1a tracked_digest_;            ///< of every member's tracked predictions, as /checksums/tracked
+  std::int64_t tracked_count_ = 0;  ///< members whose tracked predictions it holds
   std::int64_t trace_count_ = 0;
   // Baseline: Adam's end point (retrofit) or the first member (ab initio).
   VectorOf<S> baseline_;  ///< in S
