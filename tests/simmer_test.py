@@ -298,6 +298,19 @@ def checkpoint_head(path):
     return strings[0], int.from_bytes(data[pos:pos + 8], "little", signed=True)
 
 
+def content_digest(values):
+    """The content_fnv1a64 attribute's text for `values` as io::content_digest takes it: FNV-1a 64
+    over each value as int64 (integer arrays) or float64 (float arrays), 16 lower-case hex digits
+    (what a test that changes a dataset writes, as a run would have)."""
+    import numpy as np
+    values = np.asarray(values)
+    data = values.astype("<i8" if values.dtype.kind in "iu" else "<f8").tobytes()
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
 def checkpoint_step(path):
     return checkpoint_head(path)[1]
 

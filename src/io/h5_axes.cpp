@@ -21,8 +21,9 @@ using detail::kCollective;
 
 namespace {
 
-/// Every dataset below `group`, depth first in name order (the same on every rank).
-void collect_datasets(hid_t file, const std::string& group, std::vector<std::string>& out) {
+/// Every dataset below `group`, depth first in name order (the same on every rank); dimension
+/// scales only `with_scales`.
+void collect_datasets(hid_t file, const std::string& group, std::vector<std::string>& out, bool with_scales = false) {
   std::vector<std::string> names;
   {
     Handle g(check(H5Gopen2(file, group.c_str(), H5P_DEFAULT), "open '" + group + "'"), H5Gclose);
@@ -33,14 +34,25 @@ void collect_datasets(hid_t file, const std::string& group, std::vector<std::str
     Handle obj(check(H5Oopen(file, path.c_str(), H5P_DEFAULT), "open '" + path + "'"), H5Oclose);
     const H5I_type_t type = H5Iget_type(obj.id());
     if (type == H5I_GROUP) {
-      collect_datasets(file, path, out);
-    } else if (type == H5I_DATASET && H5DSis_scale(obj.id()) <= 0) {
+      collect_datasets(file, path, out, with_scales);
+    } else if (type == H5I_DATASET && (with_scales || H5DSis_scale(obj.id()) <= 0)) {
       out.push_back(path);
     }
   }
 }
 
 }  // namespace
+
+void ParallelFile::record_content_digests(const std::string& manifest) {
+  std::vector<std::string> datasets, digested;
+  collect_datasets(file_.id(), "/", datasets, true);
+  for (const auto& path : datasets) {
+    if (path != manifest && H5Aexists_by_name(file_.id(), path.c_str(), kContentDigest, H5P_DEFAULT) > 0) {
+      digested.push_back(path);
+    }
+  }
+  put_strings(manifest, digested);
+}
 
 void ParallelFile::name_axes(const AxisNamer& name_of) {
   std::vector<std::string> datasets;

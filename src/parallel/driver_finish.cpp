@@ -217,7 +217,8 @@ int Run::finish() {
   for (const auto& rep : reports) {
     for (const auto& stage : rep.stages) any = any || stage.summary.verdict == ensemble::Verdict::diverged;
   }
-  f.name_axes(run::layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
+  f.record_content_digests(io::kDigestManifest);  // (before the coordinates name_axes adds)
+  f.name_axes(run::layout::axis_name);            // every dataset's every axis a named dimension (netCDF, xarray)
 
   // Where the CPU time went, summed over ranks.
   double steps = 0.0, evals = 0.0;

@@ -440,7 +440,8 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     if (f.exists(group)) f.mirror_attributes(group);
   }
   f.mirror_attributes(layout::kOrigin);
-  f.name_axes(layout::axis_name);  // every dataset's every axis a named dimension (netCDF, xarray)
+  f.record_content_digests(io::kDigestManifest);  // (before the coordinates name_axes adds)
+  f.name_axes(layout::axis_name);                 // every dataset's every axis a named dimension (netCDF, xarray)
   f.attribute(layout::kRoot, layout::kIoTransfers, f.transfers());
   f.attribute(layout::kRoot, layout::kIoCollectiveTransfers, f.collective_transfers());
   f.close();

@@ -16,6 +16,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/io/archive_reader.hpp"
+#include "simmer/io/h5.hpp"
 #include "simmer/parallel/row_digests.hpp"
 #include "simmer/posthoc/commands.hpp"
 #include "simmer/posthoc/run_archive.hpp"
@@ -180,6 +181,23 @@ ArchiveDamage find_damage(const io::ArchiveReader& r, const std::function<bool(c
       parallel::row_digest_mismatches(r, draws && !found(layout::kPosteriorParams));
   for (const auto& m : mismatches) {
     if ((!wanted || wanted(m.object)) && !found(m.object)) damaged(m.object, m.message);
+  }
+  // Each dataset the run wrote with a content digest still has it (a deleted attribute would leave
+  // the dataset to its Fletcher-32, which a zeroed chunk passes).
+  try {
+    if (r.exists(io::kDigestManifest)) {
+      for (const auto& path : r.read_strings(io::kDigestManifest)) {
+        if (wanted && !wanted(path)) continue;
+        if (!r.exists(path)) {
+          damaged(path, path + ": missing, though " + io::kDigestManifest + " lists it");
+        } else if (!r.has_attribute(path, io::kContentDigest)) {
+          damaged(path, path + ": its content digest (" + io::kContentDigest + ") is gone, though " +
+                            io::kDigestManifest + " lists it: its content cannot be checked");
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    damaged(io::kDigestManifest, std::string(io::kDigestManifest) + ": cannot be read: " + e.what());
   }
   try {
     for (const auto& g : missing_mirrors(r, groups)) {

@@ -43,7 +43,8 @@ tests:
                  digest (/checksums/draws: it said "all checksums good"), one of a dataset
                  written whole by its content_fnv1a64 attribute, one of /trace by
                  /checksums/trace, ones of /initial and /baseline by /checksums/rows (also in a
-                 merged archive), one of a ladder's tracked rows by /checksums/tracked; zeroed
+                 merged archive), one of a ladder's tracked rows by /checksums/tracked; a
+                 deleted content_fnv1a64 attribute by /checksums/content_digested; zeroed
                  as a run
                  ends, the run's final read-back finds it (exit 1, checkpoint kept); a merged
                  archive carries its inputs' digests and verifies
@@ -590,6 +591,15 @@ def test_zeroed_chunk(tmp):
         p = st.run(ANALYZE, None, ["verify", path], expect=1)
         if said not in p.stdout or "DAMAGED (/" + dataset.split("/")[0] not in p.stdout:
             fail(f"a zeroed chunk of /{dataset} passes verify:\n{p.stdout}")
+    # A content digest attribute deleted (the dataset would be left to its Fletcher-32): the
+    # archive's list of digested datasets (/checksums/content_digested) says it is gone.
+    gone = os.path.join(tmp, "gone.h5")
+    shutil.copy(out, gone)
+    with h5py.File(gone, "r+") as f:
+        del f["ensemble/test/mean"].attrs["content_fnv1a64"]
+    p = st.run(ANALYZE, None, ["verify", gone], expect=1)
+    if "/ensemble/test/mean: its content digest (content_fnv1a64) is gone" not in p.stdout:
+        fail(f"a deleted content digest attribute passes verify:\n{p.stdout}")
     # The tracked test rows' member predictions (ensemble.track), on a sequential ladder whose
     # second rung's members follow the first's: each trajectory's rows under /checksums/tracked.
     tracked = os.path.join(tmp, "tracked.h5")
@@ -630,5 +640,5 @@ def test_zeroed_chunk(tmp):
     print("zeroed_chunk: a chunk of /posterior/params zeroed with its checksum is found by verify (float64 and "
           "float32 archives), as are one of /ensemble/test/mean (its content digest), one of /trace/train_loss "
           "(/checksums/trace), ones of /initial/params and /baseline/test/prediction (/checksums/rows) and one of a "
-          "ladder's /ensemble/test/tracked (/checksums/tracked), and, zeroed at a run's end, by the run's final "
-          "read-back (exit 1, checkpoint kept); a merged archive carries its inputs' digests")
+          "ladder's /ensemble/test/tracked (/checksums/tracked), a deleted digest attribute by "
+          "/checksums/content_digested, and, zeroed at a run's end, by the run's final read-back (exit 1, checkpoint kept); a merged archive carries its inputs' digests")

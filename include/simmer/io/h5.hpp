@@ -45,6 +45,8 @@ bool hard_link_names(hid_t group, std::vector<std::string>& names);
 /// a NUL, as 16 hex digits. ArchiveReader::check_datasets compares it with what it reads back,
 /// which sees a chunk zeroed together with its Fletcher-32 checksum (0 for zeros).
 inline constexpr const char* kContentDigest = "content_fnv1a64";
+/// Where an archive lists the datasets that carry kContentDigest (ParallelFile::record_content_digests).
+inline constexpr const char* kDigestManifest = "/checksums/content_digested";
 /// The digest kContentDigest holds, of `n` values at `data` (float64, float32 as float64, or int64).
 std::string content_digest(const void* data, std::size_t n, Type type);
 /// The same of strings.
@@ -179,6 +181,12 @@ class ParallelFile {
   /// readers (xarray) see named dimensions everywhere, no phony_dim. Every rank walks the same
   /// file in the same (name) order and makes the same calls.
   void name_axes(const AxisNamer& name_of);
+
+  /// Collective. The paths of every dataset that carries a content digest (kContentDigest), in
+  /// name order, written as the string dataset `manifest` (kDigestManifest): so that a digest
+  /// attribute deleted later is found missing, not its dataset left to its Fletcher-32 alone.
+  /// (Called before name_axes: the coordinates that adds, indices 0, 1, .., are not listed.)
+  void record_content_digests(const std::string& manifest);
 
   /// Collective flush to disk (what a run does after each gather).
   void flush();
