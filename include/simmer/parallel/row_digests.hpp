@@ -13,16 +13,18 @@
 
 namespace simmer::parallel {
 
-/// One line per trajectory whose stored draws, trace rows, or rows written once (/initial,
-/// /baseline: /checksums/rows) do not read back with the digest the run recorded
-/// ("/posterior/params and /sample_stats: trajectory 3's 200 stored draws ...", "/trace:
-/// trajectory 0's 25 trace rows ...", "/initial/params: trajectory 1's rows ..."); none when all
-/// do, or when the archive records no digest (archives from before them; the draws' and the
-/// trace's are written as the run ends).
+/// A digest that does not match what the archive reads back.
 struct RowDigestMismatch {
   std::string object;   ///< what is damaged: /posterior/params (the draws), /trace, or the dataset
   std::string message;  ///< the line that says so
 };
+
+/// One mismatch per trajectory whose stored draws, trace rows, tracked members' rows
+/// (/checksums/tracked) or rows written once (/initial, /baseline: /checksums/rows) do not read
+/// back with the digest the run recorded ("/posterior/params and /sample_stats: trajectory 3's
+/// 200 stored draws ...", "/trace: trajectory 0's 25 trace rows ...", "/initial/params:
+/// trajectory 1's rows ..."); none when all do, or when the archive records no digest (archives
+/// from before them; the draws', the trace's and the tracked rows' are written as the run ends).
 /// With `draws` false the draws are not read (what summary skips: /posterior is most of a file).
 std::vector<RowDigestMismatch> row_digest_mismatches(const io::ArchiveReader& reader, bool draws = true);
 
