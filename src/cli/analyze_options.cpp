@@ -71,6 +71,9 @@ const Command kCommands[] = {
      "the run was carried out) into one archive, chains renumbered 0..N-1 in input order:\n"
      "/posterior, /sample_stats, /trace, /initial and /baseline concatenated, /ensemble\n"
      "recomputed (votes summed; regression mean/variance combined), /metrics recomputed.\n"
+     "Ladder runs (simmer.ladder) at the same rung temperatures: each rung pooled in\n"
+     "/ladder/rung_<k>, and the choice among the candidates made again on the pooled validation\n"
+     "rows (/selection; /ensemble is the rung chosen).\n"
      "data.split_seed may differ only when the data are identical."},
     {"export",
      "simmer_analyze export RUN.h5 --what trace|samples|ensemble|metrics|inference-data [--params] "

@@ -210,58 +210,6 @@ void write_diagnostics(io::ParallelFile& f, const run::Problem& p, const std::ve
   f.attach_scale(block_scale, layout::kBlockAxis, by_block);
 }
 
-/// /selection: the candidates' table (a ladder's rungs and the deep ensemble) and the choice.
-void write_selection(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
-                     const RunReport& report) {
-  const std::string g = layout::kSelection;
-  f.create_group(g);
-  const auto n = static_cast<std::int64_t>(report.candidates.size());
-  std::vector<std::string> names;
-  std::vector<double> temperature, over_bayes, members, drifting;
-  for (const auto& c : report.candidates) {
-    names.push_back(c.name);
-    temperature.push_back(c.temperature);
-    over_bayes.push_back(c.temperature / p.bayes_temperature);
-    members.push_back(static_cast<double>(c.members));
-    drifting.push_back(c.stage >= 0
-                           ? static_cast<double>(verdict_counts(
-                                 p, t, static_cast<std::size_t>(c.stage))[static_cast<std::size_t>(Verdict::drifting)])
-                           : kNaN);
-  }
-  f.put_strings(layout::selection_column(layout::kCandidate), names);
-  f.put(layout::selection_column(layout::kTemperature), temperature, {n});
-  f.put(layout::selection_column(layout::kTemperatureOverBayes), over_bayes, {n});
-  f.put(layout::selection_column(layout::kMembers), members, {n});
-  f.put(layout::selection_column(layout::kTrajectoriesDrifting), drifting, {n});
-  for (std::size_t split = 0; split < p.scored_sets(); ++split) {
-    for (const auto& [name, field] : score_fields(p.classification)) {
-      std::vector<double> values;
-      for (const auto& c : report.candidates) values.push_back(c.scores.at(split).*field);
-      f.put(layout::selection_column(layout::baseline_column(p.sets[split].name, name)), values, {n});
-    }
-  }
-  f.attribute(g, layout::kSelectBy, ensemble::to_string(p.select_by));
-  f.attribute(g, layout::kSelectRule, ensemble::to_string(p.select_rule));
-  f.attribute(g, layout::kSelected, report.selected);
-  f.attribute(g, layout::kSelectedName, report.chosen().name);
-  if (report.compared) {
-    const auto& s = report.selection;
-    f.put(layout::selection_column(layout::kValidationLoss), s.loss, {n});
-    f.put(layout::selection_column(layout::kValidationLossStderr), s.stderr_loss, {n});
-    f.put(layout::selection_column(layout::kValidationLossStderrDifference), s.stderr_difference, {n});
-    f.attribute(g, layout::kBest, static_cast<std::int64_t>(s.best));
-    f.attribute(g, layout::kOneSe, static_cast<std::int64_t>(s.one_se));
-    f.attribute(g, layout::kValidationRows, static_cast<std::int64_t>(p.validation.rows()));
-    f.attribute(g, layout::kValidationLossMeaning,
-                std::string(p.select_by == ensemble::SelectBy::nll
-                                ? "mean per-row negative log-likelihood on the validation set"
-                                : (p.classification ? "validation error rate (1 - accuracy of the vote)"
-                                                    : "validation mean squared error of the mean")) +
-                    "; stderr = sd / sqrt(rows); stderr_difference = that of the per-row differences to the best "
-                    "candidate (one_se: the first candidate within it)");
-  }
-}
-
 }  // namespace
 
 namespace detail {
@@ -365,10 +313,20 @@ ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, c
   return c;
 }
 
-RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
-                 const std::vector<const ensemble::PooledDiagnostics*>& diagnostics) {
+SelectionPolicy SelectionPolicy::of(const run::Problem& p) {
+  SelectionPolicy s;
+  s.stages = p.stages();
+  s.ladder = !p.ladder.empty();
+  s.parallel_rungs = p.parallel_rungs();
+  s.has_validation = p.has_validation();
+  s.by = p.select_by;
+  s.rule = p.select_rule;
+  return s;
+}
+
+RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Candidate>& candidates,
+                 const std::vector<ensemble::ScoredSet>& scored) {
   RunReport r;
-  const auto scored = run::scored_sets(p);
   std::int64_t stage = 0;
   for (const auto& c : candidates) {
     EnsembleReport e;
@@ -381,37 +339,33 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
     e.mean_coverage = scores.mean_coverage;
     e.noise = scores.noise;
     e.members = c.members;
-    if (e.stage >= 0) {
-      const auto* d = diagnostics.at(static_cast<std::size_t>(e.stage));
-      for (int s = 0; s < 2; ++s) e.block_metric[static_cast<std::size_t>(s)] = d->block_metric(s);
-    }
     r.candidates.push_back(std::move(e));
   }
   if (r.candidates.empty()) throw Error("internal: a run without an ensemble");
-  const std::int64_t stages = p.stages();
   const auto last = static_cast<std::int64_t>(r.candidates.size()) - 1;
-  if (stages == 0) {  // Adam alone: the deep ensemble
+  const bool compare = policy.by != ensemble::SelectBy::none && policy.has_validation;
+  if (policy.stages == 0) {  // Adam alone: the deep ensemble
     r.selected = 0;
     r.diagnostics_stage = -1;
-  } else if (p.ladder.empty()) {  // the paper's run: its one simmering stage
+  } else if (!policy.ladder) {  // the paper's run: its one simmering stage
     r.selected = last;
     r.diagnostics_stage = 0;
-  } else if ((p.select_by == ensemble::SelectBy::none || !p.has_validation()) && p.parallel_rungs()) {
+  } else if (!compare && policy.parallel_rungs) {
     // Parallel rungs without a choice: the coldest, the target the hotter rungs help to mix.
     r.diagnostics_stage = 0;
     for (std::size_t c = 0; c < r.candidates.size(); ++c) {
       if (r.candidates[c].stage == 0) r.selected = static_cast<std::int64_t>(c);
     }
-  } else if (p.select_by == ensemble::SelectBy::none || !p.has_validation()) {
+  } else if (!compare) {
     r.selected = last;  // the ladder's hottest rung, where a staircase ends
-    r.diagnostics_stage = stages - 1;
+    r.diagnostics_stage = policy.stages - 1;
   } else {
     std::vector<std::vector<double>> losses;
     for (const auto& c : candidates) {
       auto rows = ensemble::row_losses(c, scored, run::Problem::kValidation);
-      losses.push_back(p.select_by == ensemble::SelectBy::nll ? std::move(rows.nll) : std::move(rows.metric));
+      losses.push_back(policy.by == ensemble::SelectBy::nll ? std::move(rows.nll) : std::move(rows.metric));
     }
-    r.selection = ensemble::select(losses, p.select_rule);
+    r.selection = ensemble::select(losses, policy.rule);
     r.compared = true;
     r.selected = static_cast<std::int64_t>(r.selection.selected);
     const std::int64_t chosen_stage = r.chosen().stage;
@@ -419,7 +373,7 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
   }
   // The run's ensemble against the deep ensemble on the validation rows, row by row.
   const auto chosen = static_cast<std::size_t>(r.selected);
-  if (p.has_validation() && r.deep() != nullptr && chosen != 0) {
+  if (policy.has_validation && r.deep() != nullptr && chosen != 0) {
     const auto mine = ensemble::row_losses(candidates.at(chosen), scored, run::Problem::kValidation);
     const auto deep = ensemble::row_losses(candidates.front(), scored, run::Problem::kValidation);
     r.against_deep = true;
@@ -427,6 +381,65 @@ RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& 
     r.validation_metric = ensemble::paired_difference(mine.metric, deep.metric);
   }
   return r;
+}
+
+RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
+                 const std::vector<const ensemble::PooledDiagnostics*>& diagnostics) {
+  RunReport r = choose(SelectionPolicy::of(p), candidates, run::scored_sets(p));
+  for (auto& e : r.candidates) {
+    if (e.stage < 0) continue;
+    const auto* d = diagnostics.at(static_cast<std::size_t>(e.stage));
+    for (int s = 0; s < 2; ++s) e.block_metric[static_cast<std::size_t>(s)] = d->block_metric(s);
+  }
+  return r;
+}
+
+void write_selection(io::ParallelFile& f, const SelectionTable& table, const RunReport& report) {
+  const std::string g = layout::kSelection;
+  f.create_group(g);
+  const auto n = static_cast<std::int64_t>(report.candidates.size());
+  if (table.drifting.size() != report.candidates.size())
+    throw Error("internal: /selection needs a drifting count per candidate");
+  std::vector<std::string> names;
+  std::vector<double> temperature, over_bayes, members;
+  for (const auto& c : report.candidates) {
+    names.push_back(c.name);
+    temperature.push_back(c.temperature);
+    over_bayes.push_back(c.temperature / table.bayes_temperature);
+    members.push_back(static_cast<double>(c.members));
+  }
+  f.put_strings(layout::selection_column(layout::kCandidate), names);
+  f.put(layout::selection_column(layout::kTemperature), temperature, {n});
+  f.put(layout::selection_column(layout::kTemperatureOverBayes), over_bayes, {n});
+  f.put(layout::selection_column(layout::kMembers), members, {n});
+  f.put(layout::selection_column(layout::kTrajectoriesDrifting), table.drifting, {n});
+  for (std::size_t split = 0; split < table.scored_sets.size(); ++split) {
+    for (const auto& [name, field] : score_fields(table.classification)) {
+      std::vector<double> values;
+      for (const auto& c : report.candidates) values.push_back(c.scores.at(split).*field);
+      f.put(layout::selection_column(layout::baseline_column(table.scored_sets[split], name)), values, {n});
+    }
+  }
+  f.attribute(g, layout::kSelectBy, ensemble::to_string(table.policy.by));
+  f.attribute(g, layout::kSelectRule, ensemble::to_string(table.policy.rule));
+  f.attribute(g, layout::kSelected, report.selected);
+  f.attribute(g, layout::kSelectedName, report.chosen().name);
+  if (report.compared) {
+    const auto& s = report.selection;
+    f.put(layout::selection_column(layout::kValidationLoss), s.loss, {n});
+    f.put(layout::selection_column(layout::kValidationLossStderr), s.stderr_loss, {n});
+    f.put(layout::selection_column(layout::kValidationLossStderrDifference), s.stderr_difference, {n});
+    f.attribute(g, layout::kBest, static_cast<std::int64_t>(s.best));
+    f.attribute(g, layout::kOneSe, static_cast<std::int64_t>(s.one_se));
+    f.attribute(g, layout::kValidationRows, table.validation_rows);
+    f.attribute(g, layout::kValidationLossMeaning,
+                std::string(table.policy.by == ensemble::SelectBy::nll
+                                ? "mean per-row negative log-likelihood on the validation set"
+                                : (table.classification ? "validation error rate (1 - accuracy of the vote)"
+                                                        : "validation mean squared error of the mean")) +
+                    "; stderr = sd / sqrt(rows); stderr_difference = that of the per-row differences to the best "
+                    "candidate (one_se: the first candidate within it)");
+  }
 }
 
 void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<run::ChainReport>& t,
@@ -475,7 +488,19 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
     write_stage_metrics(f, g, stage_metrics(p, t, static_cast<std::size_t>(c.stage)));
     write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), layout::ladder_diagnostics(c.name), c);
   }
-  write_selection(f, p, t, report);
+  SelectionTable table;
+  table.policy = SelectionPolicy::of(p);
+  table.classification = p.classification;
+  table.bayes_temperature = p.bayes_temperature;
+  for (std::size_t split = 0; split < p.scored_sets(); ++split) table.scored_sets.push_back(p.sets[split].name);
+  table.validation_rows = p.validation.rows();
+  for (const auto& c : report.candidates) {
+    table.drifting.push_back(
+        c.stage >= 0 ? static_cast<double>(verdict_counts(
+                           p, t, static_cast<std::size_t>(c.stage))[static_cast<std::size_t>(Verdict::drifting)])
+                     : kNaN);
+  }
+  write_selection(f, table, report);
 }
 
 }  // namespace simmer::parallel

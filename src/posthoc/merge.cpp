@@ -3,7 +3,8 @@
 // in the layout of parallel::ArchiveWriter (dimension scales, link creation order, NaN fill; field
 // lists and chunks from run/archive_layout.hpp). This file checks the inputs and copies what is
 // per chain or replicated; merge_scores.cpp re-derives what pools them (scores, diagnostics,
-// the deep ensemble) into /metrics, written by the run's own parallel::write_metrics.
+// the deep ensemble) into /metrics, written by the run's own parallel::write_metrics;
+// merge_ladder.cpp pools a ladder's rungs and makes its choice again.
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -337,55 +338,6 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     copy_chain_rows(inputs, f, prediction, io::Type::f64);
   }
 
-  // /ensemble: votes add; regression means and variances combine by Chan's formula.
-  f.create_group(layout::kEnsemble);
-  std::vector<ensemble::VoteAccumulator> vote_sets;
-  std::vector<ensemble::MeanAccumulator> mean_sets;
-  std::vector<std::vector<ensemble::MeanAccumulator>> component_sets;
-  for (const auto& set : run0.sets) {
-    const std::string g = layout::ensemble_group(set);
-    f.create_group(g);
-    const std::int64_t rows =
-        r0.exists(layout::data_x(set))
-            ? r0.dims(layout::data_x(set)).front()
-            : r0.dims(layout::join(g, run0.classification ? layout::kVotes : layout::kMean)).front();
-    if (run0.classification) {
-      ensemble::VoteAccumulator acc(rows, run0.classes);
-      const std::string votes_path = layout::join(g, layout::kVotes);
-      for (const auto& in : inputs) {
-        const auto v = in.reader->read_ints(votes_path);
-        if (static_cast<Index>(v.size()) != rows * run0.classes)
-          throw Error("'" + in.run.path + "': " + votes_path + " has an unexpected shape");
-        acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), merging::set_members(*in.reader, g));
-      }
-      const Votes& votes = acc.votes();
-      f.put(votes_path, std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
-      f.put(layout::join(g, layout::kPrediction), acc.majority(), {rows});
-      const Matrix fraction = acc.fractions();
-      f.put(layout::join(g, layout::kFraction), std::vector<double>(fraction.data(), fraction.data() + fraction.size()),
-            {rows, run0.classes});
-      f.attribute(g, layout::kMembers, acc.members());
-      vote_sets.push_back(std::move(acc));
-    } else {
-      ensemble::MeanAccumulator acc(rows, run0.outputs);
-      for (const auto& in : inputs) {
-        const std::int64_t n = merging::set_members(*in.reader, g);
-        const Matrix mean =
-            merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kMean)), rows, run0.outputs);
-        const Matrix variance =
-            merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kVariance)), rows, run0.outputs);
-        acc.merge(n, mean, variance * static_cast<double>(std::max<std::int64_t>(n - 1, 0)));
-      }
-      const Matrix mean = acc.mean(), variance = acc.variance();
-      f.put(layout::join(g, layout::kMean), std::vector<double>(mean.data(), mean.data() + mean.size()),
-            {rows, run0.outputs});
-      f.put(layout::join(g, layout::kVariance), std::vector<double>(variance.data(), variance.data() + variance.size()),
-            {rows, run0.outputs});
-      f.attribute(g, layout::kMembers, acc.members());
-      mean_sets.push_back(std::move(acc));
-      component_sets.push_back(merging::merge_components(inputs, f, g, rows, run0.outputs, C));
-    }
-  }
   if (r0.exists(layout::kTracked)) {
     const auto shape = r0.dims(layout::kTracked);
     f.create_dataset(layout::kTracked, io::Type::f64, {C, shape[1], shape[2]},
@@ -396,11 +348,68 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     }
   }
 
-  // /metrics (with the /baseline columns) as the run's report writes it, from the pooled inputs.
+  // A ladder's rungs pooled and its choice made again (merge_ladder.cpp); otherwise /ensemble:
+  // votes add, regression means and variances combine by Chan's formula. Then /metrics (with the
+  // /baseline columns) as the run's report writes it, from the pooled inputs.
+  const bool ladder = !run0.config.simmer.ladder.empty();
+  parallel::Metrics metrics;
+  if (ladder) {
+    metrics = merging::write_ladder(inputs, f, C);
+  } else {
+    // /ensemble: votes add; regression means and variances combine by Chan's formula.
+    f.create_group(layout::kEnsemble);
+    std::vector<ensemble::VoteAccumulator> vote_sets;
+    std::vector<ensemble::MeanAccumulator> mean_sets;
+    std::vector<std::vector<ensemble::MeanAccumulator>> component_sets;
+    for (const auto& set : run0.sets) {
+      const std::string g = layout::ensemble_group(set);
+      f.create_group(g);
+      const std::int64_t rows =
+          r0.exists(layout::data_x(set))
+              ? r0.dims(layout::data_x(set)).front()
+              : r0.dims(layout::join(g, run0.classification ? layout::kVotes : layout::kMean)).front();
+      if (run0.classification) {
+        ensemble::VoteAccumulator acc(rows, run0.classes);
+        const std::string votes_path = layout::join(g, layout::kVotes);
+        for (const auto& in : inputs) {
+          const auto v = in.reader->read_ints(votes_path);
+          if (static_cast<Index>(v.size()) != rows * run0.classes)
+            throw Error("'" + in.run.path + "': " + votes_path + " has an unexpected shape");
+          acc.add_votes(Eigen::Map<const Votes>(v.data(), rows, run0.classes), merging::set_members(*in.reader, g));
+        }
+        const Votes& votes = acc.votes();
+        f.put(votes_path, std::vector<std::int64_t>(votes.data(), votes.data() + votes.size()), {rows, run0.classes});
+        f.put(layout::join(g, layout::kPrediction), acc.majority(), {rows});
+        const Matrix fraction = acc.fractions();
+        f.put(layout::join(g, layout::kFraction),
+              std::vector<double>(fraction.data(), fraction.data() + fraction.size()), {rows, run0.classes});
+        f.attribute(g, layout::kMembers, acc.members());
+        vote_sets.push_back(std::move(acc));
+      } else {
+        ensemble::MeanAccumulator acc(rows, run0.outputs);
+        for (const auto& in : inputs) {
+          const std::int64_t n = merging::set_members(*in.reader, g);
+          const Matrix mean =
+              merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kMean)), rows, run0.outputs);
+          const Matrix variance =
+              merging::as_matrix(in.reader->read_doubles(layout::join(g, layout::kVariance)), rows, run0.outputs);
+          acc.merge(n, mean, variance * static_cast<double>(std::max<std::int64_t>(n - 1, 0)));
+        }
+        const Matrix mean = acc.mean(), variance = acc.variance();
+        f.put(layout::join(g, layout::kMean), std::vector<double>(mean.data(), mean.data() + mean.size()),
+              {rows, run0.outputs});
+        f.put(layout::join(g, layout::kVariance),
+              std::vector<double>(variance.data(), variance.data() + variance.size()), {rows, run0.outputs});
+        f.attribute(g, layout::kMembers, acc.members());
+        mean_sets.push_back(std::move(acc));
+        component_sets.push_back(merging::merge_components(inputs, f, g, rows, run0.outputs, C));
+      }
+    }
+    metrics =
+        merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets), std::move(component_sets)});
+  }
   f.create_group(layout::kMetrics);
-  parallel::write_metrics(
-      f,
-      merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets), std::move(component_sets)}));
+  parallel::write_metrics(f, metrics);
   std::vector<std::int64_t> diverged;
   for (const auto& in : inputs) {
     if (in.reader->exists(layout::kDivergedAtStep)) {
@@ -436,7 +445,8 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
   const bool any_diverged = std::any_of(diverged.begin(), diverged.end(), [](std::int64_t d) { return d >= 0; });
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
   // The scores and choices under a checksum (attributes have none of their own).
-  for (const auto& group : layout::choice_groups(0, f.exists(layout::kDeepEnsemble))) {
+  for (const auto& group :
+       layout::choice_groups(ladder ? run0.config.simmer.ladder.size() : 0, f.exists(layout::kDeepEnsemble))) {
     if (f.exists(group)) f.mirror_attributes(group);
   }
   f.mirror_attributes(layout::kOrigin);
@@ -530,13 +540,8 @@ void merge(const MergeOptions& o, std::ostream& out) {
       throw Error("merge: '" + o.archives[i] + "' has status '" + status +
                   "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
     }
-    if (!inputs[i].run.config.simmer.ladder.empty()) {
-      throw Error("merge: '" + o.archives[i] +
-                  "' is a temperature-ladder run (simmer.ladder): each run chose its ensemble among its rungs on "
-                  "its own validation set, so their ensembles do not add up; compare them with simmer_analyze "
-                  "summary instead");
-    }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
+    if (i > 0 && !inputs[i].run.config.simmer.ladder.empty()) merging::check_ladders(inputs.front(), inputs[i]);
     sources.push_back({o.archives[i], trajectory_origins(inputs[i])});
   }
   // The same trajectory twice (a rerun, a copy, an input merged into another) would count twice.

@@ -12,8 +12,10 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/candidate.hpp"
 #include "simmer/io/archive_reader.hpp"
 #include "simmer/io/h5.hpp"
+#include "simmer/parallel/archive_writer.hpp"
 #include "simmer/parallel/report.hpp"
 #include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/metrics.hpp"
@@ -80,6 +82,47 @@ struct PooledSets {
 std::vector<ensemble::MeanAccumulator> merge_components(const std::vector<Input>& inputs, io::ParallelFile& f,
                                                         const std::string& group, Index rows, Index outputs,
                                                         std::int64_t chains);
+
+/// What every merged ensemble is scored on: the evaluation sets' shape (`chains`, the merged
+/// trajectories, as its mixture components) and the scored sets' truth, from the first archive
+/// (every input holds the same data).
+struct Evaluation {
+  Evaluation(const std::vector<Input>& inputs, std::int64_t chains);
+  Evaluation(const Evaluation&) = delete;  // `scored` points into labels and truth
+  Evaluation& operator=(const Evaluation&) = delete;
+  parallel::EnsembleLayout shape;
+  std::vector<std::string> scored_names;  ///< train, test[, validation]
+  std::vector<std::vector<std::int64_t>> labels;
+  std::vector<Matrix> truth;
+  std::vector<ensemble::ScoredSet> scored;
+};
+
+/// The deep ensemble of every input's Adam end points (their /baseline/<set>/prediction in input
+/// order), or nullopt when an input has none (ab initio runs, older archives).
+std::optional<ensemble::Candidate> deep_ensemble(const std::vector<Input>& inputs, const Evaluation& ev);
+
+/// The baselines' scores per trajectory (/baseline/<set>_<score>), concatenated: the columns the
+/// first archive has.
+std::vector<parallel::Metrics::BaselineColumn> baseline_columns(const std::vector<Input>& inputs);
+
+/// Ladder runs (simmer.ladder): refuses `other` unless its ladder pools with `first`'s (the same
+/// rung count and temperatures).
+void check_ladders(const Input& first, const Input& other);
+
+/// Ladder runs: /ladder (every rung's pooled ensemble, scores and diagnostics; the exchange log),
+/// /deep_ensemble, /ensemble (the candidate chosen again on the pooled validation rows),
+/// /diagnostics (its trajectories) and /selection; returns /metrics for parallel::write_metrics.
+parallel::Metrics write_ladder(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains);
+
+/// The diagnostics group `in` of every input (/diagnostics, or a rung's) concatenated into `out`
+/// in input order (each trajectory's numbers are its own; the chain scale its merged index), the
+/// member series' R-hat and ESS pooled again; returns the verdict counts and loss rises, the
+/// harmonic ones from the attributes of `scores` (/metrics, or the rung's group), or nullopt when
+/// an input has no verdicts. The pooled per-block metrics need the runs' block ensembles, which
+/// archives do not keep: a merged archive has none.
+std::optional<parallel::StageMetrics> merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                                        const std::string& in, const std::string& out,
+                                                        const std::string& scores);
 
 /// Writes what the merged archive pools beyond /ensemble's votes or means (the mean
 /// probabilities or coverage counts, /diagnostics, /deep_ensemble) and returns its /metrics,

@@ -158,73 +158,39 @@ std::vector<parallel::SetMetrics> merge_scores(const std::vector<Input>& inputs,
 /// each evaluation set (/baseline/<set>/prediction, merged in input order): writes
 /// /deep_ensemble and puts its scores in `m`. Inputs without one (ab initio runs, older archives)
 /// leave it out.
-void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, const RunArchive& run0,
+void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
                          parallel::Metrics& m) {
-  if (!all_have(inputs, layout::kDeepEnsemble)) return;
-  const io::ArchiveReader& r0 = *inputs.front().reader;
-  parallel::EnsembleLayout shape;
-  shape.chains = 0;
-  for (const auto& in : inputs) shape.chains += in.run.chains;
-  shape.classification = run0.classification;
-  shape.classes = run0.classes;
-  shape.outputs = run0.outputs;
-  std::vector<std::vector<std::int64_t>> labels;
-  std::vector<Matrix> truth;
-  for (const auto& set : run0.sets) {
-    if (!all_have(inputs, layout::baseline_prediction(set))) return;
-    shape.sets.push_back(set);
-    shape.rows.push_back(r0.dims(layout::baseline_prediction(set))[1]);
-  }
-  shape.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
-  labels.resize(shape.scored);
-  truth.resize(shape.scored);
-  std::vector<ensemble::ScoredSet> scored;
-  for (std::size_t s = 0; s < shape.scored; ++s) {
-    const std::string y = layout::data_y(shape.sets[s]);
-    if (run0.classification) {
-      labels[s] = r0.read_ints(y);
-      scored.push_back({nullptr, &labels[s]});
-    } else {
-      truth[s] = as_matrix(r0.read_doubles(y), shape.rows[s], run0.outputs);
-      scored.push_back({&truth[s], nullptr});
-    }
-  }
-  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, shape.rows, scored);
-  for (const auto& in : inputs) {
-    for (std::int64_t c = 0; c < in.run.chains; ++c) {
-      for (std::size_t s = 0; s < shape.sets.size(); ++s) {
-        const auto values = in.reader->read_slab(layout::baseline_prediction(shape.sets[s]), c);
-        deep.add(s, view(as_matrix(values, shape.rows[s], run0.outputs)));
-      }
-      deep.done();
-    }
-  }
-  parallel::write_candidate(f, MPI_COMM_SELF, shape, layout::kDeepEnsemble, &deep.candidate());
-  const ensemble::CandidateScores scores = ensemble::score(deep.candidate(), scored);
-  m.deep_ensemble = parallel::set_metrics(shape.sets, scores, run0.classification);
+  const Evaluation ev(inputs, chains);
+  const auto deep = deep_ensemble(inputs, ev);
+  if (!deep) return;
+  parallel::write_candidate(f, MPI_COMM_SELF, ev.shape, layout::kDeepEnsemble, &*deep);
+  const ensemble::CandidateScores scores = ensemble::score(*deep, ev.scored);
+  m.deep_ensemble = parallel::set_metrics(ev.scored_names, scores, ev.shape.classification);
   m.deep_ensemble_noise = scores.noise;
-  m.deep_ensemble_members = deep.candidate().members;
+  m.deep_ensemble_members = deep->members;
 }
 
-/// Every member's series [chain, member] concatenated (shorter runs padded with NaN) and their
-/// pooled rank-normalised R-hat and bulk ESS recomputed over all the merged chains (NaN when an
-/// input lacks a series: the copied attributes of the first input would be its alone).
-void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, parallel::ScaleAxes& by_chain) {
+/// Every member's series of the inputs' `in` group [chain, member] concatenated into `out`
+/// (shorter runs padded with NaN) and their pooled rank-normalised R-hat and bulk ESS recomputed
+/// over all the merged chains (NaN when an input lacks a series: the copied attributes of the
+/// first input would be its alone).
+void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, const std::string& in,
+                         const std::string& out, parallel::ScaleAxes& by_chain) {
   parallel::ScaleAxes by_member;
   std::int64_t members = 0;
   for (const auto& name : layout::member_series_names()) {
-    const std::string path = layout::join(layout::kDiagnostics, layout::member_series(name));
+    const std::string path = layout::join(in, layout::member_series(name));
     if (!all_have(inputs, path)) {
-      if (inputs.front().reader->has_attribute(layout::kDiagnostics, layout::series_bulk_ess(name))) {
-        f.attribute(layout::kDiagnostics, layout::series_bulk_ess(name), std::nan(""));
-        f.attribute(layout::kDiagnostics, layout::series_rank_rhat(name), std::nan(""));
+      if (inputs.front().reader->has_attribute(in, layout::series_bulk_ess(name))) {
+        f.attribute(out, layout::series_bulk_ess(name), std::nan(""));
+        f.attribute(out, layout::series_rank_rhat(name), std::nan(""));
       }
       continue;
     }
     ensemble::Chains pooled;
-    for (const auto& in : inputs) {
-      const auto shape = in.reader->dims(path);
-      const auto v = in.reader->read_doubles(path);
+    for (const auto& input : inputs) {
+      const auto shape = input.reader->dims(path);
+      const auto v = input.reader->read_doubles(path);
       const auto m = static_cast<std::size_t>(shape.back());
       for (std::size_t c = 0; c < static_cast<std::size_t>(shape.front()); ++c) {
         std::vector<double> one(v.begin() + static_cast<std::ptrdiff_t>(c * m),
@@ -233,45 +199,60 @@ void merge_member_series(const std::vector<Input>& inputs, io::ParallelFile& f, 
         pooled.push_back(std::move(one));
       }
     }
-    members = parallel::write_member_series(f, layout::kDiagnostics, name, pooled, by_chain, by_member);
+    members = parallel::write_member_series(f, out, name, pooled, by_chain, by_member);
   }
-  if (!by_member.empty()) parallel::write_member_scale(f, layout::kDiagnostics, members, by_member);
+  if (!by_member.empty()) parallel::write_member_scale(f, out, members, by_member);
 }
 
-/// /diagnostics concatenated in input order (each trajectory's numbers are its own), and in `m`
-/// the verdict counts, loss rises and T's reading. The pooled per-block metrics need the runs'
-/// block ensembles, which archives do not keep: a merged archive has none.
-void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
-                       parallel::Metrics& m) {
-  const std::string verdict_path = layout::join(layout::kDiagnostics, layout::kVerdict);
-  const std::string reason_path = layout::join(layout::kDiagnostics, layout::kVerdictReason);
-  if (!all_have(inputs, verdict_path)) return;
+}  // namespace
+
+std::optional<parallel::StageMetrics> merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f,
+                                                        const std::string& in, const std::string& out,
+                                                        const std::string& scores) {
+  const std::string verdict_path = layout::join(in, layout::kVerdict);
+  const std::string reason_path = layout::join(in, layout::kVerdictReason);
+  if (!all_have(inputs, verdict_path)) return std::nullopt;
   const io::ArchiveReader& r0 = *inputs.front().reader;
-  f.create_group(layout::kDiagnostics);
-  copy_attributes(r0, f, layout::kDiagnostics);
-  f.attribute(layout::kDiagnostics, layout::kPooledBlockMetrics,
+  f.create_group(out);
+  copy_attributes(r0, f, in);
+  f.attribute(out, layout::kPooledBlockMetrics,
               std::string("not in a merged archive (the runs' block ensembles are not stored)"));
+  // The trajectories of this stage: each input's (its chain scale, or all of them) after the
+  // trajectories of the inputs before it.
+  std::vector<double> ids;
+  std::int64_t offset = 0;
+  for (const auto& input : inputs) {
+    const std::string scale = layout::join(in, layout::kChainAxis);
+    const auto n = static_cast<std::int64_t>(input.reader->dims(verdict_path).front());
+    std::vector<double> own(static_cast<std::size_t>(n));
+    std::iota(own.begin(), own.end(), 0.0);
+    if (input.reader->exists(scale)) own = input.reader->read_doubles(scale);
+    if (static_cast<std::int64_t>(own.size()) != n)
+      throw Error("'" + input.run.path + "': " + scale + " does not have one value per verdict");
+    for (const double id : own) ids.push_back(id + static_cast<double>(offset));
+    offset += input.run.chains;
+  }
+  const auto chains = static_cast<std::int64_t>(ids.size());
   std::vector<std::pair<std::string, unsigned>> by_chain;
   for (const auto& name : layout::diagnostic_fields()) {
-    const std::string path = layout::join(layout::kDiagnostics, name);
-    if (!all_have(inputs, path)) continue;
-    f.put(path, concatenated<double>(inputs, path), {chains});
-    by_chain.emplace_back(path, 0U);
+    if (!all_have(inputs, layout::join(in, name))) continue;
+    f.put(layout::join(out, name), concatenated<double>(inputs, layout::join(in, name)), {chains});
+    by_chain.emplace_back(layout::join(out, name), 0U);
   }
   std::vector<std::string> verdicts, reasons;
   std::map<std::string, std::int64_t> counts;
-  for (const auto& in : inputs) {
-    for (const auto& v : in.reader->read_strings(verdict_path)) {
+  for (const auto& input : inputs) {
+    for (const auto& v : input.reader->read_strings(verdict_path)) {
       verdicts.push_back(v);
       counts[v] += 1;
     }
-    if (in.reader->exists(reason_path)) {
-      for (const auto& v : in.reader->read_strings(reason_path)) reasons.push_back(v);
+    if (input.reader->exists(reason_path)) {
+      for (const auto& v : input.reader->read_strings(reason_path)) reasons.push_back(v);
     }
   }
-  f.put_strings(verdict_path, verdicts);
-  if (reasons.size() == verdicts.size()) f.put_strings(reason_path, reasons);
-  parallel::StageMetrics& stage = m.stage.emplace();
+  f.put_strings(layout::join(out, layout::kVerdict), verdicts);
+  if (reasons.size() == verdicts.size()) f.put_strings(layout::join(out, layout::kVerdictReason), reasons);
+  parallel::StageMetrics stage;
   auto& verdict_counts = stage.verdicts.emplace();
   for (const auto& entry : ensemble::kVerdictNames.table) {
     verdict_counts[static_cast<std::size_t>(entry.value)] = counts[std::string(entry.name)];
@@ -279,41 +260,40 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
   std::vector<std::pair<std::string, unsigned>> by_block;
   std::int64_t blocks = -1;
   for (const char* split : {layout::kTrain, layout::kTest}) {
-    const std::string path = layout::join(layout::kDiagnostics, layout::block_metric(split));
+    const std::string path = layout::join(in, layout::block_metric(split));
     if (!all_have(inputs, path)) continue;
     std::vector<double> rows;
-    for (const auto& in : inputs) {
-      const auto shape = in.reader->dims(path);
+    for (const auto& input : inputs) {
+      const auto shape = input.reader->dims(path);
       if (blocks < 0) blocks = shape.back();
-      if (shape.back() != blocks) throw Error("'" + in.run.path + "': " + path + " has another number of blocks");
-      const auto v = in.reader->read_doubles(path);
+      if (shape.back() != blocks) throw Error("'" + input.run.path + "': " + path + " has another number of blocks");
+      const auto v = input.reader->read_doubles(path);
       rows.insert(rows.end(), v.begin(), v.end());
     }
-    f.put(path, rows, {chains, blocks});
-    by_chain.emplace_back(path, 0U);
-    by_block.emplace_back(path, 1U);
+    const std::string merged = layout::join(out, layout::block_metric(split));
+    f.put(merged, rows, {chains, blocks});
+    by_chain.emplace_back(merged, 0U);
+    by_block.emplace_back(merged, 1U);
   }
-  merge_member_series(inputs, f, by_chain);
-  std::vector<double> ids(static_cast<std::size_t>(chains));
-  std::iota(ids.begin(), ids.end(), 0.0);
-  const std::string chain_scale = layout::join(layout::kDiagnostics, layout::kChainAxis);
+  merge_member_series(inputs, f, in, out, by_chain);
+  const std::string chain_scale = layout::join(out, layout::kChainAxis);
   f.put(chain_scale, ids, {chains});
   f.attach_scale(chain_scale, layout::kChainAxis, by_chain);
   if (blocks > 0) {
-    const std::string first_step = layout::join(layout::kDiagnostics, layout::kBlockFirstStep);
+    const std::string first_step = layout::join(in, layout::kBlockFirstStep);
     if (r0.exists(first_step)) {
-      f.put(first_step, r0.read_doubles(first_step), {blocks});
-      by_block.emplace_back(first_step, 0U);
+      f.put(layout::join(out, layout::kBlockFirstStep), r0.read_doubles(first_step), {blocks});
+      by_block.emplace_back(layout::join(out, layout::kBlockFirstStep), 0U);
     }
     std::vector<double> block_ids(static_cast<std::size_t>(blocks));
     std::iota(block_ids.begin(), block_ids.end(), 0.0);
-    const std::string block_scale = layout::join(layout::kDiagnostics, layout::kBlockAxis);
+    const std::string block_scale = layout::join(out, layout::kBlockAxis);
     f.put(block_scale, block_ids, {blocks});
     f.attach_scale(block_scale, layout::kBlockAxis, by_block);
   }
   // The loss rise against equipartition: means over all trajectories again.
-  const std::string member_loss = layout::join(layout::kDiagnostics, layout::kMeanMemberLoss);
-  const std::string start_loss = layout::join(layout::kDiagnostics, layout::kStartLoss);
+  const std::string member_loss = layout::join(in, layout::kMeanMemberLoss);
+  const std::string start_loss = layout::join(in, layout::kStartLoss);
   if (all_have(inputs, member_loss) && all_have(inputs, start_loss)) {
     const auto member = concatenated<double>(inputs, member_loss);
     const auto start = concatenated<double>(inputs, start_loss);
@@ -321,27 +301,24 @@ void merge_diagnostics(const std::vector<Input>& inputs, io::ParallelFile& f, st
     for (std::size_t i = 0; i < rise.size(); ++i) rise[i] = member[i] - start[i];
     stage.observed_rise = parallel::finite_mean_sd(rise).first;
   }
-  const auto first = [&](const char* name) -> std::optional<double> {
-    if (!r0.has_attribute(layout::kMetrics, name)) return std::nullopt;
-    return r0.attribute_real(layout::kMetrics, name);
-  };
-  stage.harmonic_rise = first(layout::kHarmonicLossRise);
-  m.bayes_temperature = first(layout::kBayesTemperature);
-  m.temperature_over_bayes = first(layout::kTemperatureOverBayes);
+  if (r0.has_attribute(scores, layout::kHarmonicLossRise))
+    stage.harmonic_rise = r0.attribute_real(scores, layout::kHarmonicLossRise);
   // The stiff modes' rise is T/2 x the mean eigenvalue count over trajectories: the inputs'
   // values weighted by their trajectories.
   const char* stiff = layout::kHarmonicLossRiseStiffModes;
   if (std::all_of(inputs.begin(), inputs.end(),
-                  [&](const Input& in) { return in.reader->has_attribute(layout::kMetrics, stiff); })) {
+                  [&](const Input& input) { return input.reader->has_attribute(scores, stiff); })) {
     double sum = 0.0;
-    for (const auto& in : inputs) {
-      sum += static_cast<double>(in.run.chains) * in.reader->attribute_real(layout::kMetrics, stiff);
+    std::int64_t n = 0;
+    for (const auto& input : inputs) {
+      const auto trajectories = static_cast<std::int64_t>(input.reader->dims(verdict_path).front());
+      sum += static_cast<double>(trajectories) * input.reader->attribute_real(scores, stiff);
+      n += trajectories;
     }
-    stage.stiff_rise = sum / static_cast<double>(chains);
+    stage.stiff_rise = n > 0 ? sum / static_cast<double>(n) : std::nan("");
   }
+  return stage;
 }
-
-}  // namespace
 
 void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std::string& object) {
   for (const auto& a : r.attributes(object)) {
@@ -359,6 +336,70 @@ void copy_attributes(const io::ArchiveReader& r, io::ParallelFile& f, const std:
         break;
     }
   }
+}
+
+Evaluation::Evaluation(const std::vector<Input>& inputs, std::int64_t chains) {
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  const RunArchive& run0 = inputs.front().run;
+  shape.chains = chains;
+  shape.classification = run0.classification;
+  shape.classes = run0.classes;
+  shape.outputs = run0.outputs;
+  for (const auto& set : run0.sets) {
+    shape.sets.push_back(set);
+    const std::string x = layout::data_x(set);
+    const std::string g = layout::ensemble_group(set);
+    shape.rows.push_back(r0.exists(x)
+                             ? r0.dims(x).front()
+                             : r0.dims(layout::join(g, run0.classification ? layout::kVotes : layout::kMean)).front());
+  }
+  shape.scored = static_cast<std::size_t>(std::count_if(run0.sets.begin(), run0.sets.end(), is_scored));
+  labels.resize(shape.scored);
+  truth.resize(shape.scored);
+  for (std::size_t s = 0; s < shape.scored; ++s) {
+    scored_names.push_back(shape.sets[s]);
+    const std::string y = layout::data_y(shape.sets[s]);
+    if (run0.classification) {
+      labels[s] = r0.read_ints(y);
+      scored.push_back({nullptr, &labels[s]});
+    } else {
+      truth[s] = as_matrix(r0.read_doubles(y), shape.rows[s], run0.outputs);
+      scored.push_back({&truth[s], nullptr});
+    }
+  }
+}
+
+std::optional<ensemble::Candidate> deep_ensemble(const std::vector<Input>& inputs, const Evaluation& ev) {
+  if (!all_have(inputs, layout::kDeepEnsemble)) return std::nullopt;
+  for (const auto& set : ev.shape.sets) {
+    if (!all_have(inputs, layout::baseline_prediction(set))) return std::nullopt;
+  }
+  const RunArchive& run0 = inputs.front().run;
+  ensemble::DeepEnsembleBuilder deep(run0.classification, run0.classes, run0.outputs, ev.shape.rows, ev.scored);
+  for (const auto& in : inputs) {
+    for (std::int64_t c = 0; c < in.run.chains; ++c) {
+      for (std::size_t s = 0; s < ev.shape.sets.size(); ++s) {
+        const auto values = in.reader->read_slab(layout::baseline_prediction(ev.shape.sets[s]), c);
+        deep.add(s, view(as_matrix(values, ev.shape.rows[s], run0.outputs)));
+      }
+      deep.done();
+    }
+  }
+  return deep.candidate();
+}
+
+std::vector<parallel::Metrics::BaselineColumn> baseline_columns(const std::vector<Input>& inputs) {
+  const io::ArchiveReader& r0 = *inputs.front().reader;
+  const RunArchive& run0 = inputs.front().run;
+  std::vector<parallel::Metrics::BaselineColumn> out;
+  for (const auto& set : run0.sets) {
+    if (!is_scored(set)) continue;
+    for (const auto& field : layout::score_fields(run0.classification)) {
+      const std::string column = layout::baseline_score(set, field.first);
+      if (r0.exists(column)) out.push_back({set, field.first, concatenated<double>(inputs, column)});
+    }
+  }
+  return out;
 }
 
 std::vector<ensemble::MeanAccumulator> merge_components(const std::vector<Input>& inputs, io::ParallelFile& f,
@@ -387,17 +428,16 @@ parallel::Metrics merged_metrics(const std::vector<Input>& inputs, io::ParallelF
   const RunArchive& run0 = inputs.front().run;
   parallel::Metrics m;
   m.classification = run0.classification;
-  // The baselines' scores per trajectory, concatenated (the columns the first archive has).
-  for (const auto& set : run0.sets) {
-    if (!is_scored(set)) continue;
-    for (const auto& field : layout::score_fields(run0.classification)) {
-      const std::string column = layout::baseline_score(set, field.first);
-      if (r0.exists(column)) m.baseline.push_back({set, field.first, concatenated<double>(inputs, column)});
-    }
-  }
+  m.baseline = baseline_columns(inputs);  // the columns the first archive has
   m.ensemble = merge_scores(inputs, f, pooled, m.ensemble_noise);
-  merge_diagnostics(inputs, f, chains, m);
-  merge_deep_ensemble(inputs, f, run0, m);
+  m.stage = merge_diagnostics(inputs, f, layout::kDiagnostics, layout::kDiagnostics, layout::kMetrics);
+  const auto first = [&](const char* name) -> std::optional<double> {
+    if (!r0.has_attribute(layout::kMetrics, name)) return std::nullopt;
+    return r0.attribute_real(layout::kMetrics, name);
+  };
+  m.bayes_temperature = first(layout::kBayesTemperature);
+  m.temperature_over_bayes = first(layout::kTemperatureOverBayes);
+  merge_deep_ensemble(inputs, f, chains, m);
   for (const auto& in : inputs) m.members += in.reader->attribute_integer(layout::kMetrics, layout::kMembers);
   return m;
 }

@@ -111,6 +111,10 @@ def test_groups(tmp):
     st.run(SIMMER, 2, sine + ["--run.seed", "4", "--output", b])
     paths["merged"] = os.path.join(tmp, "merged.h5")
     st.run(ANALYZE, None, ["merge", a, b, "-o", paths["merged"]])
+    c = os.path.join(tmp, "c.h5")  # a merge of ladder runs: pooled rungs, exchange log, /selection
+    st.run(SIMMER, 2, kinds["parallel_ladder_exchange"] + ["--run.seed", "5", "--output", c])
+    paths["merged_ladder"] = os.path.join(tmp, "merged_ladder.h5")
+    st.run(ANALYZE, None, ["merge", paths["parallel_ladder_exchange"], c, "-o", paths["merged_ladder"]])
     total = 0
     for name, path in paths.items():
         answers = open_every_group(path)

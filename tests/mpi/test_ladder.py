@@ -25,11 +25,18 @@ tests: validation  data.validation_fraction carves its rows out of the training 
                    the error rate; /ensemble holds the chosen candidate's arrays; summary and
                    predict follow the choice
        merge       merged retrofit archives report the deep ensemble of all their Adam end points
-                   (recomputed from the merged /baseline predictions); ladder runs are refused
+                   (recomputed from the merged /baseline predictions)
+       merge_ladder ladder runs of three seeds pool each rung (votes add, probabilities average by
+                   members) and the choice is made again: numpy's lowest pooled validation NLL;
+                   (a+b)+c equals a+b+c; other rung temperatures are refused; parallel rungs keep
+                   trajectory i at rung i mod K (the run's trajectory count is a multiple of K) with
+                   the exchange log pooled; a regression ladder
+                   pools means and variances (Chan), coverage counts, components and σ²
 """
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 
@@ -414,14 +421,164 @@ def test_merge(tmp):
             p_mean = softmax(logits).mean(axis=0)
             close(m[f"deep_ensemble_{split}_accuracy"], np.mean(majority == y), f"merged {split} accuracy")
             close(m[f"deep_ensemble_{split}_nll"], np.mean(nll_rows(p_mean, y)), f"merged {split} NLL")
-    ladder = []
-    for seed in (1, 2):
+    print("merge: the merged deep ensemble equals numpy's over all Adam end points")
+
+
+def merge(inputs, out, expect=0):
+    p = subprocess.run([ANALYZE, "merge"] + inputs + ["-o", out], env=st.ENV, capture_output=True, text=True)
+    if (p.returncode != 0) if expect == 0 else (p.returncode != expect):
+        fail(f"merge of {inputs}: exit {p.returncode}, expected {expect}:\n{p.stdout}\n{p.stderr}")
+    if expect == 0:
+        st.run(ANALYZE, None, ["verify", out])
+    return p
+
+
+def members(f, group):
+    return int(f[group].attrs["members"])
+
+
+def test_merge_ladder(tmp):
+    """Ladder runs of three seeds pool each rung's members; the choice is made again on the pooled
+    validation rows (numpy's lowest validation NLL); merging a merge gives the same; a ladder at
+    other temperatures is refused; parallel rungs keep trajectory i at rung i mod K and pool the
+    exchange log; a regression ladder pools means, variances, coverage and mixture components."""
+    short = st.opts(LADDER, "--simmer.steps", "60", "--ensemble.window", "30")
+    seeds = []
+    for seed in (1, 2, 3):  # seed 3 with half the trajectories: the runs' weights differ
         out = os.path.join(tmp, f"ladder{seed}.h5")
-        run(2, st.opts(LADDER, "--run.seed", str(seed), "--simmer.steps", "60", "--ensemble.window", "30")
-            + ["--output", out])
-        ladder.append(out)
-    p = subprocess.run([ANALYZE, "merge"] + ladder + ["-o", os.path.join(tmp, "no.h5")], env=st.ENV,
-                       capture_output=True, text=True)
-    if p.returncode == 0 or "simmer.ladder" not in p.stderr:
-        fail(f"merging ladder runs was not refused naming simmer.ladder:\n{p.stdout}\n{p.stderr}")
-    print("merge: the merged deep ensemble equals numpy's over all Adam end points; ladder runs refused")
+        run(2, st.opts(short, "--run.trajectories", "2" if seed == 3 else "4") + ["--run.seed", str(seed), "--output", out])
+        seeds.append(out)
+    abc, ab, ab_c = (os.path.join(tmp, n) for n in ("abc.h5", "ab.h5", "ab_c.h5"))
+    merge(seeds, abc)
+    merge(seeds[:2], ab)
+    merge([ab, seeds[2]], ab_c)
+    ins = [h5py.File(q, "r") for q in seeds]
+    with h5py.File(abc, "r") as f:
+        names = st.strings(f["selection/candidate"])
+        if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
+            fail(f"merged candidates {names}")
+        y = f["data/validation/y"][()]
+        for rung in names[1:]:
+            for split in ("train", "test", "validation"):
+                g = f"ladder/{rung}/{split}"
+                n = [members(i, g) for i in ins]
+                if members(f, g) != sum(n):
+                    fail(f"{g}: {members(f, g)} members, the runs have {n}")
+                if not np.array_equal(f[f"{g}/votes"][()], sum(i[f"{g}/votes"][()] for i in ins)):
+                    fail(f"{g}/votes are not the sum of the runs'")
+                pooled = sum(k * i[f"{g}/probability"][()] for k, i in zip(n, ins)) / sum(n)
+                close(f[f"{g}/probability"][()], pooled, f"{g}/probability (members-weighted mean)")
+            verdicts = sum((st.strings(i[f"ladder/{rung}/diagnostics/verdict"]) for i in ins), [])
+            if st.strings(f[f"ladder/{rung}/diagnostics/verdict"]) != verdicts:
+                fail(f"ladder/{rung}/diagnostics/verdict is not the runs' in input order")
+            close(f[f"ladder/{rung}"].attrs["ensemble_validation_nll"],
+                  np.mean(nll_rows(f[f"ladder/{rung}/validation/probability"][()], y)), f"{rung}'s validation NLL")
+        groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:]]
+        loss = np.array([np.mean(nll_rows(f[f"{g}/validation/probability"][()], y)) for g in groups])
+        close(f["selection/validation_loss"][()], loss, "merged validation NLL per candidate")
+        best = int(np.argmin(loss))
+        chosen = int(f["selection"].attrs["selected"])
+        if chosen != best or text(f["metrics"].attrs["ensemble"]) != names[best] \
+                or text(f["ensemble"].attrs["candidate"]) != names[best]:
+            fail(f"merge chose {chosen} ({names[chosen]}), numpy says {best} (validation NLL {loss})")
+        if not np.array_equal(f["ensemble/test/votes"][()], f[f"{groups[best]}/test/votes"][()]):
+            fail("the merged /ensemble is not the chosen candidate's")
+        close(f["metrics"].attrs["ensemble_test_nll"],
+              np.mean(nll_rows(f[f"{groups[best]}/test/probability"][()], f["data/test/y"][()])), "merged test NLL")
+        if best > 0:
+            rung = names[best]
+            expected = sum((st.strings(i[f"ladder/{rung}/diagnostics/verdict"]) for i in ins), [])
+            if st.strings(f["diagnostics/verdict"]) != expected:
+                fail(f"/diagnostics is not {rung}'s trajectories")
+        runs = [text(i["selection"].attrs["selected_name"]) for i in ins]
+        print(f"merge ladders: the runs chose {runs}; merged validation NLL {np.round(loss, 4)}: {names[best]}")
+        with h5py.File(ab_c, "r") as g:
+            for path in ["selection/validation_loss", "ladder/rung_0/validation/probability",
+                         "ladder/rung_2/test/fraction", "ensemble/validation/probability"]:
+                close(g[path][()], f[path][()], f"(a+b)+c vs a+b+c: {path}")
+            for key in ("selected_name",):
+                if g["selection"].attrs[key] != f["selection"].attrs[key]:
+                    fail(f"(a+b)+c chose {g['selection'].attrs[key]}, a+b+c {f['selection'].attrs[key]}")
+            close(g["metrics"].attrs["ensemble_validation_nll"], f["metrics"].attrs["ensemble_validation_nll"],
+                  "(a+b)+c vs a+b+c: the ensemble's validation NLL")
+    for i in ins:
+        i.close()
+    # The same seed twice is one run counted twice; other temperatures do not pool.
+    merge([seeds[0], ab], os.path.join(tmp, "twice.h5"), expect=2)
+    hot = os.path.join(tmp, "hot.h5")
+    shutil.copy(seeds[2], hot)
+    with h5py.File(hot, "r+") as f:
+        f["ladder/rung_1"].attrs["temperature"] = 2 * f["ladder/rung_1"].attrs["temperature"]
+    p = merge([seeds[0], hot], os.path.join(tmp, "no.h5"), expect=2)
+    if "rung_1's temperature" not in p.stderr:
+        fail(f"a ladder at other temperatures was not refused naming the rung:\n{p.stderr}")
+    # Parallel rungs with replica exchange: two seeds of 6 trajectories (K = 3).
+    parallel = st.opts(short, "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "10",
+                       "--run.trajectories", "6")
+    pair = []
+    for seed in (1, 2):
+        out = os.path.join(tmp, f"parallel{seed}.h5")
+        run(2, parallel + ["--run.seed", str(seed), "--output", out])
+        pair.append(out)
+    merged = os.path.join(tmp, "parallel.h5")
+    merge(pair, merged)
+    ins = [h5py.File(q, "r") for q in pair]
+    with h5py.File(merged, "r") as f:
+        for k in range(3):
+            ids = f[f"ladder/rung_{k}/diagnostics/chain"][()]
+            if list(ids) != list(range(k, 12, 3)):
+                fail(f"rung_{k}'s merged trajectories are {ids}, expected every third from {k}")
+            t = f["sample_stats/temperature"][()]
+            if not np.all(t[k::3] == f[f"ladder/rung_{k}"].attrs["temperature"]):
+                fail(f"merged trajectories {k}::3 are not all at rung {k}")
+        for name in ("exchange_proposed", "exchange_accepted"):
+            if not np.array_equal(f[f"ladder/{name}"][()], sum(i[f"ladder/{name}"][()] for i in ins)):
+                fail(f"/ladder/{name} is not the sum of the runs'")
+        held = np.concatenate([ins[0]["ladder/configuration_held"][()], ins[1]["ladder/configuration_held"][()] + 6])
+        if not np.array_equal(f["ladder/configuration_held"][()], held):
+            fail("/ladder/configuration_held is not renumbered with the trajectories")
+        swaps = np.concatenate([i["ladder/exchange_swapped"][()] for i in ins], axis=1)
+        if not np.array_equal(f["ladder/exchange_swapped"][()], swaps):
+            fail("/ladder/exchange_swapped is not the runs' side by side")
+    for i in ins:
+        i.close()
+    # A regression ladder: means and variances by Chan's formula, coverage counts, components.
+    sine = ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini"), "--adam.epochs", "50", "--simmer.steps", "200",
+            "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25",
+            "--run.trajectories", "2", "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2",
+            "--simmer.ladder", "0.5,1", "--simmer.noise_sd", "0.1"]
+    pair = []
+    for seed in (1, 2):
+        out = os.path.join(tmp, f"sine{seed}.h5")
+        run(2, sine + ["--run.seed", str(seed), "--output", out])
+        pair.append(out)
+    merged = os.path.join(tmp, "sine.h5")
+    merge(pair, merged)
+    ins = [h5py.File(q, "r") for q in pair]
+    with h5py.File(merged, "r") as f:
+        for rung in ("rung_0", "rung_1"):
+            g = f"ladder/{rung}/validation"
+            n = np.array([members(i, g) for i in ins], dtype=float)
+            means = [i[f"{g}/mean"][()] for i in ins]
+            mean = (n[0] * means[0] + n[1] * means[1]) / n.sum()
+            close(f[f"{g}/mean"][()], mean, f"{g}/mean", rtol=1e-10)
+            m2 = sum((k - 1) * i[f"{g}/variance"][()] + k * (mu - mean) ** 2 for k, i, mu in zip(n, ins, means))
+            close(f[f"{g}/variance"][()], m2 / (n.sum() - 1), f"{g}/variance", rtol=1e-9)
+            below = sum(i[f"{g}/coverage_below"][()] for i in ins)
+            if not np.array_equal(f[f"{g}/coverage_below"][()], below):
+                fail(f"{g}/coverage_below is not the sum of the runs'")
+            parts = np.concatenate([i[f"{g}/trajectory_mean"][()] for i in ins])
+            if not np.array_equal(f[f"{g}/trajectory_mean"][()], parts):
+                fail(f"{g}/trajectory_mean is not the runs' trajectories in order")
+            y = f["data/validation/y"][()]
+            resid = np.mean((f[f"{g}/mean"][()] - y.reshape(f[f"{g}/mean"].shape)) ** 2)
+            close(f[f"ladder/{rung}/noise_variance"][()][0], resid, f"{rung}'s σ² (pooled validation residuals)",
+                  rtol=1e-10)
+        chosen = text(f["selection"].attrs["selected_name"])
+        loss = f["selection/validation_loss"][()]
+        if chosen != st.strings(f["selection/candidate"])[int(np.argmin(loss))]:
+            fail(f"the regression ladder's merge chose {chosen}, validation NLL {loss}")
+    for i in ins:
+        i.close()
+    print("merge ladders: rungs pooled and the choice made again (three seeds, (a+b)+c the same); other "
+          "temperatures refused; parallel rungs and their exchange log, a regression ladder's means, variances, coverage and components pooled")

@@ -90,6 +90,39 @@ struct RunReport {
 ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, const ensemble::PooledEnsemble& pooled,
                                     const ensemble::PooledDiagnostics& diagnostics);
 
+/// How a run chooses its ensemble among its candidates: the keys behind the rule, from a
+/// run::Problem (the run) or an archive's configuration (simmer_analyze merge).
+struct SelectionPolicy {
+  std::int64_t stages = 0;  ///< simmering stages (0: Adam alone)
+  bool ladder = false;      ///< simmer.ladder set
+  bool parallel_rungs = false;
+  bool has_validation = false;  ///< a validation set with rows
+  ensemble::SelectBy by = ensemble::SelectBy::nll;
+  ensemble::SelectRule rule = ensemble::SelectRule::best;
+  static SelectionPolicy of(const run::Problem& p);
+};
+
+/// Scores every candidate (deep ensemble first, then the stages in order) on `scored` and makes
+/// the choice `policy` describes (the rule below); the stages' block metrics are left empty.
+RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Candidate>& candidates,
+                 const std::vector<ensemble::ScoredSet>& scored);
+
+/// What /selection holds beside the report's candidates: the rule, the scored sets' names, the
+/// validation rows and each candidate's count of drifting trajectories (NaN for the deep ensemble).
+struct SelectionTable {
+  SelectionPolicy policy;
+  bool classification = false;
+  double bayes_temperature = 1.0;
+  std::vector<std::string> scored_sets;
+  std::int64_t validation_rows = 0;
+  std::vector<double> drifting;
+};
+
+/// Collective. /selection: the candidates' table (names, temperatures, members, drifting counts,
+/// every score) and the choice, with the validation losses when the candidates were compared.
+/// The run's report and simmer_analyze merge of ladder runs write it.
+void write_selection(io::ParallelFile& f, const SelectionTable& table, const RunReport& report);
+
 /// Scores every candidate (deep ensemble first, then the stages; `diagnostics[k]` the stages'
 /// pooled diagnostics for their block metrics) and makes the run's choice (rank 0).
 /// Without a ladder the run's ensemble is its one simmering stage (the deep ensemble is reported
