@@ -316,7 +316,13 @@ std::string to_ini(const Config& config) {
 std::vector<KeyInfo> describe_keys() {
   const Config defaults;
   std::vector<KeyInfo> out;
-  for (const Key& k : keys()) out.push_back({k.full(), k.value_name, k.get(defaults, false), k.role, k.choices});
+  for (const Key& k : keys()) {
+    KeyInfo info{k.full(), k.value_name, k.get(defaults, false), k.role, k.choices};
+    info.fills_member = static_cast<bool>(k.library_default);
+    info.library_default = info.fills_member && k.library_default(defaults);
+    info.own_default = k.own_default_reason;
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

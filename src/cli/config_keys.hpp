@@ -1,7 +1,8 @@
 #pragma once
 // Private to src/cli: the key table. Every configuration key is declared once, in keys()
 // (config_table.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
-// name table), default (the Config field's initialiser), range, role on resume and merge, the
+// name table), default (the Config field's initialiser: for a key that fills a library member,
+// that member's default, unless the key says why not), range, role on resume and merge, the
 // library fields whose errors it answers for, and the run::Problem member it fills unchanged
 // (`into`). The INI reader, the command line, --help, the effective INI (/config), the single-key
 // checks of `validated`, key_role, config_differences, key_of and the plain part of the Config ->
@@ -52,6 +53,11 @@ struct Key {
   /// Copies the value, unchanged, to the run::Problem member it fills (empty: build_problem
   /// derives what the value means by hand, e.g. a temperature in posterior units).
   std::function<void(const Config&, run::Problem&)> copy;
+  /// Keys with `into`: whether a configuration's value equals the Problem member's own default
+  /// (a default-constructed run::Problem's): the Config default of such a key is the library's,
+  /// declared there, unless the key says why not (`own_default`).
+  std::function<bool(const Config&)> library_default;
+  std::string own_default_reason;  ///< why this key's default is not its library member's
   bool real = false;         ///< floating point: must also be finite
   bool can_be_auto = false;  ///< "auto" is a value too (its number is NaN; no range)
   std::optional<Bound> lo, hi;
@@ -85,6 +91,11 @@ struct Key {
     fields.emplace_back(library_field);
     return *this;
   }
+  /// The key's default is its own, not the library member's it fills (`into`), for `why`.
+  Key& own_default(const char* why) {
+    own_default_reason = why;
+    return *this;
+  }
 
  private:
   Key& bound(std::optional<Bound>& b, double v, bool open) {
@@ -106,6 +117,7 @@ struct TypedKey : Key {
   Key& into(U run::Problem::*member) {
     static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
     copy = [s = sub, f = field, member](const Config& c, run::Problem& p) { p.*member = (c.*s).*f; };
+    library_default = [s = sub, f = field, member](const Config& c) { return run::Problem{}.*member == (c.*s).*f; };
     return *this;
   }
   /// The value goes to (p.*part).*member (an options struct of the Problem).
@@ -113,6 +125,9 @@ struct TypedKey : Key {
   Key& into(Part run::Problem::*part, U Part::*member) {
     static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
     copy = [s = sub, f = field, part, member](const Config& c, run::Problem& p) { (p.*part).*member = (c.*s).*f; };
+    library_default = [s = sub, f = field, part, member](const Config& c) {
+      return (run::Problem{}.*part).*member == (c.*s).*f;
+    };
     return *this;
   }
 };

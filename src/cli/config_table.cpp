@@ -306,6 +306,7 @@ const std::vector<Key>& keys() {
           .max(1000),
       make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)")
           .into(&P::run, &run::RunOptions::steps)
+          .own_default("the recipe's 10 000 steps per stage; the library has no run length of its own")
           .above(0)
           .cap(1e12),
       make_key("simmer", "T_initial", &C::simmer, &SimmerConfig::T_initial, "temperature at step 0 (loss units), >= 0")
@@ -328,7 +329,8 @@ const std::vector<Key>& keys() {
                "candidate (a rung, or in retrofit mode the deep ensemble) with the best validation score "
                "(ensemble.select_by; needs data.validation_fraction > 0). T_initial, T_target, dT and every "
                "are not used. Empty: the ramp")
-          .into(&P::ladder),
+          .into(&P::ladder)
+          .own_default("the recipe's ladder; the library's empty ladder is the paper's ramp"),
       make_key("simmer", "ladder_mode", &C::simmer, &SimmerConfig::ladder_mode, run::kLadderModeNames,
                "with simmer.ladder: sequential (each trajectory simmers every rung in turn, coldest first) | "
                "parallel (trajectory i simmers rung i mod K for the whole run, so every rung has "
@@ -486,6 +488,7 @@ const std::vector<Key>& keys() {
       make_key("ensemble", "window", &C::ensemble, &EnsembleConfig::window,
                "the last W steps of the run, from which members are drawn (<= simmer.steps)")
           .into(&P::sampling, &ensemble::SamplingOptions::window)
+          .own_default("the recipe's window (the last 3 000 steps of each stage)")
           .above(0)
           .fills("SamplingOptions.window"),
       make_key("ensemble", "stride", &C::ensemble, &EnsembleConfig::stride,
@@ -510,6 +513,7 @@ const std::vector<Key>& keys() {
       make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
                "store every k-th member in /posterior (the aggregation uses all)")
           .into(&P::store, &run::StoreOptions::every)
+          .own_default("every 20th member stored keeps /posterior small; the library stores every member")
           .min(1),
       make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype, kPrecisionNames,
                "precision of /posterior/params on disk (auto: the run's "
@@ -536,6 +540,7 @@ const std::vector<Key>& keys() {
                "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
                "size")
           .into(&P::run, &run::RunOptions::trajectories)
+          .own_default("0: one per MPI rank group, which validated resolves")
           .min(0)
           .explain("0: one per group of run.ranks_per_trajectory ranks")
           .with_role(KeyRole::study),
@@ -555,6 +560,7 @@ const std::vector<Key>& keys() {
       make_key("run", "output", &C::run, &RunConfig::output,
                "HDF5 archive path (an existing file is kept unless --overwrite)")
           .into(&P::run, &run::RunOptions::output)
+          .own_default("an archive in the working directory; the library has no path of its own")
           .with_role(KeyRole::placement)
           .fills("RunOptions.output"),
       make_key("run", "progress_seconds", &C::run, &RunConfig::progress_seconds,
@@ -606,6 +612,7 @@ const std::vector<Key>& keys() {
                "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
                "for every k dividing it; 1 is the plain full batch")
           .into(&P::run, &run::RunOptions::gradient_chunks)
+          .own_default("0: run.ranks_per_trajectory's, which validated resolves")
           .cap(65536),
       make_key("run", "precision", &C::run, &RunConfig::precision, kPrecisionNames,
                "the scalar of the network, its loss and gradient, Adam and the "

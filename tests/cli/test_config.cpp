@@ -398,6 +398,24 @@ TEST_CASE("to_ini and help_text list every key", "[config]") {
   CHECK_THAT(help, Contains("--overwrite"));
 }
 
+TEST_CASE("a key that fills a library member takes that member's default or says why not", "[config]") {
+  // The default is declared once: in the library struct the key fills (config.hpp initialises
+  // the Config member from it), or, where the run's default means something else (0: one per
+  // rank, the recipe's window), in the key's own declaration with the reason (`own_default`).
+  std::size_t library = 0, own = 0;
+  for (const KeyInfo& k : describe_keys()) {
+    INFO(k.key << " = " << k.default_value);
+    if (!k.fills_member) {
+      CHECK(k.own_default.empty());
+      continue;
+    }
+    CHECK(k.library_default != !k.own_default.empty());  // a stale reason fails too
+    (k.library_default ? library : own) += 1;
+  }
+  CHECK(library > 30);
+  CHECK(own > 0);
+}
+
 TEST_CASE("a config file that sets no key is refused, naming the file", "[config]") {
   for (const char* text : {"", "\n\n", "# only a comment\n; and another\n", "[data]\n# nothing set\n[model]\n"}) {
     INFO("file:\n" << text);

@@ -56,6 +56,10 @@ inline constexpr const char* kAutoName = "auto";
 /// model.architecture = auto: these hidden widths between the data's inputs and outputs.
 inline constexpr const char* kAutoHidden = "64-64";
 
+// Where a key fills a library option (its table line's `into`), its default is the library's,
+// declared there; a key whose default means something else says why in its table line
+// (`own_default`), and a test holds the two together.
+
 struct DataConfig {
   DataSource source = DataSource::csv;
   std::string path;                           ///< csv, higgs: file; idx: directory (relative to the cwd)
@@ -91,7 +95,6 @@ struct ModelConfig {
   model::Init init = model::Init::glorot_normal;
 };
 
-/// Where a key fills a library option, its default is the library's (declared once there).
 struct AdamConfig {
   std::int64_t epochs = 2000;
   double lr = train::AdamOptions{}.learning_rate;
@@ -99,7 +102,8 @@ struct AdamConfig {
   double beta1 = train::AdamOptions{}.beta1;
   double beta2 = train::AdamOptions{}.beta2;
   double epsilon = train::AdamOptions{}.epsilon;
-  std::int64_t checkpoint_every = 100;  ///< epochs between checkpoints during Adam (0: none)
+  std::int64_t checkpoint_every =
+      run::RunOptions{}.adam_checkpoint_every;  ///< Adam epochs between checkpoints (0: none)
   train::AdamKeep keep = train::AdamOptions{}.keep;
   std::int64_t patience = train::AdamOptions{}.patience;
 };
@@ -140,23 +144,24 @@ struct SimmerConfig {
   /// ensemble's residuals after Adam (run::Problem::set_noise_sd)
   std::optional<double> noise_sd;
   run::DiagnosticsOptions::CurvatureReport curvature_report = run::DiagnosticsOptions{}.curvature_report;
-  int lanczos_steps = 40;  ///< curvature report: Lanczos steps per probe
-  int lanczos_probes = 3;  ///< curvature report: random probe vectors
+  int lanczos_steps = run::DiagnosticsOptions{}.lanczos_steps;    ///< curvature report: Lanczos steps per probe
+  int lanczos_probes = run::DiagnosticsOptions{}.lanczos_probes;  ///< curvature report: random probe vectors
   std::int64_t configurational_every = run::DiagnosticsOptions{}.configurational_every;
   int configurational_probes = run::DiagnosticsOptions{}.configurational_probes;
   run::HealthOptions::OnDivergence on_divergence = run::HealthOptions{}.on_divergence;
   run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
-  std::int64_t health_every = 100;  ///< steps between a trajectory's health checks
+  std::int64_t health_every = run::HealthOptions{}.every;  ///< steps between a trajectory's health checks
   train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
   std::int64_t mass_warmup = 0;  ///< parameter_masses = adapt: the unit-mass steps the variances come from
 };
 
 struct EnsembleConfig {
   std::int64_t window = 3000;
-  std::int64_t stride = 1;
-  std::int64_t count = 0;
-  double fraction = 0.0;
-  std::int64_t blocks = 5;               ///< drift diagnostics: the window's members in this many blocks
+  std::int64_t stride = ensemble::SamplingOptions{}.stride;
+  std::int64_t count = ensemble::SamplingOptions{}.count;
+  double fraction = ensemble::SamplingOptions{}.fraction;
+  /// drift diagnostics: the window's members in this many blocks
+  std::int64_t blocks = run::DiagnosticsOptions{}.blocks;
   std::int64_t store_every = 20;         ///< store every k-th member in /posterior (aggregation uses all)
   std::optional<Precision> store_dtype;  ///< /posterior/params on disk (empty: auto, run.precision)
   std::string points;                    ///< optional CSV of extra evaluation inputs (feature columns)
@@ -166,20 +171,24 @@ struct EnsembleConfig {
 };
 
 struct RunConfig {
-  std::int64_t trajectories = 0;        ///< 0: one per MPI rank
-  std::uint64_t seed = 1;               ///< initialisation seeds derive from (seed, trajectory)
-  std::int64_t gather_interval = 1000;  ///< steps between gathers to rank 0 (and archive writes)
-  std::int64_t trace_every = 10;        ///< record losses every k steps/epochs in /trace
+  std::int64_t trajectories = 0;                ///< 0: one per MPI rank
+  std::uint64_t seed = run::RunOptions{}.seed;  ///< initialisation seeds derive from (seed, trajectory)
+  /// steps between gathers to rank 0 (and archive writes)
+  std::int64_t gather_interval = run::RunOptions{}.gather_interval;
+  std::int64_t trace_every = run::RunOptions{}.trace_every;  ///< record losses every k steps/epochs in /trace
   std::string output = "simmer_run.h5";
-  double progress_seconds = 10.0;  ///< min seconds between progress lines when not a tty
+  double progress_seconds = run::RunOptions{}.progress_seconds;  ///< min seconds between progress lines off a tty
   run::RunOptions::Progress progress = run::RunOptions{}.progress;
-  std::int64_t checkpoint_interval = 1000;   ///< steps between checkpoints (0: only after Adam)
-  double checkpoint_budget = 0.05;           ///< largest share of the wall time spent on checkpoints
-  std::int64_t sync_every = 100;             ///< steps between the ranks' checks for a stop signal
-  std::string memory_limit = "auto";         ///< auto | off | a size ("16G"): see parse_memory_limit
-  std::int64_t ranks_per_trajectory = 1;     ///< ranks that share one trajectory's gradient (power of 2)
-  std::int64_t gradient_chunks = 0;          ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
-  Precision precision = Precision::float64;  ///< the network's and integrator's scalar
+  /// steps between checkpoints (0: only after Adam)
+  std::int64_t checkpoint_interval = run::RunOptions{}.checkpoint_interval;
+  /// largest share of the wall time spent on checkpoints
+  double checkpoint_budget = run::RunOptions{}.checkpoint_budget;
+  std::int64_t sync_every = run::RunOptions{}.sync_every;  ///< steps between the ranks' checks for a stop signal
+  std::string memory_limit = "auto";                       ///< auto | off | a size ("16G"): see parse_memory_limit
+  /// ranks that share one trajectory's gradient (power of 2)
+  std::int64_t ranks_per_trajectory = run::RunOptions{}.ranks_per_trajectory;
+  std::int64_t gradient_chunks = 0;  ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
+  Precision precision = run::RunOptions{}.precision;  ///< the network's and integrator's scalar
 };
 
 struct Config {
@@ -297,6 +306,9 @@ struct KeyInfo {
   std::string default_value;         ///< as --help and the effective INI print it
   KeyRole role = KeyRole::science;   ///< on resume and merge
   std::vector<std::string> choices;  ///< a choice key's names ("auto" first where it may be left to the run)
+  bool fills_member = false;         ///< its value goes unchanged to a run::Problem member
+  bool library_default = false;      ///< ... and its default is that member's own
+  std::string own_default;           ///< why its default differs from the member's, where it does
 };
 /// Every key, in the order of the effective INI.
 std::vector<KeyInfo> describe_keys();
