@@ -82,16 +82,14 @@ void check_hottest(const Problem& p, const Config& c) {
                      why);
 }
 
-run::Problem build(const Config& given) {
-  Problem p;
-  // Every key the table maps `into` a Problem member (config_table.cpp); what follows derives the rest.
-  detail::copy_into(given, p);
+/// The data's part: the splits, and what the task asks of the network (outputs, classes, the
+/// loss: a binary cross-entropy has one logit for two classes).
+void set_task(const Config& given, Problem& p) {
   load_splits(given, p);
   const data::Dataset& all = p.train;  // names, task, sizes and image shape
   p.outputs = all.outputs();
   p.classes = p.classification ? all.outputs() : 0;
   p.loss = loss_of(given);
-  // Binary cross-entropy: one logit per row for two classes; the target is the class index.
   const bool binary = p.classification && p.loss == model::LossKind::bce;
   if (binary && p.classes != 2) {
     throw option_error(
@@ -99,18 +97,26 @@ run::Problem build(const Config& given) {
         "needs exactly two classes; '" + given.data.target + "' has " + std::to_string(p.classes) + " (use cce)");
   }
   if (binary) p.outputs = 1;
-  // What auto chose, in the configuration the archive records (a merge, a resume and the
-  // analysis read the widths, the loss and the thermostat from it).
-  Config resolved = given;
-  resolved.model.loss = p.loss;
-  resolved.simmer.thermostat = thermostat_of(given);
-  if (given.model.architecture == kAutoName) {
-    resolved.model.architecture = std::to_string(all.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
-  }
-  const Config& c = resolved;
-  p.architecture.layers = c.model.architecture;
-  p.config_ini = to_ini(c);
+}
 
+/// The configuration as the run uses it: what auto chose (the loss, the thermostat, the widths),
+/// which the archive records (a merge, a resume and the analysis read them from it).
+Config resolved(const Config& given, const Problem& p) {
+  Config c = given;
+  c.model.loss = p.loss;
+  c.simmer.thermostat = thermostat_of(given);
+  if (given.model.architecture == kAutoName) {
+    c.model.architecture = std::to_string(p.train.features()) + "-" + kAutoHidden + "-" + std::to_string(p.outputs);
+  }
+  return c;
+}
+
+/// The network: its widths checked against the data, its parameter count (from the layout alone:
+/// a network too large for the node is refused by the memory check before anything of its size
+/// is allocated) and the prior on its parameters.
+void set_model(const Config& given, const Config& c, Problem& p) {
+  const data::Dataset& all = p.train;
+  p.architecture.layers = c.model.architecture;
   p.architecture.input_shape = all.image_shape;
   p.architecture.outputs = p.outputs;
   if (c.model.architecture == "lenet5" &&
@@ -140,18 +146,28 @@ run::Problem build(const Config& given) {
                            std::to_string(p.outputs) +
                            (p.classification ? " (one logit per class)" : " (one per target)"));
   }
+  const auto layout = model::network_layout(p.architecture);
+  p.parameters = model::parameter_count(layout);
+  p.prior_rms = std::nan("");
+  if (c.simmer.prior == Prior::gaussian) {
+    p.nhc.prior_precision =
+        train::gaussian_prior_precision(layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
+    p.prior_rms = train::prior_rms(p.nhc.prior_precision);
+  }
+  p.model_text = {c.model.architecture,     model::to_string(c.model.activation), model::to_string(c.model.output),
+                  model::to_string(p.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
+}
+
+/// The integrator: the mode, the temperatures (the ramp or the ladder, in loss units once the
+/// noise sd is known), the thermostat, the step and the thermostat's masses.
+void set_integrator(const Config& c, Problem& p) {
   // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
   p.adam_only = c.simmer.mode == SimmerMode::adam;
   if (p.adam_only) p.ladder.clear();  // nothing simmers: no rungs (the rules ignore the key too)
   p.mode = c.simmer.mode == SimmerMode::abinitio ? train::StartMode::abinitio : train::StartMode::retrofit;
-
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.start_velocity = train::parse_start_velocity(
       c.simmer.start_velocity ? train::to_string(*c.simmer.start_velocity) : std::string(kAutoName), p.mode);
-  // The layout alone: a network too large for the node is refused by the memory check before
-  // anything of its size is allocated.
-  const auto probe_layout = model::network_layout(p.architecture);
-  p.parameters = model::parameter_count(probe_layout);
   // simmer.noise_sd = auto: the deep ensemble's residuals after Adam set it (Problem::set_noise_sd).
   const bool regression_loss = p.loss == model::LossKind::sse || p.loss == model::LossKind::mse;
   p.noise_pending = regression_loss && !c.simmer.noise_sd && p.mode == train::StartMode::retrofit;
@@ -192,17 +208,15 @@ run::Problem build(const Config& given) {
                                                         static_cast<double>(p.parameters) - c.simmer.dof_offset,
                                                         p.ramp.target, c.simmer.tau)
                                 : masses.values;
-  p.prior_rms = std::nan("");
-  if (c.simmer.prior == Prior::gaussian) {
-    p.nhc.prior_precision =
-        train::gaussian_prior_precision(probe_layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
-    p.prior_rms = train::prior_rms(p.nhc.prior_precision);
-  }
-  p.model_text = {c.model.architecture,     model::to_string(c.model.activation), model::to_string(c.model.output),
-                  model::to_string(p.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};
-  // How the run is carried out.
-  p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
+}
 
+/// What the ensemble is scored and evaluated on: the scalers fitted to the training rows, every
+/// set with targets (train, test, validation) and the optional points, each as the network sees
+/// it; the rows to track; how /posterior is stored.
+void set_evaluation(const Config& c, Problem& p) {
+  const data::Dataset& all = p.train;
+  const bool binary = p.classification && p.loss == model::LossKind::bce;
+  p.store.float32 = c.ensemble.store_dtype.value_or(c.run.precision) == Precision::float32;
   p.x_scaler = data::MinMaxScaler::fit(p.train.x);
   if (!p.classification) {
     p.y_scaler = data::MinMaxScaler::fit(p.train.y);
@@ -261,6 +275,20 @@ run::Problem build(const Config& given) {
                 "': more row blocks than the " + std::to_string(p.sets[0].rows()) + " training rows");
   }
   for (auto& s : p.sets) s.prepare(p.run.precision);
+}
+
+/// build_problem by job: every key the table maps `into` a Problem member (config_table.cpp),
+/// then the task, the configuration as run, the model, the integrator and the evaluation sets,
+/// each checking its own keys against the data.
+run::Problem build(const Config& given) {
+  Problem p;
+  detail::copy_into(given, p);
+  set_task(given, p);
+  const Config c = resolved(given, p);
+  p.config_ini = to_ini(c);
+  set_model(given, c, p);
+  set_integrator(c, p);
+  set_evaluation(c, p);
   return p;
 }
 
