@@ -321,6 +321,7 @@ std::vector<KeyInfo> describe_keys() {
     info.fills_member = static_cast<bool>(k.library_default);
     info.library_default = info.fills_member && k.library_default(defaults);
     info.own_default = k.own_default_reason;
+    info.arrived = k.arrived;
     out.push_back(std::move(info));
   }
   return out;

@@ -57,9 +57,11 @@ struct Key {
   /// (a default-constructed run::Problem's): the Config default of such a key is the library's,
   /// declared there, unless the key says why not (`own_default`).
   std::function<bool(const Config&)> library_default;
+  /// Keys with `into`: whether a Problem's member holds the configuration's value.
+  std::function<bool(const Config&, const run::Problem&)> arrived;
   std::string own_default_reason;  ///< why this key's default is not its library member's
-  bool real = false;         ///< floating point: must also be finite
-  bool can_be_auto = false;  ///< "auto" is a value too (its number is NaN; no range)
+  bool real = false;               ///< floating point: must also be finite
+  bool can_be_auto = false;        ///< "auto" is a value too (its number is NaN; no range)
   std::optional<Bound> lo, hi;
   std::optional<double> limit;  ///< a size no run needs, refused with its own "must be <= limit"
   std::string note;             ///< said after a range violation: "must be >= 0 (<note>)"
@@ -118,6 +120,7 @@ struct TypedKey : Key {
     static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
     copy = [s = sub, f = field, member](const Config& c, run::Problem& p) { p.*member = (c.*s).*f; };
     library_default = [s = sub, f = field, member](const Config& c) { return run::Problem{}.*member == (c.*s).*f; };
+    arrived = [s = sub, f = field, member](const Config& c, const run::Problem& p) { return p.*member == (c.*s).*f; };
     return *this;
   }
   /// The value goes to (p.*part).*member (an options struct of the Problem).
@@ -127,6 +130,9 @@ struct TypedKey : Key {
     copy = [s = sub, f = field, part, member](const Config& c, run::Problem& p) { (p.*part).*member = (c.*s).*f; };
     library_default = [s = sub, f = field, part, member](const Config& c) {
       return (run::Problem{}.*part).*member == (c.*s).*f;
+    };
+    arrived = [s = sub, f = field, part, member](const Config& c, const run::Problem& p) {
+      return (p.*part).*member == (c.*s).*f;
     };
     return *this;
   }

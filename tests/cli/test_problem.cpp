@@ -1,11 +1,12 @@
-// build_problem: the keys the table maps `into` a Problem member arrive there unchanged, and the
-// derived members (temperatures in posterior units, the automatic step, the store's dtype) follow
-// from their keys. Every value below differs from its default, so a key mapped into the wrong
-// member, or not at all, fails its line.
+// build_problem: the keys the table maps `into` a Problem member arrive there unchanged (derived
+// from the table), the choice keys reach their own members (a list written independently of the
+// table), and the derived members (temperatures in posterior units, the automatic step, the
+// store's dtype) follow from their keys.
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,42 +21,21 @@ using simmer::test::parse;
 
 namespace {
 
-/// A sine run with every plain key away from its default.
-cli::Config unusual() {
-  // clang-format off
-  const std::vector<std::pair<std::string, std::string>> keys = {
-      {"model.architecture", "1-7-1"}, {"model.activation", "relu"},
-      {"model.output", "tanh"}, {"model.loss", "mse"},
-      {"model.init", "glorot_uniform"}, {"adam.lr", "0.003"},
-      {"adam.batch", "16"}, {"adam.beta1", "0.8"},
-      {"adam.beta2", "0.99"}, {"adam.epsilon", "1e-6"},
-      {"adam.patience", "7"}, {"adam.keep", "best_validation"},
-      {"data.validation_fraction", "0.2"}, {"adam.checkpoint_every", "11"},
-      {"simmer.steps", "900"}, {"simmer.step_fraction", "0.3"}, {"simmer.step_estimates", "6"},
-      {"simmer.chain_length", "4"}, {"simmer.thermostat", "langevin"},
-      {"simmer.friction", "2.5"}, {"simmer.dof_offset", "1.5"},
-      {"simmer.start_jitter", "0.01"}, {"simmer.noise_sd", "0.2"},
-      {"simmer.curvature_report", "start_end"}, {"simmer.lanczos_steps", "12"},
-      {"simmer.lanczos_probes", "2"}, {"simmer.configurational_every", "13"}, {"simmer.configurational_probes", "3"},
-      {"simmer.on_divergence", "warn"}, {"simmer.stability_check", "warn"},
-      {"simmer.health_every", "17"}, {"simmer.parameter_masses", "adapt"},
-      {"simmer.mass_warmup", "19"}, {"ensemble.window", "600"},
-      {"ensemble.stride", "3"}, {"ensemble.blocks", "4"},
-      {"ensemble.store_every", "2"}, {"ensemble.track", "1,4"},
-      {"ensemble.select_by", "metric"}, {"ensemble.select_rule", "one_se"},
-      {"run.trajectories", "3"}, {"run.seed", "23"},
-      {"run.gather_interval", "29"}, {"run.trace_every", "31"},
-      {"run.output", "elsewhere.h5"}, {"run.progress_seconds", "3.5"},
-      {"run.progress", "lines"}, {"run.checkpoint_interval", "37"},
-      {"run.sync_every", "41"}, {"run.precision", "float32"},
-      {"run.checkpoint_budget", "0.25"},
-  };
-  // clang-format on
+/// Keys another key's value must come with (a rule of `validated` ties them).
+std::vector<std::string> needs_also(const std::string& key) {
+  if (key == "adam.patience") return {"--adam.keep", "best_validation"};
+  if (key == "simmer.mass_warmup") return {"--simmer.parameter_masses", "adapt"};
+  if (key == "simmer.exchange_every")
+    return {"--simmer.ladder", "0.5,1", "--run.trajectories", "2", "--simmer.ladder_mode", "parallel"};
+  if (key == "simmer.ladder_mode" || key == "ensemble.select_by" || key == "ensemble.select_rule")
+    return {"--simmer.ladder", "0.5,1", "--run.trajectories", "2"};
+  return {};
+}
+
+/// The sine job as the paper runs it, with `extra` (--key value ...) on top, validated for one rank.
+cli::Config sine(const std::vector<std::string>& extra) {
   std::vector<std::string> words{"simmer_mpi"};
-  for (const auto& [key, value] : keys) {
-    words.push_back("--" + key);
-    words.push_back(value);
-  }
+  words.insert(words.end(), extra.begin(), extra.end());
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
   const cli::Config base = test::paper_defaults();
@@ -63,59 +43,125 @@ cli::Config unusual() {
   return cli::validated(inv.config, 1);
 }
 
+/// A value of `k` other than the sine job's `current`, from the key's syntax: another choice, the
+/// other truth value, or a number moved within every range of the table. The few keys whose
+/// values a rule cannot make (lists, paths, values other keys constrain) are given here.
+std::string another_value(const cli::KeyInfo& k, const std::string& current) {
+  // clang-format off
+  static const std::vector<std::pair<std::string, std::string>> given = {
+      {"adam.patience", "7"},              // with adam.keep = best_validation (needs_also)
+      {"simmer.mass_warmup", "19"},        // >= 10, with parameter_masses = adapt (needs_also)
+      {"simmer.ladder", "0.5,1"},          // a list of ascending temperatures
+      {"ensemble.track", "1,4"},           // test rows
+      {"run.output", "elsewhere.h5"},      // a path
+      {"run.trajectories", "3"},           // 0 (one per rank) resolves to 1 here
+      {"run.ranks_per_trajectory", "1"},   // a power of 2 up to the ranks (1 here): see below
+      {"run.gradient_chunks", "4"},        // a power of two (0 resolves to ranks_per_trajectory)
+      {"adam.beta1", "0.8"}, {"adam.beta2", "0.99"},  // in [0, 1)
+      {"simmer.step_fraction", "0.3"},     // in (0, 1)
+      {"ensemble.fraction", "0.2"},        // in [0, 1), and count = 0
+      {"run.checkpoint_budget", "0.25"},   // in (0, 1]
+      {"data.validation_fraction", "0.3"},  // (0.2 in the base: adam.keep = best_validation needs one)
+  };
+  // clang-format on
+  for (const auto& [key, value] : given) {
+    if (key == k.key) return value;
+  }
+  for (const auto& choice : k.choices) {
+    if (choice != current && choice != cli::kAutoName) return choice;
+  }
+  if (k.syntax == "true|false" || current == "true" || current == "false") return current == "true" ? "false" : "true";
+  const double v = std::stod(current);
+  if (k.syntax == "int" || k.syntax == "uint") return std::to_string(static_cast<long long>(v) * 2 + 3);
+  std::ostringstream out;
+  out.precision(17);
+  out << (v == 0.0 ? 0.5 : v * 1.5);
+  return out.str();
+}
+
 }  // namespace
 
-TEST_CASE("build_problem: every plain key arrives in its Problem member", "[config][problem]") {
-  const run::Problem p = cli::build_problem(unusual());
-  CHECK(p.architecture.layers == "1-7-1");
+// Derived from the table: every key that fills a Problem member (its table line's `into`) is set
+// alone to another value and must arrive in that member, and the sine job's own Problem must not
+// hold it (so the value was really another). A new key with `into` is covered without a line here.
+TEST_CASE("build_problem: every key that fills a Problem member arrives there", "[config][problem]") {
+  const cli::Config base = sine({"--data.validation_fraction", "0.2"});
+  const run::Problem plain = cli::build_problem(base);
+  const std::string ini = cli::to_ini(base);
+  std::size_t checked = 0;
+  for (const cli::KeyInfo& k : cli::describe_keys()) {
+    if (!k.fills_member) continue;
+    if (k.key == "run.ranks_per_trajectory") continue;  // > 1 needs that many ranks: mpi: sharded
+    // The sine job's value of the key, as the effective INI prints it.
+    const std::string name = k.key.substr(k.key.find('.') + 1);
+    const std::size_t at = ini.find("\n" + name + " =", ini.find("[" + k.key.substr(0, k.key.find('.')) + "]"));
+    REQUIRE(at != std::string::npos);
+    std::size_t from = at + name.size() + 3;
+    if (ini[from] == ' ') ++from;  // (an empty value has no blank)
+    const std::string now = ini.substr(from, ini.find('\n', from) - from);
+    const std::string value = another_value(k, now);
+    INFO(k.key << ": " << now << " -> " << value);
+    const cli::Config c = k.key == "data.validation_fraction" ? sine({"--" + k.key, value}) : sine([&] {
+      std::vector<std::string> words{"--data.validation_fraction", "0.2", "--" + k.key, value};
+      for (const auto& w : needs_also(k.key)) words.push_back(w);
+      return words;
+    }());
+    const run::Problem p = cli::build_problem(c);
+    CHECK(k.arrived(c, p));
+    CHECK_FALSE(k.arrived(c, plain));
+    ++checked;
+  }
+  CHECK(checked > 40);
+}
+
+// Deliberately independent of the table: the choice keys and the member each must reach, written
+// out by hand, so that a table line naming the wrong member of the same type fails here.
+TEST_CASE("build_problem: each choice key reaches its own member", "[config][problem]") {
+  const run::Problem p = cli::build_problem(sine({"--model.activation",
+                                                  "relu",
+                                                  "--model.output",
+                                                  "tanh",
+                                                  "--model.loss",
+                                                  "mse",
+                                                  "--model.init",
+                                                  "glorot_uniform",
+                                                  "--adam.keep",
+                                                  "best_validation",
+                                                  "--data.validation_fraction",
+                                                  "0.2",
+                                                  "--simmer.thermostat",
+                                                  "langevin",
+                                                  "--simmer.curvature_report",
+                                                  "start_end",
+                                                  "--simmer.on_divergence",
+                                                  "warn",
+                                                  "--simmer.stability_check",
+                                                  "warn",
+                                                  "--simmer.parameter_masses",
+                                                  "adapt",
+                                                  "--simmer.mass_warmup",
+                                                  "19",
+                                                  "--ensemble.select_by",
+                                                  "metric",
+                                                  "--ensemble.select_rule",
+                                                  "one_se",
+                                                  "--run.progress",
+                                                  "lines",
+                                                  "--run.precision",
+                                                  "float32"}));
   CHECK(p.architecture.activation == model::Activation::relu);
   CHECK(p.architecture.output == model::Activation::tanh);
   CHECK(p.loss == model::LossKind::mse);
   CHECK(p.init == model::Init::glorot_uniform);
-  CHECK(p.adam.learning_rate == 0.003);
-  CHECK(p.adam.batch_size == 16);
-  CHECK(p.adam.beta1 == 0.8);
-  CHECK(p.adam.beta2 == 0.99);
-  CHECK(p.adam.epsilon == 1e-6);
-  CHECK(p.adam.patience == 7);
   CHECK(p.adam.keep == train::AdamKeep::best_validation);
-  CHECK(p.run.adam_checkpoint_every == 11);
-  CHECK(p.run.steps == 900);
-  CHECK(p.auto_step.fraction == 0.3);
-  CHECK(p.auto_step.estimates == 6);
-  CHECK(p.nhc.chain_length == 4);
   CHECK(p.nhc.thermostat == train::Thermostat::langevin);
-  CHECK(p.nhc.friction == 2.5);
-  CHECK(p.nhc.dof_offset == 1.5);
-  CHECK(p.start_jitter == 0.01);
-  CHECK(p.noise_sd == 0.2);
   CHECK(p.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end);
-  CHECK(p.diagnostics.lanczos_steps == 12);
-  CHECK(p.diagnostics.lanczos_probes == 2);
-  CHECK(p.diagnostics.configurational_every == 13);
-  CHECK(p.diagnostics.configurational_probes == 3);
-  CHECK(p.diagnostics.blocks == 4);
   CHECK(p.health.on_divergence == run::HealthOptions::OnDivergence::warn);
   CHECK(p.health.stability_check == run::HealthOptions::StabilityCheck::warn);
-  CHECK(p.health.every == 17);
   CHECK(p.parameter_masses == train::ParameterMasses::adapt);
-  CHECK(p.mass_warmup == 19);
-  CHECK(p.sampling.window == 600);
-  CHECK(p.sampling.stride == 3);
-  CHECK(p.store.every == 2);
-  CHECK(p.store.track == std::vector<std::int64_t>{1, 4});
   CHECK(p.select_by == ensemble::SelectBy::metric);
   CHECK(p.select_rule == ensemble::SelectRule::one_se);
-  CHECK(p.run.trajectories == 3);
-  CHECK(p.run.seed == 23);
-  CHECK(p.run.gather_interval == 29);
-  CHECK(p.run.trace_every == 31);
-  CHECK(p.run.output == "elsewhere.h5");
-  CHECK(p.run.progress_seconds == 3.5);
   CHECK(p.run.progress == run::RunOptions::Progress::lines);
-  CHECK(p.run.checkpoint_interval == 37);
-  CHECK(p.run.checkpoint_budget == 0.25);
-  CHECK(p.run.sync_every == 41);
   CHECK(p.run.precision == Precision::float32);
   // Derived from keys, not copied: float32 /posterior follows run.precision (store_dtype = auto);
   // the step is auto here only when asked.

@@ -4,6 +4,7 @@
 /// Boost.Program_options; everything below works with these structs.
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -309,6 +310,8 @@ struct KeyInfo {
   bool fills_member = false;         ///< its value goes unchanged to a run::Problem member
   bool library_default = false;      ///< ... and its default is that member's own
   std::string own_default;           ///< why its default differs from the member's, where it does
+  /// fills_member: whether a built Problem's member holds a configuration's value
+  std::function<bool(const Config&, const run::Problem&)> arrived;
 };
 /// Every key, in the order of the effective INI.
 std::vector<KeyInfo> describe_keys();
