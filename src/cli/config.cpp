@@ -317,7 +317,12 @@ std::vector<KeyInfo> describe_keys() {
   const Config defaults;
   std::vector<KeyInfo> out;
   for (const Key& k : keys()) {
-    KeyInfo info{k.full(), k.value_name, k.get(defaults, false), k.role, k.choices};
+    KeyInfo info;
+    info.key = k.full();
+    info.syntax = k.value_name;
+    info.default_value = k.get(defaults, false);
+    info.role = k.role;
+    info.choices = k.choices;
     info.fills_member = static_cast<bool>(k.library_default);
     info.library_default = info.fills_member && k.library_default(defaults);
     info.own_default = k.own_default_reason;

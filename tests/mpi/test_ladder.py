@@ -433,6 +433,18 @@ def merge(inputs, out, expect=0):
     return p
 
 
+def seeds_merged(tmp, name, args):
+    """Runs of `args` with run.seed 1 and 2 and their merge: ([the two archives], the merged one)."""
+    pair = []
+    for seed in (1, 2):
+        out = os.path.join(tmp, f"{name}{seed}.h5")
+        run(2, args + ["--run.seed", str(seed), "--output", out])
+        pair.append(out)
+    merged = os.path.join(tmp, f"{name}.h5")
+    merge(pair, merged)
+    return pair, merged
+
+
 def members(f, group):
     return int(f[group].attrs["members"])
 
@@ -515,13 +527,7 @@ def test_merge_ladder(tmp):
     # Parallel rungs with replica exchange: two seeds of 6 trajectories (K = 3).
     parallel = st.opts(short, "--simmer.ladder_mode", "parallel", "--simmer.exchange_every", "10",
                        "--run.trajectories", "6")
-    pair = []
-    for seed in (1, 2):
-        out = os.path.join(tmp, f"parallel{seed}.h5")
-        run(2, parallel + ["--run.seed", str(seed), "--output", out])
-        pair.append(out)
-    merged = os.path.join(tmp, "parallel.h5")
-    merge(pair, merged)
+    pair, merged = seeds_merged(tmp, "parallel", parallel)
     ins = [h5py.File(q, "r") for q in pair]
     with h5py.File(merged, "r") as f:
         for k in range(3):
@@ -547,13 +553,7 @@ def test_merge_ladder(tmp):
             "--simmer.every", "50", "--ensemble.window", "100", "--ensemble.store_every", "25",
             "--run.trajectories", "2", "--simmer.temperature_unit", "posterior", "--data.validation_fraction", "0.2",
             "--simmer.ladder", "0.5,1", "--simmer.noise_sd", "0.1"]
-    pair = []
-    for seed in (1, 2):
-        out = os.path.join(tmp, f"sine{seed}.h5")
-        run(2, sine + ["--run.seed", str(seed), "--output", out])
-        pair.append(out)
-    merged = os.path.join(tmp, "sine.h5")
-    merge(pair, merged)
+    pair, merged = seeds_merged(tmp, "sine", sine)
     ins = [h5py.File(q, "r") for q in pair]
     with h5py.File(merged, "r") as f:
         for rung in ("rung_0", "rung_1"):
