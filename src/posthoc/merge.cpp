@@ -338,20 +338,10 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     copy_chain_rows(inputs, f, prediction, io::Type::f64);
   }
 
-  if (r0.exists(layout::kTracked)) {
-    const auto shape = r0.dims(layout::kTracked);
-    f.create_dataset(layout::kTracked, io::Type::f64, {C, shape[1], shape[2]},
-                     {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
-    copy_chain_rows(inputs, f, layout::kTracked, io::Type::f64);
-    if (r0.exists(layout::kTrackedRows)) {
-      f.put(layout::kTrackedRows, r0.read_ints(layout::kTrackedRows), r0.dims(layout::kTrackedRows));
-    }
-  }
-
   // A ladder's rungs pooled and its choice made again (merge_ladder.cpp); otherwise /ensemble:
   // votes add, regression means and variances combine by Chan's formula. Then /metrics (with the
   // /baseline columns) as the run's report writes it, from the pooled inputs.
-  const bool ladder = !run0.config.simmer.ladder.empty();
+  const bool ladder = merging::is_ladder(first);
   parallel::Metrics metrics;
   if (ladder) {
     metrics = merging::write_ladder(inputs, f, C);
@@ -407,6 +397,17 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
     }
     metrics =
         merging::merged_metrics(inputs, f, C, {std::move(vote_sets), std::move(mean_sets), std::move(component_sets)});
+  }
+  // The tracked rows' predictions, once /ensemble and its sets exist (a dataset made first would
+  // make them as intermediate groups, listed by name rather than in the order they were made).
+  if (r0.exists(layout::kTracked)) {
+    const auto shape = r0.dims(layout::kTracked);
+    f.create_dataset(layout::kTracked, io::Type::f64, {C, shape[1], shape[2]},
+                     {1, std::max<std::int64_t>(shape[1], 1), shape[2]}, true);
+    copy_chain_rows(inputs, f, layout::kTracked, io::Type::f64);
+    if (r0.exists(layout::kTrackedRows)) {
+      f.put(layout::kTrackedRows, r0.read_ints(layout::kTrackedRows), r0.dims(layout::kTrackedRows));
+    }
   }
   f.create_group(layout::kMetrics);
   parallel::write_metrics(f, metrics);
@@ -541,7 +542,7 @@ void merge(const MergeOptions& o, std::ostream& out) {
                   "': only finished runs can be merged (resume it with simmer_mpi --resume first)");
     }
     if (i > 0) check_compatible(inputs.front(), inputs[i]);
-    if (i > 0 && !inputs[i].run.config.simmer.ladder.empty()) merging::check_ladders(inputs.front(), inputs[i]);
+    if (i > 0 && merging::is_ladder(inputs[i])) merging::check_ladders(inputs.front(), inputs[i]);
     sources.push_back({o.archives[i], trajectory_origins(inputs[i])});
   }
   // The same trajectory twice (a rerun, a copy, an input merged into another) would count twice.

@@ -105,13 +105,18 @@ std::optional<ensemble::Candidate> deep_ensemble(const std::vector<Input>& input
 /// first archive has.
 std::vector<parallel::Metrics::BaselineColumn> baseline_columns(const std::vector<Input>& inputs);
 
+/// Whether `in` is a temperature-ladder run: it has /ladder (simmer.mode = adam keeps the default
+/// simmer.ladder in its configuration but simmers nothing).
+inline bool is_ladder(const Input& in) { return in.reader->is_group(run::layout::kLadder); }
+
 /// Ladder runs (simmer.ladder): refuses `other` unless its ladder pools with `first`'s (the same
 /// rung count and temperatures).
 void check_ladders(const Input& first, const Input& other);
 
 /// Ladder runs: /ladder (every rung's pooled ensemble, scores and diagnostics; the exchange log),
-/// /deep_ensemble, /ensemble (the candidate chosen again on the pooled validation rows),
-/// /diagnostics (its trajectories) and /selection; returns /metrics for parallel::write_metrics.
+/// /deep_ensemble, /ensemble (the candidate chosen again on the pooled validation rows: a rung or
+/// the deep ensemble), /diagnostics (the chosen rung's trajectories, rung_0's when the deep
+/// ensemble is chosen, as in the run) and /selection; returns /metrics for parallel::write_metrics.
 parallel::Metrics write_ladder(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains);
 
 /// The diagnostics group `in` of every input (/diagnostics, or a rung's) concatenated into `out`

@@ -160,6 +160,7 @@ std::vector<parallel::SetMetrics> merge_scores(const std::vector<Input>& inputs,
 /// leave it out.
 void merge_deep_ensemble(const std::vector<Input>& inputs, io::ParallelFile& f, std::int64_t chains,
                          parallel::Metrics& m) {
+  if (!all_have(inputs, layout::kDeepEnsemble)) return;  // (before Evaluation reads the targets)
   const Evaluation ev(inputs, chains);
   const auto deep = deep_ensemble(inputs, ev);
   if (!deep) return;
