@@ -296,6 +296,10 @@ def test_float32(tmp):
             fail("the float64 copy of a float32 run's members differs from the float32 one")
     # Stopped by SIGUSR1 between checkpoints on 2 ranks, resumed on 1: the same bits.
     stopped_and_resumed(f32, os.path.join(tmp, "f32_resumed.h5"), [], [], "the float32 run")
+    if st.SANITIZED:  # the rest is a measurement; the float32 code above ran instrumented
+        print("float32: identical across rank counts and a resume; precision recorded (sanitized build: "
+              "the comparison with float64, a measurement, runs uninstrumented)")
+        return
     # float32 against float64 on a short Iris ab initio run (8 trajectories, 3000 steps).
     short = ["--config", os.path.join(ROOT, "jobs/iris_abinitio.ini"),
              "--data.path", os.path.join(ROOT, "data/iris.csv"), "--simmer.steps", "3000",
