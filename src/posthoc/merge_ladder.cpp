@@ -1,10 +1,10 @@
 // simmer_analyze merge of temperature-ladder runs (simmer.ladder): each rung's members pooled
 // across the runs into one candidate, every candidate scored again, and the run's choice made
 // again on the pooled validation rows by the rule the runs' configuration names
-// (parallel::choose, the run's own); then /ladder, /ensemble (the candidate chosen), /diagnostics
-// (the chosen rung's trajectories), /selection and /metrics written by the run's writers. What one run with all the
-// trajectories would report, except the per-block pooled metrics (the runs' block ensembles are
-// not stored).
+// (parallel::choose, the run's own); then /ladder, /ensemble (the candidate chosen),
+// /diagnostics (the chosen rung's trajectories), /selection and /metrics written by the run's
+// writers. What one run with all the trajectories would report, except the per-block pooled
+// metrics (the runs' block ensembles are not stored).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
