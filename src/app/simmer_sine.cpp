@@ -80,10 +80,10 @@ int main(int argc, char** argv) try {
   config.run.seed = opt.seed;
   config.data.split_seed = opt.seed;
   config.adam.epochs = opt.adam_epochs;
-  config.simmer.steps = opt.steps;
+  config.run.steps = opt.steps;
   config.ensemble.window = opt.window;
-  config.ensemble.blocks = std::min<std::int64_t>(5, opt.window);
-  config.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+  config.simmer.diagnostics.blocks = std::min<std::int64_t>(5, opt.window);
+  config.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   const run::Problem problem = cli::build_problem(cli::validated(config, 1));
 
   run::Chain64 chain(problem, 0);

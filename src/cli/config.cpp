@@ -269,7 +269,7 @@ model::LossKind loss_of(const Config& c) {
 train::Thermostat thermostat_of(const Config& c) {
   if (c.simmer.thermostat) return *c.simmer.thermostat;
   const SimmerConfig& s = c.simmer;
-  const bool every_t_positive = !s.ladder.empty() || s.T_initial > 0.0;
+  const bool every_t_positive = !s.ladder.rungs.empty() || s.T_initial > 0.0;
   return s.temperature_unit == TemperatureUnit::posterior && s.mode != SimmerMode::adam && every_t_positive
              ? train::Thermostat::massive_nose_hoover_langevin
              : train::Thermostat::nose_hoover_chain;

@@ -1,12 +1,12 @@
 #pragma once
 // Private to src/cli: the key table. Every configuration key is declared once, in keys()
-// (config_table.cpp): its section and name, meaning, value syntax (the field's type, or an enum's
-// name table), default (the Config field's initialiser: for a key that fills a library member,
-// that member's default, unless the key says why not), range, role on resume and merge, the
-// library fields whose errors it answers for, and the run::Problem member it fills unchanged
-// (`into`). The INI reader, the command line, --help, the effective INI (/config), the single-key
-// checks of `validated`, key_role, config_differences, key_of and the plain part of the Config ->
-// Problem copy (copy_into) are all generated from it.
+// (config_table.cpp): its section and name, the field it is (a library option struct's, through a
+// Part that also names the run::Problem struct it goes to unchanged; or a Config section's own),
+// meaning, value syntax (the field's type, or an enum's name table), default (the field's
+// initialiser: the library's, unless the key says why not), range, role on resume and merge, and
+// the library fields whose errors it answers for. The INI reader, the command line, --help, the effective INI
+// (/config), the single-key checks of `validated`, key_role, config_differences, key_of and the plain part of the
+// Config -> Problem copy (copy_into) are all generated from it.
 
 #include <array>
 #include <functional>
@@ -50,14 +50,14 @@ struct Key {
   std::function<void(Config&, const std::string&)> set;  ///< throws BadValue
   std::function<std::string(const Config&, bool exact)> get;
   std::function<double(const Config&)> number;  ///< numeric keys: the value the range applies to
-  /// Copies the value, unchanged, to the run::Problem member it fills (empty: build_problem
-  /// derives what the value means by hand, e.g. a temperature in posterior units).
+  /// Keys of a Part (`in`): copies the value, unchanged, to the run::Problem's struct (empty:
+  /// build_problem derives what the value means by hand, e.g. a temperature in posterior units).
   std::function<void(const Config&, run::Problem&)> copy;
-  /// Keys with `into`: whether a configuration's value equals the Problem member's own default
-  /// (a default-constructed run::Problem's): the Config default of such a key is the library's,
-  /// declared there, unless the key says why not (`own_default`).
+  /// Keys of a Part: whether a configuration's value equals the library field's own default (a
+  /// default-constructed run::Problem's): a section holds the library's struct, so the default
+  /// is the library's unless the key says why not (`own_default`).
   std::function<bool(const Config&)> library_default;
-  /// Keys with `into`: whether a Problem's member holds the configuration's value.
+  /// Keys of a Part: whether a Problem's member holds the configuration's value.
   std::function<bool(const Config&, const run::Problem&)> arrived;
   std::string own_default_reason;  ///< why this key's default is not its library member's
   bool real = false;               ///< floating point: must also be finite
@@ -93,7 +93,7 @@ struct Key {
     fields.emplace_back(library_field);
     return *this;
   }
-  /// The key's default is its own, not the library member's it fills (`into`), for `why`.
+  /// The key's default is its own, not the library field's it is (`in`), for `why`.
   Key& own_default(const char* why) {
     own_default_reason = why;
     return *this;
@@ -106,37 +106,69 @@ struct Key {
   }
 };
 
-/// What make_key returns: a Key that still knows its Config member, so it can name the
-/// run::Problem member its value fills as it is (same type: checked at compile time). `into`
-/// comes first in a declaration's chain (the range helpers return the plain Key).
-template <class Section, class T>
-struct TypedKey : Key {
-  Section Config::*sub = nullptr;
-  T Section::*field = nullptr;
-
-  /// The value goes to p.*member.
-  template <class U>
-  Key& into(U run::Problem::*member) {
-    static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
-    copy = [s = sub, f = field, member](const Config& c, run::Problem& p) { p.*member = (c.*s).*f; };
-    library_default = [s = sub, f = field, member](const Config& c) { return run::Problem{}.*member == (c.*s).*f; };
-    arrived = [s = sub, f = field, member](const Config& c, const run::Problem& p) { return p.*member == (c.*s).*f; };
-    return *this;
-  }
-  /// The value goes to (p.*part).*member (an options struct of the Problem).
-  template <class Part, class U>
-  Key& into(Part run::Problem::*part, U Part::*member) {
-    static_assert(std::is_same_v<T, U>, "a key fills a Problem member of its own type");
-    copy = [s = sub, f = field, part, member](const Config& c, run::Problem& p) { (p.*part).*member = (c.*s).*f; };
-    library_default = [s = sub, f = field, part, member](const Config& c) {
-      return (run::Problem{}.*part).*member == (c.*s).*f;
-    };
-    arrived = [s = sub, f = field, part, member](const Config& c, const run::Problem& p) {
-      return (p.*part).*member == (c.*s).*f;
-    };
-    return *this;
+/// Where a plain key's value lives: a member of a Config section, or of the section's base.
+template <class Section, class Owner, class T>
+struct Member {
+  static_assert(std::is_base_of_v<Owner, Section>, "a key's field belongs to its section or the section's base");
+  using value_type = T;
+  Section Config::*section;
+  T Owner::*field;
+  template <class C>
+  auto& operator()(C& c) const {
+    return (c.*section).*field;
   }
 };
+
+/// A library option struct that a Config section holds (as its base, or as the member `member`)
+/// and the run::Problem member holding the same struct. A key bound to one of its fields (`in`)
+/// is read into the section's copy and goes unchanged to the Problem's (copy_into): the field is
+/// declared once, in the library, with its default.
+template <class Section, class Lib>
+struct Part {
+  Section Config::*section;
+  Lib Section::*member;  ///< nullptr: the section derives from Lib
+  Lib run::Problem::*target;
+  template <class C>
+  auto& of(C& c) const {
+    auto& s = c.*section;
+    if constexpr (std::is_base_of_v<Lib, Section>) {
+      return static_cast<std::conditional_t<std::is_const_v<C>, const Lib, Lib>&>(s);
+    } else {
+      return s.*member;
+    }
+  }
+};
+/// The section itself is the library's struct (its base).
+template <class Section, class Lib>
+constexpr Part<Section, Lib> part(Section Config::*section, Lib run::Problem::*target) {
+  static_assert(std::is_base_of_v<Lib, Section>, "the section derives from the library's struct");
+  return {section, nullptr, target};
+}
+/// The section holds the library's struct as `member`.
+template <class Section, class Lib>
+constexpr Part<Section, Lib> part(Section Config::*section, Lib Section::*member, Lib run::Problem::*target) {
+  return {section, member, target};
+}
+
+/// A key's value as a field of a Part: in the Config, and in the Problem it goes to.
+template <class Section, class Lib, class T>
+struct PartField {
+  using value_type = T;
+  Part<Section, Lib> part;
+  T Lib::*field;
+  template <class C>
+  auto& operator()(C& c) const {
+    return part.of(c).*field;
+  }
+  template <class P>
+  auto& in_problem(P& p) const {
+    return (p.*(part.target)).*field;
+  }
+};
+template <class Section, class Lib, class T>
+PartField<Section, Lib, T> in(const Part<Section, Lib>& part, T Lib::*field) {
+  return {part, field};
+}
 
 /// Every key, in section order and Config's field order within a section.
 const std::vector<Key>& keys();
@@ -144,8 +176,8 @@ const std::vector<Key>& keys();
 const Key* find_key(const std::string& full);
 /// Every "section.key" (for suggestions).
 std::vector<std::string> all_key_names();
-/// Fills every Problem member a key names with `into` from the configuration (build_problem then
-/// derives the rest).
+/// Fills every Problem field a key of a Part is from the configuration (build_problem then derives
+/// the rest).
 void copy_into(const Config& c, run::Problem& p);
 
 }  // namespace simmer::cli::detail

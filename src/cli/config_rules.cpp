@@ -159,31 +159,32 @@ Config validated_unmapped(const Config& config, int world_size) {
   require(a.patience == 0 || a.keep == train::AdamKeep::best_validation, "adam.patience", str(a.patience),
           "is used only with adam.keep = best_validation: set that key too, or leave patience at 0");
   // Adam alone simmers nothing: its ladder (the default's, say) is not used.
-  const bool ladder = !s.ladder.empty() && !adam_only;
-  for (std::size_t k = 0; k < s.ladder.size(); ++k) {
-    require(std::isfinite(s.ladder[k]) && s.ladder[k] > 0.0, "simmer.ladder", format_as(s.ladder, false),
-            "rung " + std::to_string(k + 1) + " (" + str(s.ladder[k]) + ") must be a finite temperature > 0");
-    require(k == 0 || s.ladder[k] > s.ladder[k - 1], "simmer.ladder", format_as(s.ladder, false),
-            "must be ascending (coldest first): rung " + std::to_string(k + 1) + " = " + str(s.ladder[k]) +
-                " is not above rung " + std::to_string(k) + " = " + (k > 0 ? str(s.ladder[k - 1]) : ""));
+  const bool ladder = !s.ladder.rungs.empty() && !adam_only;
+  for (std::size_t k = 0; k < s.ladder.rungs.size(); ++k) {
+    require(std::isfinite(s.ladder.rungs[k]) && s.ladder.rungs[k] > 0.0, "simmer.ladder",
+            format_as(s.ladder.rungs, false),
+            "rung " + std::to_string(k + 1) + " (" + str(s.ladder.rungs[k]) + ") must be a finite temperature > 0");
+    require(k == 0 || s.ladder.rungs[k] > s.ladder.rungs[k - 1], "simmer.ladder", format_as(s.ladder.rungs, false),
+            "must be ascending (coldest first): rung " + std::to_string(k + 1) + " = " + str(s.ladder.rungs[k]) +
+                " is not above rung " + std::to_string(k) + " = " + (k > 0 ? str(s.ladder.rungs[k - 1]) : ""));
   }
-  require(s.ladder.size() <= 1000, "simmer.ladder", format_as(s.ladder, false), "has more than 1000 rungs");
-  if (ladder && e.select_by != ensemble::SelectBy::none) {
+  require(s.ladder.rungs.size() <= 1000, "simmer.ladder", format_as(s.ladder.rungs, false), "has more than 1000 rungs");
+  if (ladder && e.selection.by != ensemble::SelectBy::none) {
     require(d.validation_fraction > 0.0, "data.validation_fraction", str(d.validation_fraction),
             "is 0, but simmer.ladder chooses its ensemble on the validation set (ensemble.select_by = " +
-                str(ensemble::kSelectByNames, e.select_by) +
+                str(ensemble::kSelectByNames, e.selection.by) +
                 "): hold out a validation set (e.g. data.validation_fraction = 0.2), or set ensemble.select_by = "
                 "none to keep every rung without choosing");
   }
-  if (s.ladder_mode == run::LadderMode::parallel) {
-    require(ladder && s.ladder.size() >= 2, "simmer.ladder_mode", "parallel",
+  if (s.ladder.mode == run::LadderMode::parallel) {
+    require(ladder && s.ladder.rungs.size() >= 2, "simmer.ladder_mode", "parallel",
             "needs a ladder of at least two rungs (simmer.ladder = T_1,...,T_K)");
   }
-  if (s.exchange_every > 0) {
-    require(s.ladder_mode == run::LadderMode::parallel, "simmer.exchange_every", str(s.exchange_every),
+  if (s.ladder.exchange_every > 0) {
+    require(s.ladder.mode == run::LadderMode::parallel, "simmer.exchange_every", str(s.ladder.exchange_every),
             "needs simmer.ladder_mode = parallel (replicas exchange between rungs that run side by side)");
-    require(s.exchange_every <= s.steps, "simmer.exchange_every", str(s.exchange_every),
-            "is more than simmer.steps = " + str(s.steps) +
+    require(s.ladder.exchange_every <= r.steps, "simmer.exchange_every", str(s.ladder.exchange_every),
+            "is more than simmer.steps = " + str(r.steps) +
                 ": no exchange round would happen (a round every exchange_every steps; 0: no exchange)");
   }
   if (!ladder) {  // a ladder replaces the ramp: its keys are not used
@@ -200,11 +201,11 @@ Config validated_unmapped(const Config& config, int world_size) {
     train::StepRamp{s.T_initial, s.T_target, s.dT, s.every}.validate();
   }
   // The highest temperature the run reaches (> 0 where one is needed).
-  const double hottest = ladder ? s.ladder.back() : s.T_target;
+  const double hottest = ladder ? s.ladder.rungs.back() : s.T_target;
   const MassSpec masses = parse_masses(s.masses);
   if (!masses.values.empty()) {
-    require(masses.values.size() == static_cast<std::size_t>(s.chain_length), "simmer.masses", s.masses,
-            "needs one mass per chain link (simmer.chain_length = " + std::to_string(s.chain_length) + ") or none");
+    require(masses.values.size() == static_cast<std::size_t>(s.nhc.chain_length), "simmer.masses", s.masses,
+            "needs one mass per chain link (simmer.chain_length = " + std::to_string(s.nhc.chain_length) + ") or none");
     for (const double q : masses.values) {
       require(std::isfinite(q) && q > 0.0, "simmer.masses", s.masses, "every mass must be a finite number > 0");
     }
@@ -228,20 +229,22 @@ Config validated_unmapped(const Config& config, int world_size) {
     require(hottest > 0.0, "simmer.start_velocity", "thermal",
             "needs a temperature > 0 somewhere in the schedule (simmer.T_target = 0)");
   }
-  if (s.parameter_masses == train::ParameterMasses::adam) {
+  if (s.parameter_masses.kind == train::ParameterMasses::adam) {
     require(s.mode == SimmerMode::retrofit, "simmer.parameter_masses", "adam",
             "needs simmer.mode = retrofit (the masses come from Adam's second moment at the start point)");
   }
-  require(s.mass_warmup == 0 || train::masses_from_warmup(s.parameter_masses), "simmer.mass_warmup", str(s.mass_warmup),
+  require(s.parameter_masses.warmup == 0 || train::masses_from_warmup(s.parameter_masses.kind), "simmer.mass_warmup",
+          str(s.parameter_masses.warmup),
           "is used only with simmer.parameter_masses = adapt or curvature (here " +
-              str(train::kParameterMassesNames, s.parameter_masses) + "): set that key too, or leave mass_warmup at 0");
-  if (train::masses_from_warmup(s.parameter_masses)) {
-    const std::string kind = str(train::kParameterMassesNames, s.parameter_masses);
+              str(train::kParameterMassesNames, s.parameter_masses.kind) +
+              "): set that key too, or leave mass_warmup at 0");
+  if (train::masses_from_warmup(s.parameter_masses.kind)) {
+    const std::string kind = str(train::kParameterMassesNames, s.parameter_masses.kind);
     require(!adam_only, "simmer.parameter_masses", kind, "has no use with simmer.mode = adam (no simmering)");
-    require(s.mass_warmup >= 10, "simmer.mass_warmup", str(s.mass_warmup),
+    require(s.parameter_masses.warmup >= 10, "simmer.mass_warmup", str(s.parameter_masses.warmup),
             "must be >= 10 with simmer.parameter_masses = " + kind + " (the steps the masses are measured over)");
-    require(s.mass_warmup <= s.steps - e.window, "simmer.mass_warmup", str(s.mass_warmup),
-            "must end before the window: at most simmer.steps - ensemble.window = " + str(s.steps - e.window) +
+    require(s.parameter_masses.warmup <= r.steps - e.window, "simmer.mass_warmup", str(s.parameter_masses.warmup),
+            "must end before the window: at most simmer.steps - ensemble.window = " + str(r.steps - e.window) +
                 " (the members are drawn with the adapted masses)");
   }
   const bool posterior_regression =
@@ -260,28 +263,28 @@ Config validated_unmapped(const Config& config, int world_size) {
             "martyna masses are set from T, which simmer.noise_sd = auto knows only after Adam: give "
             "simmer.noise_sd, or other masses");
   }
-  require(parameters - s.dof_offset > 0.0, "simmer.dof_offset", str(s.dof_offset),
+  require(parameters - s.nhc.dof_offset > 0.0, "simmer.dof_offset", str(s.nhc.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
   train::NhcOptions nhc;
   nhc.time_step = s.time_step.value_or(nhc.time_step);
-  nhc.chain_length = s.chain_length;
+  nhc.chain_length = s.nhc.chain_length;
   nhc.masses = masses.values;
-  nhc.dof_offset = s.dof_offset;
+  nhc.dof_offset = s.nhc.dof_offset;
   nhc.validate();
 
   // [ensemble]
-  require(e.window <= s.steps, "ensemble.window", str(e.window),
-          "is longer than the run (simmer.steps = " + str(s.steps) + ")");
+  require(e.window <= r.steps, "ensemble.window", str(e.window),
+          "is longer than the run (simmer.steps = " + str(r.steps) + ")");
   require(e.count >= 0 && e.count <= e.window, "ensemble.count", str(e.count),
           "must be in [0, ensemble.window = " + str(e.window) + "]");
   require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
           "and ensemble.count = " + str(e.count) + " are both set: give one");
-  ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(s.steps);
-  require(e.blocks >= 1 && e.blocks <= e.window, "ensemble.blocks", str(e.blocks),
+  ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(r.steps);
+  require(s.diagnostics.blocks >= 1 && s.diagnostics.blocks <= e.window, "ensemble.blocks", str(s.diagnostics.blocks),
           "must be in [1, ensemble.window = " + str(e.window) + "]");
   if (!e.store_dtype) e.store_dtype = r.precision;
-  for (const std::int64_t row : e.track) {
-    require(row >= 0, "ensemble.track", format_as(e.track, false), "test-row index " + str(row) + " is negative");
+  for (const std::int64_t row : e.store.track) {
+    require(row >= 0, "ensemble.track", format_as(e.store.track, false), "test-row index " + str(row) + " is negative");
   }
 
   // [run]
@@ -295,9 +298,10 @@ Config validated_unmapped(const Config& config, int world_size) {
           str(r.gradient_chunks),
           "must be a power of two >= run.ranks_per_trajectory = " + str(r.ranks_per_trajectory) + " (0: equal to it)");
   if (r.trajectories == 0) r.trajectories = world_size / r.ranks_per_trajectory;
-  if (s.ladder_mode == run::LadderMode::parallel) {
-    require(r.trajectories % static_cast<std::int64_t>(s.ladder.size()) == 0, "run.trajectories", str(r.trajectories),
-            "must be a multiple of the ladder's " + std::to_string(s.ladder.size()) +
+  if (s.ladder.mode == run::LadderMode::parallel) {
+    require(r.trajectories % static_cast<std::int64_t>(s.ladder.rungs.size()) == 0, "run.trajectories",
+            str(r.trajectories),
+            "must be a multiple of the ladder's " + std::to_string(s.ladder.rungs.size()) +
                 " rungs with simmer.ladder_mode = parallel (trajectory i simmers rung i mod K; 0 means one "
                 "per MPI rank group, here " +
                 std::to_string(world_size / r.ranks_per_trajectory) + ")");
@@ -311,18 +315,18 @@ Config validated_unmapped(const Config& config, int world_size) {
   require(static_cast<double>(r.trajectories) <= 1e7, "run.trajectories", str(r.trajectories), "must be <= 1e7");
   // Every stage's a trajectory runs (one per ladder rung in turn, one with parallel rungs, none
   // for Adam alone).
-  const bool parallel = s.ladder_mode == run::LadderMode::parallel;
-  const double stages = adam_only ? 0.0 : (ladder && !parallel ? static_cast<double>(s.ladder.size()) : 1.0);
+  const bool parallel = s.ladder.mode == run::LadderMode::parallel;
+  const double stages = adam_only ? 0.0 : (ladder && !parallel ? static_cast<double>(s.ladder.rungs.size()) : 1.0);
   const double members =
-      stages * static_cast<double>(ensemble::member_count(s.steps, {e.window, e.stride, e.count, e.fraction}));
+      stages * static_cast<double>(ensemble::member_count(r.steps, {e.window, e.stride, e.count, e.fraction}));
   const double chains = static_cast<double>(r.trajectories);
-  const double stored = std::ceil(members / static_cast<double>(e.store_every));
+  const double stored = std::ceil(members / static_cast<double>(e.store.every));
   const double posterior = chains * stored * parameters * (*e.store_dtype == Precision::float32 ? 4.0 : 8.0);
   const double trace =
       chains *
-      ((stages * static_cast<double>(s.steps) + static_cast<double>(a.epochs)) / static_cast<double>(r.trace_every)) *
+      ((stages * static_cast<double>(r.steps) + static_cast<double>(a.epochs)) / static_cast<double>(r.trace_every)) *
       256.0;
-  const double tracked = chains * members * static_cast<double>(e.track.size()) * 8.0 * 16.0;
+  const double tracked = chains * members * static_cast<double>(e.store.track.size()) * 8.0 * 16.0;
   const double state = chains * parameters * 24.0 + members * 40.0;
   const auto petabytes = [](double bytes) {
     char buf[32];
@@ -342,7 +346,7 @@ Config validated_unmapped(const Config& config, int world_size) {
               "fewer trajectories, a larger ensemble.store_every, ensemble.count or a smaller model.architecture");
   refuse_size(trace, "run.trace_every", str(r.trace_every), "the traces",
               "a larger run.trace_every or fewer simmer.steps");
-  refuse_size(tracked, "ensemble.track", format_as(e.track, false), "the tracked predictions",
+  refuse_size(tracked, "ensemble.track", format_as(e.store.track, false), "the tracked predictions",
               "fewer tracked rows or members");
   refuse_size(state, "run.trajectories", str(r.trajectories), "the checkpoint",
               "fewer trajectories or a smaller model.architecture");

@@ -1,5 +1,6 @@
 // The key table: every configuration key declared once (config_keys.hpp says what is generated
-// from it). The make_key helpers turn a Config member and its declaration into a Key.
+// from it). The make_key helpers turn the field a key is (a Part's, or a section's own) and its
+// declaration into a Key.
 #include "config_keys.hpp"
 
 #include <cstdlib>
@@ -14,115 +15,126 @@
 namespace simmer::cli::detail {
 namespace {
 
-template <class Section, class T>
-TypedKey<Section, T> make_key(const char* section, const char* name, Section Config::*sub, T Section::*field,
-                              const char* meaning) {
-  TypedKey<Section, T> key;
-  key.sub = sub;
-  key.field = field;
-  key.section = section;
-  key.name = name;
-  key.meaning = meaning;
-  key.value_name = value_name_of<T>();
-  key.set = [sub, field](Config& c, const std::string& text) { (c.*sub).*field = parse_as<T>(text); };
-  key.get = [sub, field](const Config& c, bool exact) { return format_as<T>((c.*sub).*field, exact); };
-  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-    key.number = [sub, field](const Config& c) { return static_cast<double>((c.*sub).*field); };
-    key.real = std::is_floating_point_v<T>;
-  }
-  return key;
-}
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
 
-/// A choice: one of the enum's names (its table, core/names.hpp), in --help as "a|b|c".
-template <class Section, class E, std::size_t N>
-TypedKey<Section, E> make_key(const char* section, const char* name, Section Config::*sub, E Section::*field,
-                              const Names<E, N>& names, const char* meaning) {
-  TypedKey<Section, E> key;
-  key.sub = sub;
-  key.field = field;
-  key.section = section;
-  key.name = name;
-  key.meaning = meaning;
-  key.value_name = names.choices("|");
-  key.choices = names.list();
-  const Names<E, N>* table = &names;
-  key.set = [sub, field, table](Config& c, const std::string& text) {
-    if (!table->contains(text)) throw BadValue("must be one of " + table->choices(" | "));
-    (c.*sub).*field = table->parse(text);
-  };
-  key.get = [sub, field, table](const Config& c, bool) { return std::string(table->name((c.*sub).*field)); };
-  return key;
-}
-
-/// A choice that may be left to the run ("auto": the empty optional).
-template <class Section, class E, std::size_t N>
-Key make_key(const char* section, const char* name, Section Config::*sub, std::optional<E> Section::*field,
-             const Names<E, N>& names, const char* meaning) {
+Key plain_key(const char* section, const char* name, const char* meaning) {
   Key key;
   key.section = section;
   key.name = name;
   key.meaning = meaning;
-  key.value_name = std::string(kAutoName) + "|" + names.choices("|");
-  key.choices = names.list();
-  key.choices.insert(key.choices.begin(), kAutoName);
-  const Names<E, N>* table = &names;
-  key.set = [sub, field, table](Config& c, const std::string& text) {
-    if (text == kAutoName) {
-      ((c.*sub).*field).reset();
-    } else if (table->contains(text)) {
-      (c.*sub).*field = table->parse(text);
-    } else {
-      throw BadValue(std::string("must be one of ") + kAutoName + " | " + table->choices(" | "));
-    }
-  };
-  key.get = [sub, field, table](const Config& c, bool) {
-    const std::optional<E>& v = (c.*sub).*field;
-    return v ? std::string(table->name(*v)) : std::string(kAutoName);
-  };
   return key;
 }
 
-/// A number that may be left to the run ("auto": the empty optional).
-template <class Section>
-Key make_key(const char* section, const char* name, Section Config::*sub, std::optional<double> Section::*field,
-             const char* meaning) {
-  Key key;
-  key.section = section;
-  key.name = name;
-  key.meaning = meaning;
-  key.value_name = std::string(kAutoName) + "|real";
-  key.choices = {kAutoName};  // the one named value (the round-trip tests read it back)
-  key.can_be_auto = true;
-  key.real = true;
-  key.set = [sub, field](Config& c, const std::string& text) {
-    if (text == kAutoName) {
-      ((c.*sub).*field).reset();
-    } else {
-      try {
-        (c.*sub).*field = parse_as<double>(text);
-      } catch (const BadValue&) {
-        throw BadValue(std::string("not ") + kAutoName + " or a number");
+/// A key of a Part goes to the run::Problem's struct unchanged; a section's own key does not.
+template <class Slot>
+void bind_problem(Key&, const Slot&) {}
+template <class Section, class Lib, class T>
+void bind_problem(Key& key, const PartField<Section, Lib, T>& f) {
+  key.copy = [f](const Config& c, run::Problem& p) { f.in_problem(p) = f(c); };
+  key.library_default = [f](const Config& c) {
+    const run::Problem defaults;
+    return f.in_problem(defaults) == f(c);
+  };
+  key.arrived = [f](const Config& c, const run::Problem& p) { return f.in_problem(p) == f(c); };
+}
+
+/// A value of the field's own type (a number, a flag, text or a list), or a number that may be
+/// left to the run ("auto": the empty optional).
+template <class Slot>
+Key make_key(const char* section, const char* name, Slot at, const char* meaning) {
+  using T = typename Slot::value_type;
+  Key key = plain_key(section, name, meaning);
+  if constexpr (IsOptional<T>::value) {
+    static_assert(std::is_same_v<T, std::optional<double>>, "an optional number is a real");
+    key.value_name = std::string(kAutoName) + "|real";
+    key.choices = {kAutoName};  // the one named value (the round-trip tests read it back)
+    key.can_be_auto = true;
+    key.real = true;
+    key.set = [at](Config& c, const std::string& text) {
+      if (text == kAutoName) {
+        at(c).reset();
+      } else {
+        try {
+          at(c) = parse_as<double>(text);
+        } catch (const BadValue&) {
+          throw BadValue(std::string("not ") + kAutoName + " or a number");
+        }
       }
+    };
+    key.get = [at](const Config& c, bool exact) {
+      const std::optional<double>& v = at(c);
+      return v ? format_as<double>(*v, exact) : std::string(kAutoName);
+    };
+    key.number = [at](const Config& c) {
+      const std::optional<double>& v = at(c);
+      return v ? *v : std::numeric_limits<double>::quiet_NaN();
+    };
+  } else {
+    key.value_name = value_name_of<T>();
+    key.set = [at](Config& c, const std::string& text) { at(c) = parse_as<T>(text); };
+    key.get = [at](const Config& c, bool exact) { return format_as<T>(at(c), exact); };
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      key.number = [at](const Config& c) { return static_cast<double>(at(c)); };
+      key.real = std::is_floating_point_v<T>;
     }
-  };
-  key.get = [sub, field](const Config& c, bool exact) {
-    const std::optional<double>& v = (c.*sub).*field;
-    return v ? format_as<double>(*v, exact) : std::string(kAutoName);
-  };
-  key.number = [sub, field](const Config& c) {
-    const std::optional<double>& v = (c.*sub).*field;
-    return v ? *v : std::numeric_limits<double>::quiet_NaN();
-  };
+  }
+  bind_problem(key, at);
   return key;
+}
+
+/// A choice: one of the enum's names (its table, core/names.hpp), in --help as "a|b|c"; or, for
+/// an optional field, also "auto" (the empty optional: left to the run).
+template <class Slot, class E, std::size_t N>
+Key make_key(const char* section, const char* name, Slot at, const Names<E, N>& names, const char* meaning) {
+  using T = typename Slot::value_type;
+  Key key = plain_key(section, name, meaning);
+  const Names<E, N>* table = &names;
+  key.choices = names.list();
+  if constexpr (IsOptional<T>::value) {
+    key.value_name = std::string(kAutoName) + "|" + names.choices("|");
+    key.choices.insert(key.choices.begin(), kAutoName);
+    key.set = [at, table](Config& c, const std::string& text) {
+      if (text == kAutoName) {
+        at(c).reset();
+      } else if (table->contains(text)) {
+        at(c) = table->parse(text);
+      } else {
+        throw BadValue(std::string("must be one of ") + kAutoName + " | " + table->choices(" | "));
+      }
+    };
+    key.get = [at, table](const Config& c, bool) {
+      const T& v = at(c);
+      return v ? std::string(table->name(*v)) : std::string(kAutoName);
+    };
+  } else {
+    key.value_name = names.choices("|");
+    key.set = [at, table](Config& c, const std::string& text) {
+      if (!table->contains(text)) throw BadValue("must be one of " + table->choices(" | "));
+      at(c) = table->parse(text);
+    };
+    key.get = [at, table](const Config& c, bool) { return std::string(table->name(at(c))); };
+  }
+  bind_problem(key, at);
+  return key;
+}
+
+/// A section's own field (or its base's): make_key(..., &C::data, &DataConfig::path, ...).
+template <class Section, class Owner, class T, class... Rest>
+Key make_key(const char* section, const char* name, Section Config::*sub, T Owner::*field, Rest&&... rest) {
+  return make_key(section, name, Member<Section, Owner, T>{sub, field}, std::forward<Rest>(rest)...);
 }
 
 /// make_key for a text field whose syntax is checked as it is read (so an INI error names the
 /// file and line): `check` throws simmer::Error, rethrown here as BadValue with its reason.
-template <class Section>
-Key make_checked_key(const char* section, const char* name, Section Config::*sub, std::string Section::*field,
+template <class Section, class Owner>
+Key make_checked_key(const char* section, const char* name, Section Config::*sub, std::string Owner::*field,
                      const char* meaning, std::function<void(const std::string&)> check) {
   Key key = make_key(section, name, sub, field, meaning);
-  key.set = [sub, field, check](Config& c, const std::string& text) {
+  const Member<Section, Owner, std::string> at{sub, field};
+  key.set = [at, check](Config& c, const std::string& text) {
     std::string value = parse_as<std::string>(text);
     try {
       check(value);
@@ -132,7 +144,7 @@ Key make_checked_key(const char* section, const char* name, Section Config::*sub
       const std::size_t colon = why.find("': ");
       throw BadValue(colon == std::string::npos ? why : why.substr(colon + 3));
     }
-    (c.*sub).*field = std::move(value);
+    at(c) = std::move(value);
   };
   return key;
 }
@@ -142,6 +154,19 @@ Key make_checked_key(const char* section, const char* name, Section Config::*sub
 const std::vector<Key>& keys() {
   using C = Config;
   using P = run::Problem;
+  // The library option structs the sections hold, each with the Problem member it goes to.
+  static constexpr auto kArchitecture = part(&C::model, &P::architecture);
+  static constexpr auto kAdam = part(&C::adam, &P::adam);
+  static constexpr auto kRun = part(&C::run, &P::run);
+  static constexpr auto kAutoStep = part(&C::simmer, &SimmerConfig::auto_step, &P::auto_step);
+  static constexpr auto kLadder = part(&C::simmer, &SimmerConfig::ladder, &P::ladder);
+  static constexpr auto kNhc = part(&C::simmer, &SimmerConfig::nhc, &P::nhc);
+  static constexpr auto kDiagnostics = part(&C::simmer, &SimmerConfig::diagnostics, &P::diagnostics);
+  static constexpr auto kHealth = part(&C::simmer, &SimmerConfig::health, &P::health);
+  static constexpr auto kMasses = part(&C::simmer, &SimmerConfig::parameter_masses, &P::parameter_masses);
+  static constexpr auto kSampling = part(&C::ensemble, &P::sampling);
+  static constexpr auto kStore = part(&C::ensemble, &EnsembleConfig::store, &P::store);
+  static constexpr auto kSelection = part(&C::ensemble, &EnsembleConfig::selection, &P::selection);
   static const std::vector<Key> table = {
       // [data]
       make_key("data", "source", &C::data, &DataConfig::source, kDataSourceNames,
@@ -217,66 +242,59 @@ const std::vector<Key>& keys() {
                "data: conv 6@5x5 same, pool, conv 16@5x5 valid, pool, dense 120, 84, classes), or auto: "
                "two hidden layers of 64 between the data's features and its outputs (features-64-64-outputs; "
                "the archive records the widths)"),
-      make_key("model", "pooling", &C::model, &ModelConfig::pooling, model::kPoolNames,
-               "lenet5: the 2x2 pooling after each convolution")
-          .into(&P::architecture, &model::ArchitectureSpec::pooling),
-      make_key("model", "activation", &C::model, &ModelConfig::activation, model::kActivationNames,
-               "hidden-layer activation")
-          .into(&P::architecture, &model::ArchitectureSpec::activation),
-      make_key("model", "output", &C::model, &ModelConfig::output, model::kActivationNames,
-               "output activation (cce/bce take logits: linear)")
-          .into(&P::architecture, &model::ArchitectureSpec::output),
+      make_key("model", "pooling", in(kArchitecture, &model::ArchitectureSpec::pooling), model::kPoolNames,
+               "lenet5: the 2x2 pooling after each convolution"),
+      make_key("model", "activation", in(kArchitecture, &model::ArchitectureSpec::activation), model::kActivationNames,
+               "hidden-layer activation"),
+      make_key("model", "output", in(kArchitecture, &model::ArchitectureSpec::output), model::kActivationNames,
+               "output activation (cce/bce take logits: linear)"),
       make_key("model", "loss", &C::model, &ModelConfig::loss, model::kLossNames,
                "auto (cce for classification, mse for regression) | sse (sum of squares) | mse (mean) | cce "
                "(softmax cross-entropy) | bce (binary, from logits); in target units"),
-      make_key("model", "init", &C::model, &ModelConfig::init, model::kInitNames, "weight initialiser (biases 0)")
-          .into(&P::init),
+      make_key("model", "init", in(kArchitecture, &model::ArchitectureSpec::init), model::kInitNames,
+               "weight initialiser (biases 0)"),
       // [adam]
       make_key("adam", "epochs", &C::adam, &AdamConfig::epochs,
                "Adam epochs before simmering (retrofit: >= 2; unused in abinitio mode)")
           .min(0)
           .cap(1e12)
           .fills("AdamOptions.epochs"),
-      make_key("adam", "lr", &C::adam, &AdamConfig::lr, "Adam learning rate (step size), > 0")
-          .into(&P::adam, &train::AdamOptions::learning_rate)
+      make_key("adam", "lr", in(kAdam, &train::AdamOptions::learning_rate), "Adam learning rate (step size), > 0")
           .above(0)
           .fills("AdamOptions.learning_rate"),
-      make_key("adam", "batch", &C::adam, &AdamConfig::batch, "mini-batch size in training rows (0: full batch)")
-          .into(&P::adam, &train::AdamOptions::batch_size)
+      make_key("adam", "batch", in(kAdam, &train::AdamOptions::batch_size),
+               "mini-batch size in training rows (0: full batch)")
           .min(0)
           .explain("0: full batch")
           .fills("AdamOptions.batch_size"),
-      make_key("adam", "beta1", &C::adam, &AdamConfig::beta1, "decay rate of the first-moment estimate, in [0, 1)")
-          .into(&P::adam, &train::AdamOptions::beta1)
+      make_key("adam", "beta1", in(kAdam, &train::AdamOptions::beta1),
+               "decay rate of the first-moment estimate, in [0, 1)")
           .min(0)
           .below(1)
           .fills("AdamOptions.beta1"),
-      make_key("adam", "beta2", &C::adam, &AdamConfig::beta2, "decay rate of the second-moment estimate, in [0, 1)")
-          .into(&P::adam, &train::AdamOptions::beta2)
+      make_key("adam", "beta2", in(kAdam, &train::AdamOptions::beta2),
+               "decay rate of the second-moment estimate, in [0, 1)")
           .min(0)
           .below(1)
           .fills("AdamOptions.beta2"),
-      make_key("adam", "epsilon", &C::adam, &AdamConfig::epsilon, "denominator regulariser (Keras convention), > 0")
-          .into(&P::adam, &train::AdamOptions::epsilon)
+      make_key("adam", "epsilon", in(kAdam, &train::AdamOptions::epsilon),
+               "denominator regulariser (Keras convention), > 0")
           .above(0)
           .fills("AdamOptions.epsilon"),
-      make_key("adam", "checkpoint_every", &C::adam, &AdamConfig::checkpoint_every,
+      make_key("adam", "checkpoint_every", in(kRun, &run::RunOptions::adam_checkpoint_every),
                "epochs between checkpoints during Adam (<output>.ckpt; a resume continues mid-Adam; "
                "0: none before Adam's end)")
-          .into(&P::run, &run::RunOptions::adam_checkpoint_every)
           .min(0)
           .explain("0: none during Adam"),
-      make_key("adam", "keep", &C::adam, &AdamConfig::keep, train::kAdamKeepNames,
+      make_key("adam", "keep", in(kAdam, &train::AdamOptions::keep), train::kAdamKeepNames,
                "which Adam iterate each trajectory keeps as its deep-ensemble network and, in a retrofit, as "
                "simmering's start: last (the last epoch's, the paper) | best_validation (the epoch with the lowest "
                "validation loss, the training loss on the validation rows: early stopping as a practitioner's deep "
                "ensemble does it; needs a validation split)")
-          .into(&P::adam, &train::AdamOptions::keep)
           .fills("AdamOptions.keep"),
-      make_key("adam", "patience", &C::adam, &AdamConfig::patience,
+      make_key("adam", "patience", in(kAdam, &train::AdamOptions::patience),
                "adam.keep = best_validation: stop Adam after this many epochs without a new lowest validation loss "
                "(the remaining epochs are skipped; 0: run every epoch and keep the best)")
-          .into(&P::adam, &train::AdamOptions::patience)
           .min(0)
           .explain("0: run every epoch")
           .fills("AdamOptions.patience"),
@@ -292,20 +310,17 @@ const std::vector<Key>& keys() {
                "the window (docs/MIXING.md)")
           .min(1e-12)
           .fills("NhcOptions.time_step"),
-      make_key("simmer", "step_fraction", &C::simmer, &SimmerConfig::step_fraction,
+      make_key("simmer", "step_fraction", in(kAutoStep, &run::AutoStep::fraction),
                "simmer.time_step = auto: h as a share of the measured stability limit, in (0, 1)")
-          .into(&P::auto_step, &run::AutoStep::fraction)
           .above(0)
           .below(1),
-      make_key("simmer", "step_estimates", &C::simmer, &SimmerConfig::step_estimates,
+      make_key("simmer", "step_estimates", in(kAutoStep, &run::AutoStep::estimates),
                "simmer.time_step = auto: how often each stage measures its stability limit: at its start and "
                "at step_estimates - 1 more evenly spaced steps of its warm-up (each a power iteration of a few "
                "dozen gradients); the window's h comes from the warm-up's stiffest estimate")
-          .into(&P::auto_step, &run::AutoStep::estimates)
           .min(1)
           .max(1000),
-      make_key("simmer", "steps", &C::simmer, &SimmerConfig::steps, "number of simmering steps (full-batch gradients)")
-          .into(&P::run, &run::RunOptions::steps)
+      make_key("simmer", "steps", in(kRun, &run::RunOptions::steps), "number of simmering steps (full-batch gradients)")
           .own_default("the recipe's 10 000 steps per stage; the library has no run length of its own")
           .above(0)
           .cap(1e12),
@@ -321,7 +336,7 @@ const std::vector<Key>& keys() {
                "steps per ramp stage: T(step) = min(T_target, T_initial + dT * floor(step / "
                "every))")
           .fills("StepRamp.every"),
-      make_key("simmer", "ladder", &C::simmer, &SimmerConfig::ladder,
+      make_key("simmer", "ladder", in(kLadder, &run::LadderOptions::rungs),
                "a temperature ladder T_1,...,T_K (ascending, every T > 0, in simmer.temperature_unit: with "
                "posterior, multiples of T_Bayes) instead of the ramp: each trajectory simmers simmer.steps "
                "steps at each rung in turn, coldest first, starting where the last rung ended; every rung has "
@@ -329,23 +344,20 @@ const std::vector<Key>& keys() {
                "candidate (a rung, or in retrofit mode the deep ensemble) with the best validation score "
                "(ensemble.select_by; needs data.validation_fraction > 0). T_initial, T_target, dT and every "
                "are not used. Empty: the ramp")
-          .into(&P::ladder)
           .own_default("the recipe's ladder; the library's empty ladder is the paper's ramp"),
-      make_key("simmer", "ladder_mode", &C::simmer, &SimmerConfig::ladder_mode, run::kLadderModeNames,
+      make_key("simmer", "ladder_mode", in(kLadder, &run::LadderOptions::mode), run::kLadderModeNames,
                "with simmer.ladder: sequential (each trajectory simmers every rung in turn, coldest first) | "
                "parallel (trajectory i simmers rung i mod K for the whole run, so every rung has "
                "run.trajectories / K trajectories; needed for replica exchange, simmer.exchange_every; with "
-               "ensemble.select_by = none the run's ensemble is the coldest rung's)")
-          .into(&P::ladder_mode),
-      make_key("simmer", "exchange_every", &C::simmer, &SimmerConfig::exchange_every,
+               "ensemble.select_by = none the run's ensemble is the coldest rung's)"),
+      make_key("simmer", "exchange_every", in(kLadder, &run::LadderOptions::exchange_every),
                "simmer.ladder_mode = parallel: steps between replica-exchange rounds (0: none). Every round, "
                "neighbouring rungs (alternately the pairs (1,2),(3,4),... and (2,3),(4,5),...) of each set of "
                "K trajectories propose to swap configurations, accepted with min(1, exp((1/T_i - 1/T_j)(L_i - "
                "L_j))); velocities and thermostat velocities are rescaled by sqrt(T_new/T_old) (docs/MIXING.md)")
-          .into(&P::exchange_every)
           .min(0),
-      make_key("simmer", "chain_length", &C::simmer, &SimmerConfig::chain_length, "Nose-Hoover chain length N_c (>= 1)")
-          .into(&P::nhc, &train::NhcOptions::chain_length)
+      make_key("simmer", "chain_length", in(kNhc, &train::NhcOptions::chain_length),
+               "Nose-Hoover chain length N_c (>= 1)")
           .min(1)
           .max(1000)
           .fills("NhcOptions.chain_length"),
@@ -359,17 +371,15 @@ const std::vector<Key>& keys() {
                "noise on xi alone, Leimkuhler, Noorizadeh & Theil 2009: every degree of freedom "
                "thermostatted, ergodic on nearly harmonic losses where one global thermostat is not, no noise "
                "on the velocities themselves; needs every temperature > 0) (docs/MIXING.md)"),
-      make_key("simmer", "thermostat_steps", &C::simmer, &SimmerConfig::thermostat_steps,
+      make_key("simmer", "thermostat_steps", in(kNhc, &train::NhcOptions::thermostat_steps),
                "thermostat = massive_nose_hoover_langevin: the thermostat's time scale tau in steps (tau = "
                "thermostat_steps * h, friction on xi 1/tau, so it follows "
                "simmer.time_step = auto), > 0; at 100 the regression rungs stayed cold (docs/MIXING.md)")
-          .into(&P::nhc, &train::NhcOptions::thermostat_steps)
           .above(0)
           .fills("NhcOptions.thermostat_steps"),
-      make_key("simmer", "friction", &C::simmer, &SimmerConfig::friction,
+      make_key("simmer", "friction", in(kNhc, &train::NhcOptions::friction),
                "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
                "~1/gamma), > 0")
-          .into(&P::nhc, &train::NhcOptions::friction)
           .above(0)
           .fills("NhcOptions.friction"),
       make_checked_key("simmer", "masses", &C::simmer, &SimmerConfig::masses,
@@ -382,19 +392,17 @@ const std::vector<Key>& keys() {
                "masses = martyna: the thermostat's time scale tau (time units, like h), > 0")
           .above(0)
           .fills("martyna_masses.tau"),
-      make_key("simmer", "dof_offset", &C::simmer, &SimmerConfig::dof_offset,
+      make_key("simmer", "dof_offset", in(kNhc, &train::NhcOptions::dof_offset),
                "degrees of freedom N_f = (number of parameters) - dof_offset")
-          .into(&P::nhc, &train::NhcOptions::dof_offset)
           .fills("NhcOptions.dof_offset"),
       make_key("simmer", "start_velocity", &C::simmer, &SimmerConfig::start_velocity, train::kStartVelocityNames,
                "auto (the paper: adam in retrofit mode, zero in abinitio) | adam (v = (x_last - "
                "x_previous)/h from Adam's last step; retrofit only) | zero | thermal "
                "(Maxwell-Boltzmann at the schedule's first T > 0, from the trajectory's seed)")
           .fills("StartVelocity"),
-      make_key("simmer", "start_jitter", &C::simmer, &SimmerConfig::start_jitter,
+      make_key("simmer", "start_jitter", in(kDiagnostics, &run::DiagnosticsOptions::start_jitter),
                "relative random change of every start velocity, v_i (1 + eps xi_i) with xi_i "
                "~ N(0, 1) from a stream of its own (0: none): shows whether outcomes are chaotic")
-          .into(&P::start_jitter)
           .above(-1)
           .below(1)
           .explain("a small relative change, |eps| < 1"),
@@ -423,46 +431,41 @@ const std::vector<Key>& keys() {
                "T_Bayes for temperature_unit = posterior and the printed posterior reading of T")
           .min(0)
           .explain("0: unknown"),
-      make_key("simmer", "curvature_report", &C::simmer, &SimmerConfig::curvature_report, run::kCurvatureReportNames,
+      make_key("simmer", "curvature_report", in(kDiagnostics, &run::DiagnosticsOptions::curvature_report),
+               run::kCurvatureReportNames,
                "count the loss-Hessian eigenvalues above T at the start "
                "point (and at the end) by stochastic Lanczos quadrature, with the harmonic "
-               "loss-rise estimate")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::curvature_report),
-      make_key("simmer", "lanczos_steps", &C::simmer, &SimmerConfig::lanczos_steps,
+               "loss-rise estimate"),
+      make_key("simmer", "lanczos_steps", in(kDiagnostics, &run::DiagnosticsOptions::lanczos_steps),
                "curvature report: Lanczos steps per probe (2 gradients each), >= 2")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::lanczos_steps)
           .min(2)
           .max(1000)
           .explain("each step keeps a vector of every parameter"),
-      make_key("simmer", "lanczos_probes", &C::simmer, &SimmerConfig::lanczos_probes,
+      make_key("simmer", "lanczos_probes", in(kDiagnostics, &run::DiagnosticsOptions::lanczos_probes),
                "curvature report: random probe vectors, >= 1")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::lanczos_probes)
           .min(1)
           .max(1000),
-      make_key("simmer", "configurational_every", &C::simmer, &SimmerConfig::configurational_every,
+      make_key("simmer", "configurational_every", in(kDiagnostics, &run::DiagnosticsOptions::configurational_every),
                "steps of the window between two samples of the configurational temperature "
                "T_conf = <|grad U|^2> / <tr Hess U> (mass-weighted with masses; 2 gradients each, Hutchinson's "
                "trace): a check of the step's bias on the sampled law, reported beside the kinetic temperature "
                "(docs/MIXING.md); 0: off")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::configurational_every)
           .min(0),
-      make_key("simmer", "configurational_probes", &C::simmer, &SimmerConfig::configurational_probes,
+      make_key("simmer", "configurational_probes", in(kDiagnostics, &run::DiagnosticsOptions::configurational_probes),
                "Hutchinson probes per configurational-temperature sample (2 gradients each): the trace's "
                "noise, and the window's T_conf standard error, fall as 1/sqrt(probes); one probe is as noisy "
                "as the trace itself where one Hessian eigenvalue dominates (docs/MIXING.md)")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::configurational_probes)
           .min(1)
           .max(1000),
-      make_key("simmer", "on_divergence", &C::simmer, &SimmerConfig::on_divergence, run::kOnDivergenceNames,
+      make_key("simmer", "on_divergence", in(kHealth, &run::HealthOptions::on_divergence), run::kOnDivergenceNames,
                "a trajectory whose loss or velocities turn NaN/inf, or whose kinetic "
-               "temperature stays 100x off the target, stops (stop: keeping its samples) or goes on (warn)")
-          .into(&P::health, &run::HealthOptions::on_divergence),
-      make_key("simmer", "stability_check", &C::simmer, &SimmerConfig::stability_check, run::kStabilityCheckNames,
+               "temperature stays 100x off the target, stops (stop: keeping its samples) or goes on (warn)"),
+      make_key("simmer", "stability_check", in(kHealth, &run::HealthOptions::stability_check),
+               run::kStabilityCheckNames,
                "compare time_step with the leapfrog limit 2/sqrt(lambda_max) "
-               "of the loss Hessian at the start point")
-          .into(&P::health, &run::HealthOptions::stability_check),
+               "of the loss Hessian at the start point"),
       make_key(
-          "simmer", "parameter_masses", &C::simmer, &SimmerConfig::parameter_masses, train::kParameterMassesNames,
+          "simmer", "parameter_masses", in(kMasses, &train::MassOptions::kind), train::kParameterMassesNames,
           "the particles' masses: unit (every parameter mass 1, the paper) | adam (retrofit: each "
           "parameter's mass Adam's denominator sqrt(v_hat) + epsilon at the end of Adam, as pSGLD "
           "preconditions) | adapt (each parameter's mass 1/variance of its position over the first "
@@ -472,47 +475,38 @@ const std::vector<Key>& keys() {
           "plus the prior's T/sigma^2: every direction of a diagonal Hessian then oscillates at one "
           "frequency). Each is scaled so the stiffest mass-weighted direction keeps the unit-mass stability limit: "
           "steep directions move slower, flat ones faster; the sampled distribution is the same, its time "
-          "scales change (docs/MIXING.md)")
-          .into(&P::parameter_masses),
-      make_key("simmer", "mass_warmup", &C::simmer, &SimmerConfig::mass_warmup,
+          "scales change (docs/MIXING.md)"),
+      make_key("simmer", "mass_warmup", in(kMasses, &train::MassOptions::warmup),
                "simmer.parameter_masses = adapt or curvature: the first steps of simmering (unit masses) "
                "whose positions (adapt) or Hessian diagonals (curvature) give the masses; the window must "
                "start after them")
-          .into(&P::mass_warmup)
           .min(0),
-      make_key("simmer", "health_every", &C::simmer, &SimmerConfig::health_every,
+      make_key("simmer", "health_every", in(kHealth, &run::HealthOptions::every),
                "steps between a trajectory's health checks (kinetic temperature vs target)")
-          .into(&P::health, &run::HealthOptions::every)
           .above(0),
       // [ensemble]
-      make_key("ensemble", "window", &C::ensemble, &EnsembleConfig::window,
+      make_key("ensemble", "window", in(kSampling, &ensemble::SamplingOptions::window),
                "the last W steps of the run, from which members are drawn (<= simmer.steps)")
-          .into(&P::sampling, &ensemble::SamplingOptions::window)
           .own_default("the recipe's window (the last 3 000 steps of each stage)")
           .above(0)
           .fills("SamplingOptions.window"),
-      make_key("ensemble", "stride", &C::ensemble, &EnsembleConfig::stride,
+      make_key("ensemble", "stride", in(kSampling, &ensemble::SamplingOptions::stride),
                "every s-th step of the window, counted from its end")
-          .into(&P::sampling, &ensemble::SamplingOptions::stride)
           .above(0)
           .fills("SamplingOptions.stride"),
-      make_key("ensemble", "count", &C::ensemble, &EnsembleConfig::count,
+      make_key("ensemble", "count", in(kSampling, &ensemble::SamplingOptions::count),
                "> 0: this many random steps of the window instead of the stride")
-          .into(&P::sampling, &ensemble::SamplingOptions::count)
           .fills("SamplingOptions.count"),
-      make_key("ensemble", "fraction", &C::ensemble, &EnsembleConfig::fraction,
+      make_key("ensemble", "fraction", in(kSampling, &ensemble::SamplingOptions::fraction),
                "> 0: round(fraction * window) random steps of the window instead, in [0, 1]")
-          .into(&P::sampling, &ensemble::SamplingOptions::fraction)
           .min(0)
           .max(1)
           .fills("SamplingOptions.fraction"),
-      make_key("ensemble", "blocks", &C::ensemble, &EnsembleConfig::blocks,
+      make_key("ensemble", "blocks", in(kDiagnostics, &run::DiagnosticsOptions::blocks),
                "drift diagnostics: the window split into this many blocks of steps, each with "
-               "its own ensemble metric (/diagnostics), >= 1")
-          .into(&P::diagnostics, &run::DiagnosticsOptions::blocks),
-      make_key("ensemble", "store_every", &C::ensemble, &EnsembleConfig::store_every,
+               "its own ensemble metric (/diagnostics), >= 1"),
+      make_key("ensemble", "store_every", in(kStore, &run::StoreOptions::every),
                "store every k-th member in /posterior (the aggregation uses all)")
-          .into(&P::store, &run::StoreOptions::every)
           .own_default("every 20th member stored keeps /posterior small; the library stores every member")
           .min(1),
       make_key("ensemble", "store_dtype", &C::ensemble, &EnsembleConfig::store_dtype, kPrecisionNames,
@@ -521,78 +515,65 @@ const std::vector<Key>& keys() {
       make_key("ensemble", "points", &C::ensemble, &EnsembleConfig::points,
                "optional CSV of extra evaluation inputs (feature columns, raw units)")
           .with_role(KeyRole::placement),
-      make_key("ensemble", "track", &C::ensemble, &EnsembleConfig::track,
-               "0-based test-set rows whose member predictions are kept, comma-separated")
-          .into(&P::store, &run::StoreOptions::track),
-      make_key("ensemble", "select_by", &C::ensemble, &EnsembleConfig::select_by, ensemble::kSelectByNames,
+      make_key("ensemble", "track", in(kStore, &run::StoreOptions::track),
+               "0-based test-set rows whose member predictions are kept, comma-separated"),
+      make_key("ensemble", "select_by", in(kSelection, &ensemble::SelectionOptions::by), ensemble::kSelectByNames,
                "with simmer.ladder: nll (default) | metric | none: the validation score that chooses the run's "
                "ensemble among the rungs and (retrofit) the deep ensemble of the Adam end points: the mean "
                "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
-               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)")
-          .into(&P::select_by),
-      make_key("ensemble", "select_rule", &C::ensemble, &EnsembleConfig::select_rule, ensemble::kSelectRuleNames,
+               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)"),
+      make_key("ensemble", "select_rule", in(kSelection, &ensemble::SelectionOptions::rule), ensemble::kSelectRuleNames,
                "best (default: the lowest validation loss) | one_se (the first candidate, the deep ensemble "
                "then the rungs coldest first, within one standard error of the best, the error of the per-row "
-               "differences: a choice that a small validation set's noise moves less)")
-          .into(&P::select_rule),
+               "differences: a choice that a small validation set's noise moves less)"),
       // [run]
-      make_key("run", "trajectories", &C::run, &RunConfig::trajectories,
+      make_key("run", "trajectories", in(kRun, &run::RunOptions::trajectories),
                "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "
                "size")
-          .into(&P::run, &run::RunOptions::trajectories)
           .own_default("0: one per MPI rank group, which validated resolves")
           .min(0)
           .explain("0: one per group of run.ranks_per_trajectory ranks")
           .with_role(KeyRole::study),
-      make_key("run", "seed", &C::run, &RunConfig::seed,
+      make_key("run", "seed", in(kRun, &run::RunOptions::seed),
                "master seed: trajectory i's initialisation derives from (seed, i)")
-          .into(&P::run, &run::RunOptions::seed)
           .with_role(KeyRole::study),
-      make_key("run", "gather_interval", &C::run, &RunConfig::gather_interval,
+      make_key("run", "gather_interval", in(kRun, &run::RunOptions::gather_interval),
                "simmering steps between gathers to rank 0 (and archive writes)")
-          .into(&P::run, &run::RunOptions::gather_interval)
           .above(0)
           .with_role(KeyRole::study),
-      make_key("run", "trace_every", &C::run, &RunConfig::trace_every,
+      make_key("run", "trace_every", in(kRun, &run::RunOptions::trace_every),
                "record losses in /trace every k steps (or Adam epochs)")
-          .into(&P::run, &run::RunOptions::trace_every)
           .above(0),
-      make_key("run", "output", &C::run, &RunConfig::output,
+      make_key("run", "output", in(kRun, &run::RunOptions::output),
                "HDF5 archive path (an existing file is kept unless --overwrite)")
-          .into(&P::run, &run::RunOptions::output)
           .own_default("an archive in the working directory; the library has no path of its own")
           .with_role(KeyRole::placement)
           .fills("RunOptions.output"),
-      make_key("run", "progress_seconds", &C::run, &RunConfig::progress_seconds,
+      make_key("run", "progress_seconds", in(kRun, &run::RunOptions::progress_seconds),
                "minimum seconds between progress lines when stdout is not a terminal")
-          .into(&P::run, &run::RunOptions::progress_seconds)
           .min(0)
           .with_role(KeyRole::placement),
-      make_key("run", "progress", &C::run, &RunConfig::progress, run::kProgressNames,
+      make_key("run", "progress", in(kRun, &run::RunOptions::progress), run::kProgressNames,
                "a redrawn bar on a terminal, plain lines for logs (auto looks "
                "at where mpirun's own output goes)")
-          .into(&P::run, &run::RunOptions::progress)
           .with_role(KeyRole::placement),
-      make_key("run", "checkpoint_interval", &C::run, &RunConfig::checkpoint_interval,
+      make_key("run", "checkpoint_interval", in(kRun, &run::RunOptions::checkpoint_interval),
                "simmering steps between checkpoints (<output>.ckpt; 0: only after Adam)")
-          .into(&P::run, &run::RunOptions::checkpoint_interval)
           .min(0)
           .explain("0: checkpoint only after the Adam phase")
           .with_role(KeyRole::study),
-      make_key("run", "checkpoint_budget", &C::run, &RunConfig::checkpoint_budget,
+      make_key("run", "checkpoint_budget", in(kRun, &run::RunOptions::checkpoint_budget),
                "largest share of the wall time spent writing checkpoints: a checkpoint due by "
                "run.checkpoint_interval is skipped while the ones so far took more (long windows "
                "make big checkpoints; a stop signal always writes one)")
-          .into(&P::run, &run::RunOptions::checkpoint_budget)
           .above(0)
           .max(1)
           .explain("1: never skip one")
           .with_role(KeyRole::placement),
-      make_key("run", "sync_every", &C::run, &RunConfig::sync_every,
+      make_key("run", "sync_every", in(kRun, &run::RunOptions::sync_every),
                "steps (and Adam epochs) between the ranks' collective check for SIGTERM/SIGUSR1 "
                "(checkpoint + exit); a signal every rank receives stops the trajectories at their next "
                "step without waiting for it, except with run.ranks_per_trajectory > 1")
-          .into(&P::run, &run::RunOptions::sync_every)
           .above(0)
           .with_role(KeyRole::study),
       make_checked_key("run", "memory_limit", &C::run, &RunConfig::memory_limit,
@@ -601,24 +582,21 @@ const std::vector<Key>& keys() {
                        "or its cgroup/SLURM limit when lower)",
                        [](const std::string& text) { (void)parse_memory_limit(text); })
           .fills("RunOptions.memory_limit"),
-      make_key("run", "ranks_per_trajectory", &C::run, &RunConfig::ranks_per_trajectory,
+      make_key("run", "ranks_per_trajectory", in(kRun, &run::RunOptions::ranks_per_trajectory),
                "k: groups of k ranks evaluate each of their trajectories' full-batch gradient together, "
                "each on its share of the rows (a power of two dividing the rank count; may change on "
                "--resume)")
-          .into(&P::run, &run::RunOptions::ranks_per_trajectory)
           .with_role(KeyRole::placement),
-      make_key("run", "gradient_chunks", &C::run, &RunConfig::gradient_chunks,
+      make_key("run", "gradient_chunks", in(kRun, &run::RunOptions::gradient_chunks),
                "the full-batch gradient as a fixed tree sum of this many row blocks (a power of two >= "
                "run.ranks_per_trajectory; 0: equal to it). Runs with the same value have the same bits "
                "for every k dividing it; 1 is the plain full batch")
-          .into(&P::run, &run::RunOptions::gradient_chunks)
           .own_default("0: run.ranks_per_trajectory's, which validated resolves")
           .cap(65536),
-      make_key("run", "precision", &C::run, &RunConfig::precision, kPrecisionNames,
+      make_key("run", "precision", in(kRun, &run::RunOptions::precision), kPrecisionNames,
                "the scalar of the network, its loss and gradient, Adam and the "
                "particle update (the thermostat, energies and ensemble accumulators stay float64). "
-               "float32 is about twice as fast on large networks and is TensorFlow's default")
-          .into(&P::run, &run::RunOptions::precision),
+               "float32 is about twice as fast on large networks and is TensorFlow's default"),
   };
   return table;
 }

@@ -73,10 +73,10 @@ void check_hottest(const Problem& p, const Config& c) {
   const double h = c.simmer.time_step.value_or(std::numeric_limits<double>::quiet_NaN());
   const std::string why = run::too_hot(p, h, "simmer.time_step = " + format_short(h));
   if (why.empty()) return;
-  const bool ladder = !p.ladder.empty();
+  const bool ladder = !p.ladder.rungs.empty();
   const std::string key = run::hottest_key(p);
   throw option_error(key,
-                     ladder                      ? format_as(c.simmer.ladder, false)
+                     ladder                      ? format_as(c.simmer.ladder.rungs, false)
                      : key == "simmer.T_initial" ? format_short(c.simmer.T_initial)
                                                  : format_short(c.simmer.T_target),
                      why);
@@ -127,8 +127,8 @@ void set_model(const Config& given, const Config& c, Problem& p) {
   if (c.model.architecture == "lenet5" || given.model.architecture == kAutoName) {
     // The parameter count depends on the data: check the degrees of freedom again.
     const auto n = static_cast<double>(model::parameter_count(model::network_layout(p.architecture)));
-    if (n - c.simmer.dof_offset <= 0.0) {
-      throw option_error("simmer.dof_offset", std::to_string(c.simmer.dof_offset),
+    if (n - c.simmer.nhc.dof_offset <= 0.0) {
+      throw option_error("simmer.dof_offset", std::to_string(c.simmer.nhc.dof_offset),
                          "leaves no degrees of freedom for the " + std::to_string(static_cast<long long>(n)) +
                              " parameters of " + c.model.architecture + " on this data");
     }
@@ -163,7 +163,7 @@ void set_model(const Config& given, const Config& c, Problem& p) {
 void set_integrator(const Config& c, Problem& p) {
   // simmer.mode = adam: a retrofit's Adam phase alone (the deep ensemble).
   p.adam_only = c.simmer.mode == SimmerMode::adam;
-  if (p.adam_only) p.ladder.clear();  // nothing simmers: no rungs (the rules ignore the key too)
+  if (p.adam_only) p.ladder.rungs.clear();  // nothing simmers: no rungs (the rules ignore the key too)
   p.mode = c.simmer.mode == SimmerMode::abinitio ? train::StartMode::abinitio : train::StartMode::retrofit;
   p.adam.epochs = p.mode == train::StartMode::retrofit ? c.adam.epochs : 0;
   p.start_velocity = train::parse_start_velocity(
@@ -173,7 +173,7 @@ void set_integrator(const Config& c, Problem& p) {
   p.noise_pending = regression_loss && !c.simmer.noise_sd && p.mode == train::StartMode::retrofit;
   p.bayes_temperature = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, 0.0);  // until it is known
   p.ramp = {c.simmer.T_initial, c.simmer.T_target, c.simmer.dT, c.simmer.every};
-  if (!p.ladder.empty()) {
+  if (!p.ladder.rungs.empty()) {
     // The ladder replaces the ramp; the ramp stays constant at the first rung (the start
     // velocity, Martyna masses and the curvature report use it).
     const cli::Config defaults;
@@ -183,7 +183,7 @@ void set_integrator(const Config& c, Problem& p) {
           "simmer.ladder replaces the ramp: simmer.T_initial, T_target, dT and every are not used (the ladder is "
           "the default; an empty simmer.ladder, e.g. --simmer.ladder '', runs the ramp)");
     }
-    p.ramp = {p.ladder.front(), p.ladder.front(), 0.0, 1};
+    p.ramp = {p.ladder.rungs.front(), p.ladder.rungs.front(), 0.0, 1};
   }
   // In posterior units the ramp and the ladder hold multiples of T_Bayes until the noise sd is
   // known: now, or after Adam (auto). set_noise_sd turns them into loss units either way.
@@ -204,8 +204,8 @@ void set_integrator(const Config& c, Problem& p) {
     p.nhc.time_step = train::NhcOptions{}.time_step;
   }
   const MassSpec masses = parse_masses(c.simmer.masses);
-  p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.chain_length,
-                                                        static_cast<double>(p.parameters) - c.simmer.dof_offset,
+  p.nhc.masses = masses.martyna ? train::martyna_masses(c.simmer.nhc.chain_length,
+                                                        static_cast<double>(p.parameters) - c.simmer.nhc.dof_offset,
                                                         p.ramp.target, c.simmer.tau)
                                 : masses.values;
 }
@@ -238,7 +238,7 @@ void set_evaluation(const Config& c, Problem& p) {
     s.labels = d->labels;
     p.sets.push_back(std::move(s));
   }
-  for (const auto t : c.ensemble.track) {
+  for (const auto t : c.ensemble.store.track) {
     if (t >= p.test.rows()) {
       throw option_error("ensemble.track", std::to_string(t),
                          "is not a test row (the test set has " + std::to_string(p.test.rows()) + " rows)");

@@ -194,12 +194,12 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
   // /ensemble: the run's ensemble, rewritten by rank 0 at every gather (a ladder's rungs each in
   // /ladder/rung_<k>, and /ensemble written at the end with the candidate chosen).
   create_ensemble_group(f, p, layout::kEnsemble);
-  if (!p.ladder.empty()) {
+  if (!p.ladder.rungs.empty()) {
     f.create_group(layout::kLadder);
     for (std::int64_t k = 0; k < p.stages(); ++k) create_ensemble_group(f, p, layout::ladder_group(p.stage_name(k)));
     temperatures(p);
     f.attribute(layout::kLadder, layout::kStepsPerRung, p.run.steps);
-    f.attribute(layout::kLadder, layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder_mode)));
+    f.attribute(layout::kLadder, layout::kLadderMode, std::string(run::kLadderModeNames.name(p.ladder.mode)));
     f.attribute(
         layout::kLadder, layout::kMeaning,
         std::string(p.parallel_rungs()
@@ -222,7 +222,7 @@ void ArchiveWriter::write_schema(const std::string& command_line, const std::str
 }
 
 void ArchiveWriter::temperatures(const run::Problem& p) {
-  if (p.ladder.empty()) return;
+  if (p.ladder.rungs.empty()) return;
   std::string temperatures;
   for (std::int64_t k = 0; k < p.stages(); ++k) {
     char t[32];

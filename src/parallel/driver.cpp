@@ -111,7 +111,7 @@ void Run::announce(bool resumed) const {
   if (rank_ != 0) return;
   const auto shape = ArchiveShape::of(p_);
   const std::string stages =
-      p_.ladder.empty()
+      p_.ladder.rungs.empty()
           ? std::string()
           : " in " + std::to_string(p_.stages()) + " rungs of " + std::to_string(p_.run.steps) + " steps" +
                 (p_.parallel_rungs() ? " side by side (trajectory i at rung i mod " + std::to_string(p_.stages()) + ")"
@@ -424,7 +424,8 @@ bool Run::temperature_check() {
     const double unit = p_.posterior_units ? p_.bayes_temperature : 1.0;
     std::string value;
     char buf[32];
-    for (const double t : p_.ladder.empty() ? std::vector<double>{run::hottest_temperature(p_)} : p_.ladder) {
+    for (const double t :
+         p_.ladder.rungs.empty() ? std::vector<double>{run::hottest_temperature(p_)} : p_.ladder.rungs) {
       std::snprintf(buf, sizeof buf, "%.6g", t / unit);
       value += (value.empty() ? "" : ",") + std::string(buf);
     }
@@ -478,7 +479,7 @@ int Run::simmer_phase() {
     const std::int64_t next_checkpoint = next_multiple(step_, p_.run.checkpoint_interval);
     const std::int64_t next_sync = next_multiple(step_, p_.run.sync_every);
     const std::int64_t next_exchange =
-        replicas_.enabled() ? next_multiple(step_, p_.exchange_every) : std::numeric_limits<std::int64_t>::max();
+        replicas_.enabled() ? next_multiple(step_, p_.ladder.exchange_every) : std::numeric_limits<std::int64_t>::max();
     const std::int64_t end = std::min({steps, next_gather, next_checkpoint, next_sync, next_exchange});
     // A stop signal ends a chain's block before its next step; every chain then goes to the
     // furthest step any rank reached: the stop checkpoint comes within a few steps of the
@@ -524,7 +525,7 @@ std::string Run::ensemble_metric() const {
   const std::int64_t k = p_.stage_of(step_ - 1);
   const auto& pooled = pooled_[static_cast<std::size_t>(k)];
   const auto& test = p_.sets[1];
-  const std::string rung = p_.ladder.empty() ? "" : p_.stage_name(k) + " ";
+  const std::string rung = p_.ladder.rungs.empty() ? "" : p_.stage_name(k) + " ";
   char buf[96];
   if (p_.classification && pooled.members(1) > 0) {
     std::snprintf(buf, sizeof buf, "%sens test acc %.4f", rung.c_str(),
@@ -566,8 +567,8 @@ void Run::gather() {
   for (std::int64_t k = 0; k < p_.stages(); ++k) {
     const ensemble::PooledEnsemble empty;
     const auto& pooled = rank_ == 0 ? pooled_[static_cast<std::size_t>(k)] : empty;
-    archive_->ensemble(
-        pooled, p_.ladder.empty() ? std::string(run::layout::kEnsemble) : run::layout::ladder_group(p_.stage_name(k)));
+    archive_->ensemble(pooled, p_.ladder.rungs.empty() ? std::string(run::layout::kEnsemble)
+                                                       : run::layout::ladder_group(p_.stage_name(k)));
   }
   archive_->file().flush();
   comm_io_seconds_ += run::cpu_seconds() - t0;

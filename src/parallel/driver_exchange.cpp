@@ -144,7 +144,7 @@ void Run::write_exchange() {
                 std::string("per exchange round and trajectory: 1 where its configuration was swapped with a "
                             "neighbouring rung's in that round"));
   }
-  f.attribute(layout::kLadder, layout::kExchangeEvery, p_.exchange_every);
+  f.attribute(layout::kLadder, layout::kExchangeEvery, p_.ladder.exchange_every);
   f.attribute(layout::kLadder, layout::kExchangeRounds, replicas_.rounds());
   if (rank_ != 0) return;
   std::string rates;
@@ -158,7 +158,7 @@ void Run::write_exchange() {
   std::printf(
       "replica exchange: %lld rounds every %lld steps; acceptance by rung pair %s; %lld round trips "
       "(coldest -> hottest -> coldest) by %lld configurations (/ladder/exchange_acceptance, round_trips)\n",
-      static_cast<long long>(replicas_.rounds()), static_cast<long long>(p_.exchange_every), rates.c_str(),
+      static_cast<long long>(replicas_.rounds()), static_cast<long long>(p_.ladder.exchange_every), rates.c_str(),
       static_cast<long long>(total), static_cast<long long>(trips.size()));
   std::fflush(stdout);
 }

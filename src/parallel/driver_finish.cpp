@@ -180,14 +180,14 @@ int Run::finish() {
     const EnsembleReport& e = report.candidates[c];
     if (e.stage < 0) {
       archive_->candidate(run::layout::kDeepEnsemble, candidate(c));
-    } else if (!p_.ladder.empty()) {
+    } else if (!p_.ladder.rungs.empty()) {
       archive_->candidate(run::layout::ladder_group(e.name), candidate(c));
     }
   }
   write_report(f, p_, reports, report);
   if (replicas_.enabled()) write_exchange();
   // The scores and choices under a checksum (attributes have none of their own).
-  for (const auto& group : run::layout::choice_groups(p_.ladder.size(), p_.has_deep_ensemble())) {
+  for (const auto& group : run::layout::choice_groups(p_.ladder.rungs.size(), p_.has_deep_ensemble())) {
     if (f.exists(group)) f.mirror_attributes(group);
   }
   std::vector<std::int64_t> diverged;

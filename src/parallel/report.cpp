@@ -316,11 +316,11 @@ ensemble::Candidate stage_candidate(const run::Problem& p, std::int64_t stage, c
 SelectionPolicy SelectionPolicy::of(const run::Problem& p) {
   SelectionPolicy s;
   s.stages = p.stages();
-  s.ladder = !p.ladder.empty();
+  s.ladder = !p.ladder.rungs.empty();
   s.parallel_rungs = p.parallel_rungs();
   s.has_validation = p.has_validation();
-  s.by = p.select_by;
-  s.rule = p.select_rule;
+  s.by = p.selection.by;
+  s.rule = p.selection.rule;
   return s;
 }
 
@@ -478,7 +478,7 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
     }
     write_diagnostics(f, p, t, static_cast<std::size_t>(report.diagnostics_stage), layout::kDiagnostics, *pooled);
   }
-  if (p.ladder.empty()) return;
+  if (p.ladder.rungs.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {
     if (c.stage < 0) continue;

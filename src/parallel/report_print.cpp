@@ -182,7 +182,8 @@ void print_result(const run::Problem& p, const RunReport& report, const std::str
       "predict %s --points FILE.csv\n",
       what.c_str(),
       report.compared
-          ? (", chosen by validation " + std::string(p.select_by == ensemble::SelectBy::nll ? "NLL" : metric)).c_str()
+          ? (", chosen by validation " + std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric))
+                .c_str()
           : "",
       p.run.output.c_str());
   // Against the deep ensemble: better or worse, and whether the validation rows can tell.
@@ -228,7 +229,7 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   } else {
     const double over = chosen.temperature / p.bayes_temperature;
     const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size();
-    what = (p.ladder.empty() ? std::string("the simmering ensemble") : chosen.name) +
+    what = (p.ladder.rungs.empty() ? std::string("the simmering ensemble") : chosen.name) +
            " (T = " + (std::isfinite(over) ? format("%.3g", over) + " T_Bayes" : format("%.4g", chosen.temperature)) +
            ", " + std::to_string(chosen.members) + " members of " + std::to_string(trajectories) +
            (trajectories == 1 ? " trajectory)" : " trajectories)");
@@ -262,7 +263,7 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   const auto total = stage_reports(p, t, stage).size();
   const auto n = [&](Verdict v) { return counts[static_cast<std::size_t>(v)]; };
   const std::string of = " of " + std::to_string(total) + " trajectories" +
-                         (p.ladder.empty() ? std::string() : " of " + p.stage_name(report.diagnostics_stage));
+                         (p.ladder.rungs.empty() ? std::string() : " of " + p.stage_name(report.diagnostics_stage));
   if (n(Verdict::stationary) == static_cast<std::int64_t>(total)) {
     std::printf("stationarity: all %zu trajectories stationary\n", total);
   }
@@ -383,7 +384,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     ensemble_rows("deep ensemble", *deep, " (" + std::to_string(deep->members) + " Adam nets)");
   }
   const std::string label =
-      chosen.stage < 0 ? "deep ensemble" : (p.ladder.empty() ? "ensemble" : "ensemble = " + chosen.name);
+      chosen.stage < 0 ? "deep ensemble" : (p.ladder.rungs.empty() ? "ensemble" : "ensemble = " + chosen.name);
   const std::string size = " (" + std::to_string(chosen.members) + (chosen.stage < 0 ? " Adam nets)" : " members)");
   ensemble_rows(label, chosen, size);
   const auto& test = chosen.scores[1];
@@ -392,15 +393,15 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                 p.classification ? "Brier score" : "squared error", 100.0 * test.worst_share,
                 static_cast<long long>(test.worst_row));
   }
-  if (!p.ladder.empty()) {
+  if (!p.ladder.rungs.empty()) {
     // The candidates, as /selection holds them.
     const char* metric = p.classification ? "acc" : "MSE";
     std::printf("\ncandidates (%s; %s)\n",
-                report.compared
-                    ? ("chosen by validation " + std::string(p.select_by == ensemble::SelectBy::nll ? "NLL" : metric) +
-                       ", ensemble.select_rule = " + ensemble::to_string(p.select_rule))
-                          .c_str()
-                    : "not compared: ensemble.select_by = none, the last rung is the run's ensemble",
+                report.compared ? ("chosen by validation " +
+                                   std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric) +
+                                   ", ensemble.select_rule = " + ensemble::to_string(p.selection.rule))
+                                      .c_str()
+                                : "not compared: ensemble.select_by = none, the last rung is the run's ensemble",
                 run::layout::kSelection);
     std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9s %9s\n", "candidate", "T", "T/T_Bayes", "members",
                 (std::string("val ") + metric).c_str(), "val loss ± se (diff se)",
@@ -454,7 +455,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     if (shown == nullptr) shown = example[static_cast<int>(Verdict::not_equilibrated)];
     if (shown == nullptr && !at_stage.empty()) shown = &at_stage.front();
     std::printf("stationarity%s: %s%s\n",
-                p.ladder.empty() ? "" : (" of " + p.stage_name(report.diagnostics_stage)).c_str(), line.c_str(),
+                p.ladder.rungs.empty() ? "" : (" of " + p.stage_name(report.diagnostics_stage)).c_str(), line.c_str(),
                 shown != nullptr ? (" (e.g. trajectory " + std::to_string(shown->index) + ": " +
                                     shown->stages[stage].summary.reason + ")")
                                        .c_str()
@@ -503,23 +504,24 @@ std::string temperature_reading(const run::Problem& p) {
   if (p.noise_pending) {
     // simmer.noise_sd = auto, before Adam has ended: the values as given.
     std::string given;
-    const std::vector<double> temperatures = p.ladder.empty() ? std::vector<double>{p.ramp.target} : p.ladder;
+    const std::vector<double> temperatures =
+        p.ladder.rungs.empty() ? std::vector<double>{p.ramp.target} : p.ladder.rungs;
     for (std::size_t k = 0; k < temperatures.size(); ++k)
       given += (k > 0 ? ", " : "") + format("%.4g", temperatures[k]);
-    return "temperature: " + std::string(p.ladder.empty() ? "T = " : "ladder T = ") + given +
+    return "temperature: " + std::string(p.ladder.rungs.empty() ? "T = " : "ladder T = ") + given +
            (p.posterior_pending ? " x T_Bayes" : " (loss units)") +
            "; T_Bayes = " + (p.loss == model::LossKind::sse ? "2 s^2" : "2 s^2/n") +
            " with the noise sd s measured after Adam from the deep ensemble's " +
            (p.has_validation() ? "validation" : "training") + " residuals (simmer.noise_sd = auto)";
   }
-  if (p.ladder.empty()) {
+  if (p.ladder.rungs.empty()) {
     ts = "T = " + format("%.4g", p.ramp.target);
     ratio = format("%.3g", p.ramp.target / p.bayes_temperature);
   } else {
     ts = "ladder T = ";
-    for (std::size_t k = 0; k < p.ladder.size(); ++k) {
-      ts += (k > 0 ? ", " : "") + format("%.4g", p.ladder[k]);
-      ratio += (k > 0 ? ", " : "") + format("%.3g", p.ladder[k] / p.bayes_temperature);
+    for (std::size_t k = 0; k < p.ladder.rungs.size(); ++k) {
+      ts += (k > 0 ? ", " : "") + format("%.4g", p.ladder.rungs[k]);
+      ratio += (k > 0 ? ", " : "") + format("%.3g", p.ladder.rungs[k] / p.bayes_temperature);
     }
   }
   char buf[1024];
@@ -530,12 +532,13 @@ std::string temperature_reading(const run::Problem& p) {
     std::snprintf(buf, sizeof buf,
                   "temperature: %s %s %s x the Bayesian temperature T_Bayes = %s = %.4g (%s over n = %lld "
                   "training rows%s); T = T_Bayes samples the posterior",
-                  ts.c_str(), p.ladder.empty() ? "is" : "are", ratio.c_str(), formula, p.bayes_temperature,
+                  ts.c_str(), p.ladder.rungs.empty() ? "is" : "are", ratio.c_str(), formula, p.bayes_temperature,
                   loss.c_str(), static_cast<long long>(p.train.rows()),
                   p.noise_sd > 0.0 ? (", noise sd s = " + format("%.4g", p.noise_sd)).c_str() : "");
   } else {
     std::string sd;
-    const std::vector<double> temperatures = p.ladder.empty() ? std::vector<double>{p.ramp.target} : p.ladder;
+    const std::vector<double> temperatures =
+        p.ladder.rungs.empty() ? std::vector<double>{p.ramp.target} : p.ladder.rungs;
     for (std::size_t k = 0; k < temperatures.size(); ++k) {
       sd +=
           (k > 0 ? ", " : "") + format("%.4g", train::noise_sd_at(p.loss, p.train.rows(), p.outputs, temperatures[k]));
@@ -543,7 +546,7 @@ std::string temperature_reading(const run::Problem& p) {
     std::snprintf(buf, sizeof buf,
                   "temperature: %s (%s) %s the posterior for Gaussian noise of sd s = %s in target units "
                   "(T_Bayes = %s); simmer.noise_sd gives s and T in those units",
-                  ts.c_str(), loss.c_str(), p.ladder.empty() ? "is" : "are", sd.c_str(),
+                  ts.c_str(), loss.c_str(), p.ladder.rungs.empty() ? "is" : "are", sd.c_str(),
                   p.loss == model::LossKind::sse ? "2 s^2" : "2 s^2/n");
   }
   return buf;

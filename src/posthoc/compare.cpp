@@ -35,7 +35,7 @@ struct Candidate {
 /// draw.
 std::vector<Candidate> candidates(const io::ArchiveReader& r, const RunArchive& run) {
   const auto written = written_draws(r, run);
-  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.rungs.size());
   std::vector<Candidate> out;
   if (rungs < 2) {
     Candidate c;

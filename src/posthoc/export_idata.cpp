@@ -107,7 +107,7 @@ struct DrawMap {
 
 DrawMap draw_map(const RunArchive& run, int only_rung) {
   DrawMap m;
-  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.rungs.size());
   m.chains = run.chains;
   m.draws = run.draws;
   if (rungs < 2) {
@@ -119,7 +119,7 @@ DrawMap draw_map(const RunArchive& run, int only_rung) {
   }
   m.ladder = true;
   m.rungs = rungs;
-  m.parallel = run.config.simmer.ladder_mode == run::LadderMode::parallel;
+  m.parallel = run.config.simmer.ladder.mode == run::LadderMode::parallel;
   if (m.parallel) {
     if (run.chains % rungs != 0) throw Error("'" + run.path + "': its trajectories are not a multiple of its rungs");
     m.chains = run.chains / rungs;
@@ -311,7 +311,7 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   const auto ladder_attributes = [&](const std::string& group) {
     if (!m.ladder) return;
     std::string rungs;
-    for (const double t : run.config.simmer.ladder) rungs += (rungs.empty() ? "" : ",") + csv_number(t);
+    for (const double t : run.config.simmer.ladder.rungs) rungs += (rungs.empty() ? "" : ",") + csv_number(t);
     f.attribute(group, "ladder", rungs);
     f.attribute(group, "ladder_mode",
                 std::string(m.parallel ? "parallel: rung k is trajectories i with i mod K = k (chain i / K)"

@@ -447,7 +447,7 @@ void write_archive(const std::vector<Input>& inputs, const std::vector<Trajector
   f.attribute(layout::kRoot, layout::kStatus, layout::final_status(any_diverged));
   // The scores and choices under a checksum (attributes have none of their own).
   for (const auto& group :
-       layout::choice_groups(ladder ? run0.config.simmer.ladder.size() : 0, f.exists(layout::kDeepEnsemble))) {
+       layout::choice_groups(ladder ? run0.config.simmer.ladder.rungs.size() : 0, f.exists(layout::kDeepEnsemble))) {
     if (f.exists(group)) f.mirror_attributes(group);
   }
   f.mirror_attributes(layout::kOrigin);

@@ -28,9 +28,9 @@ namespace {
 namespace layout = run::layout;
 using Votes = ensemble::VoteAccumulator::Votes;
 
-std::int64_t rungs(const Input& in) { return static_cast<std::int64_t>(in.run.config.simmer.ladder.size()); }
+std::int64_t rungs(const Input& in) { return static_cast<std::int64_t>(in.run.config.simmer.ladder.rungs.size()); }
 
-bool parallel_rungs(const Input& in) { return in.run.config.simmer.ladder_mode == run::LadderMode::parallel; }
+bool parallel_rungs(const Input& in) { return in.run.config.simmer.ladder.mode == run::LadderMode::parallel; }
 
 /// Rung k's temperature in loss units as the run wrote it (/ladder/rung_<k>@temperature).
 double rung_temperature(const Input& in, std::int64_t k) {
@@ -230,8 +230,8 @@ parallel::Metrics write_ladder(const std::vector<Input>& inputs, io::ParallelFil
   policy.ladder = true;
   policy.parallel_rungs = parallel_rungs(first);
   policy.has_validation = ev.scored.size() > run::Problem::kValidation && ev.scored.back().rows() > 0;
-  policy.by = config.ensemble.select_by;
-  policy.rule = config.ensemble.select_rule;
+  policy.by = config.ensemble.selection.by;
+  policy.rule = config.ensemble.selection.rule;
   const parallel::RunReport report = parallel::choose(policy, candidates, ev.scored);
   const auto& chosen = report.chosen();
   const auto metrics_of = [&](const parallel::EnsembleReport& e) {

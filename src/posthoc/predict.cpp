@@ -92,7 +92,7 @@ void choose_networks(Setup& s, const std::string& requested) {
     s.planned = s.run.chains * s.run.draws;
     return;
   }
-  const std::vector<double> ladder = s.run.config.simmer.ladder;
+  const std::vector<double> ladder = s.run.config.simmer.ladder.rungs;
   const std::string prefix = layout::kRungPrefix;
   std::int64_t rung = -1;
   if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
@@ -106,7 +106,7 @@ void choose_networks(Setup& s, const std::string& requested) {
   s.group = layout::ladder_group(name);
   const auto rungs = static_cast<std::int64_t>(ladder.size());
   s.draws = rung_draws(s.run, all, rung);
-  s.planned = s.run.config.simmer.ladder_mode == run::LadderMode::parallel
+  s.planned = s.run.config.simmer.ladder.mode == run::LadderMode::parallel
                   ? ((s.run.chains - rung + rungs - 1) / rungs) * s.run.draws
                   : s.run.chains * (s.run.draws / rungs);
 }

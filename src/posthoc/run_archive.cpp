@@ -292,11 +292,11 @@ std::int64_t planned_members(const RunArchive& run) {
   o.stride = run.config.ensemble.stride;
   o.count = run.config.ensemble.count;
   o.fraction = run.config.ensemble.fraction;
-  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
-  const std::int64_t chains = run.config.simmer.ladder_mode == run::LadderMode::parallel && rungs > 0
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.rungs.size());
+  const std::int64_t chains = run.config.simmer.ladder.mode == run::LadderMode::parallel && rungs > 0
                                   ? (run.chains + rungs - 1) / rungs
                                   : run.chains;
-  return chains * ensemble::member_count(run.config.simmer.steps, o);
+  return chains * ensemble::member_count(run.config.run.steps, o);
 }
 
 std::string run_status(const io::ArchiveReader& r) {
@@ -305,8 +305,8 @@ std::string run_status(const io::ArchiveReader& r) {
 }
 
 std::vector<NetworkRow> rung_draws(const RunArchive& run, const std::vector<NetworkRow>& written, std::int64_t rung) {
-  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.size());
-  const bool parallel = run.config.simmer.ladder_mode == run::LadderMode::parallel;
+  const auto rungs = static_cast<std::int64_t>(run.config.simmer.ladder.rungs.size());
+  const bool parallel = run.config.simmer.ladder.mode == run::LadderMode::parallel;
   const std::int64_t per_stage = run.draws / rungs;
   std::vector<NetworkRow> out;
   for (const auto& d : written) {

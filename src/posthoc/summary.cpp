@@ -350,8 +350,8 @@ std::int64_t last_finite(const io::ArchiveReader& r, const std::string& dataset)
 /// The rungs a sequential ladder runs one after the other (1 without a ladder, or with parallel
 /// rungs): its steps are counted through them.
 std::int64_t sequential_rungs(const cli::Config& c) {
-  if (c.simmer.ladder.empty() || c.simmer.ladder_mode == run::LadderMode::parallel) return 1;
-  return static_cast<std::int64_t>(c.simmer.ladder.size());
+  if (c.simmer.ladder.rungs.empty() || c.simmer.ladder.mode == run::LadderMode::parallel) return 1;
+  return static_cast<std::int64_t>(c.simmer.ladder.rungs.size());
 }
 
 /// Why an archive whose run has not ended is incomplete, and what can be done: whether the run
@@ -436,8 +436,7 @@ int summary_here(const std::string& archive, std::ostream& out) {
       << text_attr(r, layout::kRoot, layout::kCreatedAt)
       << (incomplete ? ", status: INCOMPLETE" : ", status '" + status + "'") << "\n";
   if (incomplete)
-    out << "status    incomplete: " << incomplete_reason(r, archive, status, c.simmer.steps, sequential_rungs(c))
-        << "\n";
+    out << "status    incomplete: " << incomplete_reason(r, archive, status, c.run.steps, sequential_rungs(c)) << "\n";
   if (r.has_attribute(layout::kRoot, layout::kMergedFrom)) {
     out << "merged    " << r.attribute_text(layout::kRoot, layout::kMergedFrom) << "\n";
   }
@@ -479,15 +478,15 @@ int summary_here(const std::string& archive, std::ostream& out) {
         << c.adam.epochs << " Adam epochs";
   } else {
     out << "sampling  " << cli::kSimmerModeNames.name(c.simmer.mode) << ", " << run.chains << " trajectories × ";
-    if (!c.simmer.ladder.empty()) {
-      out << c.simmer.ladder.size() << " rungs"
-          << (c.simmer.ladder_mode == run::LadderMode::parallel ? " side by side" : "") << " × ";
+    if (!c.simmer.ladder.rungs.empty()) {
+      out << c.simmer.ladder.rungs.size() << " rungs"
+          << (c.simmer.ladder.mode == run::LadderMode::parallel ? " side by side" : "") << " × ";
     }
-    out << c.simmer.steps << " steps, h = ";
+    out << c.run.steps << " steps, h = ";
     if (c.simmer.time_step) {
       out << *c.simmer.time_step;
     } else {
-      out << "auto (" << c.simmer.step_fraction
+      out << "auto (" << c.simmer.auto_step.fraction
           << " of the measured limit; each trajectory's in /diagnostics/time_step)";
     }
     const double limit = real_attr(r, layout::kRoot, layout::kTimeStepLimit);
@@ -505,16 +504,16 @@ int summary_here(const std::string& archive, std::ostream& out) {
   const std::string unit = c.simmer.temperature_unit == cli::TemperatureUnit::posterior ? " x T_Bayes" : "";
   if (c.simmer.mode == cli::SimmerMode::adam) {
     // no temperature
-  } else if (!c.simmer.ladder.empty()) {
+  } else if (!c.simmer.ladder.rungs.empty()) {
     std::string rungs;
-    for (const double t : c.simmer.ladder) rungs += (rungs.empty() ? "" : ", ") + printf_string("%g", t);
+    for (const double t : c.simmer.ladder.rungs) rungs += (rungs.empty() ? "" : ", ") + printf_string("%g", t);
     out << "T         ladder " << rungs << unit
-        << (c.simmer.ladder_mode == run::LadderMode::parallel
-                ? " (side by side: trajectory i at rung i mod " + std::to_string(c.simmer.ladder.size()) +
-                      (c.simmer.exchange_every > 0
-                           ? ", replica exchange every " + std::to_string(c.simmer.exchange_every) + " steps)"
+        << (c.simmer.ladder.mode == run::LadderMode::parallel
+                ? " (side by side: trajectory i at rung i mod " + std::to_string(c.simmer.ladder.rungs.size()) +
+                      (c.simmer.ladder.exchange_every > 0
+                           ? ", replica exchange every " + std::to_string(c.simmer.ladder.exchange_every) + " steps)"
                            : ")")
-                : " (one stage of " + std::to_string(c.simmer.steps) + " steps each, coldest first)")
+                : " (one stage of " + std::to_string(c.run.steps) + " steps each, coldest first)")
         << "\n";
   } else if (c.simmer.dT == 0.0 || c.simmer.T_initial == c.simmer.T_target) {
     out << "T         constant " << c.simmer.T_target << unit << "\n";
@@ -529,11 +528,11 @@ int summary_here(const std::string& archive, std::ostream& out) {
   if (incomplete && !gathered.empty() && r.has_attribute(gathered, layout::kMembers)) {
     members = r.attribute_integer(gathered, layout::kMembers);
   }
-  if (incomplete && !c.simmer.ladder.empty() && !run.sets.empty()) {
+  if (incomplete && !c.simmer.ladder.rungs.empty() && !run.sets.empty()) {
     // A ladder run writes /ensemble at its end; during the run each rung's members are in
     // /ladder/rung_<k>.
     members = 0;
-    for (std::size_t k = 0; k < c.simmer.ladder.size(); ++k) {
+    for (std::size_t k = 0; k < c.simmer.ladder.rungs.size(); ++k) {
       const std::string g =
           layout::join(layout::ladder_group(layout::rung_name(static_cast<std::int64_t>(k))), run.sets.front());
       if (r.exists(g) && r.has_attribute(g, layout::kMembers)) members += r.attribute_integer(g, layout::kMembers);
@@ -548,8 +547,8 @@ int summary_here(const std::string& archive, std::ostream& out) {
   const auto written = written_draws(r, run);
   const double value_bytes = run.store_type == io::Type::f32 ? 4.0 : 8.0;
   out << "stored    " << run.chains << " × " << run.draws << " draws ("
-      << (c.ensemble.store_every == 1 ? std::string("every member")
-                                      : "every " + std::to_string(c.ensemble.store_every) + "th member")
+      << (c.ensemble.store.every == 1 ? std::string("every member")
+                                      : "every " + std::to_string(c.ensemble.store.every) + "th member")
       << ", " << (run.store_type == io::Type::f32 ? "float32" : "float64") << ", "
       << run::human_bytes(
              static_cast<std::int64_t>(value_bytes * static_cast<double>(run.chains * run.draws * run.parameters)))

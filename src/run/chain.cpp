@@ -94,7 +94,7 @@ BasicChain<S>::BasicChain(const Problem& problem, std::int64_t index)
       time_step_(problem.nhc.time_step) {
   const Problem& p = problem;
   Rng init = stream(RngPurpose::initialization);
-  net_.initialize(p.init, init);
+  net_.initialize(p.architecture.init, init);
   net_.reserve(activation_rows(p));
   if (inputs<S>(p.sets[0]).rows() != p.sets[0].rows())
     throw Error("internal: no " + to_string(p.run.precision) + " data");
@@ -209,7 +209,7 @@ void BasicChain<S>::finish_adam() {
   }
   baseline_ = net_.parameters();
   score_baseline();
-  if (p.parameter_masses == train::ParameterMasses::adam) set_adam_masses();
+  if (p.parameter_masses.kind == train::ParameterMasses::adam) set_adam_masses();
 }
 
 template <class S>
@@ -242,14 +242,15 @@ void BasicChain<S>::start() {
 
 template <class S>
 void BasicChain<S>::begin_trajectory(train::BasicPhaseState<S> start, std::int64_t first_step) {
-  if (p_->start_jitter != 0.0) {
+  if (p_->diagnostics.start_jitter != 0.0) {
     // A chaos check: v_i (1 + eps xi_i), from a stream of its own so nothing else changes.
     Rng jitter = stream(RngPurpose::jitter);
-    for (Index i = 0; i < start.v.size(); ++i) start.v(i) *= static_cast<S>(1.0 + p_->start_jitter * jitter.normal());
+    for (Index i = 0; i < start.v.size(); ++i)
+      start.v(i) *= static_cast<S>(1.0 + p_->diagnostics.start_jitter * jitter.normal());
     start.kinetic = train::BasicNoseHooverChain<S>(integrator_options(), net_.parameter_count()).twice_kinetic(start.v);
   }
   set_trajectory(std::move(start), first_step);
-  if (train::masses_from_warmup(p_->parameter_masses) && first_step == 0) {
+  if (train::masses_from_warmup(p_->parameter_masses.kind) && first_step == 0) {
     adaptation_ = train::MassAdaptation(net_.parameter_count());
   }
   if (diag_.empty()) return;  // Adam alone (simmer.mode = adam): no stage
@@ -311,8 +312,8 @@ Vector BasicChain<S>::scaled_to_stability(const Vector& unscaled) {
 
 template <class S>
 void BasicChain<S>::sample_curvature(std::int64_t step) {
-  const std::int64_t samples = std::min<std::int64_t>(p_->mass_warmup, train::kCurvatureMassProbes);
-  const std::int64_t stride = p_->mass_warmup / samples;
+  const std::int64_t samples = std::min<std::int64_t>(p_->parameter_masses.warmup, train::kCurvatureMassProbes);
+  const std::int64_t stride = p_->parameter_masses.warmup / samples;
   if (step % stride != 0 || step / stride >= samples) return;
   const auto probes = static_cast<int>((train::kCurvatureMassProbes + samples - 1) / samples);
   train::hessian_diagonal(*objective_, net_.parameters(), mass_rng_, probes, diagonal_);
@@ -323,7 +324,7 @@ template <class S>
 void BasicChain<S>::finish_adaptation() {
   const Problem& p = *p_;
   const Vector prior_curvature = p.first_temperature(index_) * p.nhc.prior_precision;
-  masses_ = scaled_to_stability(p.parameter_masses == train::ParameterMasses::curvature
+  masses_ = scaled_to_stability(p.parameter_masses.kind == train::ParameterMasses::curvature
                                     ? train::curvature_masses(adaptation_.mean(), prior_curvature)
                                     : adaptation_.masses());
   adaptation_ = train::MassAdaptation();
@@ -395,12 +396,12 @@ std::int64_t BasicChain<S>::advance_to(std::int64_t end, StopCheck stop) {
       ++next_sample_;
     }
     if (adaptation_.active()) {
-      if (p.parameter_masses == train::ParameterMasses::curvature) {
+      if (p.parameter_masses.kind == train::ParameterMasses::curvature) {
         sample_curvature(s);
       } else {
         adaptation_.add(net_.parameters());
       }
-      if (s + 1 == p.mass_warmup) finish_adaptation();
+      if (s + 1 == p.parameter_masses.warmup) finish_adaptation();
     }
   }
   step_seconds_ += cpu_seconds() - t0 - (eval_seconds_ - eval_before);

@@ -84,16 +84,16 @@ void Problem::set_noise_sd(double sd, std::string source) {
   bayes_temperature = train::bayes_temperature(loss, train.rows(), outputs, sd);
   if (posterior_pending) {
     ramp = ramp.scaled(bayes_temperature);
-    for (auto& t : ladder) t *= bayes_temperature;
+    for (auto& t : ladder.rungs) t *= bayes_temperature;
   }
   noise_pending = false;
   posterior_pending = false;
 }
 
 train::Schedule Problem::schedule(std::int64_t index) const {
-  if (ladder.empty()) return train::ramp_schedule(ramp);
+  if (ladder.rungs.empty()) return train::ramp_schedule(ramp);
   if (parallel_rungs()) return train::constant_schedule(stage_temperature(stage_of(index, 0)));
-  const std::vector<double> rungs = ladder;
+  const std::vector<double> rungs = ladder.rungs;
   const std::int64_t steps = std::max<std::int64_t>(run.steps, 1);
   return [rungs, steps](std::int64_t step) {
     const auto k = static_cast<std::size_t>(std::max<std::int64_t>(step, 0) / steps);

@@ -8,8 +8,8 @@
 namespace simmer::run {
 
 ReplicaSets::ReplicaSets(const Problem& p) {
-  if (!p.parallel_rungs() || p.exchange_every <= 0) return;
-  every_ = p.exchange_every;
+  if (!p.parallel_rungs() || p.ladder.exchange_every <= 0) return;
+  every_ = p.ladder.exchange_every;
   total_steps_ = p.total_steps();
   rungs_ = p.stages();
   if (p.run.trajectories % rungs_ != 0) {
@@ -17,7 +17,7 @@ ReplicaSets::ReplicaSets(const Problem& p) {
                 std::to_string(rungs_) + " rungs");
   }
   for (std::int64_t g = 0; g < p.run.trajectories / rungs_; ++g) {
-    ladders_.emplace_back(p.ladder);
+    ladders_.emplace_back(p.ladder.rungs);
     streams_.push_back(Rng::named(p.run.seed, static_cast<std::uint64_t>(g), RngPurpose::exchange));
   }
 }

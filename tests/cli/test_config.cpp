@@ -85,11 +85,11 @@ TEST_CASE("defaults are the struct's defaults and with a CSV's path and target t
   CHECK(v.model.architecture == "auto");
   CHECK_FALSE(v.simmer.time_step.has_value());
   CHECK(v.simmer.temperature_unit == TemperatureUnit::posterior);
-  CHECK(v.simmer.ladder == std::vector<double>{0.01, 0.03, 0.1, 0.3, 1.0});
+  CHECK(v.simmer.ladder.rungs == std::vector<double>{0.01, 0.03, 0.1, 0.3, 1.0});
   CHECK(v.simmer.prior == Prior::gaussian);
   CHECK(v.simmer.prior_scaling == train::PriorScaling::fan_in);
   CHECK(v.simmer.start_velocity == train::StartVelocity::thermal);
-  CHECK(v.ensemble.select_by == ensemble::SelectBy::nll);
+  CHECK(v.ensemble.selection.by == ensemble::SelectBy::nll);
 }
 
 TEST_CASE("a realistic INI file is read", "[config]") {
@@ -110,7 +110,7 @@ TEST_CASE("a realistic INI file is read", "[config]") {
   CHECK(c.model.loss == model::LossKind::cce);
   CHECK(c.simmer.mode == SimmerMode::abinitio);
   CHECK(c.simmer.time_step == 0.001);
-  CHECK(c.simmer.steps == 25000);
+  CHECK(c.run.steps == 25000);
   CHECK(c.simmer.T_initial == 0.002);
   CHECK(c.simmer.T_target == 0.002);
   CHECK(c.simmer.dT == 0.0);
@@ -118,7 +118,7 @@ TEST_CASE("a realistic INI file is read", "[config]") {
   CHECK_FALSE(parse_masses(c.simmer.masses).martyna);
   CHECK(c.ensemble.window == 10000);
   CHECK(c.ensemble.count == 2000);
-  CHECK(c.ensemble.track == std::vector<std::int64_t>{0, 5, 37});
+  CHECK(c.ensemble.store.track == std::vector<std::int64_t>{0, 5, 37});
   CHECK(c.run.trajectories == 36);
   CHECK(c.run.seed == 12345678901234567890ULL);
   CHECK(c.run.output == "iris abinitio.h5");
@@ -140,7 +140,7 @@ TEST_CASE("INI syntax: CRLF, comments, quotes, empty values", "[config]") {
   CHECK(c.data.target == "y#1");  // '#' only starts a comment after a blank
   CHECK(c.data.features.empty());
   CHECK(c.ensemble.points.empty());
-  CHECK(c.ensemble.track.empty());
+  CHECK(c.ensemble.store.track.empty());
 }
 
 TEST_CASE("command-line overrides beat the file", "[config]") {
@@ -148,10 +148,10 @@ TEST_CASE("command-line overrides beat the file", "[config]") {
   const Invocation inv = parse({"--config", file.path().c_str(), "--simmer.steps", "500", "--ensemble.window=200",
                                 "--data.features", "petal_length,petal_width", "--simmer.T_initial", "-0", "--adam.lr",
                                 "1e-3", "--output", "out/x.h5", "--overwrite"});
-  CHECK(inv.config.simmer.steps == 500);
+  CHECK(inv.config.run.steps == 500);
   CHECK(inv.config.ensemble.window == 200);
   CHECK(inv.config.data.features == std::vector<std::string>{"petal_length", "petal_width"});
-  CHECK(inv.config.adam.lr == 1e-3);
+  CHECK(inv.config.adam.learning_rate == 1e-3);
   CHECK(inv.config.run.output == "out/x.h5");
   CHECK(inv.overwrite);
   CHECK(inv.config.simmer.time_step == 0.001);  // from the file
@@ -311,12 +311,12 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.data.train_fraction = 1.0 / 3.0;
   c.data.sine_noise = 0.1;
   c.adam.epsilon = 1e-7;
-  c.adam.lr = 2.000000000000001e-3;
+  c.adam.learning_rate = 2.000000000000001e-3;
   c.simmer.time_step = 5e-324;  // denormal min: still exact
-  c.simmer.dof_offset = -12.75;
+  c.simmer.nhc.dof_offset = -12.75;
   c.simmer.masses = "0.1, 1e300, 3.0";
   c.ensemble.points = "grid # with hash.csv";
-  c.ensemble.track = {0, 9223372036854775807};
+  c.ensemble.store.track = {0, 9223372036854775807};
   c.data.target = " padded ";
   c.run.seed = 18446744073709551615ULL;
   c.data.split_seed = 0;
@@ -331,32 +331,32 @@ TEST_CASE("to_ini round-trips through apply_ini", "[config]") {
   c.model.pooling = model::PoolKind::max;
   c.adam.beta1 = 0.85;
   c.adam.beta2 = 0.995;
-  c.adam.checkpoint_every = 7;
-  c.simmer.ladder = {1e-3, 0.1, 1.0 / 3.0};
+  c.run.adam_checkpoint_every = 7;
+  c.simmer.ladder.rungs = {1e-3, 0.1, 1.0 / 3.0};
   c.simmer.thermostat = train::Thermostat::langevin;
-  c.simmer.friction = 2.5;
+  c.simmer.nhc.friction = 2.5;
   c.simmer.tau = 0.75;
   c.simmer.start_velocity = train::StartVelocity::thermal;
-  c.simmer.start_jitter = 1e-9;
+  c.simmer.diagnostics.start_jitter = 1e-9;
   c.simmer.prior = Prior::gaussian;
   c.simmer.prior_sigma = 0.5;
   c.simmer.prior_scaling = train::PriorScaling::fan_in;
   c.simmer.temperature_unit = TemperatureUnit::posterior;
   c.simmer.noise_sd = 0.25;
-  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::start_end;
-  c.simmer.lanczos_steps = 17;
-  c.simmer.lanczos_probes = 5;
-  c.simmer.on_divergence = run::HealthOptions::OnDivergence::warn;
-  c.simmer.stability_check = run::HealthOptions::StabilityCheck::off;
-  c.simmer.health_every = 33;
-  c.simmer.parameter_masses = train::ParameterMasses::adam;
-  c.simmer.mass_warmup = 250;
-  c.simmer.ladder_mode = run::LadderMode::parallel;
-  c.simmer.exchange_every = 50;
-  c.ensemble.blocks = 4;
+  c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::start_end;
+  c.simmer.diagnostics.lanczos_steps = 17;
+  c.simmer.diagnostics.lanczos_probes = 5;
+  c.simmer.health.on_divergence = run::HealthOptions::OnDivergence::warn;
+  c.simmer.health.stability_check = run::HealthOptions::StabilityCheck::off;
+  c.simmer.health.every = 33;
+  c.simmer.parameter_masses.kind = train::ParameterMasses::adam;
+  c.simmer.parameter_masses.warmup = 250;
+  c.simmer.ladder.mode = run::LadderMode::parallel;
+  c.simmer.ladder.exchange_every = 50;
+  c.simmer.diagnostics.blocks = 4;
   c.ensemble.store_dtype = Precision::float32;
-  c.ensemble.select_by = ensemble::SelectBy::metric;
-  c.ensemble.select_rule = ensemble::SelectRule::one_se;
+  c.ensemble.selection.by = ensemble::SelectBy::metric;
+  c.ensemble.selection.rule = ensemble::SelectRule::one_se;
   c.run.progress = run::RunOptions::Progress::lines;
   c.run.checkpoint_interval = 77;
   c.run.sync_every = 11;
@@ -399,9 +399,9 @@ TEST_CASE("to_ini and help_text list every key", "[config]") {
 }
 
 TEST_CASE("a key that fills a library member takes that member's default or says why not", "[config]") {
-  // The default is declared once: in the library struct the key fills (config.hpp initialises
-  // the Config member from it), or, where the run's default means something else (0: one per
-  // rank, the recipe's window), in the key's own declaration with the reason (`own_default`).
+  // The default is declared once: in the library struct whose field the key is (the section holds
+  // that struct), or, where the run's default means something else (0: one per rank, the recipe's
+  // window), set by the section and said in the key's own declaration (`own_default`).
   std::size_t library = 0, own = 0;
   for (const KeyInfo& k : describe_keys()) {
     INFO(k.key << " = " << k.default_value);
@@ -424,7 +424,7 @@ TEST_CASE("a config file that sets no key is refused, naming the file", "[config
                       Contains("config file '" + file.path() + "'") && Contains("sets no keys"));
   }
   const TempFile one("one_key.ini", "# a single key is a configuration\n[simmer]\nsteps = 500\n");
-  CHECK(parse({"--config", one.path().c_str()}).config.simmer.steps == 500);
+  CHECK(parse({"--config", one.path().c_str()}).config.run.steps == 500);
 }
 
 TEST_CASE("key roles: a resume may change placement keys, merged runs may differ in study keys too", "[config]") {

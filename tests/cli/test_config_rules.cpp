@@ -160,7 +160,7 @@ TEST_CASE("a ladder replaces the ramp: its keys are not checked, select_by = non
   // Adam alone simmers nothing: a ladder (the default's, say) is not used, and not refused.
   CHECK_NOTHROW(validated(from_ini("[simmer]\nmode = adam\nladder = 0.1\n[adam]\nepochs = 1"), 1));
   const Config c = validated(from_ini("[data]\nvalidation_fraction = 0.25\n[simmer]\nladder = 1e-3, 3e-3,1e-2"), 1);
-  CHECK(c.simmer.ladder == std::vector<double>{1e-3, 3e-3, 1e-2});
+  CHECK(c.simmer.ladder.rungs == std::vector<double>{1e-3, 3e-3, 1e-2});
   CHECK(c.data.validation_fraction == 0.25);
 }
 

@@ -1,6 +1,6 @@
-// build_problem: the keys the table maps `into` a Problem member arrive there unchanged (derived
-// from the table), the choice keys reach their own members (a list written independently of the
-// table), and the derived members (temperatures in posterior units, the automatic step, the
+// build_problem: the keys that are a library struct's fields (a Part's, `in` in the table) arrive
+// in the Problem's struct unchanged (derived from the table), the choice keys reach their own members (a list written
+// independently of the table), and the derived members (temperatures in posterior units, the automatic step, the
 // store's dtype) follow from their keys.
 
 #include <catch2/catch.hpp>
@@ -81,9 +81,9 @@ std::string another_value(const cli::KeyInfo& k, const std::string& current) {
 
 }  // namespace
 
-// Derived from the table: every key that fills a Problem member (its table line's `into`) is set
-// alone to another value and must arrive in that member, and the sine job's own Problem must not
-// hold it (so the value was really another). A new key with `into` is covered without a line here.
+// Derived from the table: every key that is a Part's field (its table line's `in`) is set alone to
+// another value and must arrive in the Problem's struct, and the sine job's own Problem must not
+// hold it (so the value was really another). A new key of a Part is covered without a line here.
 TEST_CASE("build_problem: every key that fills a Problem member arrives there", "[config][problem]") {
   const cli::Config base = sine({"--data.validation_fraction", "0.2"});
   const run::Problem plain = cli::build_problem(base);
@@ -111,8 +111,8 @@ TEST_CASE("build_problem: every key that fills a Problem member arrives there", 
     CHECK_FALSE(k.arrived(c, plain));
     ++checked;
   }
-  // A key that loses its `into` leaves this test without a word: the count says so (a new key
-  // with `into` raises it).
+  // A key that leaves its Part leaves this test without a word: the count says so (a new key of a
+  // Part raises it).
   CHECK(checked == 54);
 }
 
@@ -170,15 +170,15 @@ TEST_CASE("build_problem: each choice key reaches its own member", "[config][pro
   CHECK(p.architecture.activation == model::Activation::relu);
   CHECK(p.architecture.output == model::Activation::tanh);
   CHECK(p.loss == model::LossKind::mse);
-  CHECK(p.init == model::Init::glorot_uniform);
+  CHECK(p.architecture.init == model::Init::glorot_uniform);
   CHECK(p.adam.keep == train::AdamKeep::best_validation);
   CHECK(p.nhc.thermostat == train::Thermostat::langevin);
   CHECK(p.diagnostics.curvature_report == run::DiagnosticsOptions::CurvatureReport::start_end);
   CHECK(p.health.on_divergence == run::HealthOptions::OnDivergence::warn);
   CHECK(p.health.stability_check == run::HealthOptions::StabilityCheck::warn);
-  CHECK(p.parameter_masses == train::ParameterMasses::adapt);
-  CHECK(p.select_by == ensemble::SelectBy::metric);
-  CHECK(p.select_rule == ensemble::SelectRule::one_se);
+  CHECK(p.parameter_masses.kind == train::ParameterMasses::adapt);
+  CHECK(p.selection.by == ensemble::SelectBy::metric);
+  CHECK(p.selection.rule == ensemble::SelectRule::one_se);
   CHECK(p.run.progress == run::RunOptions::Progress::lines);
   CHECK(p.run.precision == Precision::float32);
   CHECK(p.run.gather_interval == 29);
@@ -225,13 +225,13 @@ TEST_CASE("build_problem: the ladder's keys and posterior units", "[config][prob
                                      "--ensemble.select_by",
                                      "none"});
   const run::Problem p = cli::build_problem(cli::validated(inv.config, 1));
-  REQUIRE(p.ladder.size() == 3);
+  REQUIRE(p.ladder.rungs.size() == 3);
   // sse with noise sd s: T_Bayes = 2 s^2 (the rungs are multiples of it).
   CHECK(p.bayes_temperature == Approx(0.02));
-  CHECK(p.ladder[0] == Approx(0.5 * p.bayes_temperature));
-  CHECK(p.ladder[2] == Approx(2.0 * p.bayes_temperature));
-  CHECK(p.ladder_mode == run::LadderMode::parallel);
-  CHECK(p.exchange_every == 5);
+  CHECK(p.ladder.rungs[0] == Approx(0.5 * p.bayes_temperature));
+  CHECK(p.ladder.rungs[2] == Approx(2.0 * p.bayes_temperature));
+  CHECK(p.ladder.mode == run::LadderMode::parallel);
+  CHECK(p.ladder.exchange_every == 5);
   CHECK(p.auto_step.on);
   CHECK(std::isnan(p.nhc.time_step));
 }

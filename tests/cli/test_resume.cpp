@@ -68,10 +68,10 @@ TEST_CASE("resume: every mismatch is refused, naming both files and what differs
   p = matching();
   Config other = test::paper_defaults();
   other.run.output = "runs/a.h5";
-  other.simmer.steps = 123;
+  other.run.steps = 123;
   p.archive.config_ini = to_ini(other);
   CHECK_THROWS_WITH(resume(p), Contains("differs from the one in 'runs/a.h5'") && Contains("simmer.steps"));
-  other.simmer.steps = Config{}.simmer.steps;
+  other.run.steps = Config{}.run.steps;
   other.data.path = "elsewhere.csv";  // placement: the checkpoint is still this archive's
   p.archive.config_ini = to_ini(other);
   CHECK_NOTHROW(resume(p));

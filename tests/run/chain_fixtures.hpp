@@ -22,12 +22,12 @@ inline run::Problem small_sine(bool classification_like = false, Precision preci
   cli::Config c = paper_defaults();
   c.run.precision = precision;
   c.adam.epochs = 100;
-  c.simmer.steps = 1200;
+  c.run.steps = 1200;
   c.simmer.every = 200;
   c.ensemble.window = 400;
-  c.ensemble.blocks = 4;
-  c.ensemble.track = {0, 3};
-  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+  c.simmer.diagnostics.blocks = 4;
+  c.ensemble.store.track = {0, 3};
+  c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   c.run.trace_every = 7;
   c.run.trajectories = 2;
   if (!classification_like) {
@@ -51,8 +51,8 @@ void check_resume(train::ParameterMasses masses = train::ParameterMasses::unit, 
     INFO((plain ? "paper's chain thermostat" : to_string(stochastic) + " + prior")
          << ", " << (sizeof(S) == 4 ? "float32" : "float64"));
     run::Problem p = small_sine(plain, sizeof(S) == 4 ? Precision::float32 : Precision::float64, stochastic);
-    p.parameter_masses = masses;
-    p.mass_warmup = 600;
+    p.parameter_masses.kind = masses;
+    p.parameter_masses.warmup = 600;
     if (auto_step) {  // simmer.time_step = auto: its estimates at 0, 200, 400, 600, fixed at 800
       p.auto_step.on = true;
       p.auto_step.fraction = 0.2;

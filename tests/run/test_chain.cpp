@@ -62,7 +62,7 @@ TEST_CASE(
     "[chain][masses]") {
   const run::Problem p = small_sine(true);  // a chain keeps a pointer to its problem: one each
   run::Problem q = small_sine(true);
-  q.parameter_masses = train::ParameterMasses::adam;
+  q.parameter_masses.kind = train::ParameterMasses::adam;
   run::BasicChain<double> unit(p, 0), massive(q, 0);
   for (run::BasicChain<double>* ch : {&unit, &massive}) {
     ch->train_adam();
@@ -109,16 +109,16 @@ TEST_CASE("a chain saved and loaded mid-Adam continues bit-identically", "[chain
     INFO("adam.batch = " << batch);
     cli::Config c = test::paper_defaults();
     c.adam.epochs = 100;
-    c.adam.batch = std::max<std::int64_t>(batch, 0);
+    c.adam.batch_size = std::max<std::int64_t>(batch, 0);
     if (batch < 0) {
-      c.adam.lr = 0.05;
+      c.adam.learning_rate = 0.05;
       c.adam.keep = train::AdamKeep::best_validation;
       c.adam.patience = 40;
       c.data.validation_fraction = 0.25;
     }
-    c.simmer.steps = 300;
+    c.run.steps = 300;
     c.ensemble.window = 100;
-    c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+    c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
     c.run.trace_every = 7;
     c.run.trajectories = 2;
     const run::Problem p = cli::build_problem(cli::validated(c, 1));
@@ -229,17 +229,17 @@ cli::Config iris_ladder(const std::string& csv) {
   c.model.architecture = "2-16-16-3";
   c.model.loss = model::LossKind::cce;
   c.adam.epochs = 60;
-  c.simmer.steps = 300;
-  c.simmer.ladder = {0.01, 0.1, 1.0};
+  c.run.steps = 300;
+  c.simmer.ladder.rungs = {0.01, 0.1, 1.0};
   c.simmer.temperature_unit = cli::TemperatureUnit::posterior;
   c.simmer.prior = cli::Prior::gaussian;
   c.simmer.prior_scaling = train::PriorScaling::fan_in;
   c.simmer.start_velocity = train::StartVelocity::thermal;
-  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+  c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   c.ensemble.window = 100;
   c.ensemble.stride = 2;
-  c.ensemble.blocks = 2;
-  c.ensemble.store_every = 3;
+  c.simmer.diagnostics.blocks = 2;
+  c.ensemble.store.every = 3;
   c.run.trace_every = 7;
   c.run.trajectories = 2;
   return c;
@@ -261,10 +261,10 @@ TEST_CASE("a ladder: one stage per rung, each with its members, draws and diagno
   CHECK(p.draws_per_stage() == 17);  // every 3rd of 50, from each rung's first
   CHECK(p.stage_temperature(1) == Approx(0.1 * p.bayes_temperature));
   const auto schedule = p.schedule();
-  CHECK(schedule(0) == p.ladder[0]);
-  CHECK(schedule(299) == p.ladder[0]);
-  CHECK(schedule(300) == p.ladder[1]);
-  CHECK(schedule(899) == p.ladder[2]);
+  CHECK(schedule(0) == p.ladder.rungs[0]);
+  CHECK(schedule(299) == p.ladder.rungs[0]);
+  CHECK(schedule(300) == p.ladder.rungs[1]);
+  CHECK(schedule(899) == p.ladder.rungs[2]);
   run::Chain64 straight(p, 1), interrupted(p, 1);
   for (run::Chain64* ch : {&straight, &interrupted}) {
     ch->train_adam();
@@ -296,7 +296,7 @@ TEST_CASE("a ladder: one stage per rung, each with its members, draws and diagno
   const std::size_t fields = run::layout::sample_stat_fields().size();
   for (std::int64_t d = 0; d < ra.draw_count; ++d) {
     const std::int64_t draw = ra.draw_first + d;
-    CHECK(ra.stats[static_cast<std::size_t>(d) * fields + 1] == p.ladder[static_cast<std::size_t>(draw / 17)]);
+    CHECK(ra.stats[static_cast<std::size_t>(d) * fields + 1] == p.ladder.rungs[static_cast<std::size_t>(draw / 17)]);
   }
   const auto sa = straight.report(), sb = restored.report();
   REQUIRE(sa.stages.size() == 3);
@@ -359,8 +359,8 @@ template <class S>
 void check_swap(train::ParameterMasses masses, bool nhl = false) {
   run::Problem p = small_sine(!nhl, sizeof(S) == 4 ? Precision::float32 : Precision::float64,
                               train::Thermostat::massive_nose_hoover_langevin);
-  p.parameter_masses = masses;
-  p.mass_warmup = 300;
+  p.parameter_masses.kind = masses;
+  p.parameter_masses.warmup = 300;
   run::BasicChain<S> from(p, 0), to(p, 1);
   for (run::BasicChain<S>* ch : {&from, &to}) {
     ch->train_adam();
@@ -438,10 +438,10 @@ double twice_kinetic_with_masses(const run::Chain64& ch) {
 TEST_CASE("adapted masses are 1/variance of the warm-up's positions (regularised, one scale), and change the path",
           "[chain][masses]") {
   run::Problem p = small_sine(true);
-  p.mass_warmup = 300;
+  p.parameter_masses.warmup = 300;
   run::Problem unit_p = p;
-  p.parameter_masses = train::ParameterMasses::adapt;
-  unit_p.parameter_masses = train::ParameterMasses::unit;
+  p.parameter_masses.kind = train::ParameterMasses::adapt;
+  unit_p.parameter_masses.kind = train::ParameterMasses::unit;
   run::Chain64 adapt(p, 1), unit(unit_p, 1);
   adapt.train_adam();
   unit.train_adam();
@@ -450,10 +450,10 @@ TEST_CASE("adapted masses are 1/variance of the warm-up's positions (regularised
   const Index n = adapt.parameters().size();
   Vector sum = Vector::Zero(n), sum_sq = Vector::Zero(n);
   std::vector<Vector> positions;
-  for (std::int64_t s = 1; s <= p.mass_warmup; ++s) {
+  for (std::int64_t s = 1; s <= p.parameter_masses.warmup; ++s) {
     adapt.advance_to(s);
     unit.advance_to(s);
-    if (s < p.mass_warmup) REQUIRE(adapt.parameters() == unit.parameters());
+    if (s < p.parameter_masses.warmup) REQUIRE(adapt.parameters() == unit.parameters());
     positions.push_back(adapt.parameters());
   }
   REQUIRE(adapt.parameter_masses().size() == n);
@@ -473,8 +473,8 @@ TEST_CASE("adapted masses are 1/variance of the warm-up's positions (regularised
   CHECK(ratio.maxCoeff() / ratio.minCoeff() - 1.0 < 1e-8);
   CHECK(ratio.minCoeff() > 0.0);
   // From there the masses change the path.
-  adapt.advance_to(p.mass_warmup + 50);
-  unit.advance_to(p.mass_warmup + 50);
+  adapt.advance_to(p.parameter_masses.warmup + 50);
+  unit.advance_to(p.parameter_masses.warmup + 50);
   CHECK((adapt.parameters() - unit.parameters()).norm() > 1e-3 * unit.parameters().norm());
   // ... through the integrator: its kinetic sum is the mass-weighted one (not Σ v²).
   CHECK(adapt.phase().kinetic == Approx(twice_kinetic_with_masses(adapt)).epsilon(1e-9));
@@ -484,7 +484,7 @@ TEST_CASE("adapted masses are 1/variance of the warm-up's positions (regularised
 TEST_CASE("Adam's masses change the path from the first step", "[chain][masses]") {
   run::Problem p = small_sine(true);
   run::Problem unit_p = p;
-  p.parameter_masses = train::ParameterMasses::adam;
+  p.parameter_masses.kind = train::ParameterMasses::adam;
   run::Chain64 adam(p, 1), unit(unit_p, 1);
   adam.train_adam();
   unit.train_adam();
@@ -504,14 +504,14 @@ namespace {
 run::Problem sine_with_validation(std::int64_t epochs, train::AdamKeep keep, std::int64_t patience) {
   cli::Config c = test::paper_defaults();
   c.adam.epochs = epochs;
-  c.adam.lr = 0.05;
+  c.adam.learning_rate = 0.05;
   c.adam.keep = keep;
   c.adam.patience = patience;
   c.data.validation_fraction = 0.25;
-  c.simmer.steps = 100;
+  c.run.steps = 100;
   c.simmer.every = 100;
   c.ensemble.window = 50;
-  c.simmer.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+  c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
   c.run.trajectories = 1;
   return cli::build_problem(cli::validated(c, 1));
 }

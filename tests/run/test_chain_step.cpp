@@ -92,8 +92,8 @@ TEST_CASE("time_step = auto with curvature masses: the limit is the mass-weighte
   p.auto_step.on = true;
   p.auto_step.fraction = 0.2;
   p.nhc.time_step = std::nan("");
-  p.parameter_masses = train::ParameterMasses::curvature;
-  p.mass_warmup = 300;
+  p.parameter_masses.kind = train::ParameterMasses::curvature;
+  p.parameter_masses.warmup = 300;
   run::BasicChain<double> chain(p, 0);
   chain.train_adam();
   chain.advance_to(400);
@@ -101,8 +101,8 @@ TEST_CASE("time_step = auto with curvature masses: the limit is the mass-weighte
   const double chain_probe = chain.stability_probe().lambda_max;
   // The unit-mass probe at the same point: the configuration handed to a unit-mass chain.
   run::Problem q = p;
-  q.parameter_masses = train::ParameterMasses::unit;
-  q.mass_warmup = 0;
+  q.parameter_masses.kind = train::ParameterMasses::unit;
+  q.parameter_masses.warmup = 0;
   run::BasicChain<double> unit(q, 0);
   unit.train_adam();
   unit.advance_to(1);

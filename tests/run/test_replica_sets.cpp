@@ -13,9 +13,9 @@ namespace {
 
 run::Problem parallel_problem(std::int64_t trajectories, std::int64_t every) {
   run::Problem p;
-  p.ladder = {0.5, 1.0, 2.0};
-  p.ladder_mode = run::LadderMode::parallel;
-  p.exchange_every = every;
+  p.ladder.rungs = {0.5, 1.0, 2.0};
+  p.ladder.mode = run::LadderMode::parallel;
+  p.ladder.exchange_every = every;
   p.run.trajectories = trajectories;
   p.run.steps = 100;
   p.run.seed = 11;
@@ -36,7 +36,7 @@ TEST_CASE("replica sets: rounds on the schedule, each set's decisions its own la
   CHECK_FALSE(run::ReplicaSets(parallel_problem(6, 0)).enabled());
 
   // The same rounds by hand: two ladders, each with its set's named stream.
-  std::vector<train::ReplicaLadder> ladders{train::ReplicaLadder(p.ladder), train::ReplicaLadder(p.ladder)};
+  std::vector<train::ReplicaLadder> ladders{train::ReplicaLadder(p.ladder.rungs), train::ReplicaLadder(p.ladder.rungs)};
   std::vector<Rng> streams{Rng::named(11, 0, RngPurpose::exchange), Rng::named(11, 1, RngPurpose::exchange)};
   // Losses close enough that some swaps are accepted and some not.
   Rng noise(5);
@@ -54,8 +54,8 @@ TEST_CASE("replica sets: rounds on the schedule, each set's decisions its own la
         const auto first = static_cast<std::int64_t>(g) * 3;
         if (round.accepted[i]) {
           expected.push_back({first + round.lower_rungs[i], first + round.lower_rungs[i] + 1,
-                              p.ladder[static_cast<std::size_t>(round.lower_rungs[i])],
-                              p.ladder[static_cast<std::size_t>(round.lower_rungs[i] + 1)]});
+                              p.ladder.rungs[static_cast<std::size_t>(round.lower_rungs[i])],
+                              p.ladder.rungs[static_cast<std::size_t>(round.lower_rungs[i] + 1)]});
           ++accepted;
         } else {
           ++rejected;

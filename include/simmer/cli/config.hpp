@@ -57,9 +57,11 @@ inline constexpr const char* kAutoName = "auto";
 /// model.architecture = auto: these hidden widths between the data's inputs and outputs.
 inline constexpr const char* kAutoHidden = "64-64";
 
-// Where a key fills a library option (its table line's `into`), its default is the library's,
-// declared there; a key whose default means something else says why in its table line
-// (`own_default`), and a test holds the two together.
+// A section holds the library's option structs whose fields are keys, as its base or as members
+// (run::RunOptions, train::NhcOptions ...): such a key is the library field itself, bound by its
+// table line, with the library's default unless the table says why not (`own_default`; the
+// section's constructor then sets it). A test holds the two together. The section's own members
+// are the keys no library struct holds as they are (auto choices, text the run parses).
 
 struct DataConfig {
   DataSource source = DataSource::csv;
@@ -87,56 +89,41 @@ struct DataConfig {
   double validation_fraction = 0.2;
 };
 
-struct ModelConfig {
-  std::string architecture = kAutoName;                ///< widths "2-100-3", "lenet5", or auto (kAutoHidden)
-  model::PoolKind pooling = model::PoolKind::average;  ///< lenet5
-  model::Activation activation = model::Activation::tanh;
-  model::Activation output = model::Activation::linear;
-  std::optional<model::LossKind> loss;  ///< empty: auto, the task's (loss_of)
-  model::Init init = model::Init::glorot_normal;
+/// The network's keys that are the library's ArchitectureSpec fields (activation, output, pooling,
+/// init) are its base's; its layers, input_shape and outputs come from model.architecture and the
+/// data (cli::build_problem).
+struct ModelConfig : model::ArchitectureSpec {
+  std::string architecture = kAutoName;  ///< widths "2-100-3", "lenet5", or auto (kAutoHidden)
+  std::optional<model::LossKind> loss;   ///< empty: auto, the task's (loss_of)
 };
 
-struct AdamConfig {
-  std::int64_t epochs = 2000;
-  double lr = train::AdamOptions{}.learning_rate;
-  std::int64_t batch = 0;  ///< 0: full batch
-  double beta1 = train::AdamOptions{}.beta1;
-  double beta2 = train::AdamOptions{}.beta2;
-  double epsilon = train::AdamOptions{}.epsilon;
-  std::int64_t checkpoint_every =
-      run::RunOptions{}.adam_checkpoint_every;  ///< Adam epochs between checkpoints (0: none)
-  train::AdamKeep keep = train::AdamOptions{}.keep;
-  std::int64_t patience = train::AdamOptions{}.patience;
+/// Adam's options (adam.lr is learning_rate, adam.batch batch_size); adam.checkpoint_every is
+/// run::RunOptions::adam_checkpoint_every.
+struct AdamConfig : train::AdamOptions {
+  AdamConfig() { epochs = 2000; }
 };
 
+/// simmer.steps is run::RunOptions::steps.
 struct SimmerConfig {
   SimmerMode mode = SimmerMode::retrofit;
   /// h; empty: auto, a fraction (step_fraction) of the stability limit measured in each stage's
   /// warm-up (run::AutoStep).
   std::optional<double> time_step;
-  double step_fraction = run::AutoStep{}.fraction;  ///< time_step = auto: h / the stability limit
-  int step_estimates = run::AutoStep{}.estimates;   ///< time_step = auto: curvature estimates per stage
-  std::int64_t steps = 10000;
+  run::AutoStep auto_step;  ///< step_fraction, step_estimates (`on` follows time_step)
   double T_initial = 0.0;
   double T_target = 0.05;
   double dT = 0.01;
   std::int64_t every = 1000;
-  /// T_1,...,T_K (ascending, > 0, in temperature_unit): one stage of `steps` per rung, coldest
-  /// first, instead of the ramp (empty: the ramp)
-  std::vector<double> ladder = {0.01, 0.03, 0.1, 0.3, 1.0};
-  run::LadderMode ladder_mode = run::LadderMode::sequential;
-  std::int64_t exchange_every = 0;  ///< parallel rungs: steps between replica-exchange rounds (0: none)
-  int chain_length = train::NhcOptions{}.chain_length;
+  /// rungs in temperature_unit (the recipe's ladder), mode, exchange_every
+  run::LadderOptions ladder{{0.01, 0.03, 0.1, 0.3, 1.0}};
+  /// chain_length, thermostat_steps, friction, dof_offset (the rest is the run's: build_problem)
+  train::NhcOptions nhc;
   /// empty: auto, the one rule thermostat_of applies (massive Nose-Hoover-Langevin in posterior
   /// units with every temperature > 0, else the paper's chain)
   std::optional<train::Thermostat> thermostat;
-  double friction = train::NhcOptions{}.friction;  ///< langevin: gamma (per time unit)
-  std::string masses;                              ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
-  double thermostat_steps = train::NhcOptions{}.thermostat_steps;  ///< Nose-Hoover-Langevin: tau in steps
-  double tau = 1.0;  ///< masses = martyna: thermostat time scale (time units)
-  double dof_offset = train::NhcOptions{}.dof_offset;
+  std::string masses;  ///< "": all 1 | "martyna" | "Q_1,...,Q_Nc" (parse_masses)
+  double tau = 1.0;    ///< masses = martyna: thermostat time scale (time units)
   std::optional<train::StartVelocity> start_velocity = train::StartVelocity::thermal;  ///< empty: auto (the mode's)
-  double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   Prior prior = Prior::gaussian;
   double prior_sigma = 1.0;  ///< gaussian prior standard deviation (parameter units)
   train::PriorScaling prior_scaling = train::PriorScaling::fan_in;
@@ -144,52 +131,31 @@ struct SimmerConfig {
   /// regression: Gaussian noise sd (target units; 0: unknown); empty: auto, from the deep
   /// ensemble's residuals after Adam (run::Problem::set_noise_sd)
   std::optional<double> noise_sd;
-  run::DiagnosticsOptions::CurvatureReport curvature_report = run::DiagnosticsOptions{}.curvature_report;
-  int lanczos_steps = run::DiagnosticsOptions{}.lanczos_steps;    ///< curvature report: Lanczos steps per probe
-  int lanczos_probes = run::DiagnosticsOptions{}.lanczos_probes;  ///< curvature report: random probe vectors
-  std::int64_t configurational_every = run::DiagnosticsOptions{}.configurational_every;
-  int configurational_probes = run::DiagnosticsOptions{}.configurational_probes;
-  run::HealthOptions::OnDivergence on_divergence = run::HealthOptions{}.on_divergence;
-  run::HealthOptions::StabilityCheck stability_check = run::HealthOptions{}.stability_check;
-  std::int64_t health_every = run::HealthOptions{}.every;  ///< steps between a trajectory's health checks
-  train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
-  std::int64_t mass_warmup = 0;  ///< parameter_masses = adapt: the unit-mass steps the variances come from
+  /// the curvature report, the thermometer, the start jitter; ensemble.blocks too
+  run::DiagnosticsOptions diagnostics;
+  run::HealthOptions health;            ///< on_divergence, stability_check, health_every
+  train::MassOptions parameter_masses;  ///< parameter_masses, mass_warmup
 };
 
-struct EnsembleConfig {
-  std::int64_t window = 3000;
-  std::int64_t stride = ensemble::SamplingOptions{}.stride;
-  std::int64_t count = ensemble::SamplingOptions{}.count;
-  double fraction = ensemble::SamplingOptions{}.fraction;
-  /// drift diagnostics: the window's members in this many blocks
-  std::int64_t blocks = run::DiagnosticsOptions{}.blocks;
-  std::int64_t store_every = 20;         ///< store every k-th member in /posterior (aggregation uses all)
-  std::optional<Precision> store_dtype;  ///< /posterior/params on disk (empty: auto, run.precision)
-  std::string points;                    ///< optional CSV of extra evaluation inputs (feature columns)
-  std::vector<std::int64_t> track;       ///< test-set row indices whose member predictions are kept
-  ensemble::SelectBy select_by = ensemble::SelectBy::nll;
-  ensemble::SelectRule select_rule = ensemble::SelectRule::best;
+/// The sampling's keys are ensemble::SamplingOptions' (its base); ensemble.blocks is the
+/// simmer section's diagnostics'.
+struct EnsembleConfig : ensemble::SamplingOptions {
+  EnsembleConfig() { window = 3000; }
+  run::StoreOptions store{20, false, {}};  ///< store_every (own default: every 20th member), track
+  std::optional<Precision> store_dtype;    ///< /posterior/params on disk (empty: auto, run.precision)
+  std::string points;                      ///< optional CSV of extra evaluation inputs (feature columns)
+  ensemble::SelectionOptions selection;    ///< select_by, select_rule
 };
 
-struct RunConfig {
-  std::int64_t trajectories = 0;                ///< 0: one per MPI rank
-  std::uint64_t seed = run::RunOptions{}.seed;  ///< initialisation seeds derive from (seed, trajectory)
-  /// steps between gathers to rank 0 (and archive writes)
-  std::int64_t gather_interval = run::RunOptions{}.gather_interval;
-  std::int64_t trace_every = run::RunOptions{}.trace_every;  ///< record losses every k steps/epochs in /trace
-  std::string output = "simmer_run.h5";
-  double progress_seconds = run::RunOptions{}.progress_seconds;  ///< min seconds between progress lines off a tty
-  run::RunOptions::Progress progress = run::RunOptions{}.progress;
-  /// steps between checkpoints (0: only after Adam)
-  std::int64_t checkpoint_interval = run::RunOptions{}.checkpoint_interval;
-  /// largest share of the wall time spent on checkpoints
-  double checkpoint_budget = run::RunOptions{}.checkpoint_budget;
-  std::int64_t sync_every = run::RunOptions{}.sync_every;  ///< steps between the ranks' checks for a stop signal
-  std::string memory_limit = "auto";                       ///< auto | off | a size ("16G"): see parse_memory_limit
-  /// ranks that share one trajectory's gradient (power of 2)
-  std::int64_t ranks_per_trajectory = run::RunOptions{}.ranks_per_trajectory;
-  std::int64_t gradient_chunks = 0;  ///< row blocks of the full-batch gradient (0: ranks_per_trajectory)
-  Precision precision = run::RunOptions{}.precision;  ///< the network's and integrator's scalar
+/// The run's keys are run::RunOptions' (its base), simmer.steps and adam.checkpoint_every among them.
+struct RunConfig : run::RunOptions {
+  RunConfig() {
+    trajectories = 0;  // one per MPI rank group (validated resolves it)
+    steps = 10000;
+    output = "simmer_run.h5";
+    gradient_chunks = 0;  // run.ranks_per_trajectory's (validated resolves it)
+  }
+  std::string memory_limit = "auto";  ///< auto | off | a size ("16G"): see parse_memory_limit
 };
 
 struct Config {

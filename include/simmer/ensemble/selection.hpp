@@ -26,6 +26,11 @@ inline constexpr Names<SelectBy, 3> kSelectByNames{
     "ensemble.select_by", {{{SelectBy::nll, "nll"}, {SelectBy::metric, "metric"}, {SelectBy::none, "none"}}}};
 inline constexpr Names<SelectRule, 2> kSelectRuleNames{"ensemble.select_rule",
                                                        {{{SelectRule::best, "best"}, {SelectRule::one_se, "one_se"}}}};
+/// How a run chooses its ensemble among its candidates (ensemble.select_by, select_rule).
+struct SelectionOptions {
+  SelectBy by = SelectBy::nll;
+  SelectRule rule = SelectRule::best;
+};
 inline std::string to_string(SelectBy by) { return std::string(kSelectByNames.name(by)); }
 inline std::string to_string(SelectRule rule) { return std::string(kSelectRuleNames.name(rule)); }
 /// Parses the names to_string gives; throws simmer::Error naming the text otherwise.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "simmer/model/activation.hpp"
+#include "simmer/model/initializer.hpp"
 #include "simmer/model/network.hpp"
 #include "simmer/model/pool.hpp"
 
@@ -21,6 +22,7 @@ struct ArchitectureSpec {
   std::vector<Index> input_shape = {};  ///< {height, width, channels}; rows are HWC (conv.hpp)
   Index outputs = 0;                    ///< width of the last dense layer (classes)
   PoolKind pooling = PoolKind::average;
+  Init init = Init::glorot_normal;  ///< how a network's weights are drawn (biases 0)
 };
 
 /// "2-100-50-50-3" -> {2, 100, 50, 50, 3}; throws simmer::Error naming the text.

@@ -131,6 +131,16 @@ enum class LadderMode {
 inline constexpr Names<LadderMode, 2> kLadderModeNames{
     "simmer.ladder_mode", {{{LadderMode::sequential, "sequential"}, {LadderMode::parallel, "parallel"}}}};
 
+/// A temperature ladder (simmer.ladder, docs/MIXING.md): its rungs and how they are simmered.
+struct LadderOptions {
+  /// T_1 < ... < T_K, every T > 0 (the configuration's in simmer.temperature_unit; the Problem's
+  /// in loss units): each trajectory simmers one stage of run.steps at each rung in turn, coldest
+  /// first. Empty: one stage, the ramp.
+  std::vector<double> rungs;
+  LadderMode mode = LadderMode::sequential;  ///< with rungs: each trajectory's (all in turn, or rung i mod K)
+  std::int64_t exchange_every = 0;           ///< parallel rungs: steps between replica-exchange rounds (0: none)
+};
+
 /// Which members are written to /posterior and how.
 struct StoreOptions {
   std::int64_t every = 1;           ///< every k-th member (all members vote or enter the means)
@@ -150,7 +160,7 @@ struct AutoStep {
   int estimates = 4;
 };
 
-/// The drift diagnostics and the curvature report (docs/STATIONARITY.md).
+/// The drift diagnostics, the curvature report (docs/STATIONARITY.md) and the chaos check.
 struct DiagnosticsOptions {
   std::int64_t blocks = 5;  ///< the window in this many blocks of steps
   enum class CurvatureReport { off, start, start_end } curvature_report = CurvatureReport::start;
@@ -162,6 +172,8 @@ struct DiagnosticsOptions {
   /// Hutchinson probes per sample (2 gradient evaluations each): the trace's noise falls as
   /// 1/sqrt(probes), and with it the window's T_conf standard error (docs/MIXING.md).
   int configurational_probes = 1;
+  /// The chaos check: every start velocity changed by this relative random amount (0: none).
+  double start_jitter = 0.0;
 };
 inline constexpr Names<DiagnosticsOptions::CurvatureReport, 3> kCurvatureReportNames{
     "simmer.curvature_report",
@@ -211,29 +223,20 @@ struct Problem {
 
   model::ArchitectureSpec architecture;
   model::LossKind loss = model::LossKind::sse;
-  model::Init init = model::Init::glorot_normal;
   train::StartMode mode = train::StartMode::retrofit;
   train::AdamOptions adam;
   train::NhcOptions nhc;  ///< masses resolved (martyna), prior precisions filled
   /// In loss units (temperature_unit = posterior already applied). With a ladder, constant at its
   /// first (coldest) rung: the start velocity, Martyna masses and the curvature report use it.
   train::StepRamp ramp;
-  /// simmer.ladder in loss units (ascending, every T > 0): each trajectory simmers one stage of
-  /// run.steps at each rung in turn, coldest first. Empty: one stage, the ramp.
-  std::vector<double> ladder;
-  /// With a ladder: each trajectory's rungs (sequential: all in turn; parallel: rung i mod K).
-  LadderMode ladder_mode = LadderMode::sequential;
-  /// Parallel rungs: steps between replica-exchange rounds (0: no exchange).
-  std::int64_t exchange_every = 0;
+  /// simmer.ladder, its rungs in loss units (temperature_unit = posterior applied by set_noise_sd).
+  LadderOptions ladder;
   /// simmer.mode = adam: Adam alone, no simmering stage; the run's ensemble is the deep ensemble.
   bool adam_only = false;
-  ensemble::SelectBy select_by = ensemble::SelectBy::nll;         ///< ensemble.select_by
-  ensemble::SelectRule select_rule = ensemble::SelectRule::best;  ///< ensemble.select_rule
+  ensemble::SelectionOptions selection;
   train::StartVelocity start_velocity = train::StartVelocity::adam;
-  double start_jitter = 0.0;  ///< relative random change of the start velocity (chaos check)
   /// Where each trajectory's parameter masses come from (unit: none, the paper's arithmetic).
-  train::ParameterMasses parameter_masses = train::ParameterMasses::unit;
-  std::int64_t mass_warmup = 0;  ///< adapt: the first simmering steps, with unit masses
+  train::MassOptions parameter_masses;
   ensemble::SamplingOptions sampling;
   Index parameters = 0;
   /// T_Bayes of the loss on the training set (NaN: a regression loss without a noise sd).
@@ -270,10 +273,10 @@ struct Problem {
   /// Simmering stages (candidate ensembles), each with its own members, ensemble and
   /// diagnostics: one (the ramp), one per ladder rung, or none (adam_only).
   [[nodiscard]] std::int64_t stages() const {
-    return adam_only ? 0 : (ladder.empty() ? 1 : static_cast<std::int64_t>(ladder.size()));
+    return adam_only ? 0 : (ladder.rungs.empty() ? 1 : static_cast<std::int64_t>(ladder.rungs.size()));
   }
   /// Whether the ladder's rungs run side by side (trajectory i at rung i mod K).
-  [[nodiscard]] bool parallel_rungs() const { return !ladder.empty() && ladder_mode == LadderMode::parallel; }
+  [[nodiscard]] bool parallel_rungs() const { return !ladder.rungs.empty() && ladder.mode == LadderMode::parallel; }
   /// Stages each trajectory simmers one after another, run.steps each: every stage, or with
   /// parallel rungs one (its rung's).
   [[nodiscard]] std::int64_t chain_stages() const { return parallel_rungs() ? (adam_only ? 0 : 1) : stages(); }
@@ -300,11 +303,11 @@ struct Problem {
   }
   /// Stage k's (final) temperature in loss units: the ramp's target, or rung k.
   [[nodiscard]] double stage_temperature(std::int64_t k) const {
-    return ladder.empty() ? ramp.target : ladder.at(static_cast<std::size_t>(k));
+    return ladder.rungs.empty() ? ramp.target : ladder.rungs.at(static_cast<std::size_t>(k));
   }
   /// "rung_<k>" with a ladder, else "simmering": the stage's candidate name (/ladder/<name>).
   [[nodiscard]] std::string stage_name(std::int64_t k) const {
-    return ladder.empty() ? std::string(layout::kSimmeringName) : layout::rung_name(k);
+    return ladder.rungs.empty() ? std::string(layout::kSimmeringName) : layout::rung_name(k);
   }
   /// T of every simmering step of trajectory `index`, all stages: the ramp, rung
   /// stage_of(step) (sequential), or its own rung (parallel).
@@ -335,10 +338,10 @@ std::string too_hot(const Problem& p, double h, const std::string& step);
 /// The hottest temperature in loss units (the ladder's last rung, else the ramp's hotter end) and
 /// the key that sets it: "simmer.ladder", "simmer.T_target" or "simmer.T_initial".
 inline double hottest_temperature(const Problem& p) {
-  return p.ladder.empty() ? std::max(p.ramp.initial, p.ramp.target) : p.ladder.back();
+  return p.ladder.rungs.empty() ? std::max(p.ramp.initial, p.ramp.target) : p.ladder.rungs.back();
 }
 inline const char* hottest_key(const Problem& p) {
-  if (!p.ladder.empty()) return "simmer.ladder";
+  if (!p.ladder.rungs.empty()) return "simmer.ladder";
   return p.ramp.initial > p.ramp.target ? "simmer.T_initial" : "simmer.T_target";
 }
 

@@ -27,6 +27,12 @@ inline constexpr Names<ParameterMasses, 4> kParameterMassesNames{"simmer.paramet
                                                                    {ParameterMasses::adapt, "adapt"},
                                                                    {ParameterMasses::curvature, "curvature"}}}};
 
+/// Where each trajectory's parameter masses come from, and over how many steps.
+struct MassOptions {
+  ParameterMasses kind = ParameterMasses::unit;
+  std::int64_t warmup = 0;  ///< adapt, curvature: the first simmering steps, with unit masses
+};
+
 /// Whether the masses come from a warm-up of simmering (simmer.mass_warmup steps at unit masses).
 inline bool masses_from_warmup(ParameterMasses m) {
   return m == ParameterMasses::adapt || m == ParameterMasses::curvature;
