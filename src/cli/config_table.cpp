@@ -576,6 +576,12 @@ const std::vector<Key>& keys() {
                "step without waiting for it, except with run.ranks_per_trajectory > 1")
           .above(0)
           .with_role(KeyRole::study),
+      make_key("run", "max_hours", in(kRun, &run::RunOptions::max_hours),
+               "stop with a checkpoint (exit 3, resume with --resume) at the first check after this many hours "
+               "of wall time since the run or its resume began (0: never): a SLURM job stops itself before its "
+               "time limit")
+          .min(0)
+          .with_role(KeyRole::placement),
       make_checked_key("run", "memory_limit", &C::run, &RunConfig::memory_limit,
                        "auto | off | a size like 16G: a run whose estimated peak memory on a node "
                        "exceeds this is refused before any work (auto: the node's available memory, "

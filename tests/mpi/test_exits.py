@@ -22,6 +22,9 @@ tests:
                  blocks of 600 000 steps (a minute under the load), 10 times in a row: every time
                  the ranks say they received SIGTERM and checkpointed (SIMMER_TEST_SIGKILL_TIMEOUT
                  sets the grace); prints how long after the signal each stop checkpoint was
+  max_hours      run.max_hours stops a run past its wall-time cap as a stop signal does (exit 3,
+                 a checkpoint, the stop line names the key), on every rank at the same step, and a
+                 --resume with the cap lifted finishes an archive that verifies
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
                  are refused by merge, naming both files, the seed and the trajectories that would
                  be counted twice; runs with other seeds still merge. Merges of merges: a merged
@@ -248,6 +251,19 @@ def test_mpirun_signal_loaded(tmp):
     print(f"mpirun_signal_loaded: 10 of 10 SIGTERMs to mpirun under four busy loops ended with the ranks' stop "
           f"checkpoint (odls_base_sigkill_timeout = {GRACE_LOADED}, no collective poll), at steps {steps}, "
           f"{', '.join(f'{x:.2f}' for x in seconds)} s after the signal")
+
+
+def test_max_hours(tmp):
+    out = os.path.join(tmp, "capped.h5")
+    # 0.36 ms: past the cap at the first check (Adam's last epoch here).
+    p = st.run(SIMMER, 2, SINE + ["--run.max_hours", "1e-7", "--output", out], expect=3)
+    if "reached run.max_hours = 1e-07" not in p.stdout or not os.path.exists(out + ".ckpt"):
+        fail(f"a run past run.max_hours: no stop line naming the key, or no checkpoint:\n{p.stdout[-2000:]}")
+    done = st.run(SIMMER, 2, ["--resume", out, "--run.max_hours", "0"])
+    if os.path.exists(out + ".ckpt"):
+        fail(f"the resumed run left its checkpoint:\n{done.stdout[-2000:]}")
+    st.run(ANALYZE, None, ["verify", out])
+    print("max_hours: exit 3 with a checkpoint at the cap, the stop line names run.max_hours; the resume finished")
 
 
 def test_merge_overlap(tmp):

@@ -75,7 +75,11 @@ struct RunOptions {
   /// A checkpoint due by checkpoint_interval is skipped while the checkpoints written so far took
   /// more than this share of the wall time since the run (or its resume) began (1: never skipped).
   double checkpoint_budget = 0.05;
-  std::int64_t sync_every = 100;             ///< steps (and Adam epochs) between stop-signal checks
+  std::int64_t sync_every = 100;  ///< steps (and Adam epochs) between stop-signal checks
+  /// Stop as at a stop signal (checkpoint, exit 3) at the first check after this many hours of
+  /// wall time since the run or its resume began (0: never): a batch job ends itself before its
+  /// allocation does.
+  double max_hours = 0.0;
   std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
   std::int64_t ranks_per_trajectory = 1;     ///< k ranks evaluate each trajectory's gradient together
   std::int64_t gradient_chunks = 1;          ///< the full batch as a tree sum of this many row blocks
