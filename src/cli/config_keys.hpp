@@ -60,6 +60,7 @@ struct Key {
   /// Keys of a Part: whether a Problem's member holds the configuration's value.
   std::function<bool(const Config&, const run::Problem&)> arrived;
   std::string own_default_reason;  ///< why this key's default is not its library member's
+  std::string derived_reason;      ///< a Part's key that build_problem derives: why
   bool real = false;               ///< floating point: must also be finite
   bool can_be_auto = false;        ///< "auto" is a value too (its number is NaN; no range)
   std::optional<Bound> lo, hi;
@@ -93,6 +94,15 @@ struct Key {
     fields.emplace_back(library_field);
     return *this;
   }
+  /// A key of a Part whose value build_problem derives instead of copying (e.g. adam.epochs: 0 in
+  /// an ab initio run), for `why`: no copy, and neither test of the copy applies.
+  Key& derived(const char* why) {
+    derived_reason = why;
+    copy = nullptr;
+    library_default = nullptr;
+    arrived = nullptr;
+    return *this;
+  }
   /// The key's default is its own, not the library field's it is (`in`), for `why`.
   Key& own_default(const char* why) {
     own_default_reason = why;
@@ -106,10 +116,12 @@ struct Key {
   }
 };
 
-/// Where a plain key's value lives: a member of a Config section, or of the section's base.
+/// Where a section's own key lives: a member of the Config section (not of a library struct it holds).
 template <class Section, class Owner, class T>
 struct Member {
-  static_assert(std::is_base_of_v<Owner, Section>, "a key's field belongs to its section or the section's base");
+  // A field the section inherits is a library struct's: such a key is bound through its Part (`in`),
+  // so that it cannot miss the copy to the Problem.
+  static_assert(std::is_same_v<Owner, Section>, "a library struct's field is bound with in(kPart, &Lib::field)");
   using value_type = T;
   Section Config::*section;
   T Owner::*field;

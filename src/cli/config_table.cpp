@@ -254,10 +254,12 @@ const std::vector<Key>& keys() {
       make_key("model", "init", in(kArchitecture, &model::ArchitectureSpec::init), model::kInitNames,
                "weight initialiser (biases 0)"),
       // [adam]
-      make_key("adam", "epochs", &C::adam, &AdamConfig::epochs,
+      make_key("adam", "epochs", in(kAdam, &train::AdamOptions::epochs),
                "Adam epochs before simmering (retrofit: >= 2; unused in abinitio mode)")
           .min(0)
           .cap(1e12)
+          .derived("build_problem sets it: the key's value in a retrofit, 0 in an ab initio run (the recipe's 2000 "
+                   "epochs are AdamConfig's own default)")
           .fills("AdamOptions.epochs"),
       make_key("adam", "lr", in(kAdam, &train::AdamOptions::learning_rate), "Adam learning rate (step size), > 0")
           .above(0)
@@ -578,8 +580,8 @@ const std::vector<Key>& keys() {
           .with_role(KeyRole::study),
       make_key("run", "max_hours", in(kRun, &run::RunOptions::max_hours),
                "stop with a checkpoint (exit 3, resume with --resume) at the first check after this many hours "
-               "of wall time since the run or its resume began (0: never): a SLURM job stops itself before its "
-               "time limit")
+               "of wall time since the run's (or its resume's) work began, after the data are read (0: never): a "
+               "batch job stops itself before its time limit")
           .min(0)
           .with_role(KeyRole::placement),
       make_checked_key("run", "memory_limit", &C::run, &RunConfig::memory_limit,

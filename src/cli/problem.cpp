@@ -277,7 +277,7 @@ void set_evaluation(const Config& c, Problem& p) {
   for (auto& s : p.sets) s.prepare(p.run.precision);
 }
 
-/// build_problem by job: every key the table maps `into` a Problem member (config_table.cpp),
+/// build_problem by job: every key of a Part copied to the Problem's struct (copy_into),
 /// then the task, the configuration as run, the model, the integrator and the evaluation sets,
 /// each checking its own keys against the data.
 run::Problem build(const Config& given) {

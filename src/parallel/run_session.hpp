@@ -105,7 +105,8 @@ class Run {
   void write_adam_rows();
   /// Every chain's rows owed to the archive; only the leader's are kept.
   std::vector<std::pair<std::int64_t, run::ChainRows>> take_rows();
-  /// Collective when `poll`: the stop signal any rank received (0: none). With `furthest`, also
+  /// Collective when `poll`: the stop signal any rank received, or SIGALRM for a rank past
+  /// run.max_hours (0: neither). With `furthest`, also
   /// the furthest step (or epoch) any rank's chains reached, the step every chain then goes to.
   [[nodiscard]] int stop_signal(bool poll, std::int64_t* furthest = nullptr);
   /// What the chains ask between steps: the signal's flag, or nothing when the ranks of a

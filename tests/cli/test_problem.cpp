@@ -111,8 +111,10 @@ TEST_CASE("build_problem: every key that fills a Problem member arrives there", 
     CHECK_FALSE(k.arrived(c, plain));
     ++checked;
   }
-  // A key of a library struct is declared with its Part (`in`): it cannot miss the copy, so no count
-  // of them is kept here (a new key needs no line in this file). The loop did run:
+  // A library struct's field can only be bound through its Part (config_keys.hpp's Member refuses
+  // an inherited field at compile time), so a key of one cannot miss the copy unless its own line
+  // says `derived`: no count of them is kept here, and a new key needs no line in this file. The
+  // loop did run:
   CHECK(checked > 50);
 }
 

@@ -23,8 +23,8 @@ tests:
                  the ranks say they received SIGTERM and checkpointed (SIMMER_TEST_SIGKILL_TIMEOUT
                  sets the grace); prints how long after the signal each stop checkpoint was
   max_hours      run.max_hours stops a run past its wall-time cap as a stop signal does (exit 3,
-                 a checkpoint, the stop line names the key), on every rank at the same step, and a
-                 --resume with the cap lifted finishes an archive that verifies
+                 a checkpoint, the stop line names the key) on 2 ranks, and a --resume with the
+                 cap lifted finishes an archive that verifies
   merge_overlap  two runs with the same run.seed (a rerun: another run id, the same trajectories)
                  are refused by merge, naming both files, the seed and the trajectories that would
                  be counted twice; runs with other seeds still merge. Merges of merges: a merged

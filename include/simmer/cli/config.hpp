@@ -60,8 +60,10 @@ inline constexpr const char* kAutoHidden = "64-64";
 // A section holds the library's option structs whose fields are keys, as its base or as members
 // (run::RunOptions, train::NhcOptions ...): such a key is the library field itself, bound by its
 // table line, with the library's default unless the table says why not (`own_default`; the
-// section's constructor then sets it). A test holds the two together. The section's own members
-// are the keys no library struct holds as they are (auto choices, text the run parses).
+// section's constructor then sets it). A test holds the two together. adam.epochs is the one such
+// field that build_problem derives rather than copies (`derived`: 0 in an ab initio run), its
+// default AdamConfig's own. The section's own members are the keys no library struct holds as they
+// are (auto choices, text the run parses).
 
 struct DataConfig {
   DataSource source = DataSource::csv;

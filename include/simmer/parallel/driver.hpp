@@ -21,7 +21,7 @@ namespace simmer::parallel {
 /// output: before every gather, checkpoint and the end the run checks that it still holds it and that the archive at
 /// run.output is still the file it writes, and otherwise stops with an error (exit 1), keeping its checkpoint. Exit
 /// codes of simmer_mpi beyond 0, 1 (a runtime error) and 2 (invalid input), documented in docs/RELIABILITY.md.
-constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1: checkpointed, resume with --resume
+constexpr int kExitStopped = 3;   ///< SIGTERM/SIGUSR1 or run.max_hours: checkpointed, resume with --resume
 constexpr int kExitUnstable = 4;  ///< time step above the leapfrog limit (stability_check = refuse)
 constexpr int kExitDiverged = 5;  ///< complete, but trajectories diverged (stopped, or judged exploded)
 

@@ -77,8 +77,8 @@ struct RunOptions {
   double checkpoint_budget = 0.05;
   std::int64_t sync_every = 100;  ///< steps (and Adam epochs) between stop-signal checks
   /// Stop as at a stop signal (checkpoint, exit 3) at the first check after this many hours of
-  /// wall time since the run or its resume began (0: never): a batch job ends itself before its
-  /// allocation does.
+  /// wall time since the run's (or its resume's) work began, after the data are read (0: never): a
+  /// batch job ends itself before its allocation does.
   double max_hours = 0.0;
   std::int64_t adam_checkpoint_every = 100;  ///< Adam epochs between checkpoints (0: none mid-Adam)
   std::int64_t ranks_per_trajectory = 1;     ///< k ranks evaluate each trajectory's gradient together
