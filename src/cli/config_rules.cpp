@@ -265,11 +265,9 @@ Config validated_unmapped(const Config& config, int world_size) {
   }
   require(parameters - s.nhc.dof_offset > 0.0, "simmer.dof_offset", str(s.nhc.dof_offset),
           "leaves no degrees of freedom for the " + format_short(parameters) + " parameters of " + m.architecture);
-  train::NhcOptions nhc;
+  train::NhcOptions nhc = s.nhc;
   nhc.time_step = s.time_step.value_or(nhc.time_step);
-  nhc.chain_length = s.nhc.chain_length;
   nhc.masses = masses.values;
-  nhc.dof_offset = s.nhc.dof_offset;
   nhc.validate();
 
   // [ensemble]
@@ -279,7 +277,7 @@ Config validated_unmapped(const Config& config, int world_size) {
           "must be in [0, ensemble.window = " + str(e.window) + "]");
   require(e.count == 0 || e.fraction == 0.0, "ensemble.fraction", str(e.fraction),
           "and ensemble.count = " + str(e.count) + " are both set: give one");
-  ensemble::SamplingOptions{e.window, e.stride, e.count, e.fraction}.validate(r.steps);
+  e.validate(r.steps);
   require(s.diagnostics.blocks >= 1 && s.diagnostics.blocks <= e.window, "ensemble.blocks", str(s.diagnostics.blocks),
           "must be in [1, ensemble.window = " + str(e.window) + "]");
   if (!e.store_dtype) e.store_dtype = r.precision;
@@ -317,8 +315,7 @@ Config validated_unmapped(const Config& config, int world_size) {
   // for Adam alone).
   const bool parallel = s.ladder.mode == run::LadderMode::parallel;
   const double stages = adam_only ? 0.0 : (ladder && !parallel ? static_cast<double>(s.ladder.rungs.size()) : 1.0);
-  const double members =
-      stages * static_cast<double>(ensemble::member_count(r.steps, {e.window, e.stride, e.count, e.fraction}));
+  const double members = stages * static_cast<double>(ensemble::member_count(r.steps, e));
   const double chains = static_cast<double>(r.trajectories);
   const double stored = std::ceil(members / static_cast<double>(e.store.every));
   const double posterior = chains * stored * parameters * (*e.store_dtype == Precision::float32 ? 4.0 : 8.0);

@@ -319,8 +319,7 @@ SelectionPolicy SelectionPolicy::of(const run::Problem& p) {
   s.ladder = !p.ladder.rungs.empty();
   s.parallel_rungs = p.parallel_rungs();
   s.has_validation = p.has_validation();
-  s.by = p.selection.by;
-  s.rule = p.selection.rule;
+  s.selection = p.selection;
   return s;
 }
 
@@ -343,7 +342,7 @@ RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Cand
   }
   if (r.candidates.empty()) throw Error("internal: a run without an ensemble");
   const auto last = static_cast<std::int64_t>(r.candidates.size()) - 1;
-  const bool compare = policy.by != ensemble::SelectBy::none && policy.has_validation;
+  const bool compare = policy.selection.by != ensemble::SelectBy::none && policy.has_validation;
   if (policy.stages == 0) {  // Adam alone: the deep ensemble
     r.selected = 0;
     r.diagnostics_stage = -1;
@@ -363,9 +362,9 @@ RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Cand
     std::vector<std::vector<double>> losses;
     for (const auto& c : candidates) {
       auto rows = ensemble::row_losses(c, scored, run::Problem::kValidation);
-      losses.push_back(policy.by == ensemble::SelectBy::nll ? std::move(rows.nll) : std::move(rows.metric));
+      losses.push_back(policy.selection.by == ensemble::SelectBy::nll ? std::move(rows.nll) : std::move(rows.metric));
     }
-    r.selection = ensemble::select(losses, policy.rule);
+    r.selection = ensemble::select(losses, policy.selection.rule);
     r.compared = true;
     r.selected = static_cast<std::int64_t>(r.selection.selected);
     const std::int64_t chosen_stage = r.chosen().stage;
@@ -420,8 +419,8 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
       f.put(layout::selection_column(layout::baseline_column(table.scored_sets[split], name)), values, {n});
     }
   }
-  f.attribute(g, layout::kSelectBy, ensemble::to_string(table.policy.by));
-  f.attribute(g, layout::kSelectRule, ensemble::to_string(table.policy.rule));
+  f.attribute(g, layout::kSelectBy, ensemble::to_string(table.policy.selection.by));
+  f.attribute(g, layout::kSelectRule, ensemble::to_string(table.policy.selection.rule));
   f.attribute(g, layout::kSelected, report.selected);
   f.attribute(g, layout::kSelectedName, report.chosen().name);
   if (report.compared) {
@@ -433,7 +432,7 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
     f.attribute(g, layout::kOneSe, static_cast<std::int64_t>(s.one_se));
     f.attribute(g, layout::kValidationRows, table.validation_rows);
     f.attribute(g, layout::kValidationLossMeaning,
-                std::string(table.policy.by == ensemble::SelectBy::nll
+                std::string(table.policy.selection.by == ensemble::SelectBy::nll
                                 ? "mean per-row negative log-likelihood on the validation set"
                                 : (table.classification ? "validation error rate (1 - accuracy of the vote)"
                                                         : "validation mean squared error of the mean")) +

@@ -230,8 +230,7 @@ parallel::Metrics write_ladder(const std::vector<Input>& inputs, io::ParallelFil
   policy.ladder = true;
   policy.parallel_rungs = parallel_rungs(first);
   policy.has_validation = ev.scored.size() > run::Problem::kValidation && ev.scored.back().rows() > 0;
-  policy.by = config.ensemble.selection.by;
-  policy.rule = config.ensemble.selection.rule;
+  policy.selection = config.ensemble.selection;
   const parallel::RunReport report = parallel::choose(policy, candidates, ev.scored);
   const auto& chosen = report.chosen();
   const auto metrics_of = [&](const parallel::EnsembleReport& e) {

@@ -96,9 +96,8 @@ struct SelectionPolicy {
   std::int64_t stages = 0;  ///< simmering stages (0: Adam alone)
   bool ladder = false;      ///< simmer.ladder set
   bool parallel_rungs = false;
-  bool has_validation = false;  ///< a validation set with rows
-  ensemble::SelectBy by = ensemble::SelectBy::nll;
-  ensemble::SelectRule rule = ensemble::SelectRule::best;
+  bool has_validation = false;           ///< a validation set with rows
+  ensemble::SelectionOptions selection;  ///< ensemble.select_by, select_rule
   static SelectionPolicy of(const run::Problem& p);
 };
 
