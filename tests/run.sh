@@ -16,7 +16,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ "$sanitize" -eq 0 ]; then
   SIMMER_DEPS_FLAGS="--with-slurm" bash cmake/build.sh
-  ctest --test-dir "${SIMMER_BUILD_DIR:-build}" --output-on-failure "$@"
+  # Two at a time, as the sanitized pass: the MPI, SLURM and timing tests are RUN_SERIAL (alone).
+  ctest --test-dir "${SIMMER_BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)" "$@"
   exit 0
 fi
 
@@ -38,5 +39,4 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0:use_tls=0"
 # Tests may shorten their runs under the sanitizers (a simmering step is several times slower).
 export SIMMER_TEST_SANITIZED=1
-# Unit tests run two at a time; the MPI and SLURM tests are RUN_SERIAL.
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" "$@"

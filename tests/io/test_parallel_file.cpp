@@ -2,7 +2,6 @@
 // dataset in a collective transfer, rank 0 writes replicated data; read back serially, every
 // value is where it belongs and HDF5 reports every transfer as collective. Every dataset is
 // checksummed, and ArchiveReader::check_datasets finds a byte flipped on disk in its chunk.
-#define CATCH_CONFIG_RUNNER
 #include <mpi.h>
 #include <catch2/catch.hpp>
 
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "catch_runner.hpp"
 #include "simmer/io/archive_reader.hpp"
 #include "simmer/io/h5.hpp"
 
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int failed = Catch::Session().run(argc, argv);
+  const int failed = simmer::test::run_catch(argc, argv);
   int any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -1,0 +1,12 @@
+#pragma once
+/// \file
+/// Catch2's runner, compiled once (tests/catch_runner.cpp) for every test executable: its
+/// implementation is the largest translation unit of the build, so the executables share its
+/// object instead of each compiling it again.
+
+namespace simmer::test {
+
+/// Catch::Session().run(argc, argv): the number of failed test cases (capped by Catch2).
+int run_catch(int argc, char** argv);
+
+}  // namespace simmer::test
