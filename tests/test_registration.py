@@ -6,7 +6,8 @@ passed. This lists every test case of each Catch2 binary, lists CTest's entries 
 --show-only=json-v1) and requires:
 - one entry named PREFIX + NAME for each test case, running that binary;
 - no entry under PREFIX without a test case of that name;
-- each entry's command with --warn NoTests (an entry that matches no test case fails);
+- each entry's command with --warn NoTests (an entry that matches no test case fails), and the
+  binary failing when its filter matches nothing;
 - every test case running at least one assertion (the binary run once with --warn NoAssertions:
   Catch2 2.x takes one --warn per run, so the entries cannot carry both). Skipped in the
   sanitizer build, whose unit tests are the same code as the plain build's.
@@ -59,6 +60,12 @@ def problems_of(prefix, binary, entries):
     for entry in mine:
         if entry not in listed:
             problems.append(f"CTest entry {entry!r} matches no test case of {binary}")
+    # The runner passes Catch2's exit code on (tests/catch_runner.cpp): a filter that matches
+    # nothing, under --warn NoTests as every entry runs, must fail.
+    empty = subprocess.run([binary, "--warn", "NoTests", "no test case has this name"], capture_output=True, text=True)
+    if empty.returncode == 0:
+        problems.append(f"{binary} --warn NoTests with a filter matching no test case exits 0: an entry that runs "
+                        f"nothing would pass")
     if os.environ.get("SIMMER_TEST_SANITIZED", "0") not in ("1", "ON", "TRUE"):
         run = subprocess.run([binary, "--warn", "NoAssertions"], capture_output=True, text=True)
         if run.returncode != 0:
