@@ -60,6 +60,14 @@ def sanitized():
     return st.SANITIZED
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test that runs alone says why (tests/pytest.ini, `serial`)."""
+    for item in items:
+        mark = item.get_closest_marker("serial")
+        if mark is not None and not (mark.args and isinstance(mark.args[0], str) and mark.args[0].strip()):
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.serial needs a reason (what it would disturb)")
+
+
 def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or exitstatus != 0:

@@ -71,6 +71,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
 
@@ -207,6 +209,8 @@ def test_mpirun_signal(tmp):
     print("mpirun_signal: SIGUSR1 to mpirun: exit 3; SIGTERM to mpirun: exit 1; a checkpoint both times")
 
 
+@pytest.mark.serial("four busy loops of its own fill the 2 cores for 100 s: a test beside it would "
+                    "run at a third of its speed, and the grace it measures is set for this load")
 def test_mpirun_signal_loaded(tmp):
     """SIGTERM to mpirun on a loaded machine leaves the ranks' stop checkpoint: mpirun passes it
     on to the ranks odls_base_sigkill_timeout seconds later and kills them as long again after
