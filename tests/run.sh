@@ -37,5 +37,5 @@ else
   # Tests may shorten their runs under the sanitizers (a simmering step is several times slower).
   export SIMMER_TEST_SANITIZED=1
 fi
-# Two tests at a time; the MPI, SLURM and timing tests are RUN_SERIAL (alone).
+# Two tests at a time; a test marked @pytest.mark.serial runs alone (tests/pytest.ini).
 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" "$@"

@@ -18,6 +18,7 @@ Environment: SIMMER_CTEST (the ctest executable), SIMMER_BUILD_DIR, and SIMMER_C
 import json
 import os
 import subprocess
+import sys
 
 
 
@@ -80,3 +81,36 @@ def test_every_catch2_test_case_is_one_ctest_entry_that_can_fail():
     entries = ctest_entries()
     problems = [p for prefix, binary in binaries for p in problems_of(prefix, binary, entries)]
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
+
+
+def test_a_pytest_test_runs_alone_exactly_when_it_is_marked_serial():
+    """cmake/SimmerPytest.cmake makes a pytest test RUN_SERIAL when it carries
+    @pytest.mark.serial("why") (tests/pytest.ini), and no other: CTest's entries and pytest's
+    own collection of the marked tests must agree (a broken collection left every test parallel)."""
+    out = subprocess.run([os.environ["SIMMER_CTEST"], "--show-only=json-v1"], cwd=os.environ["SIMMER_BUILD_DIR"],
+                         check=True, capture_output=True, text=True).stdout
+    serial, files = set(), set()
+    for test in json.loads(out)["tests"]:
+        command = test.get("command", [])
+        node = next((c for c in command if "::" in c), None)
+        if node is None or "pytest" not in command:
+            continue
+        path, test_id = node.split("::", 1)
+        files.add(path)
+        if any(p["name"] == "RUN_SERIAL" and p["value"] for p in test.get("properties", [])):
+            serial.add((path, test_id))
+    assert files, "CTest lists no pytest test"
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                "-m", "serial"] + sorted(files), capture_output=True, text=True)
+    assert collected.returncode in (0, 5), f"collecting the serial tests failed:\n{collected.stdout}{collected.stderr}"
+    marked = set()
+    for line in collected.stdout.splitlines():
+        if "::" not in line:
+            continue
+        relative, test_id = line.strip().split("::", 1)
+        path = [f for f in files if f == relative or f.endswith("/" + relative)]
+        assert len(path) == 1, f"{line!r}: not one file of CTest's ({path})"
+        marked.add((path[0], test_id))
+    assert marked, "no test is marked serial (exits: mpirun_signal_loaded, with its four busy loops, is)"
+    assert serial == marked, (f"RUN_SERIAL but not marked: {sorted(serial - marked)}; "
+                              f"marked but not RUN_SERIAL: {sorted(marked - serial)}")
