@@ -27,10 +27,15 @@ def catch_binaries():
     return [tuple(p.split("=", 1)) for p in pairs]
 
 
-def ctest_entries():
+def ctest_tests():
+    """CTest's entries as `ctest --show-only=json-v1` lists them (name, command, properties)."""
     out = subprocess.run([os.environ["SIMMER_CTEST"], "--show-only=json-v1"], cwd=os.environ["SIMMER_BUILD_DIR"],
                          check=True, capture_output=True, text=True).stdout
-    return {t["name"]: t.get("command", []) for t in json.loads(out)["tests"]}
+    return json.loads(out)["tests"]
+
+
+def ctest_entries():
+    return {t["name"]: t.get("command", []) for t in ctest_tests()}
 
 
 def listed_test_cases(binary):
@@ -87,10 +92,8 @@ def test_a_pytest_test_runs_alone_exactly_when_it_is_marked_serial():
     """cmake/SimmerPytest.cmake makes a pytest test RUN_SERIAL when it carries
     @pytest.mark.serial("why") (tests/pytest.ini), and no other: CTest's entries and pytest's
     own collection of the marked tests must agree (a broken collection left every test parallel)."""
-    out = subprocess.run([os.environ["SIMMER_CTEST"], "--show-only=json-v1"], cwd=os.environ["SIMMER_BUILD_DIR"],
-                         check=True, capture_output=True, text=True).stdout
     serial, files = set(), set()
-    for test in json.loads(out)["tests"]:
+    for test in ctest_tests():
         command = test.get("command", [])
         node = next((c for c in command if "::" in c), None)
         if node is None or "pytest" not in command:
