@@ -292,6 +292,11 @@ int simmer_mpi_main(int argc, char** argv) {
     }
   }
   if (lock) lock->release();
+  // Everything this rank printed is out before MPI_Finalize, whose fence no rank passes before
+  // all reach it: once one rank exits non-zero, mpirun kills those still running (after
+  // odls_base_sigkill_timeout, 1 s by default), which could otherwise cut rank 0's last lines.
+  std::cout << std::flush;
+  std::cerr << std::flush;
   MPI_Finalize();
   return code;
 }

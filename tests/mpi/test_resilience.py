@@ -51,7 +51,7 @@ fail = st.fail
 same_archives = st.compare_archives
 LONG = ["--config", os.path.join(ROOT, "jobs/iris_retrofit.ini"),
         "--data.path", os.path.join(ROOT, "data/iris.csv"),
-        "--adam.epochs", "60", "--simmer.steps", "12000", "--simmer.every", "500",
+        "--adam.epochs", "60", "--simmer.steps", "6000", "--simmer.every", "500",
         "--ensemble.window", "2000", "--ensemble.fraction", "0", "--ensemble.stride", "5",
         "--ensemble.store_every", "2", "--run.trajectories", "4", "--run.gather_interval", "500",
         "--run.checkpoint_interval", "1000", "--run.sync_every", "100",
@@ -276,7 +276,7 @@ def refuse_other_run(out, other):
     open(out + ".ckpt", "wb").write(mine)
     # A second run on an output in use is refused at once, naming the holder; the file is left alone.
     # The holder has the lock once it says where it resumes (it locks the output before
-    # reading the checkpoint); the 11 000 steps it has left outlast the refusal by far.
+    # reading the checkpoint); the 5 000 steps it has left on one rank outlast the refusal (a second) by far.
     holder = st.start(SIMMER, 1, ["--resume", out])
     holder_text = ""
     while "resuming at step" not in holder_text:
