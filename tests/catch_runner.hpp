@@ -6,7 +6,8 @@
 
 namespace simmer::test {
 
-/// Catch::Session().run(argc, argv): the number of failed test cases (capped by Catch2).
+/// Catch2's session on the command line, with --warn NoAssertions added (a test case that runs
+/// no assertion fails): the number of failed test cases (capped by Catch2).
 int run_catch(int argc, char** argv);
 
 }  // namespace simmer::test
