@@ -73,34 +73,30 @@ def fail(msg):
     raise AssertionError(msg)
 
 
-# mpirun ends a job whose rank exited non-zero by SIGTERM to the others, odls_base_sigkill_timeout
-# seconds (default 1) of grace, SIGKILL, as long again; it waits out both even when every rank has
-# already exited: 2.07 s per refused run against 0.07 s with no grace (`mpirun -n 2 sh -c 'exit 2'`,
-# measured on 2 cores), about 300 s of the suite's test time in its refusals. `run` waits for the
-# job and nothing signals mpirun meanwhile, so the grace can only matter to a rank left running
-# beside one that failed, which is then killed at once instead of a second later. The tests that
-# signal mpirun (`start`) keep mpirun's default, or set the grace they measure.
-NO_GRACE = ["--mca", "odls_base_sigkill_timeout", "0"]
-
-
 def run(program, ranks, args, expect=0, timeout=600, env=None, cwd=None):
-    """`program` (simmer_mpi or simmer_analyze) under `mpirun --oversubscribe -n ranks` without
-    mpirun's grace before it kills a failed job (NO_GRACE, unless `env` sets
-    OMPI_MCA_odls_base_sigkill_timeout), or alone when `ranks` is None, with ENV plus `env` (also
-    passed on with -x); fails naming the command when it does not exit with `expect` (None: any
-    code) or does not end within `timeout` seconds (a hang). The command line is kept as the
+    """`program` (simmer_mpi or simmer_analyze) under `mpirun --oversubscribe -n ranks`, or alone
+    when `ranks` is None, with ENV plus `env` (also passed on with -x); fails naming the command
+    when it does not exit with `expect` (None: any code) or does not end within `timeout` seconds
+    (a hang, reported with the job's processes as they stood). The command line is kept as the
     result's `command`. The one launcher of the tests."""
     extra = env or {}
     cmd = [] if ranks is None else ["mpirun", "--oversubscribe", "-n", str(ranks)]
     if ranks is not None:
-        if "OMPI_MCA_odls_base_sigkill_timeout" not in extra:
-            cmd += NO_GRACE
         cmd += [x for k, v in extra.items() for x in ("-x", f"{k}={v}")]
     cmd += [program] + list(args)
+    # A session of its own: a hang is reported with every process of the job as it stood.
+    proc = subprocess.Popen(cmd, env=dict(ENV, **extra), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=dict(ENV, **extra), cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        fail(f"{' '.join(cmd)} did not end within {timeout} s (a hang)")
+        ps = subprocess.run(["ps", "-s", str(proc.pid), "-o", "pid,ppid,stat,etime,wchan:32,args"],
+                            capture_output=True, text=True).stdout
+        kill_session(proc)
+        out, err = proc.communicate()
+        fail(f"{' '.join(cmd)} did not end within {timeout} s (a hang); its processes then:\n{ps}\n"
+             f"--- stdout ---\n{out[-3000:]}\n--- stderr ---\n{err[-3000:]}")
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     p.command = " ".join(cmd)
     if expect is not None and p.returncode != expect:
         fail(f"{p.command} exited {p.returncode} (expected {expect})\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")

@@ -20,8 +20,10 @@ def check(ok, msg):
 
 
 def run(ranks, args, cwd):
-    """simmer_mpi in `cwd`, any exit code: (result, command line)."""
-    p = st.run(SIMMER, ranks, args, expect=None, timeout=300, cwd=cwd)
+    """simmer_mpi in `cwd`, any exit code: (result, command line). A run here takes seconds: one
+    that has not ended after 120 fails with its processes listed (before CTest's limit of 300 s
+    for the whole test would end it without a word)."""
+    p = st.run(SIMMER, ranks, args, expect=None, timeout=120, cwd=cwd)
     return p, p.command
 
 

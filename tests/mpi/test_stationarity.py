@@ -10,11 +10,11 @@ tests: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
                     drifting and their rms stays within 3 sigma
        options      thermal and zero start velocities, Martyna masses, Langevin, temperatures in
                     posterior units: each does what its documentation says
-       identical    prior + Langevin + thermal start + simmer.time_step = auto: -n 1, 2 and 3 give
+       identical    prior + Langevin + thermal start + simmer.time_step = auto: -n 1 and 3 give
                     bit-identical archives; stopped by SIGUSR1 in the warm-up and resumed on another
                     rank count, still identical; every trajectory's chosen step and T_conf archived
        masses       parameter masses (issue 21), adapted after a 1 000-step warm-up and Adam's:
-                    the same bits on 1, 2 and 4 ranks, their /diagnostics/mass_min, _median and
+                    the same bits on 1 and 3 ranks, their /diagnostics/mass_min, _median and
                     _max finite, positive and ordered; the adapted run stopped in the warm-up and
                     resumed on 1 rank is still identical and keeps its masses
        uncertainty  NLL, Brier, ECE, Gaussian NLL and interval coverage equal a numpy
@@ -54,7 +54,9 @@ def summary(path):
 
 def same_on_ranks(args, rank_counts, stem):
     """Runs `args` on each rank count into <stem><ranks>.h5; every archive must equal the first.
-    Returns the first archive's path."""
+    Returns the first archive's path. The features' tests take 1 and 3 ranks for 4 trajectories:
+    all on one rank against several ranks holding them unevenly (a rank holds two); mpi: identical
+    runs the run layer itself on 1, 2 and 4."""
     paths = [f"{stem}{ranks}.h5" for ranks in rank_counts]
     for ranks, path in zip(rank_counts, paths):
         run(SIMMER, ranks, args + ["--output", path])
@@ -170,10 +172,10 @@ def test_options(tmp):
 def test_identical(tmp):
     args = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
                 "--simmer.thermostat", "langevin", "--simmer.start_velocity", "thermal",
-                "--simmer.steps", "3000", "--ensemble.window", "1000", "--ensemble.stride", "5",
+                "--simmer.steps", "2000", "--ensemble.window", "1000", "--ensemble.stride", "5",
                 "--run.checkpoint_interval", "500", "--run.sync_every", "50",
                 "--simmer.time_step", "auto", "--simmer.step_fraction", "0.1")
-    first = same_on_ranks(args, (1, 2, 3), os.path.join(tmp, "n"))
+    first = same_on_ranks(args, (1, 3), os.path.join(tmp, "n"))
     with h5py.File(first, "r") as f:
         h = f["diagnostics/time_step"][()]
         ratio = f["diagnostics/configurational_temperature"][()] / f["diagnostics/temperature"][()]
@@ -186,7 +188,7 @@ def test_identical(tmp):
     st.stopped_and_resumed(SIMMER, args, os.path.join(tmp, "stopped.h5"), [], [], "the prior + Langevin run",
                            at_step=550)
     print(f"identical: prior + Langevin + thermal start + auto step (h {h.min():.4g}-{h.max():.4g}, T_conf/T "
-          f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1, 2, 3 ranks and across a stop and resume")
+          f"{ratio.min():.3f}-{ratio.max():.3f}) bit-identical on 1 and 3 ranks and across a stop and resume")
 
 
 def test_configurational_temperature(tmp):
@@ -236,13 +238,13 @@ def test_auto_step_with_the_chain(tmp):
 
 def test_masses(tmp):
     # Parameter masses (issue 21): adapted after a 1 000-step warm-up, and Adam's: the same
-    # bits on 1, 2 and 4 ranks and across a stop in the warm-up, resumed on 1 rank.
+    # bits on 1 and 3 ranks and across a stop in the warm-up, resumed on 1 rank.
     base = opts(IRIS_SMALL, "--simmer.prior", "gaussian", "--simmer.prior_scaling", "fan_in",
-                "--simmer.start_velocity", "thermal", "--simmer.steps", "3000", "--ensemble.window", "1000",
+                "--simmer.start_velocity", "thermal", "--simmer.steps", "2000", "--ensemble.window", "1000",
                 "--ensemble.stride", "5", "--run.trajectories", "4")
     for name, extra in (("adapt", ["--simmer.parameter_masses", "adapt", "--simmer.mass_warmup", "1000"]),
                         ("adam", ["--simmer.parameter_masses", "adam"])):
-        first = same_on_ranks(base + extra, (1, 2, 4), os.path.join(tmp, f"{name}_n"))
+        first = same_on_ranks(base + extra, (1, 3), os.path.join(tmp, f"{name}_n"))
         with h5py.File(first, "r") as f:
             lo, mid, hi = (f[f"diagnostics/mass_{q}"][()] for q in ("min", "median", "max"))
         if not (np.all(np.isfinite(lo)) and np.all(lo > 0) and np.all(hi > lo) and np.all(mid >= lo)):
@@ -252,7 +254,7 @@ def test_masses(tmp):
     with h5py.File(os.path.join(tmp, "stopped.h5"), "r") as f:
         if not np.isfinite(f["diagnostics/mass_min"][()]).all():
             fail("the resumed run lost its masses")
-    print("masses: adapted and Adam's masses bit-identical on 1, 2, 4 ranks and across a stop in the warm-up")
+    print("masses: adapted and Adam's masses bit-identical on 1 and 3 ranks and across a stop in the warm-up")
 
 
 def classification_scores(tmp):
