@@ -28,8 +28,12 @@ run::Problem build(const Config& c);
 
 }  // namespace
 
-run::Problem build_problem(const Config& c) {
-  return with_keys([&] { return build(c); });
+run::Problem build_problem(const Config& c, PriorVector prior) {
+  return with_keys([&] {
+    run::Problem p = build(c);
+    if (prior == PriorVector::filled) p.fill_prior_precision();
+    return p;
+  });
 }
 
 std::string rows_line(const run::Problem& p) {
@@ -150,9 +154,9 @@ void set_model(const Config& given, const Config& c, Problem& p) {
   p.parameters = model::parameter_count(layout);
   p.prior_rms = std::nan("");
   if (c.simmer.prior == Prior::gaussian) {
-    p.nhc.prior_precision =
-        train::gaussian_prior_precision(layout, p.parameters, c.simmer.prior_sigma, c.simmer.prior_scaling);
-    p.prior_rms = train::prior_rms(p.nhc.prior_precision);
+    p.prior_sigma = c.simmer.prior_sigma;
+    p.prior_scaling = c.simmer.prior_scaling;
+    p.prior_rms = train::gaussian_prior_rms(layout, p.parameters, p.prior_sigma, p.prior_scaling);
   }
   p.model_text = {c.model.architecture,     model::to_string(c.model.activation), model::to_string(c.model.output),
                   model::to_string(p.loss), model::to_string(c.model.init),       model::to_string(c.model.pooling)};

@@ -194,7 +194,8 @@ int simmer_mpi_main(int argc, char** argv) {
     if (lock && (!inv.resume_path.empty() || (inv.overwrite && std::filesystem::exists(inv.config.run.output)))) {
       lock->guard(inv.config.run.output, true);
     }
-    problem = cli::build_problem(inv.config);
+    // The prior's vector of the parameter count waits for the memory check below.
+    problem = cli::build_problem(inv.config, cli::PriorVector::later);
     // The input files' fingerprints (rank 0 reads them; broadcast below); a resume refuses data
     // that changed since the run began.
     if (rank == 0 && !inv.estimate_only) {
@@ -252,6 +253,7 @@ int simmer_mpi_main(int argc, char** argv) {
   } else if (inv.estimate_only) {
     // Printed above; nothing runs.
   } else {
+    problem.fill_prior_precision();
     // Every rank writes the fingerprints into the archive (collective attributes): rank 0's.
     std::vector<unsigned char> bytes(problem.input_fingerprints.begin(), problem.input_fingerprints.end());
     parallel::broadcast_bytes(bytes, MPI_COMM_WORLD);

@@ -90,6 +90,12 @@ void Problem::set_noise_sd(double sd, std::string source) {
   posterior_pending = false;
 }
 
+void Problem::fill_prior_precision() {
+  if (prior_sigma <= 0.0) return;
+  nhc.prior_precision =
+      train::gaussian_prior_precision(model::network_layout(architecture), parameters, prior_sigma, prior_scaling);
+}
+
 train::Schedule Problem::schedule(std::int64_t index) const {
   if (ladder.rungs.empty()) return train::ramp_schedule(ramp);
   if (parallel_rungs()) return train::constant_schedule(stage_temperature(stage_of(index, 0)));

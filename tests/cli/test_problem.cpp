@@ -236,6 +236,15 @@ TEST_CASE("build_problem: the ladder's keys and posterior units", "[config][prob
   CHECK(p.ladder.exchange_every == 5);
   CHECK(p.auto_step.on);
   CHECK(std::isnan(p.nhc.time_step));
+
+  // The Gaussian prior's vector (one per parameter) waits when asked (simmer_mpi: until the
+  // node's memory check), with the same rms reported, and fill_prior_precision gives the same bits.
+  run::Problem later = cli::build_problem(cli::validated(inv.config, 1), cli::PriorVector::later);
+  REQUIRE(p.nhc.prior_precision.size() == p.parameters);
+  CHECK(later.nhc.prior_precision.size() == 0);
+  CHECK(later.prior_rms == Approx(p.prior_rms).epsilon(1e-14));
+  later.fill_prior_precision();
+  CHECK(later.nhc.prior_precision == p.nhc.prior_precision);
 }
 
 TEST_CASE("build_problem: simmer.thermostat = auto is the massive thermostat in posterior units, the chain otherwise",

@@ -342,6 +342,15 @@ def memory_auto(w):
                              f"{p.command}\n{text}")
     check("'run.memory_limit'" in text and "the run needs about" in text, f"unclear refusal:\n{text}")
     check(not os.path.exists(w.path("huge.h5")), "the refused run left an archive")
+    # Refused before allocating: no rank held even a quarter of one parameter vector (8 bytes a
+    # parameter; the Gaussian prior's precisions used to be filled before the check: 6.9 GB
+    # resident and 9 s on a 24 GB node). The largest resident size of any process this test has
+    # waited for (mpirun reaps its ranks), in kB on Linux.
+    import resource
+    vector = 8 * (5 * hidden + 2)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    check(peak < vector / 4, f"a rank of the refused run held {peak / 1e9:.3g} GB before refusing (one parameter "
+                             f"vector is {vector / 1e9:.3g} GB)")
     print(f"ok: auto memory limit: 2-{hidden}-2 (>= {64 * (5 * hidden + 2) / 1e9:.3g} GB) refused on a node with "
           f"{available / 1e9:.3g} GB available")
 

@@ -274,6 +274,12 @@ TEST_CASE("prior precisions: sigma everywhere, or sigma/sqrt(fan_in) for kernels
   CHECK((scaled.segment(60, 3).array() == 4.0).all());
   CHECK_THROWS_WITH(gaussian_prior_precision(net.layout(), n, 0.0, PriorScaling::none),
                     Catch::Contains("gaussian_prior.sigma"));
+  // The rms from the layout alone (what a run reports before it fills the vector) is the vector's.
+  CHECK(gaussian_prior_rms(net.layout(), n, 0.5, PriorScaling::none) == Approx(prior_rms(flat)).epsilon(1e-14));
+  CHECK(gaussian_prior_rms(net.layout(), n, 0.5, PriorScaling::fan_in) == Approx(prior_rms(scaled)).epsilon(1e-14));
+  CHECK(prior_rms(scaled) != Approx(prior_rms(flat)));  // (the scaling changes it)
+  CHECK_THROWS_WITH(gaussian_prior_rms(net.layout(), n, -1.0, PriorScaling::none),
+                    Catch::Contains("gaussian_prior.sigma"));
 }
 
 TEST_CASE("Martyna masses and thermal start velocities", "[nhc]") {

@@ -9,9 +9,14 @@
 
 namespace simmer::cli {
 
+/// Whether build_problem fills the Gaussian prior's per-parameter precisions (one vector of the
+/// parameter count) or leaves that to run::Problem::fill_prior_precision (simmer_mpi: after the
+/// node's memory check).
+enum class PriorVector { filled, later };
+
 /// Loads and splits the data and checks it against the model (architecture input/output sizes,
 /// tracked indices, extra points' columns). Throws simmer::Error naming the key and value.
-run::Problem build_problem(const Config& validated_config);
+run::Problem build_problem(const Config& validated_config, PriorVector prior = PriorVector::filled);
 
 /// "rows: 300 read; train 192, validation 48, test 60": where every row of the data went, with
 /// ", N unused" when a fixed data.train + data.test leaves rows out and ", N dropped" for rows

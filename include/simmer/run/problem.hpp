@@ -229,7 +229,16 @@ struct Problem {
   model::LossKind loss = model::LossKind::sse;
   train::StartMode mode = train::StartMode::retrofit;
   train::AdamOptions adam;
-  train::NhcOptions nhc;  ///< masses resolved (martyna), prior precisions filled
+  train::NhcOptions nhc;  ///< masses resolved (martyna), prior precisions filled (fill_prior_precision)
+  /// simmer.prior = gaussian: its σ and scaling (sigma 0: no prior). nhc.prior_precision holds
+  /// its precisions, one per parameter, once fill_prior_precision has run.
+  double prior_sigma = 0.0;
+  train::PriorScaling prior_scaling = train::PriorScaling::none;
+  /// Fills nhc.prior_precision (a vector of the parameter count) from prior_sigma and
+  /// prior_scaling; nothing without a prior. cli::build_problem calls it unless told not to:
+  /// simmer_mpi calls it after the node's memory check, so that a network too large for the
+  /// node is refused before any vector of its size is allocated.
+  void fill_prior_precision();
   /// In loss units (temperature_unit = posterior already applied). With a ladder, constant at its
   /// first (coldest) rung: the start velocity, Martyna masses and the curvature report use it.
   train::StepRamp ramp;
