@@ -64,8 +64,8 @@ def schema_names():
 
 
 # study.py and the modules its code moved to (study_common.py: VERDICTS and the archive helpers,
-# study_selection.py: issue 17's selection tables), study_mixing.py.
-STUDY = ["study.py", "study_common.py", "study_selection.py", "study_mixing.py"]
+# study_selection.py: issue 17's selection tables), study_mixing.py, long_window.py.
+STUDY = ["study.py", "study_common.py", "study_selection.py", "study_mixing.py", "long_window.py"]
 
 
 def sources():

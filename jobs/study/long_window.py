@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Long windows at T_Bayes (docs/MIXING.md, "Windows that long do it"): the sine or Auto-MPG M with
+the study's shared settings, one rung at T_Bayes (noise sd measured on validation), the automatic
+step and the massive thermostat, 8 trajectories; then per run the verdict counts, T_conf/T, the
+split-R-hat of each trajectory's member series (training loss, test metric), the bulk ESS of the
+loss, and the rung's test NLL and MSE beside the fair deep ensemble's (Adam alone for the run's
+whole gradient budget, early-stopped on validation: jobs/study/study_fair_deep.py's rule).
+
+usage: long_window.py CASE STEPS WINDOW STORE_EVERY SEED [SEED ...]
+  CASE  sine | autompg_m;  e.g. long_window.py sine 1000000 800000 1000 1 2 3 4  (6-7 min a seed
+        on one core), long_window.py autompg_m 300000 240000 300 1  (16 min)
+environment: SIMMER_MPI, SIMMER_LONG_DIR (archives; default runs/long_window), SIMMER_TIME_STEP
+(default auto; 0.002 is the paper's step, for the side-by-side ESS per second).
+"""
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
+OUT = os.environ.get("SIMMER_LONG_DIR", os.path.join(ROOT, "runs", "long_window"))
+STEP = os.environ.get("SIMMER_TIME_STEP", "auto")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+JOBS = {"sine": ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")],
+        "autompg_m": ["--config", os.path.join(ROOT, "jobs/autompg_m_retrofit.ini"),
+                      "--data.path", os.path.join(ROOT, "data/auto-mpg.csv")]}
+SHARED = ["--run.precision", "float32", "--data.validation_fraction", "0.2", "--simmer.prior", "gaussian",
+          "--simmer.prior_sigma", "1", "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal",
+          "--simmer.temperature_unit", "posterior", "--simmer.noise_sd", "auto", "--run.trajectories", "8",
+          "--simmer.ladder", "1", "--simmer.thermostat", "massive_nose_hoover_langevin"]
+
+
+def split_rhat(x, parts=4):
+    """Split-R-hat of one series cut into `parts` pieces (the verdict's four quarters)."""
+    x = x[np.isfinite(x)]
+    n = len(x) // parts
+    c = np.array([x[i * n:(i + 1) * n] for i in range(parts)])
+    w = c.var(axis=1, ddof=1).mean()
+    return math.sqrt(((n - 1) / n * w + n * c.mean(axis=1).var(ddof=1) / n) / w)
+
+
+def text(v):
+    if isinstance(v, np.ndarray):
+        return b"".join(v.tolist()).decode().rstrip("\x00")
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def simmer(args, log):
+    t0 = time.time()
+    with open(log, "w") as f:
+        rc = subprocess.call(["mpirun", "--oversubscribe", "-n", "1", SIMMER] + args, stdout=f,
+                             stderr=subprocess.STDOUT, cwd=ROOT, env=ENV)
+    if rc != 0:
+        sys.exit(f"{log}: exit {rc}")
+    return time.time() - t0
+
+
+def main(case, steps, window, every, seeds):
+    os.makedirs(OUT, exist_ok=True)
+    for seed in seeds:
+        path = os.path.join(OUT, f"{case}-{steps}-h{STEP}-seed{seed}.h5")
+        wall = simmer(JOBS[case] + SHARED + [
+            "--run.seed", seed, "--data.split_seed", seed, "--simmer.time_step", STEP, "--simmer.steps", steps,
+            "--ensemble.window", window, "--ensemble.store_every", every,
+            "--run.gather_interval", str(max(1000, int(steps) // 10)), "--run.checkpoint_interval", steps,
+            "--output", path, "--overwrite"], path[:-3] + ".log")
+        with h5py.File(path, "r") as f:
+            d, rung = f["diagnostics"], f["ladder/rung_0"].attrs
+            verdicts = [text(v) for v in d["verdict"][()]]
+            ratio = d["configurational_temperature"][()] / d["temperature"][()]
+            loss_rhat = [split_rhat(r) for r in d["series_train_loss"][()]]
+            metric_rhat = [split_rhat(r) for r in d["series_test_metric"][()]]
+            ess = float(d.attrs["bulk_ess_train_loss"])
+            h = float(np.median(d["time_step"][()]))
+            ini = text(f["config"][()])
+            ours = (float(rung["ensemble_test_nll"]), float(rung["ensemble_test_mse"]))
+        # The fair deep ensemble: the run's configuration without the ladder, Adam for its budget.
+        budget = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1)) + int(steps)
+        fair = path[:-3] + "-fair_deep.h5"
+        with open(fair[:-3] + ".ini", "w") as fh:
+            fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
+        simmer(["--config", fair[:-3] + ".ini", "--simmer.mode", "adam", "--adam.epochs", str(budget),
+                "--adam.keep", "best_validation", "--adam.patience", "1000", "--ensemble.select_by", "none",
+                "--output", fair, "--overwrite"], fair[:-3] + ".log")
+        with h5py.File(fair, "r") as g:
+            m = g["metrics"].attrs
+            theirs = (float(m["deep_ensemble_test_nll"]), float(m["deep_ensemble_test_mse"]))
+        print(f"{case} seed {seed}, {steps} steps (window {window}, h {h:.4g}, {wall:.0f} s): "
+              f"{verdicts.count('stationary')} of {len(verdicts)} stationary; T_conf/T {ratio.min():.2f}-{ratio.max():.2f} "
+              f"({int(np.sum(np.abs(ratio - 1) <= 0.05))} within 5 %); split-R-hat < 1.1: loss "
+              f"{sum(r < 1.1 for r in loss_rhat)}, test metric {sum(r < 1.1 for r in metric_rhat)}; bulk ESS of the "
+              f"loss {ess:.0f} ({ess / wall:.2f}/s); test NLL {ours[0]:.4g} (fair deep ensemble {theirs[0]:.4g}), "
+              f"MSE {ours[1]:.4g} ({theirs[1]:.4g})", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 6 or sys.argv[1] not in JOBS:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
