@@ -46,8 +46,9 @@ def split_rhat(x, parts=4):
 
 
 def text(v):
+    """A string the archive holds as characters (one per element), or as a string."""
     if isinstance(v, np.ndarray):
-        return b"".join(v.tolist()).decode().rstrip("\x00")
+        return v.astype("S1").tobytes().decode().rstrip("\x00")
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
