@@ -374,6 +374,8 @@ def wait_for(proc, ready, seconds, what):
     deadline = time.time() + seconds
     while not ready():
         if proc.poll() is not None or time.time() > deadline:
+            if proc.poll() is None:
+                kill_session(proc)  # a stalled job still running: its output ends only with it
             out = proc.stdout.read() if proc.stdout else ""
             fail(f"the job ended or stalled before {what}:\n{out}")
         time.sleep(0.05)

@@ -244,6 +244,18 @@ int simmer_mpi_main(int argc, char** argv) {
   });
   // Memory: every node's leader checks what its ranks will need against what the node offers.
   if (ok && !inv.help && !inv.print_config) ok = check_node_memory(inv, problem, rank, size);
+  // The prior's vector of the parameter count, once the check has passed (or was off): a failed
+  // allocation is refused like the check's findings, on every rank at once.
+  if (ok && !inv.help && !inv.print_config && !inv.estimate_only) {
+    ok = parallel::collective_try(MPI_COMM_WORLD, [&] {
+      try {
+        problem.fill_prior_precision();
+      } catch (const std::bad_alloc&) {
+        throw Error("out of memory for the Gaussian prior's " + std::to_string(problem.parameters) +
+                    " precisions: see the estimate printed above, and run.memory_limit");
+      }
+    });
+  }
   if (!ok) {
     code = 2;
   } else if (inv.help) {
@@ -253,7 +265,6 @@ int simmer_mpi_main(int argc, char** argv) {
   } else if (inv.estimate_only) {
     // Printed above; nothing runs.
   } else {
-    problem.fill_prior_precision();
     // Every rank writes the fingerprints into the archive (collective attributes): rank 0's.
     std::vector<unsigned char> bytes(problem.input_fingerprints.begin(), problem.input_fingerprints.end());
     parallel::broadcast_bytes(bytes, MPI_COMM_WORLD);

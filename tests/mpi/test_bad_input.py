@@ -343,12 +343,18 @@ def memory_auto(w):
     check("'run.memory_limit'" in text and "the run needs about" in text, f"unclear refusal:\n{text}")
     check(not os.path.exists(w.path("huge.h5")), "the refused run left an archive")
     # Refused before allocating: no rank held even a quarter of one parameter vector (8 bytes a
-    # parameter; the Gaussian prior's precisions used to be filled before the check: 6.9 GB
-    # resident and 9 s on a 24 GB node). The largest resident size of any process this test has
-    # waited for (mpirun reaps its ranks), in kB on Linux.
-    import resource
+    # parameter; the Gaussian prior's precisions used to be filled before the check: 6.1 GB
+    # resident and 14 s here on a 24 GB node). The same refusal again, in a Python process of its
+    # own that prints the largest resident size of the processes it waited for (mpirun, which
+    # reaps its ranks), in kB on Linux: only this job's.
     vector = 8 * (5 * hidden + 2)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+               "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    job = ["mpirun", "--oversubscribe", "-n", "2", "-x", "SIMMER_TEST_FREE_BYTES=1000000000000000000", SIMMER,
+           "--config", w.ini, "--model.architecture", f"2-{hidden}-2", "--estimate", "--output", w.path("huge.h5")]
+    again = subprocess.run([sys.executable, "-c", measure] + job, capture_output=True, text=True, timeout=300,
+                           cwd=w.tmp, env=dict(st.ENV, SIMMER_TEST_FREE_BYTES="1000000000000000000"))
+    peak = int(again.stdout.split()[-1]) * 1024
     check(peak < vector / 4, f"a rank of the refused run held {peak / 1e9:.3g} GB before refusing (one parameter "
                              f"vector is {vector / 1e9:.3g} GB)")
     print(f"ok: auto memory limit: 2-{hidden}-2 (>= {64 * (5 * hidden + 2) / 1e9:.3g} GB) refused on a node with "
