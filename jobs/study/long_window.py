@@ -22,11 +22,12 @@ import time
 import h5py
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The fair deep ensemble's rule, the archive's configuration text, the paths and the environment.
+from study_fair_deep import ENV, ROOT, SIMMER, config_text, fair_deep_ensemble  # noqa: E402
+
 OUT = os.environ.get("SIMMER_LONG_DIR", os.path.join(ROOT, "runs", "long_window"))
 STEP = os.environ.get("SIMMER_TIME_STEP", "auto")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 JOBS = {"sine": ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")],
         "autompg_m": ["--config", os.path.join(ROOT, "jobs/autompg_m_retrofit.ini"),
                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv")]}
@@ -46,10 +47,8 @@ def split_rhat(x, parts=4):
 
 
 def text(v):
-    """A string the archive holds as characters (one per element), or as a string."""
-    if isinstance(v, np.ndarray):
-        return v.astype("S1").tobytes().decode().rstrip("\x00")
-    return v.decode() if isinstance(v, bytes) else str(v)
+    """A verdict, which the archive holds as characters (one per element)."""
+    return v.astype("S1").tobytes().decode().rstrip("\x00")
 
 
 def simmer(args, log):
@@ -79,17 +78,15 @@ def main(case, steps, window, every, seeds):
             metric_rhat = [split_rhat(r) for r in d["series_test_metric"][()]]
             ess = float(d.attrs["bulk_ess_train_loss"])
             h = float(np.median(d["time_step"][()]))
-            ini = text(f["config"][()])
+            ini = config_text(f)
             ours = (float(rung["ensemble_test_nll"]), float(rung["ensemble_test_mse"]))
         # The fair deep ensemble: the run's configuration without the ladder, Adam for its budget.
         budget = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1)) + int(steps)
-        fair = path[:-3] + "-fair_deep.h5"
-        with open(fair[:-3] + ".ini", "w") as fh:
-            fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
-        simmer(["--config", fair[:-3] + ".ini", "--simmer.mode", "adam", "--adam.epochs", str(budget),
-                "--adam.keep", "best_validation", "--adam.patience", "1000", "--ensemble.select_by", "none",
-                "--output", fair, "--overwrite"], fair[:-3] + ".log")
-        with h5py.File(fair, "r") as g:
+        fair = path[:-3] + "-fair_deep"
+        done = fair_deep_ensemble(ini, budget, fair, ranks=1)
+        if done.returncode != 0:
+            sys.exit(f"{fair}.h5: the fair deep ensemble failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        with h5py.File(fair + ".h5", "r") as g:
             m = g["metrics"].attrs
             theirs = (float(m["deep_ensemble_test_nll"]), float(m["deep_ensemble_test_mse"]))
         print(f"{case} seed {seed}, {steps} steps (window {window}, h {h:.4g}, {wall:.0f} s): "

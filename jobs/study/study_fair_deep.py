@@ -42,6 +42,19 @@ def config_text(f):
     return c.decode() if isinstance(c, bytes) else bytes(c.ravel()).decode()
 
 
+def fair_deep_ensemble(ini, budget, path, ranks=2):
+    """The rule, once: the run's configuration `ini` without its ladder (written to path.ini), Adam
+    alone for `budget` full-batch epochs, early-stopped on the validation loss, into path.h5.
+    Returns the finished process (its returncode and output)."""
+    with open(path + ".ini", "w") as fh:
+        fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
+    return subprocess.run(
+        ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
+         "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
+         "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
+        cwd=ROOT, env=ENV, capture_output=True, text=True)
+
+
 def tally(t, ours, other, lower_better):
     """W/T/L of `ours` against `other`."""
     better = ours < other if lower_better else ours > other
@@ -86,16 +99,10 @@ def main(cases):
             rungs = len(re.search(r"(?m)^ladder = (.*)$", ini).group(1).split(","))
             budget = epochs + rungs * steps
             path = os.path.join(OUT, f"{case}-seed{seed}")
-            with open(path + ".ini", "w") as fh:
-                fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
             budget_file = path + ".budget"
             reuse = (os.path.exists(path + ".h5") and os.path.exists(budget_file)
                      and open(budget_file).read().strip() == str(budget))
-            run = None if reuse else subprocess.run(
-                ["mpirun", "--oversubscribe", "-n", "2", SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
-                 "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
-                 "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
-                cwd=ROOT, env=ENV, capture_output=True, text=True)
+            run = None if reuse else fair_deep_ensemble(ini, budget, path)
             if run is not None and run.returncode == 0:
                 with open(budget_file, "w") as fh:
                     fh.write(str(budget))

@@ -78,9 +78,4 @@ double gaussian_prior_rms(const std::vector<model::TensorLayout>& layout, Index 
   return sigma * std::sqrt(variance_sum / static_cast<double>(parameters));
 }
 
-double prior_rms(const Vector& precision) {
-  if (precision.size() == 0) return std::numeric_limits<double>::quiet_NaN();
-  return std::sqrt(precision.cwiseInverse().mean());
-}
-
 }  // namespace simmer::train

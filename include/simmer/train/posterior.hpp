@@ -41,13 +41,10 @@ inline PriorScaling parse_prior_scaling(const std::string& name) { return kPrior
 Vector gaussian_prior_precision(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,
                                 PriorScaling scaling);
 
-/// sqrt(mean σ_i²) of that prior, from the layout alone (no vector of the parameter count): equal
-/// to prior_rms(gaussian_prior_precision(...)).
+/// sqrt(mean σ_i²) of that prior (NaN without parameters), from the layout alone (no vector of the
+/// parameter count): the rms a parameter vector has when drawn from the prior, the scale the drift
+/// verdict compares against.
 double gaussian_prior_rms(const std::vector<model::TensorLayout>& layout, Index parameters, double sigma,
                           PriorScaling scaling);
-
-/// sqrt(mean σ_i²) of a prior given by its precisions (NaN without a prior): the rms a parameter
-/// vector has when drawn from the prior, the scale the drift verdict compares against.
-double prior_rms(const Vector& precision);
 
 }  // namespace simmer::train
