@@ -160,6 +160,33 @@ def text(value):
     return value.decode("utf-8", "replace").rstrip("\x00") if isinstance(value, bytes) else str(value)
 
 
+def check_window_line(text_out, path, window, target=1.1):
+    """The window line (the end of a run, simmer_analyze summary) against the archive's verdict R-hats:
+    a stationary series' split-R-hat^2 - 1 falls as 1/window, so the window that brings R-hat to
+    `target` is window (R-hat^2 - 1)/(target^2 - 1), for the median and the largest R-hat above it (to
+    two significant digits). Returns whether the archive had any R-hat above the target."""
+    import h5py  # here: the module is imported by scripts that read no archive
+    with h5py.File(path, "r") as f:
+        rhat = f["diagnostics/rhat"][()]
+    above = rhat[np.isfinite(rhat) & (rhat > target)]
+    line = next((ln for ln in text_out.splitlines() if ln.strip().startswith("window: ")), None)
+    if above.size == 0:
+        if line is not None:
+            fail(f"{path}: no split-R-hat above {target}, yet a window line: {line}")
+        return False
+
+    def steps(v):
+        unit = 10.0 ** max(0.0, np.floor(np.log10(v)) - 1.0)
+        return f"{int(np.round(v / unit) * unit)}"
+
+    need = [window * (r * r - 1) / (target * target - 1) for r in (np.median(above), above.max())]
+    want = (f"split-R^ above {target:.2g} in {above.size} of {rhat.size} trajectories over the {window}-step window",
+            f"about {steps(need[0])} steps ({need[0] / window:.0f}x)", f"and {steps(need[1])} ({need[1] / window:.0f}x)")
+    if line is None or not all(w in line for w in want):
+        fail(f"{path}: the window line should say {want}; it is: {line}")
+    return True
+
+
 def _config_lines(ds):
     """/config's INI lines without the placement ones: where the archive is (run.output), how
     many ranks share a gradient (run.ranks_per_trajectory) and how much time checkpoints may take

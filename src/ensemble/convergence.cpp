@@ -258,4 +258,10 @@ double rank_rhat(const Chains& chains) {
   return std::max(bulk, tail);
 }
 
+double window_for_split_rhat(double window, double rhat, double target) {
+  if (!std::isfinite(rhat) || !(target > 1.0)) return std::numeric_limits<double>::quiet_NaN();
+  if (rhat <= target) return window;
+  return window * (rhat * rhat - 1.0) / (target * target - 1.0);
+}
+
 }  // namespace simmer::ensemble

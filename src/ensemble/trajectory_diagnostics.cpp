@@ -66,6 +66,31 @@ double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
 }
 
+std::string window_advice(std::int64_t window, const std::vector<double>& rhats, const VerdictThresholds& t) {
+  std::vector<double> above;
+  for (const double r : rhats) {
+    if (std::isfinite(r) && r > t.rhat) above.push_back(r);
+  }
+  if (above.empty() || window <= 0) return {};
+  const double median = quantile(above, 0.5), largest = *std::max_element(above.begin(), above.end());
+  const auto w = static_cast<double>(window);
+  const double typical = window_for_split_rhat(w, median, t.rhat), slowest = window_for_split_rhat(w, largest, t.rhat);
+  // Two significant digits: the estimate is a guide, not a count.
+  const auto steps = [](double v) {
+    const double unit = std::pow(10.0, std::max(0.0, std::floor(std::log10(v)) - 1.0));
+    return std::to_string(static_cast<long long>(std::round(v / unit) * unit));
+  };
+  char buf[700];
+  std::snprintf(buf, sizeof buf,
+                "window: split-R^ above %.2g in %zu of %zu trajectories over the %lld-step window (median %.3g, "
+                "largest %.3g); a stationary series' split-R^^2 - 1 falls as 1/window, so about %s steps (%.0fx) "
+                "would bring the median of them under %.2g and %s (%.0fx) the slowest: a longer ensemble.window, and "
+                "simmer.steps longer by as much (a guide: docs/STATIONARITY.md)",
+                t.rhat, above.size(), rhats.size(), static_cast<long long>(window), median, largest,
+                steps(typical).c_str(), typical / w, t.rhat, steps(slowest).c_str(), slowest / w);
+  return buf;
+}
+
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_loss, const VerdictThresholds& t) {
   char buf[320];
   const double ratio = s.window_ballistic_ratio();

@@ -8,8 +8,10 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "report_parts.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/parallel/progress.hpp"
 #include "simmer/parallel/report.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -283,7 +285,8 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     std::printf(
         "what to do: %lld%s not mixed: each stayed near its own start (split-R^ > 1.1, or still moving one "
         "way in the window), so its members are alike and the spread mostly counts trajectories; run "
-        "longer (simmer.steps and ensemble.window), take %s or more trajectories\n",
+        "longer (simmer.steps and ensemble.window; the window line says about how long), take %s or more "
+        "trajectories\n",
         static_cast<long long>(n(Verdict::not_mixed)), of.c_str(), larger_step.c_str());
   }
   if (n(Verdict::not_equilibrated) > 0) {
@@ -460,6 +463,10 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                                     shown->stages[stage].summary.reason + ")")
                                        .c_str()
                                  : "");
+    std::vector<double> rhats;
+    for (const auto& r : at_stage) rhats.push_back(r.stages[stage].summary.rhat);
+    const std::string window = ensemble::window_advice(p.sampling.window, rhats);
+    if (!window.empty()) std::printf("%s\n", window.c_str());
     std::int64_t slow = 0, first_slow = -1;
     std::string examples;  // at most three
     for (const auto& r : t) {

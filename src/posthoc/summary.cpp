@@ -12,6 +12,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/convergence.hpp"
+#include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
 #include "simmer/posthoc/commands.hpp"
@@ -289,6 +290,8 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
+  const std::string window = ensemble::window_advice(run.config.ensemble.window, rhat);
+  if (!window.empty()) out << "  " << window << "\n";
   thermometers(read(layout::kTimeStep), read(layout::kTemperature), read(layout::kKineticTemperature),
                read(layout::kConfigurationalTemperature), read(layout::kConfigurationalTemperatureStderr), chain, out);
   if (r.has_attribute(layout::kDiagnostics, layout::series_bulk_ess("train_loss"))) {

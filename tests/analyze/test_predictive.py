@@ -22,7 +22,9 @@ tests:
                   ensemble and of the merged deep ensemble equal a scipy transcription
   autompg         the issue's check: jobs/autompg_m_ladder.ini with 2000 steps and a window of
                   1500 reports the run's ensemble's predictive test coverage at 90 % in [0.80, 0.97]
-                  and at 50 % in [0.35, 0.65], and /metrics names the noise estimate it used
+                  and at 50 % in [0.35, 0.65], and /metrics names the noise estimate it used; its
+                  trajectories do not mix in that window, and the run's window line and summary's
+                  give the window their split-R-hats ask for (window (R^2 - 1)/(1.1^2 - 1))
 """
 import csv
 import io
@@ -233,6 +235,11 @@ def test_autompg(tmp):
             fail(f"the run's last lines lack '{needle}':\n{tail}")
     if "not mixed" in p.stdout.split("stationarity of")[-1].split("\n")[0] and "what to do: " not in tail:
         fail(f"trajectories not mixed, and the last lines do not say what to do:\n{tail}")
+    # The window line: how long a window the run's own split-R-hats ask for (and summary's, the same).
+    # Regression over a 1 500-step window does not mix here, so both must have the line.
+    if not st.check_window_line(p.stdout, out, 1500):
+        fail("Auto-MPG M over 1 500 steps: no split-R-hat above 1.1, so this test no longer sees the window line")
+    st.check_window_line(st.run(ANALYZE, None, ["summary", out]).stdout, out, 1500)
     with h5py.File(out, "r") as f:
         m = f["metrics"].attrs
         c50, c90 = float(m["ensemble_test_coverage_50"]), float(m["ensemble_test_coverage_90"])

@@ -57,6 +57,16 @@ std::vector<double> autocovariances(const std::vector<double>& chain);
 /// first draws, so every chain covers the same steps).
 Chains usable_chains(const Chains& draws, std::size_t min_draws = 4);
 
+/// The window at which a stationary series would reach split-R̂ `target`, from its split-R̂ `rhat`
+/// over a window of `window` steps (split into four quarters, as the verdict's series_rhat does):
+/// a quarter's mean varies as 4τ/window times the series' variance for an integrated
+/// autocorrelation time τ (in steps), so split-R̂² − 1 ≈ 4τ/window, and the window scales by
+/// (rhat² − 1)/(target² − 1), whatever the members' stride. A guide, not a promise: a window that
+/// has not yet seen a series' slowest direction underestimates τ, and a transient at its start
+/// overestimates it (docs/STATIONARITY.md has it against long runs). `window` itself when rhat <=
+/// target; NaN when rhat is not finite or target <= 1.
+double window_for_split_rhat(double window, double rhat, double target);
+
 /// "1.003" / "n/a" (for NaN), for reports.
 std::string format_diagnostic(double value, int precision);
 

@@ -135,6 +135,13 @@ struct TrajectorySummary {
 void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_loss,
            const VerdictThresholds& t = VerdictThresholds{});
 
+/// The window line of one stage (the end of a run and simmer_analyze summary): how long a
+/// window would bring the split-R̂ of the trajectories above `t.rhat` under it, by
+/// window_for_split_rhat (the median and the largest of them), in steps and as a multiple of
+/// `window`. Empty when no trajectory's split-R̂ is above `t.rhat`.
+std::string window_advice(std::int64_t window, const std::vector<double>& rhats,
+                          const VerdictThresholds& t = VerdictThresholds{});
+
 /// The partial sums behind the pooled scores, per scored set: the members' mean class
 /// probabilities (classification) or coverage counts (regression), and each block's ensemble.
 /// A trajectory keeps one; rank 0 adds every trajectory's in trajectory order.
