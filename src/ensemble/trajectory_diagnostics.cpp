@@ -80,12 +80,13 @@ std::string window_advice(std::int64_t window, const std::vector<double>& rhats,
     const double unit = std::pow(10.0, std::max(0.0, std::floor(std::log10(v)) - 1.0));
     return std::to_string(static_cast<long long>(std::round(v / unit) * unit));
   };
-  char buf[700];
+  char buf[800];
   std::snprintf(buf, sizeof buf,
                 "window: split-R^ above %.2g in %zu of %zu trajectories over the %lld-step window (median %.3g, "
                 "largest %.3g); a stationary series' split-R^^2 - 1 falls as 1/window, so about %s steps (%.0fx) "
-                "would bring the median of them under %.2g and %s (%.0fx) the slowest: a longer ensemble.window, and "
-                "simmer.steps longer by as much (a guide: docs/STATIONARITY.md)",
+                "would bring the median of them under %.2g and %s (%.0fx) the slowest: a longer ensemble.window, "
+                "simmer.steps longer by as much, and ensemble.stride multiplied as much to keep the members (and "
+                "the time spent on them) as many (a guide: docs/STATIONARITY.md)",
                 t.rhat, above.size(), rhats.size(), static_cast<long long>(window), median, largest,
                 steps(typical).c_str(), typical / w, t.rhat, steps(slowest).c_str(), slowest / w);
   return buf;

@@ -285,8 +285,8 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
     std::printf(
         "what to do: %lld%s not mixed: each stayed near its own start (split-R^ > 1.1, or still moving one "
         "way in the window), so its members are alike and the spread mostly counts trajectories; run "
-        "longer (simmer.steps and ensemble.window; the window line says about how long), take %s or more "
-        "trajectories\n",
+        "longer (simmer.steps and ensemble.window; with split-R^ above 1.1 the window line says about how long), "
+        "take %s or more trajectories\n",
         static_cast<long long>(n(Verdict::not_mixed)), of.c_str(), larger_step.c_str());
   }
   if (n(Verdict::not_equilibrated) > 0) {
