@@ -161,14 +161,16 @@ def text(value):
 
 
 def check_window_line(text_out, path, window, target=1.1):
-    """The window line (the end of a run, simmer_analyze summary) against the archive's verdict R-hats:
+    """The window line (the end of a run, simmer_analyze summary) against the archive's R-hats of the not-mixed
+    trajectories:
     a stationary series' split-R-hat^2 - 1 falls as 1/window, so the window that brings R-hat to
     `target` is window (R-hat^2 - 1)/(target^2 - 1), for the median and the largest R-hat above it (to
     two significant digits). Returns whether the archive had any R-hat above the target."""
     import h5py  # here: the module is imported by scripts that read no archive
     with h5py.File(path, "r") as f:
         rhat = f["diagnostics/rhat"][()]
-    above = rhat[np.isfinite(rhat) & (rhat > target)]
+        other = np.array([v != "not mixed" for v in strings(f["diagnostics/verdict"])])
+    above = rhat[~other & np.isfinite(rhat) & (rhat > target)]
     line = next((ln for ln in text_out.splitlines() if ln.strip().startswith("window: ")), None)
     if above.size == 0:
         if line is not None:
@@ -180,7 +182,8 @@ def check_window_line(text_out, path, window, target=1.1):
         return f"{int(np.round(v / unit) * unit)}"
 
     need = [window * (r * r - 1) / (target * target - 1) for r in (np.median(above), above.max())]
-    want = (f"split-R^ above {target:.2g} in {above.size} of {rhat.size} trajectories over the {window}-step window",
+    want = (f"split-R^ above {target:.2g} in {above.size} of {rhat.size} trajectories (not mixed) over the {window}-step "
+            "window",
             f"about {steps(need[0])} steps ({need[0] / window:.0f}x)", f"and {steps(need[1])} ({need[1] / window:.0f}x)")
     if line is None or not all(w in line for w in want):
         fail(f"{path}: the window line should say {want}; it is: {line}")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <unsupported/Eigen/FFT>
@@ -256,6 +257,14 @@ double rank_rhat(const Chains& chains) {
   const double tail = split_rhat(rank_normalized(folded));
   if (std::isnan(bulk) || std::isnan(tail)) return std::isnan(bulk) ? tail : bulk;
   return std::max(bulk, tail);
+}
+
+double series_rhat(const std::vector<double>& series) {
+  const std::size_t half = series.size() / 2;
+  if (half < 4) return std::numeric_limits<double>::quiet_NaN();
+  const auto mid = series.begin() + static_cast<std::ptrdiff_t>(half);
+  return split_rhat({std::vector<double>(series.begin(), mid),
+                     std::vector<double>(mid, series.begin() + static_cast<std::ptrdiff_t>(2 * half))});
 }
 
 double window_for_split_rhat(double window, double rhat, double target) {

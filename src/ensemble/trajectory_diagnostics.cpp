@@ -28,16 +28,6 @@ double quantile(std::vector<double> values, double q) {
   return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
-/// Split-R̂ of one series: its halves compared as two chains (each split again, so four quarters).
-double series_rhat(const std::vector<double>& series) {
-  const std::size_t half = series.size() / 2;
-  if (half < 4) return kNaN;
-  const Chains halves{std::vector<double>(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(half)),
-                      std::vector<double>(series.begin() + static_cast<std::ptrdiff_t>(half),
-                                          series.begin() + static_cast<std::ptrdiff_t>(2 * half))};
-  return split_rhat(halves);
-}
-
 double vote_metric(const VoteAccumulator& votes, const ScoredSet& set) {
   if (votes.members() == 0) return kNaN;
   return accuracy(votes.majority(), *set.labels);
@@ -66,29 +56,40 @@ double TrajectorySummary::window_ballistic_ratio() const {
   return window_path_length > 0.0 ? window_distance / window_path_length : kNaN;
 }
 
-std::string window_advice(std::int64_t window, const std::vector<double>& rhats, const VerdictThresholds& t) {
+std::string window_advice(const SamplingOptions& sampling, const std::vector<double>& rhats,
+                          const std::vector<Verdict>& verdicts, const VerdictThresholds& t) {
   std::vector<double> above;
-  for (const double r : rhats) {
-    if (std::isfinite(r) && r > t.rhat) above.push_back(r);
+  for (std::size_t c = 0; c < rhats.size() && c < verdicts.size(); ++c) {
+    if (verdicts[c] == Verdict::not_mixed && std::isfinite(rhats[c]) && rhats[c] > t.rhat) above.push_back(rhats[c]);
   }
-  if (above.empty() || window <= 0) return {};
+  if (above.empty() || sampling.window <= 0) return {};
   const double median = quantile(above, 0.5), largest = *std::max_element(above.begin(), above.end());
-  const auto w = static_cast<double>(window);
+  const auto w = static_cast<double>(sampling.window);
   const double typical = window_for_split_rhat(w, median, t.rhat), slowest = window_for_split_rhat(w, largest, t.rhat);
   // Two significant digits: the estimate is a guide, not a count.
   const auto steps = [](double v) {
+    char text[32];
+    if (!(v < 1e15)) {
+      std::snprintf(text, sizeof text, "%.2g", v);
+      return std::string(text);
+    }
     const double unit = std::pow(10.0, std::max(0.0, std::floor(std::log10(v)) - 1.0));
     return std::to_string(static_cast<long long>(std::round(v / unit) * unit));
   };
+  // What keeps the members as many: the stride, or the fraction (a count keeps them already).
+  const char* members = sampling.count > 0      ? ""
+                        : sampling.fraction > 0 ? ", and ensemble.fraction divided as much to keep the members (and "
+                                                  "the time spent on them) as many"
+                                                : ", and ensemble.stride multiplied as much to keep the members (and "
+                                                  "the time spent on them) as many";
   char buf[800];
   std::snprintf(buf, sizeof buf,
-                "window: split-R^ above %.2g in %zu of %zu trajectories over the %lld-step window (median %.3g, "
-                "largest %.3g); a stationary series' split-R^^2 - 1 falls as 1/window, so about %s steps (%.0fx) "
-                "would bring the median of them under %.2g and %s (%.0fx) the slowest: a longer ensemble.window, "
-                "simmer.steps longer by as much, and ensemble.stride multiplied as much to keep the members (and "
-                "the time spent on them) as many (a guide: docs/STATIONARITY.md)",
-                t.rhat, above.size(), rhats.size(), static_cast<long long>(window), median, largest,
-                steps(typical).c_str(), typical / w, t.rhat, steps(slowest).c_str(), slowest / w);
+                "window: split-R^ above %.2g in %zu of %zu trajectories (not mixed) over the %lld-step window "
+                "(median %.3g, largest %.3g); a stationary series' split-R^^2 - 1 falls as 1/window, so about %s "
+                "steps (%.0fx) would bring the median of them under %.2g and %s (%.0fx) the slowest: a longer "
+                "ensemble.window, simmer.steps longer by as much%s (a guide: docs/STATIONARITY.md)",
+                t.rhat, above.size(), rhats.size(), static_cast<long long>(sampling.window), median, largest,
+                steps(typical).c_str(), typical / w, t.rhat, steps(slowest).c_str(), slowest / w, members);
   return buf;
 }
 

@@ -464,8 +464,12 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                                        .c_str()
                                  : "");
     std::vector<double> rhats;
-    for (const auto& r : at_stage) rhats.push_back(r.stages[stage].summary.rhat);
-    const std::string window = ensemble::window_advice(p.sampling.window, rhats);
+    std::vector<Verdict> verdicts;
+    for (const auto& r : at_stage) {
+      rhats.push_back(r.stages[stage].summary.rhat);
+      verdicts.push_back(r.stages[stage].summary.verdict);
+    }
+    const std::string window = ensemble::window_advice(p.sampling, rhats, verdicts);
     if (!window.empty()) std::printf("%s\n", window.c_str());
     std::int64_t slow = 0, first_slow = -1;
     std::string examples;  // at most three

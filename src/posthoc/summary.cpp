@@ -290,7 +290,12 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
     line += std::to_string(n) + " " + name;
   }
   out << "  verdicts: " << line << "\n";
-  const std::string window = ensemble::window_advice(run.config.ensemble.window, rhat);
+  std::vector<ensemble::Verdict> verdicts;
+  for (const auto& v : verdict) {  // a name this build does not know counts as no verdict
+    verdicts.push_back(ensemble::kVerdictNames.contains(v) ? ensemble::kVerdictNames.parse(v)
+                                                           : ensemble::Verdict::no_members);
+  }
+  const std::string window = ensemble::window_advice(run.config.ensemble, rhat, verdicts);
   if (!window.empty()) out << "  " << window << "\n";
   thermometers(read(layout::kTimeStep), read(layout::kTemperature), read(layout::kKineticTemperature),
                read(layout::kConfigurationalTemperature), read(layout::kConfigurationalTemperatureStderr), chain, out);

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "simmer/core/rng.hpp"
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
@@ -320,4 +323,33 @@ TEST_CASE("the configurational temperature's standard error: the delta method on
   for (const double a : {1.0, 2.0, 3.0, 4.0}) flat.add({a, 2.0}, 1.0, 1.0);
   const double sd = std::sqrt(((1.5 * 1.5) * 2 + (0.5 * 0.5) * 2) / 3.0);
   CHECK(flat.configurational_stderr() == Approx(sd / 2.0 / 2.0));
+}
+
+TEST_CASE("window_advice: the not-mixed trajectories' window and what keeps the members as many", "[diagnostics]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // A drifting trajectory's R-hat (4) is not a mixing time; stationary and NaN ones are not counted.
+  const std::vector<double> rhats{4.0, 2.0, 1.5, 1.05, nan};
+  const std::vector<Verdict> verdicts{Verdict::drifting, Verdict::not_mixed, Verdict::not_mixed, Verdict::stationary,
+                                      Verdict::not_mixed};
+  SamplingOptions s;
+  s.window = 3000;
+  const std::string line = window_advice(s, rhats, verdicts);
+  INFO(line);
+  // Median 1.75: 3000 (1.75^2 - 1)/0.21 = 29 464; largest 2: 3000 (4 - 1)/0.21 = 42 857.
+  CHECK(line.find("split-R^ above 1.1 in 2 of 5 trajectories (not mixed) over the 3000-step window") !=
+        std::string::npos);
+  CHECK(line.find("about 29000 steps (10x)") != std::string::npos);
+  CHECK(line.find("and 43000 (14x) the slowest") != std::string::npos);
+  CHECK(line.find("ensemble.stride multiplied") != std::string::npos);
+  s.fraction = 0.5;
+  CHECK(window_advice(s, rhats, verdicts).find("ensemble.fraction divided") != std::string::npos);
+  s.fraction = 0;
+  s.count = 100;
+  const std::string counted = window_advice(s, rhats, verdicts);
+  CHECK(counted.find("ensemble.stride") == std::string::npos);
+  CHECK(counted.find("ensemble.fraction") == std::string::npos);
+  // Nothing not mixed above the threshold: no line.
+  CHECK(window_advice(s, {1.05, 4.0}, {Verdict::not_mixed, Verdict::drifting}).empty());
+  // An absurd R-hat prints a number, not an overflowed integer.
+  CHECK(window_advice(s, {1e9}, {Verdict::not_mixed}).find("e+") != std::string::npos);
 }

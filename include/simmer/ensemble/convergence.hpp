@@ -57,14 +57,21 @@ std::vector<double> autocovariances(const std::vector<double>& chain);
 /// first draws, so every chain covers the same steps).
 Chains usable_chains(const Chains& draws, std::size_t min_draws = 4);
 
-/// The window at which a stationary series would reach split-R̂ `target`, from its split-R̂ `rhat`
-/// over a window of `window` steps (split into four quarters, as the verdict's series_rhat does):
-/// a quarter's mean varies as 4τ/window times the series' variance for an integrated
-/// autocorrelation time τ (in steps), so split-R̂² − 1 ≈ 4τ/window, and the window scales by
-/// (rhat² − 1)/(target² − 1), whatever the members' stride. A guide, not a promise: a window that
-/// has not yet seen a series' slowest direction underestimates τ, and a transient at its start
-/// overestimates it (docs/STATIONARITY.md has it against long runs). `window` itself when rhat <=
-/// target; NaN when rhat is not finite or target <= 1.
+/// Split-R̂ of one series (a trajectory's member series, the stationarity verdict's): its halves
+/// compared as two chains, each split again, so four quarters. NaN with fewer than 8 values.
+double series_rhat(const std::vector<double>& series);
+
+/// The window at which a stationary series would reach series_rhat `target`, from its series_rhat
+/// `rhat` over a window of `window` steps: with n members a quarter and W, B/n the within-quarter
+/// variance and the variance of the quarters' means, R̂² − 1 ≈ (B/n)/W, and for an integrated
+/// autocorrelation time τ (in steps) a quarter's mean varies as about 4τ/window times the
+/// series' variance (4(τ − s)/window with members every s steps: the stride drops out while it
+/// is well below τ), so the window scales by (rhat² − 1)/(target² − 1). A guide, not a promise:
+/// B has about three degrees of freedom, so one series' estimate scatters (its median runs about
+/// a fifth low on AR(1)); a window that has not yet seen a series' slowest direction
+/// underestimates τ; a transient at its start overestimates it (docs/STATIONARITY.md has it
+/// against long runs). `window` itself when rhat <= target; NaN when rhat is not finite or
+/// target <= 1.
 double window_for_split_rhat(double window, double rhat, double target);
 
 /// "1.003" / "n/a" (for NaN), for reports.

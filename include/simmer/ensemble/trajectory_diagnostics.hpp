@@ -19,6 +19,7 @@
 #include "simmer/core/types.hpp"
 #include "simmer/core/visit.hpp"
 #include "simmer/ensemble/accumulator.hpp"
+#include "simmer/ensemble/sampling.hpp"
 #include "simmer/ensemble/uncertainty.hpp"
 #include "simmer/train/configurational.hpp"
 
@@ -136,11 +137,12 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
            const VerdictThresholds& t = VerdictThresholds{});
 
 /// The window line of one stage (the end of a run and simmer_analyze summary): how long a
-/// window would bring the split-R̂ of the trajectories above `t.rhat` under it, by
-/// window_for_split_rhat (the median and the largest of them), in steps and as a multiple of
-/// `window`. Empty when no trajectory's split-R̂ is above `t.rhat`.
-std::string window_advice(std::int64_t window, const std::vector<double>& rhats,
-                          const VerdictThresholds& t = VerdictThresholds{});
+/// window would bring the split-R̂ of the *not mixed* trajectories whose split-R̂ is above
+/// `t.rhat` under it, by window_for_split_rhat (the median and the largest of them), in steps and
+/// as a multiple of `sampling.window`, with the stride (or fraction) that keeps the members as
+/// many. `rhats` and `verdicts` per trajectory of the stage. Empty when no such trajectory.
+std::string window_advice(const SamplingOptions& sampling, const std::vector<double>& rhats,
+                          const std::vector<Verdict>& verdicts, const VerdictThresholds& t = VerdictThresholds{});
 
 /// The partial sums behind the pooled scores, per scored set: the members' mean class
 /// probabilities (classification) or coverage counts (regression), and each block's ensemble.
