@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The fair deep ensemble's rule, the archive's configuration text, the paths and the environment.
+from study_common import UNBOUND  # noqa: E402
 from study_fair_deep import ENV, ROOT, SIMMER, config_text, fair_deep_ensemble  # noqa: E402
 
 OUT = os.environ.get("SIMMER_LONG_DIR", os.path.join(ROOT, "runs", "long_window"))
@@ -57,7 +58,7 @@ def text(v):
 def simmer(args, log):
     t0 = time.time()
     with open(log, "w") as f:
-        rc = subprocess.call(["mpirun", "--oversubscribe", "-n", "1", SIMMER] + args, stdout=f,
+        rc = subprocess.call(["mpirun", "--oversubscribe", "-n", "1"] + UNBOUND + [SIMMER] + args, stdout=f,
                              stderr=subprocess.STDOUT, cwd=ROOT, env=ENV)
     if rc != 0:
         sys.exit(f"{log}: exit {rc}")

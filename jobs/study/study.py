@@ -56,7 +56,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sections  # noqa: E402
-from study_common import (VERDICTS, archive_path, attrs, compare, finished, fmt, mean_sd, median,  # noqa: E402
+from study_common import (UNBOUND, VERDICTS, archive_path, attrs, compare, finished, fmt, mean_sd, median,  # noqa: E402
                           sign_test)
 from study_selection import MARK17, collect17, markdown17  # noqa: E402
 import study_mixing  # noqa: E402
@@ -185,9 +185,10 @@ def run_one(simmer, out_dir, case, variant, seed, extra=(), tag=None):
     extra_args = variant_args(case, variant, seed, out_dir)
     case_extra = [x for key, value in zip(case_extra[0::2], case_extra[1::2]) if key not in extra_args
                   for x in (key, value)]
-    cmd = (["mpirun", "--oversubscribe", "-n", str(ranks), simmer, "--config", os.path.join(ROOT, ini),
-            "--run.seed", str(seed), "--data.split_seed", str(seed), "--output", path, "--overwrite",
-            "--run.progress", "lines", "--run.progress_seconds", "60"] + case_extra
+    cmd = (["mpirun", "--oversubscribe", "-n", str(ranks)] + UNBOUND * (ranks == 1)
+           + [simmer, "--config", os.path.join(ROOT, ini),
+              "--run.seed", str(seed), "--data.split_seed", str(seed), "--output", path, "--overwrite",
+              "--run.progress", "lines", "--run.progress_seconds", "60"] + case_extra
            + extra_args + list(extra))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     t0 = time.time()

@@ -4,6 +4,12 @@ test)."""
 import math
 import os
 
+# mpirun's options for a one-rank job: `mpirun -n 1` pins its rank to core 0, so two such jobs run
+# side by side (the study's --jobs 2, long_window.py's pairs) would share one core and take twice
+# as long (measured 2026-11-30: 205 s of CPU in 418 s of wall). Jobs of two ranks keep mpirun's
+# binding (a rank a core), which the test suite measured faster than none.
+UNBOUND = ["--bind-to", "none"]
+
 # The drift verdicts /metrics counts trajectories of (trajectories_<verdict>).
 VERDICTS = ["stationary", "not_mixed", "drifting", "diverged", "no_members", "not_equilibrated"]
 

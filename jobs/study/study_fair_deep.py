@@ -26,7 +26,7 @@ import sys
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from study_common import sign_test  # noqa: E402
+from study_common import UNBOUND, sign_test  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIMMER = os.environ.get("SIMMER_MPI", os.path.join(ROOT, "build", "src", "simmer_mpi"))
@@ -49,9 +49,10 @@ def fair_deep_ensemble(ini, budget, path, ranks=2):
     with open(path + ".ini", "w") as fh:
         fh.write(re.sub(r"(?m)^ladder = .*$", "ladder =", ini))
     return subprocess.run(
-        ["mpirun", "--oversubscribe", "-n", str(ranks), SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
-         "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
-         "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
+        ["mpirun", "--oversubscribe", "-n", str(ranks)] + UNBOUND * (ranks == 1)
+        + [SIMMER, "--config", path + ".ini", "--simmer.mode", "adam",
+           "--adam.epochs", str(budget), "--adam.keep", "best_validation", "--adam.patience", str(PATIENCE),
+           "--ensemble.select_by", "none", "--output", path + ".h5", "--overwrite"],
         cwd=ROOT, env=ENV, capture_output=True, text=True)
 
 
