@@ -161,16 +161,15 @@ def text(value):
 
 
 def check_window_line(text_out, path, window, target=1.1):
-    """The window line (the end of a run, simmer_analyze summary) against the archive's R-hats of the not-mixed
-    trajectories:
-    a stationary series' split-R-hat^2 - 1 falls as 1/window, so the window that brings R-hat to
+    """The window line (the end of a run, simmer_analyze summary) against the archive's R-hats of the
+    not-mixed trajectories: a stationary series' split-R-hat^2 - 1 falls as 1/window, so the window that brings R-hat to
     `target` is window (R-hat^2 - 1)/(target^2 - 1), for the median and the largest R-hat above it (to
     two significant digits). Returns whether the archive had any R-hat above the target."""
     import h5py  # here: the module is imported by scripts that read no archive
     with h5py.File(path, "r") as f:
         rhat = f["diagnostics/rhat"][()]
-        other = np.array([v != "not mixed" for v in strings(f["diagnostics/verdict"])])
-    above = rhat[~other & np.isfinite(rhat) & (rhat > target)]
+        not_mixed = np.array([v == "not mixed" for v in strings(f["diagnostics/verdict"])])
+    above = rhat[not_mixed & np.isfinite(rhat) & (rhat > target)]
     line = next((ln for ln in text_out.splitlines() if ln.strip().startswith("window: ")), None)
     if above.size == 0:
         if line is not None:
