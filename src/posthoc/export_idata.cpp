@@ -311,7 +311,10 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   const auto ladder_attributes = [&](const std::string& group) {
     if (!m.ladder) return;
     std::string rungs;
-    for (const double t : run.config.simmer.ladder.rungs) rungs += (rungs.empty() ? "" : ",") + csv_number(t);
+    for (const double t : run.config.simmer.ladder.rungs) {
+      if (!rungs.empty()) rungs += ',';
+      rungs += csv_number(t);
+    }
     f.attribute(group, "ladder", rungs);
     f.attribute(group, "ladder_mode",
                 std::string(m.parallel ? "parallel: rung k is trajectories i with i mod K = k (chain i / K)"
@@ -402,8 +405,8 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
     const std::int64_t d = diverged_at[static_cast<std::size_t>(s.first)];
     // A draw never written (its step is the NaN fill: an unfinished run's, or after a trajectory
     // stopped) is no draw at all, not a divergent one.
-    const bool written = std::isfinite(step[at]);
-    diverging[at] = written && (!std::isfinite(loss[at]) || (d >= 0 && step[at] >= static_cast<double>(d))) ? 1 : 0;
+    const bool drawn = std::isfinite(step[at]);
+    diverging[at] = drawn && (!std::isfinite(loss[at]) || (d >= 0 && step[at] >= static_cast<double>(d))) ? 1 : 0;
     steps[at] = std::isfinite(step[at]) ? static_cast<std::int64_t>(step[at]) : -1;
     const std::vector<double>& h = stage_h(k);
     if (static_cast<std::size_t>(s.first) < h.size()) step_size[at] = h[static_cast<std::size_t>(s.first)];
@@ -493,9 +496,9 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   // classification's classes as CF categories of its integer y (there is no class axis).
   const std::string nc = written.partial();
   const auto groups_with = [&](std::initializer_list<const char*> plain, std::initializer_list<const char*> extra) {
-    std::vector<std::string> out(plain.begin(), plain.end());
-    if (o.predictive) out.insert(out.end(), extra.begin(), extra.end());
-    return out;
+    std::vector<std::string> names(plain.begin(), plain.end());
+    if (o.predictive) names.insert(names.end(), extra.begin(), extra.end());
+    return names;
   };
   for (const auto& g : groups_with({"/constant_data"}, {"/constant_data_predictions"})) {
     io::replace_scale_with_strings(nc, g + "/feature", run.feature_names);

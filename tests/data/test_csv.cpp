@@ -23,7 +23,7 @@ using simmer::test::TempDir;
 
 namespace {
 
-std::string data_file(const std::string& name) { return std::string(SIMMER_DATA_DIR) + "/" + name; }
+std::string data_file(const std::string& name) { return (std::filesystem::path(SIMMER_DATA_DIR) / name).string(); }
 
 CsvSpec regression(std::string path, std::vector<std::string> features, std::string target) {
   CsvSpec spec;
