@@ -12,7 +12,9 @@ usage: long_window.py CASE STEPS WINDOW STORE_EVERY SEED [SEED ...]
 environment: SIMMER_MPI, SIMMER_LONG_DIR (archives; default runs/long_window), SIMMER_TIME_STEP
 (default auto; 0.002 is the paper's step, for the side-by-side ESS per second), SIMMER_STRIDE
 (ensemble.stride, default 1: every step of the window a member; WINDOW/3000 keeps 3 000 members and
-halves the sine's wall time, the same trajectories, verdicts from the thinned series).
+halves the sine's wall time, the same trajectories, verdicts from the thinned series),
+SIMMER_STEP_FRACTION (simmer.step_fraction of the automatic step, default the program's 0.2),
+SIMMER_FAIR_DEEP (0: leave out the fair deep ensemble, for a comparison of steps alone).
 """
 import math
 import os
@@ -32,6 +34,8 @@ from study_fair_deep import ENV, ROOT, SIMMER, config_text, fair_deep_ensemble  
 OUT = os.environ.get("SIMMER_LONG_DIR", os.path.join(ROOT, "runs", "long_window"))
 STEP = os.environ.get("SIMMER_TIME_STEP", "auto")
 STRIDE = os.environ.get("SIMMER_STRIDE", "1")
+FRACTION = os.environ.get("SIMMER_STEP_FRACTION")
+FAIR = os.environ.get("SIMMER_FAIR_DEEP", "1") != "0"
 JOBS = {"sine": ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")],
         "autompg_m": ["--config", os.path.join(ROOT, "jobs/autompg_m_retrofit.ini"),
                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv")]}
@@ -68,12 +72,14 @@ def simmer(args, log):
 def main(case, steps, window, every, seeds):
     os.makedirs(OUT, exist_ok=True)
     for seed in seeds:
-        path = os.path.join(OUT, f"{case}-{steps}-h{STEP}{'' if STRIDE == '1' else '-stride' + STRIDE}-seed{seed}.h5")
+        tags = ("" if STRIDE == "1" else "-stride" + STRIDE) + ("" if FRACTION is None else "-fraction" + FRACTION)
+        path = os.path.join(OUT, f"{case}-{steps}-h{STEP}{tags}-seed{seed}.h5")
         wall = simmer(JOBS[case] + SHARED + [
             "--run.seed", seed, "--data.split_seed", seed, "--simmer.time_step", STEP, "--simmer.steps", steps,
             "--ensemble.window", window, "--ensemble.stride", STRIDE, "--ensemble.store_every", every,
             "--run.gather_interval", str(max(1000, int(steps) // 10)), "--run.checkpoint_interval", steps,
-            "--output", path, "--overwrite"], path[:-3] + ".log")
+            "--output", path, "--overwrite"] + ([] if FRACTION is None else ["--simmer.step_fraction", FRACTION]),
+            path[:-3] + ".log")
         with h5py.File(path, "r") as f:
             d, rung = f["diagnostics"], f["ladder/rung_0"].attrs
             verdicts = [text(v) for v in d["verdict"][()]]
@@ -84,6 +90,15 @@ def main(case, steps, window, every, seeds):
             h = float(np.median(d["time_step"][()]))
             ini = config_text(f)
             ours = (float(rung["ensemble_test_nll"]), float(rung["ensemble_test_mse"]))
+        summary = (f"{case} seed {seed}, {steps} steps (window {window}, h {h:.4g}, {wall:.0f} s): "
+                   f"{verdicts.count('stationary')} of {len(verdicts)} stationary; T_conf/T "
+                   f"{ratio.min():.2f}-{ratio.max():.2f} ({int(np.sum(np.abs(ratio - 1) <= 0.05))} within 5 %); "
+                   f"split-R-hat < 1.1: loss {sum(r < 1.1 for r in loss_rhat)}, test metric "
+                   f"{sum(r < 1.1 for r in metric_rhat)}; bulk ESS of the loss {ess:.0f} ({ess / wall:.2f}/s); "
+                   f"test NLL {ours[0]:.4g}, MSE {ours[1]:.4g}")
+        if not FAIR:
+            print(summary, flush=True)
+            continue
         # The fair deep ensemble: the run's configuration without the ladder, Adam for its budget.
         budget = int(re.search(r"(?m)^epochs = (\d+)", ini).group(1)) + int(steps)
         fair = path[:-3] + "-fair_deep"
@@ -93,12 +108,7 @@ def main(case, steps, window, every, seeds):
         with h5py.File(fair + ".h5", "r") as g:
             m = g["metrics"].attrs
             theirs = (float(m["deep_ensemble_test_nll"]), float(m["deep_ensemble_test_mse"]))
-        print(f"{case} seed {seed}, {steps} steps (window {window}, h {h:.4g}, {wall:.0f} s): "
-              f"{verdicts.count('stationary')} of {len(verdicts)} stationary; T_conf/T {ratio.min():.2f}-{ratio.max():.2f} "
-              f"({int(np.sum(np.abs(ratio - 1) <= 0.05))} within 5 %); split-R-hat < 1.1: loss "
-              f"{sum(r < 1.1 for r in loss_rhat)}, test metric {sum(r < 1.1 for r in metric_rhat)}; bulk ESS of the "
-              f"loss {ess:.0f} ({ess / wall:.2f}/s); test NLL {ours[0]:.4g} (fair deep ensemble {theirs[0]:.4g}), "
-              f"MSE {ours[1]:.4g} ({theirs[1]:.4g})", flush=True)
+        print(f"{summary} (fair deep ensemble: NLL {theirs[0]:.4g}, MSE {theirs[1]:.4g})", flush=True)
 
 
 if __name__ == "__main__":
