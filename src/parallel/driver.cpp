@@ -378,21 +378,32 @@ std::vector<std::pair<std::int64_t, run::ChainRows>> Run::take_rows() {
 }
 
 bool Run::stability_check() {
-  // Power iteration at each trajectory's start point; the worst curvature decides.
+  // Power iteration at each trajectory's start point. Each trajectory's own step against its own
+  // curvature: the largest h sqrt(lambda_max) decides (with one step for all, the largest
+  // curvature; with simmer.time_step = auto each trajectory chose its step from its own curvature,
+  // and one trajectory's step against another's curvature refused runs that were stable).
   struct {
     double value;
     int index;
   } in{0.0, -1}, out{0.0, -1};
-  // simmer.time_step = auto: judged with the largest step a trajectory chose.
-  double h = p_.auto_step.on ? 0.0 : p_.nhc.time_step;
+  // That trajectory's lambda_max and step, and the largest step (reported when no curvature is positive).
+  double worst[3] = {0.0, 0.0, 0.0};
   for (auto& ch : chains_) {
     const auto est = ch->stability_probe();
-    if (est.lambda_max > in.value) in = {est.lambda_max, static_cast<int>(ch->index())};
-    if (p_.auto_step.on) h = std::max(h, ch->time_step());
+    const double h = p_.auto_step.on ? ch->time_step() : p_.nhc.time_step;
+    const double margin = est.lambda_max > 0.0 ? h * std::sqrt(est.lambda_max) : 0.0;
+    if (margin > in.value) {
+      in = {margin, static_cast<int>(ch->index())};
+      worst[0] = est.lambda_max;
+      worst[1] = h;
+    }
+    worst[2] = std::max(worst[2], h);
   }
   MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
-  if (p_.auto_step.on) MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_DOUBLE, MPI_MAX, comm_);
-  const run::StabilityVerdict v = run::judge_stability(out.value, out.index, h, p_.health.stability_check);
+  if (in.index != out.index) worst[0] = worst[1] = 0.0;  // the rank holding it says (MPI_MAX)
+  MPI_Allreduce(MPI_IN_PLACE, worst, 3, MPI_DOUBLE, MPI_MAX, comm_);
+  const double h = out.index < 0 ? worst[2] : worst[1];
+  const run::StabilityVerdict v = run::judge_stability(worst[0], out.index, h, p_.health.stability_check);
   auto& f = archive_->file();
   f.attribute(run::layout::kRoot, run::layout::kLambdaMax, v.lambda_max);
   f.attribute(run::layout::kRoot, run::layout::kTimeStepLimit, v.limit);

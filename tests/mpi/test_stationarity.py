@@ -19,10 +19,13 @@ tests: drift        the sine retrofit at the paper's length, seeds 5 and 18: the
                     resumed on 1 rank is still identical and keeps its masses
        uncertainty  NLL, Brier, ECE, Gaussian NLL and interval coverage equal a numpy
                     recomputation from every stored network
+       auto_step_near_the_limit  simmer.time_step = auto at 0.95 of the limit runs on 1 and 2 ranks:
+                    each trajectory's step judged against its own start's curvature
        heat         a trajectory slow to heat (a single thermostat after a long T = 0 stage) is
                     warned about and keeps sampling: no divergence, all members
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -234,6 +237,28 @@ def test_auto_step_with_the_chain(tmp):
         fail(f"time_step = auto with the chain: window steps {h}, expected 0.2 x the thermostat's limit "
              f"{expected}\n{p.stdout}")
     print(f"auto step with the chain: h = {h.min():.5g} on every trajectory, 0.2 x the thermostat's limit")
+
+
+def test_auto_step_near_the_limit(tmp):
+    # simmer.time_step = auto at 0.95 of the limit: each trajectory chooses its step from its own
+    # start's curvature, so the stability check must judge each step against its own trajectory's
+    # curvature. Judged as before (the largest step any trajectory chose against the largest
+    # curvature any had), these four sine start points, whose lambda_max spread over more than
+    # 1/0.95, were refused at "129% of its limit" (exit 4).
+    out = os.path.join(tmp, "near.h5")
+    for ranks in (1, 2):
+        p = run(SIMMER, ranks, SINE + ["--simmer.temperature_unit", "posterior", "--simmer.noise_sd", "auto",
+                                       "--data.validation_fraction", "0.2", "--simmer.ladder", "1",
+                                       "--simmer.time_step", "auto", "--simmer.step_fraction", "0.95",
+                                       "--simmer.steps", "200", "--ensemble.window", "100", "--adam.epochs", "300",
+                                       "--run.trajectories", "4", "--output", out, "--overwrite"])
+        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("stability:")), "")
+        share = re.search(r"the step at ([0-9.]+)% of its limit", line)
+        if not share or not float(share.group(1)) <= 95.0 + 1e-9:
+            fail(f"-n {ranks}: the stability line does not give 95% or less:\n{line}")
+        with h5py.File(out, "r") as f:
+            start = [float(v) for v in f["diagnostics/time_step"][()]]
+        print(f"-n {ranks}: {line.strip()} (window steps {min(start):.4g}-{max(start):.4g})")
 
 
 def test_masses(tmp):
