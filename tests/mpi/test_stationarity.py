@@ -257,8 +257,8 @@ def test_auto_step_near_the_limit(tmp):
         if not share or not float(share.group(1)) <= 95.0 + 1e-9:
             fail(f"-n {ranks}: the stability line does not give 95% or less:\n{line}")
         with h5py.File(out, "r") as f:
-            start = [float(v) for v in f["diagnostics/time_step"][()]]
-        print(f"-n {ranks}: {line.strip()} (window steps {min(start):.4g}-{max(start):.4g})")
+            window = [float(v) for v in f["diagnostics/time_step"][()]]
+        print(f"-n {ranks}: {line.strip()} (window steps {min(window):.4g}-{max(window):.4g})")
 
 
 def test_masses(tmp):
