@@ -92,18 +92,22 @@ CASES = [
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
      "last 400", False),
 ]
-VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl"]
+VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl", "ladder_auto_es"]
             + list(study_mixing.MIXING)
             + list(study_step.STEP))
 # The variants against the deep ensemble (issue 17), and per case what their jobs change: the
 # trajectories, ranks, shortening (the expensive cases) and, for ab initio cases, the Adam of the
 # deep ensemble they are compared with.
-ISSUE17 = ("cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl")
+ISSUE17 = ("cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl", "ladder_auto_es")
 # Issue 37: the ladder at the automatic step (simmer.time_step = auto, the default fraction), with
 # the paper's chain or the massive Nose-Hoover-Langevin thermostat; compared with the fair deep
 # ensemble by jobs/study/study_fair_deep.py --variant.
 LADDER_AUTO = ["--simmer.time_step", "auto"]
 MNHL = ["--simmer.thermostat", "massive_nose_hoover_langevin"]
+# ladder_auto_mnhl from Adam's best epoch on the validation loss instead of its last (every epoch run,
+# the same budget): simmering starts where early stopping would, and the run's own deep ensemble
+# candidate is early-stopped.
+EARLY_STOPPED = ["--adam.keep", "best_validation"]
 SHARED17 = ["--run.precision", "float32", "--data.validation_fraction", "0.2", "--ensemble.store_every", "100",
             "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1", "--simmer.prior_scaling", "fan_in",
             "--simmer.start_velocity", "thermal", "--simmer.temperature_unit", "posterior"]
@@ -156,6 +160,8 @@ def variant_args(case, variant, seed, out_dir):
             return args + LADDER + LADDER_AUTO
         if variant == "ladder_auto_mnhl":
             return args + LADDER + LADDER_AUTO + MNHL
+        if variant == "ladder_auto_es":
+            return args + LADDER + LADDER_AUTO + MNHL + EARLY_STOPPED
         return args + ["--simmer.mode", "adam"] + setup.get("deep", [])
     args = list(POSTERIOR) + noise
     if variant == "langevin":
