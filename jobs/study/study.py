@@ -29,6 +29,11 @@ thermal start velocities (noise sd rule as above), and stores every 100th member
              rungs and, in retrofit mode, the deep ensemble of the job's own Adam end points.
   deep       ab initio cases: simmer.mode = adam, the deep ensemble alone (N Adam networks with
              the Adam settings of the case's retrofit sibling: Iris 200 epochs; Auto-MPG 3500).
+  ladder_auto       ladder at simmer.time_step = auto (the default fraction), the paper's chain.
+  ladder_auto_mnhl  the same with the massive Nose-Hoover-Langevin thermostat: the recipe at its
+                    defaults, compared with the fair deep ensemble by study_fair_deep.py.
+  ladder_auto_es    ladder_auto_mnhl from Adam's best epoch on the validation loss
+                    (adam.keep = best_validation, every epoch still run).
 A retrofit job's deep ensemble is its own Adam end points (/metrics deep_ensemble_*).
 Mixing (issue 21; jobs/study/study_mixing.py has them in full), on the cheap cases: unit (8
 trajectories at T_Bayes with issue 17's shared settings), masses (the same with adapted parameter
@@ -41,7 +46,8 @@ Writes runs/study/runs.csv (one row per run), runs/study/summary.csv (one row pe
 variant, for analysis/bars.py), docs/REPRODUCTION.md and docs/reproduction_bars.png.
 
 usage: jobs/study/study.py [--seeds 8] [--jobs 2] [--cases sine,iris_retrofit,...]
-                           [--variants paper,posterior,langevin,cold,ladder,deep,unit,masses,exchange]
+                           [--variants paper,posterior,langevin,cold,ladder,deep,ladder_auto,
+                                       ladder_auto_mnhl,ladder_auto_es,unit,masses,exchange]
                            [--no-chaos]
                            [--simmer build/src/simmer_mpi] [--report-only]
 """
@@ -104,9 +110,6 @@ ISSUE17 = ("cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl", "ladder_
 # ensemble by jobs/study/study_fair_deep.py --variant.
 LADDER_AUTO = ["--simmer.time_step", "auto"]
 MNHL = ["--simmer.thermostat", "massive_nose_hoover_langevin"]
-# ladder_auto_mnhl from Adam's best epoch on the validation loss instead of its last (every epoch run,
-# the same budget): simmering starts where early stopping would, and the run's own deep ensemble
-# candidate is early-stopped.
 EARLY_STOPPED = ["--adam.keep", "best_validation"]
 SHARED17 = ["--run.precision", "float32", "--data.validation_fraction", "0.2", "--ensemble.store_every", "100",
             "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1", "--simmer.prior_scaling", "fan_in",
