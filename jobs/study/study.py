@@ -105,9 +105,7 @@ VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep", "ladder
 # trajectories, ranks, shortening (the expensive cases) and, for ab initio cases, the Adam of the
 # deep ensemble they are compared with.
 ISSUE17 = ("cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl", "ladder_auto_es")
-# Issue 37: the ladder at the automatic step (simmer.time_step = auto, the default fraction), with
-# the paper's chain or the massive Nose-Hoover-Langevin thermostat; compared with the fair deep
-# ensemble by jobs/study/study_fair_deep.py --variant.
+# What the issue-37 variants add to the ladder (the docstring says what each is for).
 LADDER_AUTO = ["--simmer.time_step", "auto"]
 MNHL = ["--simmer.thermostat", "massive_nose_hoover_langevin"]
 EARLY_STOPPED = ["--adam.keep", "best_validation"]
