@@ -98,7 +98,8 @@ CASES = [
      "of 15000 (the ramp reaches T = 1e-4 at step 500 as specified), members: every step of the "
      "last 400", False),
 ]
-VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl", "ladder_auto_es"]
+VARIANTS = (["paper", "posterior", "langevin", "cold", "ladder", "deep", "ladder_auto", "ladder_auto_mnhl",
+             "ladder_auto_es"]
             + list(study_mixing.MIXING)
             + list(study_step.STEP))
 # The variants against the deep ensemble (issue 17), and per case what their jobs change: the
