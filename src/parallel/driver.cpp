@@ -386,24 +386,26 @@ bool Run::stability_check() {
     double value;
     int index;
   } in{0.0, -1}, out{0.0, -1};
-  // That trajectory's lambda_max and step, and the largest step (reported when no curvature is positive).
-  double worst[3] = {0.0, 0.0, 0.0};
+  // That trajectory's lambda_max and step, and the largest step (reported when no curvature is
+  // positive), reduced in one MPI_Allreduce.
+  enum : int { kLambda, kStep, kLargestStep, kCount };
+  double worst[kCount] = {0.0, 0.0, 0.0};
   for (auto& ch : chains_) {
     const auto est = ch->stability_probe();
     const double h = p_.auto_step.on ? ch->time_step() : p_.nhc.time_step;
     const double margin = est.lambda_max > 0.0 ? h * std::sqrt(est.lambda_max) : 0.0;
     if (margin > in.value) {
       in = {margin, static_cast<int>(ch->index())};
-      worst[0] = est.lambda_max;
-      worst[1] = h;
+      worst[kLambda] = est.lambda_max;
+      worst[kStep] = h;
     }
-    worst[2] = std::max(worst[2], h);
+    worst[kLargestStep] = std::max(worst[kLargestStep], h);
   }
   MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
-  if (in.index != out.index) worst[0] = worst[1] = 0.0;  // the rank holding it says (MPI_MAX)
-  MPI_Allreduce(MPI_IN_PLACE, worst, 3, MPI_DOUBLE, MPI_MAX, comm_);
-  const double h = out.index < 0 ? worst[2] : worst[1];
-  const run::StabilityVerdict v = run::judge_stability(worst[0], out.index, h, p_.health.stability_check);
+  if (in.index != out.index) worst[kLambda] = worst[kStep] = 0.0;  // the rank holding it says (MPI_MAX)
+  MPI_Allreduce(MPI_IN_PLACE, worst, kCount, MPI_DOUBLE, MPI_MAX, comm_);
+  const double h = out.index < 0 ? worst[kLargestStep] : worst[kStep];
+  const run::StabilityVerdict v = run::judge_stability(worst[kLambda], out.index, h, p_.health.stability_check);
   auto& f = archive_->file();
   f.attribute(run::layout::kRoot, run::layout::kLambdaMax, v.lambda_max);
   f.attribute(run::layout::kRoot, run::layout::kTimeStepLimit, v.limit);
