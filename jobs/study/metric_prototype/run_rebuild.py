@@ -175,8 +175,7 @@ for step in range(1, NSTEP + 1):
             win_theta[wi] = th
         ri += 1
         t_diag += time.time() - td
-    if step % 500 == 0:
-        db = diag_before[-1] if diag_before else np.nan
+    if step % 500 == 0 and rb > 0:
         print(name, step, "loss med %.3f rms med %.4f" % (np.median(rec["loss"][ri - 1]), np.median(rec["rms"][ri - 1])),
               "| lmax(PHP) before/after last diag rebuild: med %.3g / %.3g, max %.3g" % (
                   np.median(diag_before[-1]), np.median(diag_after[-1]), np.max(diag_before[-1])),
