@@ -105,3 +105,21 @@ def adam(th, epochs=2000, lr=1e-3, b1=0.9, b2=0.999, e=1e-8):
         m = b1 * m + (1 - b1) * g; v = b2 * v + (1 - b2) * g * g
         th = th - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + e)
     return th
+
+
+def nhl_step(q, v, xi, h, tau, P, rng):
+    """One step of thermostat A (simmer's massive Nose-Hoover-Langevin splitting) in q = P^-1 theta,
+    in place on q and v; returns the new xi (its Ornstein-Uhlenbeck part draws one normal per entry)."""
+    def half(v, xi):
+        xi += (h / 4) * (v * v / T - 1) / tau ** 2
+        v *= np.exp(-xi * h / 2)
+        xi += (h / 4) * (v * v / T - 1) / tau ** 2
+
+    q += 0.5 * h * v
+    half(v, xi)
+    g, _ = grad(P(q))
+    v -= h * P(g)
+    half(v, xi)
+    q += 0.5 * h * v
+    c = np.exp(-h / tau)
+    return c * xi + np.sqrt(1 - c ** 2) / tau * rng.standard_normal(xi.shape)

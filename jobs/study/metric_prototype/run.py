@@ -74,16 +74,9 @@ rec = {k_: np.zeros((nrec, B)) for k_ in ["loss", "rms", "g2", "zHz", "gq2", "zq
 win_theta = np.zeros((WIN // REC, B, NP))
 alive = np.ones(B, bool)
 eps = 1e-5
-c_ou = np.exp(-h / tau)
 if thermo == "B":
     cB = np.exp(-gamma_B * h)
     sB = np.sqrt((1 - cB ** 2) * T)
-
-
-def thermo_half(v, xi):
-    xi += (h / 4) * (v * v / T - 1) / tau ** 2
-    v *= np.exp(-xi * h / 2)
-    xi += (h / 4) * (v * v / T - 1) / tau ** 2
 
 
 t_diag = 0.0
@@ -91,13 +84,7 @@ t0 = time.time()
 ri = 0
 for step in range(1, NSTEP + 1):
     if thermo == "A":
-        q += 0.5 * h * v
-        thermo_half(v, xi)
-        g, _ = grad(Pf(q))
-        v -= h * Pf(g)
-        thermo_half(v, xi)
-        q += 0.5 * h * v
-        xi = c_ou * xi + np.sqrt(1 - c_ou ** 2) / tau * rng.standard_normal((B, NP))
+        xi = nhl_step(q, v, xi, h, tau, Pf, rng)
     else:  # BAOAB
         v -= 0.5 * h * gq
         q += 0.5 * h * v

@@ -98,7 +98,6 @@ q = M.Pinv(th_start)
 q0 = q.copy()
 v = np.sqrt(T) * rng.standard_normal((B, NP))
 xi = np.zeros((B, NP))
-c_ou = np.exp(-h / tau)
 
 nrec = NSTEP // REC
 rec = {k_: np.zeros((nrec, B)) for k_ in ["loss", "rms", "g2", "zHz", "U"]}
@@ -109,24 +108,12 @@ ritz1 = np.full((nreb, B), np.nan); ritzm = np.full((nreb, B), np.nan)
 diag_before, diag_after, diag_step = [], [], []
 
 
-def thermo_half(v, xi):
-    xi += (h / 4) * (v * v / T - 1) / tau ** 2
-    v *= np.exp(-xi * h / 2)
-    xi += (h / 4) * (v * v / T - 1) / tau ** 2
-
-
 t_diag = 0.0
 t0 = time.time()
 ri = 0
 rb = 0
 for step in range(1, NSTEP + 1):
-    q += 0.5 * h * v
-    thermo_half(v, xi)
-    g, _ = grad(M.P(q))
-    v -= h * M.P(g)
-    thermo_half(v, xi)
-    q += 0.5 * h * v
-    xi = c_ou * xi + np.sqrt(1 - c_ou ** 2) / tau * rng.standard_normal((B, NP))
+    xi = nhl_step(q, v, xi, h, tau, M.P, rng)
     if step % r == 0:
         th = M.P(q)
         ok = np.all(np.isfinite(th), 1) & (np.abs(th).max(1) < 1e3)

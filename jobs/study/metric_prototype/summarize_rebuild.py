@@ -1,47 +1,8 @@
 """Summary of the rebuilt-metric runs against unit masses, per 1000 gradient evaluations, with the law check.
 usage: summarize_rebuild.py [-v] NAME... (res_NAME.npz from run.py or run_rebuild.py; window = the stored window)"""
 import sys, numpy as np
-from scipy.stats import norm, rankdata
-from bnn import T, forward, XTE, YTE
-
-
-# split_rhat, ess (Geyer), test_nll: copied from summarize.py (which runs its table on import)
-def split_rhat(x):
-    n = len(x) // 2
-    c = np.stack([x[:n], x[n:2 * n]])
-    W = c.var(1, ddof=1).mean()
-    Bv = n * c.mean(1).var(ddof=1)
-    return np.sqrt(((n - 1) / n * W + Bv / n) / W)
-
-
-def rank_split_rhat(x):
-    z = norm.ppf((rankdata(x) - 0.375) / (len(x) + 0.25))
-    return split_rhat(z)
-
-
-def ess(x):
-    x = x - x.mean(); n = len(x)
-    f = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:n]
-    if ac[0] <= 0:
-        return np.nan
-    rho = ac / ac[0]
-    # Geyer initial monotone sequence
-    s, prev = 0.0, np.inf
-    for k in range(0, n - 1, 2):
-        p = rho[k] + rho[k + 1]
-        if p <= 0:
-            break
-        p = min(p, prev); prev = p
-        s += p
-    tau = max(-1 + 2 * s, 1.0 / np.log10(n))
-    return n / tau
-
-
-def test_nll(thetas):
-    out = forward(thetas, XTE)[2]  # S,Ntest
-    mu, var = out.mean(0), out.var(0) + 0.1 ** 2
-    return np.mean(0.5 * np.log(2 * np.pi * var) + (YTE - mu) ** 2 / (2 * var))
+from bnn import T
+from summarize import split_rhat, rank_split_rhat, ess, test_nll  # noqa: E402
 
 
 names = [a for a in sys.argv[1:] if not a.startswith("-")]
