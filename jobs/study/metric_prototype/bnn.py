@@ -123,3 +123,26 @@ def nhl_step(q, v, xi, h, tau, P, rng):
     q += 0.5 * h * v
     c = np.exp(-h / tau)
     return c * xi + np.sqrt(1 - c ** 2) / tau * rng.standard_normal(xi.shape)
+
+
+def record(rec, ri, th, rng, eps=1e-5):
+    """The per-record statistics at theta into rec[...][ri]: loss, rms, |grad U|^2 and one Hutchinson
+    probe z^T H z (T_conf = mean |grad U|^2 / mean z^T H z), U. Returns (grad U, z) for extra statistics."""
+    gt, L = grad(th)
+    z = rng.choice([-1.0, 1.0], size=th.shape)
+    rec["loss"][ri] = L
+    rec["rms"][ri] = np.sqrt((th * th).mean(1))
+    rec["g2"][ri] = (gt * gt).sum(1)
+    rec["zHz"][ri] = ((grad(th + eps * z)[0] - grad(th - eps * z)[0]) * z).sum(1) / (2 * eps)
+    rec["U"][ri] = U(th)
+    return gt, z
+
+
+def mark_diverged(th, alive, name, step):
+    """Marks (in alive, in place, and on stdout) the trajectories whose theta is not finite or beyond 1e3;
+    returns the dead ones."""
+    bad = ~np.all(np.isfinite(th), 1) | (np.abs(th).max(1) > 1e3)
+    for b in np.where(bad & alive)[0]:
+        print(name, "traj", b, "DIVERGED at step", step, flush=True)
+    alive &= ~bad
+    return ~alive

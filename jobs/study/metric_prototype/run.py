@@ -96,12 +96,7 @@ for step in range(1, NSTEP + 1):
     if step % REC == 0:
         td = time.time()
         th = Pf(q)
-        bad = ~np.all(np.isfinite(th), 1) | (np.abs(th).max(1) > 1e3)
-        if bad.any():
-            for b in np.where(bad & alive)[0]:
-                print(name, "traj", b, "DIVERGED at step", step, flush=True)
-            alive &= ~bad
-        dead = ~alive
+        dead = mark_diverged(th, alive, name, step)
         if dead.any():  # freeze dead trajectories at their start point (results masked out)
             q[dead] = q0[dead]; v[dead] = 0; xi[dead] = 0
             th = Pf(q)
@@ -111,18 +106,10 @@ for step in range(1, NSTEP + 1):
             print(name, "all trajectories diverged; stopping at step", step, flush=True)
             td2 = time.time(); t_diag += td2 - td
             break
-        gt, L = grad(th)
-        z = rng.choice([-1.0, 1.0], size=(B, NP))
-        zHz = ((grad(th + eps * z)[0] - grad(th - eps * z)[0]) * z).sum(1) / (2 * eps)
+        gt, z = record(rec, ri, th, rng, eps)
         zq = Pf(z)
-        zqHzq = ((grad(th + eps * zq)[0] - grad(th - eps * zq)[0]) * zq).sum(1) / (2 * eps)
-        rec["loss"][ri] = L
-        rec["rms"][ri] = np.sqrt((th * th).mean(1))
-        rec["g2"][ri] = (gt * gt).sum(1)
-        rec["zHz"][ri] = zHz
         rec["gq2"][ri] = (Pf(gt) ** 2).sum(1)
-        rec["zqHzq"][ri] = zqHzq
-        rec["U"][ri] = U(th)
+        rec["zqHzq"][ri] = ((grad(th + eps * zq)[0] - grad(th - eps * zq)[0]) * zq).sum(1) / (2 * eps)
         wi = ri - (nrec - WIN // REC)
         if wi >= 0:
             win_theta[wi] = th

@@ -137,26 +137,14 @@ for step in range(1, NSTEP + 1):
     if step % REC == 0:
         td = time.time()
         th = M.P(q)
-        bad = ~np.all(np.isfinite(th), 1) | (np.abs(th).max(1) > 1e3)
-        if bad.any():
-            for b in np.where(bad & alive)[0]:
-                print(name, "traj", b, "DIVERGED at step", step, flush=True)
-            alive &= ~bad
-        dead = ~alive
+        dead = mark_diverged(th, alive, name, step)
         if dead.any():
             q[dead] = q0[dead]; v[dead] = 0; xi[dead] = 0
             th = M.P(q)
         if dead.all():
             print(name, "all trajectories diverged; stopping at step", step, flush=True)
             break
-        gt, L = grad(th)
-        z = rng.choice([-1.0, 1.0], size=(B, NP))
-        zHz = ((grad(th + EPS * z)[0] - grad(th - EPS * z)[0]) * z).sum(1) / (2 * EPS)
-        rec["loss"][ri] = L
-        rec["rms"][ri] = np.sqrt((th * th).mean(1))
-        rec["g2"][ri] = (gt * gt).sum(1)
-        rec["zHz"][ri] = zHz
-        rec["U"][ri] = U(th)
+        record(rec, ri, th, rng, EPS)
         wi = ri - (nrec - WIN // REC)
         if wi >= 0:
             win_theta[wi] = th
