@@ -143,8 +143,8 @@ SETUP17 = {
     # the window a member.
     "mnist": dict(trajectories=4, extra=["--ensemble.stride", "4"]),
     "higgs": dict(trajectories=4, extra=["--ensemble.stride", "4"]),
-    "higgs_small": dict(trajectories=2, extra=["--ensemble.stride", "4"]),
 }
+SETUP17["higgs_small"] = dict(SETUP17["higgs"], trajectories=2)
 POSTERIOR = ["--simmer.temperature_unit", "posterior", "--simmer.T_initial", "1", "--simmer.T_target", "1",
              "--simmer.dT", "0", "--simmer.prior", "gaussian", "--simmer.prior_sigma", "1",
              "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal"]
