@@ -138,10 +138,15 @@ def record(rec, ri, th, rng, eps=1e-5):
     return gt, z
 
 
+def bounded(th):
+    """Per trajectory: theta finite and within 1e3 (a diverged trajectory is not)."""
+    return np.all(np.isfinite(th), 1) & (np.abs(th).max(1) <= 1e3)
+
+
 def mark_diverged(th, alive, name, step):
     """Marks (in alive, in place, and on stdout) the trajectories whose theta is not finite or beyond 1e3;
     returns the dead ones."""
-    bad = ~np.all(np.isfinite(th), 1) | (np.abs(th).max(1) > 1e3)
+    bad = ~bounded(th)
     for b in np.where(bad & alive)[0]:
         print(name, "traj", b, "DIVERGED at step", step, flush=True)
     alive &= ~bad

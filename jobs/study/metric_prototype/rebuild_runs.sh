@@ -3,6 +3,4 @@
 # (window = the last GW of them). usage: [taskset -c 1] rebuild_runs.sh NAME k r f niter vmode
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$(dirname "${BASH_SOURCE[0]}")"
-G=${G:-30000}; GW=${GW:-20000}
-read NS WN < <(/usr/bin/python3 -c "g=1+2*($2+1)*$5/$3; print(int($G/g)//20*20, int($GW/g)//20*20)")
-NSTEP=$NS WIN=$WN /usr/bin/python3 run_rebuild.py "$@" > "$1.log" 2>&1
+G=${G:-30000} GW=${GW:-20000} /usr/bin/python3 run_rebuild.py "$@" > "$1.log" 2>&1

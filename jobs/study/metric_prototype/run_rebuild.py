@@ -6,7 +6,8 @@ usage: run_rebuild.py NAME k r f [niter] [vmode] [taufac]
   niter  block subspace iterations per rebuild (default 1)
   vmode  map: v_new = P_new^-1 P_old v_old (physical velocity kept); refresh: v_new ~ N(0, T); keep: v_new = v_old
          (the q-space velocity kept, physical velocity jumps) (default map)
-env: NSTEP (default 3000), WIN (default 2000) steps; REC = 20 steps between records; DIAG = every DIAG-th rebuild,
+env: NSTEP (default 3000), WIN (default 2000) steps, or G and GW: a budget of gradient evaluations per trajectory
+     and its window's share (steps = budget / gradients per step, in whole records); REC = 20 steps between records; DIAG = every DIAG-th rebuild,
      lambda_max(P H P) by 20 power iterations just before (old metric) and just after (new metric) the rebuild.
 Rebuild (one subspace iteration): Y = H V (V: n x m orthonormal, m HVPs by central differences, 2m gradients),
 Rayleigh-Ritz of H on span(V): eigh(sym(V^T Y)) -> Ritz values th_1 >= ... >= th_m, vectors W = V S (exact
@@ -22,10 +23,15 @@ name, k, r, f = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[
 niter = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 vmode = sys.argv[6] if len(sys.argv) > 6 else "map"
 taufac = float(sys.argv[7]) if len(sys.argv) > 7 else 10.0
-NSTEP, REC, WIN = int(os.environ.get("NSTEP", 3000)), 20, int(os.environ.get("WIN", 2000))
-DIAG = int(os.environ.get("DIAG", 10))
+REC = 20
 B = 8
 m = k + 1
+gps = 1 + 2 * m * niter / r  # gradient evaluations per step per trajectory
+if "G" in os.environ:
+    NSTEP, WIN = (int(int(os.environ[key]) / gps) // REC * REC for key in ("G", "GW"))
+else:
+    NSTEP, WIN = int(os.environ.get("NSTEP", 3000)), int(os.environ.get("WIN", 2000))
+DIAG = int(os.environ.get("DIAG", 10))
 S0 = np.load("setup.npz")
 th_start, lam0, vec0 = S0["th"], S0["lam"], S0["vec"]
 lk1_start = lam0[:, k].copy()  # floor of the lambda_{k+1} estimate (0.97-2.12 for k=20)
@@ -49,11 +55,14 @@ class Metric:
         self.D = np.sqrt(lk1[:, None] / self.lam) - 1.0
         self.Di = np.sqrt(self.lam / lk1[:, None]) - 1.0
 
+    def _apply(self, x, d):  # x + W diag(d) W^T x
+        return x + np.einsum("bnk,bk->bn", self.W, d * np.einsum("bnk,bn->bk", self.W, x))
+
     def P(self, x):
-        return x + np.einsum("bnk,bk->bn", self.W, self.D * np.einsum("bnk,bn->bk", self.W, x))
+        return self._apply(x, self.D)
 
     def Pinv(self, x):
-        return x + np.einsum("bnk,bk->bn", self.W, self.Di * np.einsum("bnk,bn->bk", self.W, x))
+        return self._apply(x, self.Di)
 
 
 def qr(Y):
@@ -85,12 +94,11 @@ def lmax_PHP(th, M, rng, nit=20):
 
 
 # ---- start: exact eigenpairs of setup.npz
-M = Metric(vec0[:, :, :k].copy(), lam0[:, :k].copy(), lam0[:, k].copy())
+M = Metric(vec0[:, :, :k].copy(), lam0[:, :k].copy(), lk1_start)
 V = vec0[:, :, :m].copy()
-lmax0 = lam0[:, k].copy()  # lambda_max(P0 H0 P0) = lambda_{k+1} with the exact eigenvectors
+lmax0 = lk1_start  # lambda_max(P0 H0 P0) = lambda_{k+1} with the exact eigenvectors
 h = (f * 2 / np.sqrt(lmax0))[:, None]
 tau = taufac * h
-gps = 1 + 2 * m * niter / r  # gradient evaluations per step per trajectory
 print(name, "k", k, "r", r, "f", f, "niter", niter, vmode, "h", h[:, 0].round(4), "grads/step %.2f" % gps, flush=True)
 
 rng = np.random.default_rng(777 + zlib.crc32(name.encode()) % 1000)
@@ -116,7 +124,7 @@ for step in range(1, NSTEP + 1):
     xi = nhl_step(q, v, xi, h, tau, M.P, rng)
     if step % r == 0:
         th = M.P(q)
-        ok = np.all(np.isfinite(th), 1) & (np.abs(th).max(1) < 1e3)
+        ok = bounded(th)
         th[~ok] = th_start[~ok]
         dodiag = (rb % DIAG == 0)
         if dodiag:

@@ -2,7 +2,7 @@
 usage: summarize_rebuild.py [-v] NAME... (res_NAME.npz from run.py or run_rebuild.py; window = the stored window)"""
 import sys, numpy as np
 from bnn import T
-from summarize import split_rhat, rank_split_rhat, ess, test_nll  # noqa: E402
+from summarize import split_rhat, ess, test_nll
 
 
 names = [a for a in sys.argv[1:] if not a.startswith("-")]
