@@ -14,7 +14,8 @@ environment: SIMMER_MPI, SIMMER_LONG_DIR (archives; default runs/long_window), S
 (ensemble.stride, default 1: every step of the window a member; WINDOW/3000 keeps 3 000 members and
 halves the sine's wall time, the same trajectories, verdicts from the thinned series),
 SIMMER_STEP_FRACTION (simmer.step_fraction of the automatic step, default the program's 0.2),
-SIMMER_FAIR_DEEP (0: leave out the fair deep ensemble, for a comparison of steps alone).
+SIMMER_FAIR_DEEP (0: leave out the fair deep ensemble, for a comparison of steps alone),
+SIMMER_SPLITTING (simmer.splitting, default the program's).
 """
 import math
 import os
@@ -36,6 +37,7 @@ STEP = os.environ.get("SIMMER_TIME_STEP", "auto")
 STRIDE = os.environ.get("SIMMER_STRIDE", "1")
 FRACTION = os.environ.get("SIMMER_STEP_FRACTION")
 FAIR = os.environ.get("SIMMER_FAIR_DEEP", "1") != "0"
+SPLITTING = os.environ.get("SIMMER_SPLITTING")
 JOBS = {"sine": ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")],
         "autompg_m": ["--config", os.path.join(ROOT, "jobs/autompg_m_retrofit.ini"),
                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv")]}
@@ -72,13 +74,15 @@ def simmer(args, log):
 def main(case, steps, window, every, seeds):
     os.makedirs(OUT, exist_ok=True)
     for seed in seeds:
-        tags = ("" if STRIDE == "1" else "-stride" + STRIDE) + ("" if FRACTION is None else "-fraction" + FRACTION)
+        tags = (("" if STRIDE == "1" else "-stride" + STRIDE) + ("" if FRACTION is None else "-fraction" + FRACTION) +
+                ("" if SPLITTING is None else "-" + SPLITTING))
         path = os.path.join(OUT, f"{case}-{steps}-h{STEP}{tags}-seed{seed}.h5")
         wall = simmer(JOBS[case] + SHARED + [
             "--run.seed", seed, "--data.split_seed", seed, "--simmer.time_step", STEP, "--simmer.steps", steps,
             "--ensemble.window", window, "--ensemble.stride", STRIDE, "--ensemble.store_every", every,
             "--run.gather_interval", str(max(1000, int(steps) // 10)), "--run.checkpoint_interval", steps,
-            "--output", path, "--overwrite"] + ([] if FRACTION is None else ["--simmer.step_fraction", FRACTION]),
+            "--output", path, "--overwrite"] + ([] if FRACTION is None else ["--simmer.step_fraction", FRACTION]) +
+            ([] if SPLITTING is None else ["--simmer.splitting", SPLITTING]),
             path[:-3] + ".log")
         with h5py.File(path, "r") as f:
             d, rung = f["diagnostics"], f["ladder/rung_0"].attrs

@@ -383,14 +383,14 @@ std::int64_t BasicChain<S>::advance_to(std::int64_t end, StopCheck stop) {
     if (next > 0 && next % p.run.steps == 0) begin_stage(next / p.run.steps);  // never with parallel rungs
     if (p.auto_step.on && next > 0) auto_step(next);
     const train::StepRecord rec = trajectory_->advance();
-    last_loss_ = rec.half_step_loss;
+    last_loss_ = rec.force_loss;
     diag_[static_cast<std::size_t>(p.stage_of(index_, rec.step))].after_step(rec.step, net_.parameters(),
                                                                              trajectory_->phase().kinetic);
     check_health(rec);
     if (stopped_) break;
     sample_thermometers(rec);
     const std::int64_t s = rec.step;
-    if ((s + 1) % p.run.trace_every == 0) record_trace(1, s + 1, rec.temperature, rec.half_step_loss);
+    if ((s + 1) % p.run.trace_every == 0) record_trace(1, s + 1, rec.temperature, rec.force_loss);
     if (next_sample_ < sample_steps_.size() && sample_steps_[next_sample_] == s) {
       take_member(rec);
       ++next_sample_;
@@ -507,12 +507,12 @@ void BasicChain<S>::check_health(const train::StepRecord& rec) {
   const auto& nhc = trajectory_->integrator();
   const auto& phase = trajectory_->phase();
   std::string reason;
-  if (!std::isfinite(rec.half_step_loss) || !std::isfinite(phase.kinetic)) {
+  if (!std::isfinite(rec.force_loss) || !std::isfinite(phase.kinetic)) {
     reason = "loss or velocities are not finite";
   } else if ((rec.step + 1) % p_->health.every == 0) {
     const double t = rec.temperature;
     const double t_kin = nhc.kinetic_temperature(phase);
-    const double energy = nhc.extended_energy(net_.parameters(), phase, rec.half_step_loss, t);
+    const double energy = nhc.extended_energy(net_.parameters(), phase, rec.force_loss, t);
     const bool conserved = train::conserves_extended_energy(nhc.options().thermostat);
     bool strike = false;
     std::string why;

@@ -91,20 +91,30 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
   }
   if (options_.thermostat == Thermostat::langevin) {
     if (noise == nullptr) throw Error("internal: the Langevin thermostat needs a random stream");
-    x.noalias() += half_h * p.v;
-    const double loss = objective.evaluate_with_gradient(x, grad);
-    if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
-    if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
-    p.v.noalias() -= half_h * grad;
     const double c = std::exp(-options_.friction * h);
     const double sd = std::sqrt(std::max(temperature, 0.0) * (1.0 - c * c));
-    if (has_parameter_masses()) {
-      for (Index i = 0; i < n_; ++i) {
-        p.v(i) = static_cast<S>(c * p.v(i) + sd * velocity_sd_(i) * noise->normal());
+    const auto ornstein_uhlenbeck = [&]() {  // O: v ← e^{−γh} v + sqrt((1 − e^{−2γh}) T/m) η
+      if (has_parameter_masses()) {
+        for (Index i = 0; i < n_; ++i) {
+          p.v(i) = static_cast<S>(c * p.v(i) + sd * velocity_sd_(i) * noise->normal());
+        }
+      } else {
+        for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
       }
-    } else {
-      for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
+    };
+    if (options_.splitting == Splitting::baoab) {  // A O A B
+      x.noalias() += half_h * p.v;
+      ornstein_uhlenbeck();
+      p.kinetic = twice_kinetic(p.v);  // the thermostat's velocities (PhaseState::kinetic)
+      x.noalias() += half_h * p.v;
+      const double loss = acceleration(x, temperature, objective, grad);
+      p.v.noalias() -= static_cast<S>(h) * grad;
+      return loss;
     }
+    x.noalias() += half_h * p.v;  // A B O B A
+    const double loss = acceleration(x, temperature, objective, grad);
+    p.v.noalias() -= half_h * grad;
+    ornstein_uhlenbeck();
     p.v.noalias() -= half_h * grad;
     p.kinetic = twice_kinetic(p.v);
     x.noalias() += half_h * p.v;
@@ -126,14 +136,12 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
     for (int k = 2; k <= nc; k += 2) s(k - 1) += 0.5 * h * w(k - 1);
   };
 
-  x.noalias() += half_h * p.v;                                    // 1
-  even_drift_half();                                              // 2
-  odd_half_kick();                                                // 3 (G_k from the state at t)
-  const double loss = objective.evaluate_with_gradient(x, grad);  // 4
-  if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+  x.noalias() += half_h * p.v;                                        // 1
+  even_drift_half();                                                  // 2
+  odd_half_kick();                                                    // 3 (G_k from the state at t)
+  const double loss = acceleration(x, temperature, objective, grad);  // 4
   const auto decay = static_cast<S>(std::exp(-h * w(0)));
   const auto kick = static_cast<S>(h * std::exp(-0.5 * h * w(0)));
-  if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
   p.v = decay * p.v - kick * grad;
   p.kinetic = twice_kinetic(p.v);
   for (int k = 1; k <= nc; k += 2) s(k - 1) += h * w(k - 1);  // 5
@@ -145,6 +153,15 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
   x.noalias() += half_h * p.v;  // 7
   even_drift_half();            // 8
   odd_half_kick();              // 9 (G_1 from the new v, G_k≥3 from the new even w)
+  return loss;
+}
+
+template <class S>
+double BasicNoseHooverChain<S>::acceleration(const Vector& x, double temperature, BasicObjective<S>& objective,
+                                             Vector& grad) const {
+  const double loss = objective.evaluate_with_gradient(x, grad);
+  if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
+  if (has_parameter_masses()) grad.array() *= inverse_mass_.array();
   return loss;
 }
 
@@ -178,22 +195,30 @@ template <class S>
 double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState& p, double temperature,
                                                           BasicObjective<S>& objective, Vector& grad,
                                                           Rng& noise) const {
-  // x(h/2), thermostat(h/2), kick(h), thermostat(h/2), x(h/2), then ξ's Ornstein–Uhlenbeck part
-  // over h exactly (it commutes with the position drift).
+  // midpoint: x(h/2), thermostat(h/2), kick(h), thermostat(h/2), x(h/2); baoab: x(h/2),
+  // thermostat(h), x(h/2), kick(h). Then ξ's Ornstein–Uhlenbeck part over h exactly (it commutes
+  // with the position drift and the kick).
   if (!(temperature > 0.0)) {
     throw Error("the Nose-Hoover-Langevin thermostat needs a temperature > 0 (got " + std::to_string(temperature) +
                 ")");
   }
   const double h = options_.time_step;
   const auto half_h = static_cast<S>(0.5 * h);
-  x.noalias() += half_h * p.v;
-  nose_hoover_langevin_half(p, temperature, 0.5 * h);
-  const double loss = objective.evaluate_with_gradient(x, grad);
-  if (has_prior()) grad.array() += static_cast<S>(temperature) * prior_.array() * x.array();
-  if (has_parameter_masses()) grad.array() *= inverse_mass_.array();  // the acceleration ∇U/m
-  p.v.noalias() -= static_cast<S>(h) * grad;
-  nose_hoover_langevin_half(p, temperature, 0.5 * h);  // (sets p.kinetic from the new v)
-  x.noalias() += half_h * p.v;
+  double loss = 0.0;
+  if (options_.splitting == Splitting::baoab) {  // A O A B
+    x.noalias() += half_h * p.v;
+    nose_hoover_langevin_half(p, temperature, h);  // (sets p.kinetic from the thermostat's v)
+    x.noalias() += half_h * p.v;
+    loss = acceleration(x, temperature, objective, grad);
+    p.v.noalias() -= static_cast<S>(h) * grad;
+  } else {  // A O B O A
+    x.noalias() += half_h * p.v;
+    nose_hoover_langevin_half(p, temperature, 0.5 * h);
+    loss = acceleration(x, temperature, objective, grad);
+    p.v.noalias() -= static_cast<S>(h) * grad;
+    nose_hoover_langevin_half(p, temperature, 0.5 * h);  // (sets p.kinetic from the new v)
+    x.noalias() += half_h * p.v;
+  }
   const double tau = options_.thermostat_steps * h;
   const double c = std::exp(-h / tau);  // γ = 1/τ
   const double sd = std::sqrt(1.0 - c * c) / tau;

@@ -36,9 +36,9 @@ inline std::string to_string(StartVelocity v) { return std::string(kStartVelocit
 
 /// What one step reports.
 struct StepRecord {
-  std::int64_t step = 0;      ///< 0-based index of the step just taken
-  double temperature = 0.0;   ///< T used during the step
-  double half_step_loss = 0;  ///< L at the half-step position (where the force was taken)
+  std::int64_t step = 0;     ///< 0-based index of the step just taken
+  double temperature = 0.0;  ///< T used during the step
+  double force_loss = 0;     ///< L where the step took its force (NoseHooverChain::step)
 };
 
 template <class S>
