@@ -380,12 +380,13 @@ const std::vector<Key>& keys() {
           .above(0)
           .fills("NhcOptions.thermostat_steps"),
       make_key("simmer", "splitting", in(kNhc, &train::NhcOptions::splitting), train::kSplittingNames,
-               "thermostat = langevin or massive_nose_hoover_langevin: the order of a step's updates. "
-               "midpoint (drift, thermostat, kick by the force at the half-step position, thermostat, "
-               "drift: the positions run cold by (h omega / 2)^2 in a direction of frequency omega) | "
-               "baoab (drift, thermostat, drift, kick by the force at the new position: Leimkuhler & "
-               "Matthews's BAOAB, the positions exact in a harmonic well at any stable step); one "
-               "gradient a step either way (docs/MIXING.md, \"The splitting\")")
+               "thermostat = langevin or massive_nose_hoover_langevin: the order of a step's updates, one "
+               "gradient a step either way. midpoint (drift, thermostat, kick by the force at the "
+               "half-step position, thermostat, drift; under the massive thermostat a harmonic "
+               "direction of frequency omega runs cold by (h omega / 2)^2) | baoab (drift, thermostat, "
+               "drift, kick by the force at the new position: Leimkuhler & Matthews's BAOAB, the "
+               "positions exact in a harmonic well at any stable step; on the sine posterior as warm "
+               "as midpoint is cold) (docs/MIXING.md, \"The splitting\")")
           .fills("NhcOptions.splitting"),
       make_key("simmer", "friction", in(kNhc, &train::NhcOptions::friction),
                "thermostat = langevin: friction gamma per time unit (velocities decorrelate in "
