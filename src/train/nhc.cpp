@@ -166,7 +166,7 @@ double BasicNoseHooverChain<S>::acceleration(const Vector& x, double temperature
 }
 
 template <class S>
-void BasicNoseHooverChain<S>::nose_hoover_langevin_half(PhaseState& p, double temperature, double dt) const {
+void BasicNoseHooverChain<S>::nose_hoover_langevin_update(PhaseState& p, double temperature, double dt) const {
   const double tau = options_.thermostat_steps * options_.time_step;
   const double rate = 1.0 / (tau * tau);
   ::simmer::Vector& xi = p.chain.w;
@@ -207,16 +207,16 @@ double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState&
   double loss = 0.0;
   if (options_.splitting == Splitting::baoab) {  // A O A B
     x.noalias() += half_h * p.v;
-    nose_hoover_langevin_half(p, temperature, h);  // (sets p.kinetic from the thermostat's v)
+    nose_hoover_langevin_update(p, temperature, h);  // (sets p.kinetic from the thermostat's v)
     x.noalias() += half_h * p.v;
     loss = acceleration(x, temperature, objective, grad);
     p.v.noalias() -= static_cast<S>(h) * grad;
   } else {  // A O B O A
     x.noalias() += half_h * p.v;
-    nose_hoover_langevin_half(p, temperature, 0.5 * h);
+    nose_hoover_langevin_update(p, temperature, 0.5 * h);
     loss = acceleration(x, temperature, objective, grad);
     p.v.noalias() -= static_cast<S>(h) * grad;
-    nose_hoover_langevin_half(p, temperature, 0.5 * h);  // (sets p.kinetic from the new v)
+    nose_hoover_langevin_update(p, temperature, 0.5 * h);  // (sets p.kinetic from the new v)
     x.noalias() += half_h * p.v;
   }
   const double tau = options_.thermostat_steps * h;

@@ -187,7 +187,7 @@ class BasicNoseHooverChain {
   /// A thermostat update of length dt (half of a step's with Splitting::midpoint, all of it with
   /// baoab): ξ_i kicked by dt/2, v_i scaled by e^{−ξ_i dt}, ξ_i kicked by dt/2 again (from the
   /// scaled v_i), for every parameter.
-  void nose_hoover_langevin_half(PhaseState& p, double temperature, double dt) const;
+  void nose_hoover_langevin_update(PhaseState& p, double temperature, double dt) const;
   /// The thermostat state a start has: the chain's N_c zeros, or every ξ_i = 0.
   [[nodiscard]] NhcState zero_thermostat() const;
 
