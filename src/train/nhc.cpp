@@ -102,14 +102,11 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
         for (Index i = 0; i < n_; ++i) p.v(i) = static_cast<S>(c * p.v(i) + sd * noise->normal());
       }
     };
-    if (options_.splitting == Splitting::baoab) {  // A O A B
-      x.noalias() += half_h * p.v;
-      ornstein_uhlenbeck();
-      p.kinetic = twice_kinetic(p.v);  // the thermostat's velocities (PhaseState::kinetic)
-      x.noalias() += half_h * p.v;
-      const double loss = acceleration(x, temperature, objective, grad);
-      p.v.noalias() -= static_cast<S>(h) * grad;
-      return loss;
+    if (options_.splitting == Splitting::baoab) {
+      return baoab_step(x, p, temperature, objective, grad, [&]() {
+        ornstein_uhlenbeck();
+        p.kinetic = twice_kinetic(p.v);  // the thermostat's velocities (PhaseState::kinetic)
+      });
     }
     x.noalias() += half_h * p.v;  // A B O B A
     const double loss = acceleration(x, temperature, objective, grad);
@@ -153,6 +150,19 @@ double BasicNoseHooverChain<S>::step(Vector& x, PhaseState& p, double temperatur
   x.noalias() += half_h * p.v;  // 7
   even_drift_half();            // 8
   odd_half_kick();              // 9 (G_1 from the new v, G_k≥3 from the new even w)
+  return loss;
+}
+
+template <class S>
+template <class Update>
+double BasicNoseHooverChain<S>::baoab_step(Vector& x, PhaseState& p, double temperature, BasicObjective<S>& objective,
+                                           Vector& grad, const Update& thermostat) const {
+  const auto half_h = static_cast<S>(0.5 * options_.time_step);
+  x.noalias() += half_h * p.v;  // A O A B
+  thermostat();
+  x.noalias() += half_h * p.v;
+  const double loss = acceleration(x, temperature, objective, grad);
+  p.v.noalias() -= static_cast<S>(options_.time_step) * grad;
   return loss;
 }
 
@@ -205,12 +215,9 @@ double BasicNoseHooverChain<S>::nose_hoover_langevin_step(Vector& x, PhaseState&
   const double h = options_.time_step;
   const auto half_h = static_cast<S>(0.5 * h);
   double loss = 0.0;
-  if (options_.splitting == Splitting::baoab) {  // A O A B
-    x.noalias() += half_h * p.v;
-    nose_hoover_langevin_update(p, temperature, h);  // (sets p.kinetic from the thermostat's v)
-    x.noalias() += half_h * p.v;
-    loss = acceleration(x, temperature, objective, grad);
-    p.v.noalias() -= static_cast<S>(h) * grad;
+  if (options_.splitting == Splitting::baoab) {
+    // (the update sets p.kinetic from the thermostat's v)
+    loss = baoab_step(x, p, temperature, objective, grad, [&]() { nose_hoover_langevin_update(p, temperature, h); });
   } else {  // A O B O A
     x.noalias() += half_h * p.v;
     nose_hoover_langevin_update(p, temperature, 0.5 * h);

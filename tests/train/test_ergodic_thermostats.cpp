@@ -153,13 +153,15 @@ double stiff_position_ratio(Thermostat thermostat, Splitting splitting) {
 TEST_CASE("splitting: baoab samples a stiff direction exactly at half its stability limit", "[nhl]") {
   // The massive thermostat's midpoint order (A O B O A) runs the stiff direction's positions cold
   // by 1 − (hω/2)² = 0.75; baoab (A O A B) samples them exactly, as Leimkuhler & Matthews's BAOAB
-  // does for Langevin. Langevin's own midpoint order (A B O B A) is within 1 % here.
+  // does for Langevin. Langevin's own midpoint order (A B O B A) is within 1 % here (0.993).
   const double massive_midpoint = stiff_position_ratio(Thermostat::massive_nose_hoover_langevin, Splitting::midpoint);
   const double massive_baoab = stiff_position_ratio(Thermostat::massive_nose_hoover_langevin, Splitting::baoab);
   const double langevin_baoab = stiff_position_ratio(Thermostat::langevin, Splitting::baoab);
+  const double langevin_midpoint = stiff_position_ratio(Thermostat::langevin, Splitting::midpoint);
   INFO("<k x^2>/T: massive midpoint " << massive_midpoint << ", massive baoab " << massive_baoab << ", langevin baoab "
-                                      << langevin_baoab);
+                                      << langevin_baoab << ", langevin midpoint " << langevin_midpoint);
   CHECK(massive_midpoint == Approx(0.75).epsilon(0.04));
   CHECK(massive_baoab == Approx(1.0).epsilon(0.03));
   CHECK(langevin_baoab == Approx(1.0).epsilon(0.03));
+  CHECK(langevin_midpoint == Approx(1.0).epsilon(0.01));
 }

@@ -179,6 +179,11 @@ class BasicNoseHooverChain {
  private:
   /// G_k (1-based k) from the current state.
   [[nodiscard]] double chain_force(const PhaseState& p, int k, double temperature) const;
+  /// Splitting::baoab's step, A O A B, whichever thermostat: `thermostat()` updates the velocities
+  /// over the whole step h (and sets p.kinetic). Returns L at the new position.
+  template <class Update>
+  double baoab_step(Vector& x, PhaseState& p, double temperature, BasicObjective<S>& objective, Vector& grad,
+                    const Update& thermostat) const;
   /// ∇U/m at x into `grad` (the loss's gradient, the prior's force at T, the masses); returns L.
   double acceleration(const Vector& x, double temperature, BasicObjective<S>& objective, Vector& grad) const;
   /// The massive Nosé–Hoover–Langevin step (NhcOptions::thermostat_steps).
