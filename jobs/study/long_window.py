@@ -15,7 +15,8 @@ environment: SIMMER_MPI, SIMMER_LONG_DIR (archives; default runs/long_window), S
 halves the sine's wall time, the same trajectories, verdicts from the thinned series),
 SIMMER_STEP_FRACTION (simmer.step_fraction of the automatic step, default the program's 0.2),
 SIMMER_FAIR_DEEP (0: leave out the fair deep ensemble, for a comparison of steps alone),
-SIMMER_SPLITTING (simmer.splitting, default the program's).
+SIMMER_SPLITTING (simmer.splitting, default the program's), SIMMER_THERMOSTAT (simmer.thermostat,
+default massive_nose_hoover_langevin), SIMMER_FRICTION (simmer.friction, for langevin).
 """
 import math
 import os
@@ -38,13 +39,16 @@ STRIDE = os.environ.get("SIMMER_STRIDE", "1")
 FRACTION = os.environ.get("SIMMER_STEP_FRACTION")
 FAIR = os.environ.get("SIMMER_FAIR_DEEP", "1") != "0"
 SPLITTING = os.environ.get("SIMMER_SPLITTING")
+THERMOSTAT = os.environ.get("SIMMER_THERMOSTAT", "massive_nose_hoover_langevin")
+FRICTION = os.environ.get("SIMMER_FRICTION")
 JOBS = {"sine": ["--config", os.path.join(ROOT, "jobs/sine_retrofit.ini")],
         "autompg_m": ["--config", os.path.join(ROOT, "jobs/autompg_m_retrofit.ini"),
                       "--data.path", os.path.join(ROOT, "data/auto-mpg.csv")]}
 SHARED = ["--run.precision", "float32", "--data.validation_fraction", "0.2", "--simmer.prior", "gaussian",
           "--simmer.prior_sigma", "1", "--simmer.prior_scaling", "fan_in", "--simmer.start_velocity", "thermal",
           "--simmer.temperature_unit", "posterior", "--simmer.noise_sd", "auto", "--run.trajectories", "8",
-          "--simmer.ladder", "1", "--simmer.thermostat", "massive_nose_hoover_langevin"]
+          "--simmer.ladder", "1", "--simmer.thermostat", THERMOSTAT]
+SHARED += [] if FRICTION is None else ["--simmer.friction", FRICTION]
 
 
 def split_rhat(x, parts=4):
@@ -75,7 +79,9 @@ def main(case, steps, window, every, seeds):
     os.makedirs(OUT, exist_ok=True)
     for seed in seeds:
         tags = (("" if STRIDE == "1" else "-stride" + STRIDE) + ("" if FRACTION is None else "-fraction" + FRACTION) +
-                ("" if SPLITTING is None else "-" + SPLITTING))
+                ("" if SPLITTING is None else "-" + SPLITTING) +
+                ("" if THERMOSTAT.startswith("massive") else "-" + THERMOSTAT) +
+                ("" if FRICTION is None else "-g" + FRICTION))
         path = os.path.join(OUT, f"{case}-{steps}-h{STEP}{tags}-seed{seed}.h5")
         wall = simmer(JOBS[case] + SHARED + [
             "--run.seed", seed, "--data.split_seed", seed, "--simmer.time_step", STEP, "--simmer.steps", steps,
