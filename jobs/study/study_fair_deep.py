@@ -7,7 +7,11 @@ early-stopped on the validation loss (adam.keep = best_validation, adam.patience
 Prints, per seed, the test metric (MSE for regression, accuracy for classification) and test NLL
 of the ladder's chosen ensemble, of the study's deep ensemble (a retrofit's Adam end points; an
 ab initio run has none: nan) and of the fair one, and the ladder's W/T/L against each with the
-one-sided sign test's p (ties dropped).
+one-sided sign test's p (ties dropped). Two analyses beside it, computed here from the archive's
+candidates (not by simmer): the ceiling of choosing (the best candidate on the test rows) and, for
+regression, the stacked candidates (one mixture of the candidates' Gaussian predictives,
+N(mean, variance + noise variance) per row as the archive scores them, its weights maximising
+the validation rows' likelihood by EM, as Bayesian stacking does).
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
 environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
@@ -24,6 +28,7 @@ import subprocess
 import sys
 
 import h5py
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from study_common import UNBOUND, sign_test  # noqa: E402
@@ -56,6 +61,25 @@ def fair_deep_ensemble(ini, budget, path, ranks=2):
         cwd=ROOT, env=ENV, capture_output=True, text=True)
 
 
+def stacked_test_nll(f, names):
+    """Test NLL of the mixture of the candidates `names` (archive groups) whose weights maximise the
+    validation rows' likelihood (EM from equal weights; each candidate's predictive per row
+    N(mean, variance + noise variance), whose test NLL is the archive's ensemble_test_nll)."""
+    def densities(split):
+        y = f[f"data/{split}/y"][()][:, 0]
+        out = []
+        for g in names:
+            var = f[f"{g}/{split}/variance"][()][:, 0] + f[f"{g}/noise_variance"][()][0]
+            out.append(np.exp(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var))
+        return np.array(out)
+    valid, test = densities("validation"), densities("test")
+    w = np.full(len(names), 1.0 / len(names))
+    for _ in range(1000):
+        r = w[:, None] * valid
+        w = (r / r.sum(0, keepdims=True)).mean(1)
+    return float(-np.mean(np.log(w @ test)))
+
+
 def tally(t, ours, other, lower_better):
     """W/T/L of `ours` against `other`."""
     better = ours < other if lower_better else ours > other
@@ -73,7 +97,7 @@ def main(cases):
     for case in cases:
         wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
-        nll_wins, nll_last, nll_oracle = [0, 0, 0], [0, 0, 0], [0, 0, 0]
+        nll_wins, nll_last, nll_oracle, nll_stacked = [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]
         seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "last", "last_nll", "chosen")}
         for seed in range(1, 9):
             ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
@@ -93,8 +117,12 @@ def main(cases):
                 deep_nll = float(m.get("deep_ensemble_test_nll", float("nan")))
                 # The ceiling of choosing: the best test NLL among the candidates the run chose from
                 # (its rungs and, in retrofit, its Adam end points), as if the test rows had chosen.
-                oracle_nll = min([float(f["ladder"][k].attrs["ensemble_test_nll"]) for k in f["ladder"]
-                                  if k.startswith("rung_")] + ([deep_nll] if deep_nll == deep_nll else []))
+                rungs = sorted(k for k in f["ladder"] if k.startswith("rung_"))
+                oracle_nll = min([float(f["ladder"][k].attrs["ensemble_test_nll"]) for k in rungs] +
+                                 ([deep_nll] if deep_nll == deep_nll else []))
+                stacked_nll = (stacked_test_nll(f, [f"ladder/{k}" for k in rungs] +
+                                                (["deep_ensemble"] if deep_nll == deep_nll else []))
+                               if metric == "mse" else float("nan"))
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")
@@ -124,18 +152,22 @@ def main(cases):
             tally(wins, ladder_mse, fair_mse, lower)
             tally(nll_wins, ladder_nll, fair_nll, True)
             tally(nll_oracle, oracle_nll, fair_nll, True)
+            if stacked_nll == stacked_nll:
+                tally(nll_stacked, stacked_nll, fair_nll, True)
             if deep_mse == deep_mse:  # not nan
                 tally(wins_last, ladder_mse, deep_mse, lower)
                 tally(nll_last, ladder_nll, deep_nll, True)
             print(f"{case} seed {seed}: budget {budget} gradients; test {metric} ladder {ladder_mse:.4g}, deep "
                   f"ensemble (last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}; test NLL "
-                  f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}", flush=True)
+                  f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}; the best candidate {oracle_nll:.4g}, the stacked "
+                  f"candidates {stacked_nll:.4g}", flush=True)
         print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]} "
               f"(sign test p {sign_test(wins[0], wins[2]):.3g}), against the last-epoch deep ensemble "
               f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
               f"(p {sign_test(nll_wins[0], nll_wins[2]):.3g}) and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}; the best "
               f"candidate on the test rows (the ceiling of choosing) against the fair deep ensemble's test NLL "
-              f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}", flush=True)
+              f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}; the stacked candidates' (regression) "
+              f"{nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]}", flush=True)
         rows.append(f"| {case} ({metric}) | {wins[0]}/{wins[1]}/{wins[2]} ({sign_test(wins[0], wins[2]):.3g}) | "
                     f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
                     f"{median(seen['ladder']):.4g} / {median(seen['fair']):.4g} | "
