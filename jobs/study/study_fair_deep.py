@@ -64,20 +64,28 @@ def fair_deep_ensemble(ini, budget, path, ranks=2):
 def stacked_test_nll(f, names):
     """Test NLL of the mixture of the candidates `names` (archive groups) whose weights maximise the
     validation rows' likelihood (EM from equal weights; each candidate's predictive per row
-    N(mean, variance + noise variance), whose test NLL is the archive's ensemble_test_nll)."""
-    def densities(split):
+    N(mean, variance + noise variance), whose test NLL is the archive's ensemble_test_nll). In logs
+    throughout, so that a row far outside one candidate's predictive does not underflow."""
+    def log_densities(split):
         y = f[f"data/{split}/y"][()][:, 0]
         out = []
         for g in names:
             var = f[f"{g}/{split}/variance"][()][:, 0] + f[f"{g}/noise_variance"][()][0]
-            out.append(np.exp(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var))
+            out.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var)
         return np.array(out)
-    valid, test = densities("validation"), densities("test")
+
+    def mixture(w, logp):  # per row: the log of sum_k w_k p_k, and each candidate's share of it
+        a = np.log(np.maximum(w, 1e-300))[:, None] + logp
+        top = a.max(0)
+        shares = np.exp(a - top)
+        total = shares.sum(0)
+        return top + np.log(total), shares / total
+
+    valid, test = log_densities("validation"), log_densities("test")
     w = np.full(len(names), 1.0 / len(names))
     for _ in range(1000):
-        r = w[:, None] * valid
-        w = (r / r.sum(0, keepdims=True)).mean(1)
-    return float(-np.mean(np.log(w @ test)))
+        w = mixture(w, valid)[1].mean(1)
+    return float(-np.mean(mixture(w, test)[0]))
 
 
 def tally(t, ours, other, lower_better):
