@@ -8,10 +8,10 @@ Prints, per seed, the test metric (MSE for regression, accuracy for classificati
 of the ladder's chosen ensemble, of the study's deep ensemble (a retrofit's Adam end points; an
 ab initio run has none: nan) and of the fair one, and the ladder's W/T/L against each with the
 one-sided sign test's p (ties dropped). Two analyses beside it, computed here from the archive's
-candidates (not by simmer): the ceiling of choosing (the best candidate on the test rows) and, for
-regression, the stacked candidates (one mixture of the candidates' Gaussian predictives,
-N(mean, variance + noise variance) per row as the archive scores them, its weights maximising
-the validation rows' likelihood by EM, as Bayesian stacking does).
+candidates (not by simmer): the ceiling of choosing (the best candidate on the test rows) and the
+stacked candidates (one mixture of the candidates' predictives as the archive scores them: per row
+N(mean, variance + noise variance) for regression, the class probabilities for classification;
+its weights maximise the validation rows' likelihood by EM, as Bayesian stacking does).
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
 environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
@@ -63,15 +63,20 @@ def fair_deep_ensemble(ini, budget, path, ranks=2):
 
 def stacked_test_nll(f, names):
     """Test NLL of the mixture of the candidates `names` (archive groups) whose weights maximise the
-    validation rows' likelihood (EM from equal weights; each candidate's predictive per row
-    N(mean, variance + noise variance), whose test NLL is the archive's ensemble_test_nll). In logs
+    validation rows' likelihood (EM from equal weights; each candidate's predictive per row is
+    N(mean, variance + noise variance) for regression and its class probabilities for
+    classification, whose test NLL is the archive's ensemble_test_nll). In logs
     throughout, so that a row far outside one candidate's predictive does not underflow."""
     def log_densities(split):
-        y = f[f"data/{split}/y"][()][:, 0]
+        y = f[f"data/{split}/y"][()]
         out = []
         for g in names:
+            if f"{g}/{split}/probability" in f:  # classification: the ensemble's probability of the label
+                p = f[f"{g}/{split}/probability"][()]
+                out.append(np.log(np.maximum(p[np.arange(len(p)), y.reshape(len(p), -1)[:, 0].astype(int)], 1e-300)))
+                continue
             var = f[f"{g}/{split}/variance"][()][:, 0] + f[f"{g}/noise_variance"][()][0]
-            out.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var)
+            out.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y[:, 0] - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var)
         return np.array(out)
 
     def mixture(w, logp):  # per row: the log of sum_k w_k p_k, and each candidate's share of it
@@ -128,9 +133,8 @@ def main(cases):
                 rungs = sorted(k for k in f["ladder"] if k.startswith("rung_"))
                 oracle_nll = min([float(f["ladder"][k].attrs["ensemble_test_nll"]) for k in rungs] +
                                  ([deep_nll] if deep_nll == deep_nll else []))
-                stacked_nll = (stacked_test_nll(f, [f"ladder/{k}" for k in rungs] +
-                                                (["deep_ensemble"] if deep_nll == deep_nll else []))
-                               if metric == "mse" else float("nan"))
+                stacked_nll = stacked_test_nll(f, [f"ladder/{k}" for k in rungs] +
+                                               (["deep_ensemble"] if deep_nll == deep_nll else []))
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")
@@ -160,8 +164,7 @@ def main(cases):
             tally(wins, ladder_mse, fair_mse, lower)
             tally(nll_wins, ladder_nll, fair_nll, True)
             tally(nll_oracle, oracle_nll, fair_nll, True)
-            if stacked_nll == stacked_nll:
-                tally(nll_stacked, stacked_nll, fair_nll, True)
+            tally(nll_stacked, stacked_nll, fair_nll, True)
             if deep_mse == deep_mse:  # not nan
                 tally(wins_last, ladder_mse, deep_mse, lower)
                 tally(nll_last, ladder_nll, deep_nll, True)
@@ -174,7 +177,7 @@ def main(cases):
               f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
               f"(p {sign_test(nll_wins[0], nll_wins[2]):.3g}) and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}; the best "
               f"candidate on the test rows (the ceiling of choosing) against the fair deep ensemble's test NLL "
-              f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}; the stacked candidates' (regression) "
+              f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}; the stacked candidates' "
               f"{nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]}", flush=True)
         rows.append(f"| {case} ({metric}) | {wins[0]}/{wins[1]}/{wins[2]} ({sign_test(wins[0], wins[2]):.3g}) | "
                     f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
