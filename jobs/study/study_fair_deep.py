@@ -130,11 +130,10 @@ def main(cases):
                 deep_nll = float(m.get("deep_ensemble_test_nll", float("nan")))
                 # The ceiling of choosing: the best test NLL among the candidates the run chose from
                 # (its rungs and, in retrofit, its Adam end points), as if the test rows had chosen.
-                rungs = sorted(k for k in f["ladder"] if k.startswith("rung_"))
-                oracle_nll = min([float(f["ladder"][k].attrs["ensemble_test_nll"]) for k in rungs] +
-                                 ([deep_nll] if deep_nll == deep_nll else []))
-                stacked_nll = stacked_test_nll(f, [f"ladder/{k}" for k in rungs] +
-                                               (["deep_ensemble"] if deep_nll == deep_nll else []))
+                rungs = [f"ladder/{k}" for k in sorted(f["ladder"]) if k.startswith("rung_")]
+                deep = ["deep_ensemble"] if deep_nll == deep_nll else []
+                oracle_nll = min([float(f[g].attrs["ensemble_test_nll"]) for g in rungs] + ([deep_nll] if deep else []))
+                stacked_nll = stacked_test_nll(f, rungs + deep)
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")

@@ -390,8 +390,7 @@ def test_heat(tmp):
 def verdicts_and_temperatures(path):
     with h5py.File(path, "r") as f:
         d = f["diagnostics"]
-        verdicts = [v.astype("S1").tobytes().decode().rstrip("\x00") for v in d["verdict"][()]]
-        return verdicts, d["configurational_temperature"][()] / d["temperature"][()]
+        return st.strings(d["verdict"]), d["configurational_temperature"][()] / d["temperature"][()]
 
 
 def test_posterior_job(tmp):
