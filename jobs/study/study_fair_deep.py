@@ -7,11 +7,12 @@ early-stopped on the validation loss (adam.keep = best_validation, adam.patience
 Prints, per seed, the test metric (MSE for regression, accuracy for classification) and test NLL
 of the ladder's chosen ensemble, of the study's deep ensemble (a retrofit's Adam end points; an
 ab initio run has none: nan) and of the fair one, and the ladder's W/T/L against each with the
-one-sided sign test's p (ties dropped). Two analyses beside it, computed here from the archive's
-candidates (not by simmer): the ceiling of choosing (the best candidate on the test rows) and the
-stacked candidates (one mixture of the candidates' predictives as the archive scores them: per row
-N(mean, variance + noise variance) for regression, the class probabilities for classification;
-its weights maximise the validation rows' likelihood by EM, as Bayesian stacking does).
+one-sided sign test's p (ties dropped). Two analyses beside it: the ceiling of choosing (the best
+candidate on the test rows, from the archive's candidates) and the stacked candidates (as the run
+reports them in /selection, or for an archive older than that computed here: one mixture of the
+candidates' predictives as the archive scores them, per row N(mean, variance + noise variance)
+for regression and the class probabilities for classification, its weights maximising the
+validation rows' likelihood by EM, as Bayesian stacking does).
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
 environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
@@ -61,36 +62,56 @@ def fair_deep_ensemble(ini, budget, path, ranks=2):
         cwd=ROOT, env=ENV, capture_output=True, text=True)
 
 
-def stacked_test_nll(f, names):
-    """Test NLL of the mixture of the candidates `names` (archive groups) whose weights maximise the
-    validation rows' likelihood (EM from equal weights; each candidate's predictive per row is
-    N(mean, variance + noise variance) for regression and its class probabilities for
-    classification, whose test NLL is the archive's ensemble_test_nll). In logs
-    throughout, so that a row far outside one candidate's predictive does not underflow."""
-    def log_densities(split):
-        y = f[f"data/{split}/y"][()]
-        out = []
-        for g in names:
-            if f"{g}/{split}/probability" in f:  # classification: the ensemble's probability of the label
-                p = f[f"{g}/{split}/probability"][()]
-                out.append(np.log(np.maximum(p[np.arange(len(p)), y.reshape(len(p), -1)[:, 0].astype(int)], 1e-300)))
-                continue
-            var = f[f"{g}/{split}/variance"][()][:, 0] + f[f"{g}/noise_variance"][()][0]
-            out.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y[:, 0] - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var)
-        return np.array(out)
+def log_densities(f, names, split):
+    """Per candidate group in `names`, per row of `split`, the log of its predictive density of the
+    truth: N(mean, variance + noise variance) for regression (output 0), the probability of the
+    label for classification (the densities behind the archive's ensemble_<split>_nll)."""
+    y = f[f"data/{split}/y"][()]
+    out = []
+    for g in names:
+        if f"{g}/{split}/probability" in f:
+            p = f[f"{g}/{split}/probability"][()]
+            out.append(np.log(np.maximum(p[np.arange(len(p)), y.reshape(len(p), -1)[:, 0].astype(int)], 1e-300)))
+            continue
+        var = f[f"{g}/{split}/variance"][()][:, 0] + f[f"{g}/noise_variance"][()][0]
+        out.append(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y[:, 0] - f[f"{g}/{split}/mean"][()][:, 0]) ** 2 / var)
+    return np.array(out)
 
-    def mixture(w, logp):  # per row: the log of sum_k w_k p_k, and each candidate's share of it
-        a = np.log(np.maximum(w, 1e-300))[:, None] + logp
-        top = a.max(0)
-        shares = np.exp(a - top)
-        total = shares.sum(0)
-        return top + np.log(total), shares / total
 
-    valid, test = log_densities("validation"), log_densities("test")
+def mixture(w, logp):
+    """Per row: the log of sum_k w_k p_k (in logs, so that a row far outside one candidate's
+    predictive does not underflow), and each candidate's share of it."""
+    a = np.log(np.maximum(w, 1e-300))[:, None] + logp
+    top = a.max(0)
+    shares = np.exp(a - top)
+    total = shares.sum(0)
+    return top + np.log(total), shares / total
+
+
+def stacking(f, names, splits=("validation", "test")):
+    """The mixture of the candidates `names` (archive groups) whose weights maximise the validation
+    rows' mean log-likelihood: plain EM from equal weights until the Frank-Wolfe gap
+    max_k mean_i p_k/mixture_i - 1 (a bound on the distance from the maximum) is at most 1e-10,
+    or 100 000 sweeps. Returns the weights and the mixture's NLL on each of `splits`. simmer
+    reports the same in /selection (an accelerated EM, ensemble/selection.hpp), which
+    tests/mpi/test_ladder.py checks with `log_densities` and `mixture`."""
+    valid = log_densities(f, names, "validation")
     w = np.full(len(names), 1.0 / len(names))
-    for _ in range(1000):
-        w = mixture(w, valid)[1].mean(1)
-    return float(-np.mean(mixture(w, test)[0]))
+    for _ in range(100000):
+        log_mix = mixture(w, valid)[0]
+        g = np.exp(valid - log_mix).mean(1)
+        if g.max() - 1 <= 1e-10:
+            break
+        w = w * g / np.sum(w * g)
+    return w, {split: float(-np.mean(mixture(w, log_densities(f, names, split))[0])) for split in splits}
+
+
+def stacked_test_nll(f, names):
+    """The stacked candidates' test NLL: as the run reported it (/selection's stacked_test_nll), or
+    for an archive written before simmer stacked, computed here by `stacking`."""
+    if "selection" in f and "stacked_test_nll" in f["selection"].attrs:
+        return float(f["selection"].attrs["stacked_test_nll"])
+    return stacking(f, names)[1]["test"]
 
 
 def tally(t, ours, other, lower_better):

@@ -5,6 +5,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/predictive.hpp"
+#include "simmer/ensemble/selection.hpp"
 
 namespace simmer::ensemble {
 namespace {
@@ -92,6 +93,59 @@ RowLosses row_losses(const Candidate& c, const std::vector<ScoredSet>& scored, s
     const auto outputs = static_cast<double>(mean.cols());
     out.nll[static_cast<std::size_t>(i)] = nll / outputs;
     out.metric[static_cast<std::size_t>(i)] = squared / outputs;
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> row_log_densities(const std::vector<Candidate>& candidates,
+                                                   const std::vector<ScoredSet>& scored, std::size_t set) {
+  std::vector<std::vector<double>> out;
+  for (const auto& c : candidates) {
+    std::vector<double> rows = row_losses(c, scored, set).nll;
+    const double outputs =
+        c.classification || c.means.empty() ? 1.0 : static_cast<double>(c.means.at(set).mean().cols());
+    for (double& v : rows) v *= -outputs;
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+StackedScores score_stacked(const std::vector<Candidate>& candidates, const std::vector<ScoredSet>& scored,
+                            const std::vector<double>& w) {
+  if (w.size() != candidates.size()) throw Error("internal: a stacking weight per candidate");
+  StackedScores out;
+  const bool known = std::all_of(w.begin(), w.end(), [](double v) { return std::isfinite(v); });
+  for (std::size_t s = 0; s < scored.size(); ++s) {
+    if (!known || candidates.empty() || scored[s].rows() == 0) {
+      out.nll.push_back(kNaN);
+      out.metric.push_back(kNaN);
+      continue;
+    }
+    // NLL: the mixture's density, per output (the candidates' NLL is the mean over outputs).
+    const std::vector<double> log_p = mixture_log_density(row_log_densities(candidates, scored, s), w);
+    const bool classification = candidates.front().classification;
+    Matrix mixture;  // the weighted mean of the candidates' probabilities or means
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      if (w[c] <= 0.0) continue;
+      const Matrix& m = classification ? candidates[c].probability.at(s) : candidates[c].means.at(s).mean();
+      if (mixture.size() == 0) mixture = Matrix::Zero(m.rows(), m.cols());
+      mixture += w[c] * m;
+    }
+    const double outputs = classification ? 1.0 : static_cast<double>(mixture.cols());
+    double nll = 0.0;
+    for (const double v : log_p) nll -= v / outputs;
+    out.nll.push_back(nll / static_cast<double>(log_p.size()));
+    if (classification) {
+      std::vector<std::int64_t> most_probable(static_cast<std::size_t>(mixture.rows()));
+      for (Index i = 0; i < mixture.rows(); ++i) {
+        Index k = 0;
+        mixture.row(i).maxCoeff(&k);
+        most_probable[static_cast<std::size_t>(i)] = k;
+      }
+      out.metric.push_back(accuracy(most_probable, *scored[s].labels));
+    } else {
+      out.metric.push_back(mean_squared_error(view(mixture), view(*scored[s].truth)));
+    }
   }
   return out;
 }

@@ -370,6 +370,12 @@ RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Cand
     const std::int64_t chosen_stage = r.chosen().stage;
     r.diagnostics_stage = chosen_stage >= 0 ? chosen_stage : 0;
   }
+  // The candidates stacked on the validation rows, and the mixture scored on every set.
+  if (policy.ladder && policy.has_validation && candidates.size() > 1) {
+    r.stacked = true;
+    r.stacking = ensemble::stack(ensemble::row_log_densities(candidates, scored, run::Problem::kValidation));
+    r.stacked_scores = ensemble::score_stacked(candidates, scored, r.stacking.weights);
+  }
   // The run's ensemble against the deep ensemble on the validation rows, row by row.
   const auto chosen = static_cast<std::size_t>(r.selected);
   if (policy.has_validation && r.deep() != nullptr && chosen != 0) {
@@ -423,6 +429,30 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
   f.attribute(g, layout::kSelectRule, ensemble::to_string(table.policy.selection.rule));
   f.attribute(g, layout::kSelected, report.selected);
   f.attribute(g, layout::kSelectedName, report.chosen().name);
+  if (report.stacked) {
+    f.put(layout::selection_column(layout::kStackingWeight), report.stacking.weights, {n});
+    f.attribute(g, layout::kStackingSweeps, report.stacking.sweeps);
+    f.attribute(g, layout::kStackingGap, report.stacking.gap);
+    for (std::size_t split = 0; split < table.scored_sets.size(); ++split) {
+      const std::string& set = table.scored_sets[split];
+      f.attribute(g, layout::stacked_score(set, layout::kNll), report.stacked_scores.nll.at(split));
+      f.attribute(g, layout::stacked_score(set, layout::main_score(table.classification)),
+                  report.stacked_scores.metric.at(split));
+    }
+    f.attribute(
+        g, layout::kStackingMeaning,
+        std::string("stacking_weight [candidate]: one mixture of the candidates' predictive densities (the "
+                    "Gaussian of mean and variance + noise variance per row, or the class probabilities), "
+                    "its weights maximising the validation rows' mean log-likelihood (EM from equal weights with "
+                    "SQUAREM's steps, stacking_sweeps sweeps, stopped when stacking_gap, the Frank-Wolfe gap "
+                    "that bounds the distance from the maximum, is at most 1e-10); stacked_<set>_nll: the mixture's "
+                    "mean negative "
+                    "log-likelihood per row and output, stacked_<set>_") +
+            layout::main_score(table.classification) +
+            (table.classification ? ": the accuracy of its most probable class"
+                                  : ": the mean squared error of its mean") +
+            ". Reported beside the candidates; not the run's ensemble");
+  }
   if (report.compared) {
     const auto& s = report.selection;
     f.put(layout::selection_column(layout::kValidationLoss), s.loss, {n});

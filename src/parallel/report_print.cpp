@@ -118,6 +118,21 @@ void print_thermometers(const run::Problem& p, const std::vector<run::ChainRepor
   }
 }
 
+/// The stacked row under the candidates' table: the mixture's validation and test scores (as
+/// /selection's stacked_* attributes hold them) and its weights.
+void print_stacked(const run::Problem& p, const RunReport& report) {
+  const auto& s = report.stacked_scores;
+  const char* fmt = p.classification ? "%.4f" : "%.4g";
+  const double val_metric = s.metric.size() > 2 ? s.metric[2] : kNaN;
+  const double val_nll = s.nll.size() > 2 ? s.nll[2] : kNaN;
+  std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9.4g %9s\n", "stacked", "-", "-", "-",
+              format(fmt, val_metric).c_str(), ("NLL " + format("%.4g", val_nll)).c_str(),
+              format(fmt, s.metric.at(1)).c_str(), s.nll.at(1), "-");
+  std::vector<std::string> names;
+  for (const auto& e : report.candidates) names.push_back(e.name);
+  std::fputs(stacking_line(names, report.stacking.weights, report.stacking.sweeps).c_str(), stdout);
+}
+
 }  // namespace
 
 void print_footer(const run::Problem& p, const double cpu_parts[4], double wall, int ranks,
@@ -435,6 +450,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
                   format(p.classification ? "%.4f" : "%.4g", e.scores[1].metric).c_str(), e.scores[1].nll,
                   drift.c_str(), mark.c_str());
     }
+    if (report.stacked) print_stacked(p, report);
   }
   if (report.diagnostics_stage >= 0) {
     // Stationarity, in one line (the stage in /diagnostics).
@@ -505,6 +521,19 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s, t_bayes,
                 chosen.temperature / t_bayes);
   }
+}
+
+std::string stacking_line(const std::vector<std::string>& names, const std::vector<double>& weights,
+                          std::int64_t sweeps) {
+  std::string shown;
+  for (std::size_t c = 0; c < names.size() && c < weights.size(); ++c) {
+    if (!(weights[c] >= 0.005)) continue;
+    shown += (shown.empty() ? "" : ", ") + names[c] + " " + format("%.2f", weights[c]);
+  }
+  return "  stacked: one mixture of the candidates, its weights from the validation rows (" +
+         (shown.empty() ? std::string("none: no candidate has a finite validation likelihood") : shown) +
+         "; weights below 0.005 not shown; " + std::to_string(sweeps) +
+         " EM sweeps); reported beside them, not the run's ensemble\n";
 }
 
 std::string temperature_reading(const run::Problem& p) {

@@ -15,6 +15,7 @@
 #include "simmer/ensemble/trajectory_diagnostics.hpp"
 #include "simmer/io/checkpoint_state.hpp"
 #include "simmer/io/output_lock.hpp"
+#include "simmer/parallel/report.hpp"
 #include "simmer/posthoc/commands.hpp"
 #include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -230,6 +231,22 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
                   std::isfinite(drifting[c]) ? printf_string("%.0f", drifting[c]).c_str() : "-", mark.c_str());
     out << buf;
   }
+  // The candidates stacked (a ladder with a validation set, from this feature on).
+  const std::string weight_path = layout::selection_column(layout::kStackingWeight);
+  if (!r.exists(weight_path)) return;
+  const auto weight = r.read_doubles(weight_path);
+  const auto stacked = [&](const char* set, const char* score) {
+    const std::string name = layout::stacked_score(set, score);
+    return r.has_attribute(selection, name) ? r.attribute_real(selection, name) : std::nan("");
+  };
+  std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8s %9.4g %9.4g %24s %9.4g %9.4g %8s\n", "stacked", "-", "-", "-",
+                stacked(layout::kValidation, metric), stacked(layout::kValidation, layout::kNll), "-",
+                stacked(layout::kTest, metric), stacked(layout::kTest, layout::kNll), "-");
+  out << buf;
+  out << parallel::stacking_line(names, weight,
+                                 r.has_attribute(selection, layout::kStackingSweeps)
+                                     ? r.attribute_integer(selection, layout::kStackingSweeps)
+                                     : std::int64_t{0});
 }
 
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.

@@ -23,7 +23,8 @@ tests: validation  data.validation_fraction carves its rows out of the training 
                    every candidate's validation probabilities (rule best), or is the first within
                    one standard error of the paired differences (one_se); select_by = metric uses
                    the error rate; /ensemble holds the chosen candidate's arrays; summary and
-                   predict follow the choice
+                   predict follow the choice; the candidates stacked in /selection: weights at the
+                   maximum of the validation likelihood (numpy's gradients), NLL and accuracy
        merge       merged retrofit archives report the deep ensemble of all their Adam end points
                    (recomputed from the merged /baseline predictions)
        merge_ladder ladder runs of three seeds pool each rung (votes add, probabilities average by
@@ -31,7 +32,8 @@ tests: validation  data.validation_fraction carves its rows out of the training 
                    (a+b)+c equals a+b+c; other rung temperatures are refused; parallel rungs keep
                    trajectory i at rung i mod K (the run's trajectory count is a multiple of K) with
                    the exchange log pooled; a regression ladder
-                   pools means and variances (Chan), coverage counts, components and σ²
+                   pools means and variances (Chan), coverage counts, components and σ², and
+                   its stacked candidates (MSE of the mixture's mean) equal numpy's
 """
 import csv
 import io
@@ -46,6 +48,9 @@ from scipy import stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import simmer_test as st  # noqa: E402
+
+sys.path.insert(0, os.path.join(st.ROOT, "jobs", "study"))
+from study_fair_deep import log_densities, mixture  # noqa: E402  (the study's numpy densities)
 
 SIMMER, ANALYZE, ROOT = st.SIMMER_MPI, st.SIMMER_ANALYZE, st.ROOT
 fail = st.fail
@@ -346,6 +351,43 @@ def check_metropolis(path, rounds):
           f"(sd {sd:.1f}; {int(np.sum(p == 1))} certain)")
 
 
+def check_stacking(f, what):
+    """/selection's stacked candidates, checked in numpy from the archive's candidate groups (the
+    study's densities): the weights are on the simplex and at the maximum of the validation rows'
+    mean log-likelihood (no candidate's gradient g_k = mean_i p_k / mixture_i above 1 + 1e-8, the
+    Frank-Wolfe gap that bounds the distance from it), the stacked validation NLL is at most the
+    best candidate's, the stacked validation and test NLL are the mixture's at those weights, and
+    the test metric (accuracy of the most probable class, or MSE of the mixture's mean) is too."""
+    names = st.strings(f["selection/candidate"])
+    groups = [n if n == "deep_ensemble" else f"ladder/{n}" for n in names]
+    w = f["selection/stacking_weight"][()]
+    if np.any(w < 0) or abs(w.sum() - 1) > 1e-12:
+        fail(f"{what}: stacking weights {w} are not on the simplex")
+    valid = log_densities(f, groups, "validation")
+    g = np.exp(valid - mixture(w, valid)[0]).mean(1)
+    if g.max() > 1 + 1e-8:
+        fail(f"{what}: the stacking weights {w} are not at the maximum: gradients {g}")
+    a = f["selection"].attrs
+    for split in ("validation", "test"):
+        nll = -np.mean(mixture(w, log_densities(f, groups, split))[0])
+        close(a[f"stacked_{split}_nll"], nll, f"{what}: stacked {split} NLL", rtol=1e-9)
+    best_single = np.min(f["selection/validation_nll"][()])
+    if a["stacked_validation_nll"] > best_single + 1e-12:
+        fail(f"{what}: the stacked validation NLL {a['stacked_validation_nll']} is above the best candidate's "
+             f"{best_single}")
+    y = f["data/test/y"][()]
+    if "stacked_test_accuracy" in a:
+        p = sum(wk * f[f"{gk}/test/probability"][()] for wk, gk in zip(w, groups))
+        close(a["stacked_test_accuracy"], np.mean(np.argmax(p, axis=1) == y.reshape(-1)), f"{what}: stacked accuracy",
+              rtol=0, atol=1e-12)
+    else:
+        m = sum(wk * f[f"{gk}/test/mean"][()] for wk, gk in zip(w, groups))
+        close(a["stacked_test_mse"], np.mean((m - y.reshape(m.shape)) ** 2), f"{what}: stacked MSE", rtol=1e-9)
+    print(f"{what}: stacking weights {np.round(w, 3)} ({int(a['stacking_sweeps'])} sweeps), stacked validation "
+          f"NLL {a['stacked_validation_nll']:.5f} (best candidate {best_single:.5f}), test NLL "
+          f"{a['stacked_test_nll']:.5f}")
+
+
 def test_select(tmp):
     # Seed 3: the two rules disagree (best: rung_1; one_se: the deep ensemble, within one
     # standard error of it), so a rule ignored or swapped shows.
@@ -377,8 +419,10 @@ def test_select(tmp):
                     fail(f"/ensemble/{split} is not the chosen candidate's")
             chosen_by[rule] = chosen
             print(f"select ({rule}): validation NLL {np.round(loss, 4)}, chose {names[expected]}")
+            check_stacking(f, f"select ({rule})")
         summary = subprocess.run([ANALYZE, "summary", out], env=st.ENV, capture_output=True, text=True)
-        if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout:
+        if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout \
+                or "stacked: one mixture" not in summary.stdout:
             fail(f"summary has no candidates' table:\n{summary.stdout}\n{summary.stderr}")
     if chosen_by["best"] == chosen_by["one_se"]:
         fail(f"best and one_se chose the same candidate {chosen_by['best']}: the data no longer tells the rules apart")
@@ -584,6 +628,7 @@ def test_merge_ladder(tmp):
         loss = f["selection/validation_loss"][()]
         if chosen != st.strings(f["selection/candidate"])[int(np.argmin(loss))]:
             fail(f"the regression ladder's merge chose {chosen}, validation NLL {loss}")
+        check_stacking(f, "merge of a regression ladder")
     for i in ins:
         i.close()
     # Adam alone keeps the default simmer.ladder in its configuration but simmers nothing: merged

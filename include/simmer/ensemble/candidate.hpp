@@ -68,6 +68,28 @@ struct RowLosses {
 };
 RowLosses row_losses(const Candidate& c, const std::vector<ScoredSet>& scored, std::size_t set);
 
+/// Stacking the candidates (selection.hpp's `stack`) on scored set `set`: per candidate, per row
+/// the log of its predictive density of the truth, log p_c(y_i): the probability of the label
+/// (classification) or the Gaussian of the row's NLL, summed over the outputs (regression), so
+/// that −RowLosses::nll is its mean over the outputs.
+std::vector<std::vector<double>> row_log_densities(const std::vector<Candidate>& candidates,
+                                                   const std::vector<ScoredSet>& scored, std::size_t set);
+
+/// The stacked mixture's scores on each scored set, for the weights `w` (one per candidate):
+/// `nll` the mean over rows of −log Σ_c w_c p_c(y_i) (per output, as the candidates' NLL);
+/// `metric` the accuracy of the mixture's most probable class (not a vote) or the MSE of its mean
+/// Σ_c w_c mean_c. NaN where the weights are.
+struct StackedScores {
+  std::vector<double> nll, metric;  ///< per scored set
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(nll, metric);
+  }
+};
+StackedScores score_stacked(const std::vector<Candidate>& candidates, const std::vector<ScoredSet>& scored,
+                            const std::vector<double>& w);
+
 /// The deep ensemble built one network at a time, in trajectory order: each network's outputs
 /// (logits, or target units) on every evaluation set.
 class DeepEnsembleBuilder {

@@ -64,6 +64,36 @@ struct PairedDifference {
 };
 PairedDifference paired_difference(const std::vector<double>& a, const std::vector<double>& b);
 
+/// Stacking (Yao, Vehtari, Simpson & Gelman 2018, with held-out rows in place of leave-one-out):
+/// one mixture of the candidates' predictive densities, Σ_c w_c p_c(y), whose weights (w_c ≥ 0,
+/// Σ w_c = 1) maximise the held-out rows' mean log-likelihood L(w) = mean_i log Σ_c w_c p_c(y_i).
+/// L is concave, so a maximum is global. Found by EM from equal weights (a sweep: w_c ← w_c g_c,
+/// g_c = mean_i p_c(y_i) / Σ_k w_k p_k(y_i) = ∂L/∂w_c, which never lowers L), accelerated by
+/// SQUAREM's extrapolation (Varadhan & Roland 2008; kept only when it does not lower L), until
+/// the Frank–Wolfe gap max_c g_c − 1 (Σ_c w_c g_c = 1), which bounds L(w*) − L(w) from above,
+/// is at most `tolerance`, or after `max_sweeps` sweeps. Near-copies of one candidate share its
+/// weight in a way the rows cannot tell apart; L, and so the mixture, is then still the maximum.
+struct Stacking {
+  std::vector<double> weights;  ///< per candidate; 0 for one with a non-finite density on some row
+  std::int64_t sweeps = 0;      ///< EM sweeps made
+  double gap = 0;               ///< the Frank–Wolfe gap at `weights`: L(w*) − L(w) ≤ gap
+  /// Message fields (core/visit.hpp).
+  template <class Ar>
+  void fields(Ar& ar) {
+    ar(weights, sweeps, gap);
+  }
+};
+/// `log_density[c][i]` = log p_c(y_i), every candidate on the same rows. A candidate with a
+/// non-finite value on any row takes no part (weight 0); with none left the weights are all NaN.
+/// Throws simmer::Error for no candidates or candidates on different rows.
+Stacking stack(const std::vector<std::vector<double>>& log_density, std::int64_t max_sweeps = 100000,
+               double tolerance = 1e-10);
+/// Per row, the mixture's log density log Σ_c w_c p_c(y_i) (candidates with weight 0 left out, so
+/// their non-finite values do not matter), computed in logs so a row far out in every candidate's
+/// tail does not underflow.
+std::vector<double> mixture_log_density(const std::vector<std::vector<double>>& log_density,
+                                        const std::vector<double>& weights);
+
 /// Chooses among candidates by their per-row validation losses (one RowLosses::nll or ::metric
 /// vector each, all of the same rows; a candidate without members has NaN losses and is never
 /// chosen unless none has members). Throws simmer::Error for no candidates.

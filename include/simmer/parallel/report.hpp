@@ -69,6 +69,12 @@ struct RunReport {
   /// whether a margin is more than the validation rows' noise.
   bool against_deep = false;
   ensemble::PairedDifference validation_nll, validation_metric;
+  /// A ladder with a validation set: the candidates stacked (ensemble/selection.hpp's `stack`:
+  /// weights maximising the validation rows' likelihood of one mixture of their predictives) and
+  /// the mixture's scores per scored set. Reported beside the candidates; not the run's ensemble.
+  bool stacked = false;
+  ensemble::Stacking stacking;
+  ensemble::StackedScores stacked_scores;
   [[nodiscard]] const EnsembleReport& chosen() const { return candidates.at(static_cast<std::size_t>(selected)); }
   /// The deep ensemble's report, or nullptr.
   [[nodiscard]] const EnsembleReport* deep() const {
@@ -77,7 +83,8 @@ struct RunReport {
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
-    ar(candidates, compared, selection, selected, diagnostics_stage, against_deep, validation_nll, validation_metric);
+    ar(candidates, compared, selection, selected, diagnostics_stage, against_deep, validation_nll, validation_metric,
+       stacked, stacking, stacked_scores);
     ar.require(selected >= 0 && selected < static_cast<std::int64_t>(candidates.size()),
                "report: the chosen candidate is out of range");
   }
@@ -157,6 +164,11 @@ std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_
 /// deep ensemble on validation and test NLL and metric (and whether the validation margin is
 /// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
 void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
+
+/// The line under a ladder's candidates' table that gives the stacked mixture's weights (those
+/// of 0.005 or more), in the run's final table and in simmer_analyze summary alike.
+std::string stacking_line(const std::vector<std::string>& names, const std::vector<double>& weights,
+                          std::int64_t sweeps);
 
 /// The temperature line printed at the start: T in units of T_Bayes, or the noise sd it
 /// stands for when that is unknown (every rung of a ladder).

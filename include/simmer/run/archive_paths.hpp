@@ -446,6 +446,18 @@ inline constexpr const char* kSelectedName = "selected_name";
 inline constexpr const char* kBest = "best";
 inline constexpr const char* kOneSe = "one_se";
 inline constexpr const char* kValidationRows = "validation_rows";
+/// A ladder with a validation set: the candidates stacked (ensemble/selection.hpp), reported
+/// beside them: the column kStackingWeight [candidate], the attributes kStackingSweeps (EM sweeps)
+/// and kStackingGap (the Frank–Wolfe gap: the validation mean log-likelihood is within it of its
+/// maximum), and per scored set the attributes stacked_score(set, nll) and stacked_score(set, the main
+/// score: accuracy or mse), with kStackingMeaning saying what they are.
+inline constexpr const char* kStackingWeight = "stacking_weight";
+inline constexpr const char* kStackingSweeps = "stacking_sweeps";
+inline constexpr const char* kStackingGap = "stacking_gap";
+inline constexpr const char* kStackingMeaning = "stacking";
+inline std::string stacked_score(std::string_view set, std::string_view score) {
+  return std::string("stacked_").append(set).append("_").append(score);
+}
 /// /selection's attribute saying what validation_loss and its stderr columns are (text).
 inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
 
