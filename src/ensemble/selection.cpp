@@ -154,6 +154,7 @@ Stacking stack(const std::vector<std::vector<double>>& log_density, std::int64_t
   for (std::size_t c = 0; c < n; ++c) w[c] = part[c] ? 1.0 / static_cast<double>(parts) : 0.0;
   // A weight an extrapolation would set to 0 is floored here: EM cannot revive a zero weight.
   constexpr double kFloor = 1e-12;
+  constexpr double kNegligible = 1e-9;  ///< below it a weight is 0 in the result
   while (true) {
     s.gap = em_sweep(log_density, part, w, w1);
     if (s.gap <= tolerance || s.sweeps >= max_sweeps) break;
@@ -183,6 +184,16 @@ Stacking stack(const std::vector<std::vector<double>>& log_density, std::int64_t
     }
     w.swap(jumped ? w3 : w2);
   }
+  // A weight the floor or a slow decay left at a few 1e-12 is a candidate the maximum does not
+  // use: set to 0, so that the mixture (and predict's networks) leave it out, and the gap is
+  // that of the weights returned.
+  double total = 0.0;
+  for (double& v : w) {
+    if (v < kNegligible) v = 0.0;
+    total += v;
+  }
+  for (double& v : w) v /= total;
+  s.gap = em_sweep(log_density, part, w, w1);
   s.weights = w;
   return s;
 }

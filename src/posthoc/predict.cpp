@@ -31,6 +31,8 @@ using Votes = ensemble::VoteAccumulator::Votes;
 /// Networks per block: a rank evaluates whole blocks, and rank 0 adds the blocks' probability
 /// sums in block order, so the sums do not depend on the number of ranks.
 constexpr std::int64_t kBlock = 64;
+/// --candidate stacked: the candidates' mixture with /selection's stacking weights.
+constexpr const char* kStackedName = "stacked";
 /// outside_training_range widens the training data's [min, max] by this share of the range.
 constexpr double kRangeMargin = 0.1;
 /// A scaled input beyond this (a million half-ranges of the training data from its middle) is
@@ -49,12 +51,21 @@ struct Setup {
   RunArchive run;
   data::Dataset points;  ///< raw inputs, with their file lines
   Matrix x;              ///< points, scaled to the network's input range
-  /// The networks: (chain, draw) rows of `source` (draw ignored for /baseline/params).
+  /// The networks: (chain, draw) rows of their part's `source` (draw ignored for /baseline/params).
   std::vector<std::pair<std::int64_t, std::int64_t>> draws;
   std::int64_t planned = 0;  ///< networks of the candidate a finished run holds
-  std::string source = layout::kPosteriorParams;
+  /// One candidate's networks, draws[first .. first + count): one part, or with --candidate
+  /// stacked one per candidate of nonzero stacking weight.
+  struct Part {
+    std::string name;  ///< the candidate
+    std::string source = layout::kPosteriorParams;
+    std::string group = layout::kEnsemble;  ///< the ensemble group whose σ² regression uses
+    std::int64_t first = 0, count = 0;
+    double weight = 1.0;  ///< its stacking weight (1: the one part)
+  };
+  std::vector<Part> parts;
+  bool stacked = false;                        ///< --candidate stacked: each network weighs weight / count
   std::string candidate;                       ///< what they are, for the closing line
-  std::string group = layout::kEnsemble;       ///< the ensemble group whose σ² regression uses
   std::vector<std::int64_t> outside;           ///< per point: features outside the widened training range
   std::string incomplete;                      ///< the warning for an unfinished run ("" when complete)
   std::vector<std::string> kept_names;         ///< --keep: the points file's columns copied to the output
@@ -62,8 +73,56 @@ struct Setup {
   int digits = 7;                              ///< --digits
 };
 
-/// The networks of `candidate` ("" = the run's ensemble): a simmering stage's stored draws, a
-/// ladder rung's block of them, every stored draw, or the deep ensemble's Adam end points.
+/// The networks of one candidate `name` (not "stacked"): a simmering stage's stored draws, a
+/// ladder rung's block of them, every stored draw ("all"), or the deep ensemble's Adam end points,
+/// appended to s.draws as a part; returns the networks a finished run holds of it.
+std::int64_t add_part(Setup& s, const std::string& name) {
+  const io::ArchiveReader& r = *s.reader;
+  Setup::Part part;
+  part.name = name;
+  part.first = static_cast<std::int64_t>(s.draws.size());
+  std::vector<NetworkRow> draws;
+  std::int64_t planned = 0;
+  if (name == layout::kDeepEnsembleName) {
+    if (!r.exists(layout::kDeepEnsemble) || !r.exists(layout::kBaselineParams)) {
+      throw Error("'" + s.run.path +
+                  "': --candidate deep_ensemble: this run has no deep ensemble (it is not a retrofit)");
+    }
+    part.source = layout::kBaselineParams;
+    part.group = layout::kDeepEnsemble;
+    for (std::int64_t c = 0; c < s.run.chains; ++c) draws.emplace_back(c, 0);
+    planned = s.run.chains;
+  } else if (name == "all") {
+    draws = written_draws(r, s.run);
+    planned = s.run.chains * s.run.draws;
+  } else {
+    const std::vector<double> ladder = s.run.config.simmer.ladder.rungs;
+    const std::string prefix = layout::kRungPrefix;
+    std::int64_t rung = -1;
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+        name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+      rung = std::stoll(name.substr(prefix.size()));
+    }
+    if (rung < 0 || rung >= static_cast<std::int64_t>(ladder.size())) {
+      throw Error(
+          "'" + s.run.path + "': --candidate '" + name + "': not one of deep_ensemble, all" +
+          (ladder.empty() ? std::string() : ", rung_0 .. rung_" + std::to_string(ladder.size() - 1) + ", stacked"));
+    }
+    part.group = layout::ladder_group(name);
+    const auto rungs = static_cast<std::int64_t>(ladder.size());
+    draws = rung_draws(s.run, written_draws(r, s.run), rung);
+    planned = s.run.config.simmer.ladder.mode == run::LadderMode::parallel
+                  ? ((s.run.chains - rung + rungs - 1) / rungs) * s.run.draws
+                  : s.run.chains * (s.run.draws / rungs);
+  }
+  part.count = static_cast<std::int64_t>(draws.size());
+  s.draws.insert(s.draws.end(), draws.begin(), draws.end());
+  s.parts.push_back(std::move(part));
+  return planned;
+}
+
+/// The networks of `requested` ("" = the run's ensemble; "stacked": every candidate of nonzero
+/// stacking weight in /selection, each network weighing its candidate's weight over its count).
 void choose_networks(Setup& s, const std::string& requested) {
   const io::ArchiveReader& r = *s.reader;
   std::string name = requested;
@@ -74,41 +133,29 @@ void choose_networks(Setup& s, const std::string& requested) {
     if (name == layout::kSimmeringName) name = "all";
   }
   s.candidate = name;
-  if (name == layout::kDeepEnsembleName) {
-    if (!r.exists(layout::kDeepEnsemble) || !r.exists(layout::kBaselineParams)) {
-      throw Error("'" + s.run.path +
-                  "': --candidate deep_ensemble: this run has no deep ensemble (it is not a retrofit)");
-    }
-    s.source = layout::kBaselineParams;
-    s.group = layout::kDeepEnsemble;
-    s.draws.clear();
-    for (std::int64_t c = 0; c < s.run.chains; ++c) s.draws.emplace_back(c, 0);
-    s.planned = s.run.chains;
+  if (name != kStackedName) {
+    s.planned = add_part(s, name);
     return;
   }
-  const auto all = written_draws(r, s.run);
-  if (name == "all") {
-    s.draws = all;
-    s.planned = s.run.chains * s.run.draws;
-    return;
+  const std::string weights = layout::selection_column(layout::kStackingWeight);
+  if (!r.exists(weights)) {
+    throw Error("'" + s.run.path +
+                "': --candidate stacked: the run has no stacked candidates (/selection/stacking_weight): only a "
+                "ladder run with a validation set, written by a simmer that stacks, has them");
   }
-  const std::vector<double> ladder = s.run.config.simmer.ladder.rungs;
-  const std::string prefix = layout::kRungPrefix;
-  std::int64_t rung = -1;
-  if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
-      name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
-    rung = std::stoll(name.substr(prefix.size()));
+  const auto names = r.read_strings(layout::selection_column(layout::kCandidate));
+  const auto w = r.read_doubles(weights);
+  s.stacked = true;
+  for (std::size_t c = 0; c < names.size() && c < w.size(); ++c) {
+    if (!(w[c] > 0.0)) continue;
+    s.planned += add_part(s, names[c]);
+    s.parts.back().weight = w[c];
   }
-  if (rung < 0 || rung >= static_cast<std::int64_t>(ladder.size())) {
-    throw Error("'" + s.run.path + "': --candidate '" + name + "': not one of deep_ensemble, all" +
-                (ladder.empty() ? std::string() : ", rung_0 .. rung_" + std::to_string(ladder.size() - 1)));
+  if (s.parts.empty()) {
+    throw Error("'" + s.run.path +
+                "': --candidate stacked: no candidate has a stacking weight (no finite validation "
+                "likelihood)");
   }
-  s.group = layout::ladder_group(name);
-  const auto rungs = static_cast<std::int64_t>(ladder.size());
-  s.draws = rung_draws(s.run, all, rung);
-  s.planned = s.run.config.simmer.ladder.mode == run::LadderMode::parallel
-                  ? ((s.run.chains - rung + rungs - 1) / rungs) * s.run.draws
-                  : s.run.chains * (s.run.draws / rungs);
 }
 
 /// The inputs scaled as the run scaled them, refused where a scaled value is not finite or beyond
@@ -197,10 +244,25 @@ std::string kept_fields(const Setup& s, Index p) {
   return out;
 }
 
-/// One block of networks' classification sums: probabilities [points][classes], then each
-/// network's entropy [points].
+/// Network `d`'s weight in the sums: 1, or with --candidate stacked its candidate's stacking
+/// weight over the candidate's networks (the weights then sum to 1), and its part.
+const Setup::Part& part_of(const Setup& s, std::int64_t d) {
+  for (const auto& part : s.parts) {
+    if (d >= part.first && d < part.first + part.count) return part;
+  }
+  throw Error("internal: network " + std::to_string(d) + " is in no part");
+}
+double network_weight(const Setup& s, std::int64_t d) {
+  if (!s.stacked) return 1.0;
+  const Setup::Part& part = part_of(s, d);
+  return part.weight / static_cast<double>(part.count);
+}
+
+/// One block of networks' classification sums (each network times network_weight): probabilities
+/// [points][classes], each network's entropy [points], and (stacked) the weight of the networks
+/// voting for each class [points][classes].
 struct ClassSums {
-  Matrix probability, entropy;
+  Matrix probability, entropy, vote_weight;
 };
 
 void write_classification(const Setup& s, const Votes& votes, const ClassSums& sums, std::int64_t networks,
@@ -214,11 +276,14 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
   csv << ",entropy,mutual_information";
   for (const auto& name : run.class_names) csv << "," << csv_text("fraction_" + name);
   csv << ",vote_prediction,vote_prediction_class,outside_training_range\n";
+  // Stacked: the sums are weighted means already, and the vote is the weighted one (its ties,
+  // like the majority's, to the lowest class).
   ensemble::VoteAccumulator acc(points, run.classes);
   acc.add_votes(votes, networks);
-  const Matrix fraction = acc.fractions();
-  const auto majority = acc.majority();
-  const Matrix probability = sums.probability / static_cast<double>(networks);
+  const Matrix fraction = s.stacked ? sums.vote_weight : acc.fractions();
+  const auto majority = s.stacked ? ensemble::argmax_rows(view(fraction)) : acc.majority();
+  const double normaliser = s.stacked ? 1.0 : static_cast<double>(networks);
+  const Matrix probability = sums.probability / normaliser;
   const auto best = ensemble::argmax_rows(view(probability));
   Matrix entropy;
   ensemble::row_entropy(view(probability), entropy);
@@ -228,7 +293,7 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
     csv << p << kept_fields(s, p) << "," << b << "," << name_of(b);
     for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(probability(p, k), s.digits);
     // The mutual information H(mean p) − mean H(p_m) >= 0; rounding may leave −1e-17.
-    const double mi = std::max(0.0, entropy(p, 0) - sums.entropy(p, 0) / static_cast<double>(networks));
+    const double mi = std::max(0.0, entropy(p, 0) - sums.entropy(p, 0) / normaliser);
     csv << "," << csv_number(entropy(p, 0), s.digits) << "," << csv_number(mi, s.digits);
     for (Index k = 0; k < run.classes; ++k) csv << "," << csv_number(fraction(p, k), s.digits);
     const auto m = majority[static_cast<std::size_t>(p)];
@@ -236,7 +301,10 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
   }
 }
 
-void write_regression(const Setup& s, const std::vector<double>& all, const ensemble::NoiseEstimate& noise,
+/// `noise`: per part, its candidate's σ². Stacked, each network is the component
+/// N(prediction, σ²_c) of its candidate c, weighing network_weight; otherwise every network weighs
+/// the same and σ² is the one part's.
+void write_regression(const Setup& s, const std::vector<double>& all, const std::vector<ensemble::NoiseEstimate>& noise,
                       const std::vector<double>& quantiles, std::ostream& csv) {
   const RunArchive& run = s.run;
   const Index points = s.x.rows();
@@ -250,16 +318,30 @@ void write_regression(const Setup& s, const std::vector<double>& all, const ense
   csv << ",outside_training_range\n";
   ensemble::Mixture m;
   m.resize(s.draws.size());
-  std::fill(m.variance.begin(), m.variance.end(), 0.0);
-  std::fill(m.weight.begin(), m.weight.end(), 1.0);
+  std::vector<std::size_t> part(s.draws.size(), 0);  // each network's part
+  for (std::size_t d = 0; d < s.draws.size(); ++d) {
+    const Setup::Part& own = part_of(s, static_cast<std::int64_t>(d));
+    part[d] = static_cast<std::size_t>(&own - s.parts.data());
+    m.weight[d] = network_weight(s, static_cast<std::int64_t>(d));
+  }
   for (Index p = 0; p < points; ++p) {
     csv << p << kept_fields(s, p);
     for (Index k = 0; k < run.outputs; ++k) {
       for (std::size_t d = 0; d < s.draws.size(); ++d) {
         m.mean[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
+        // Stacked, each component carries its own candidate's σ² (and the mixture no common one).
+        m.variance[d] = s.stacked ? noise[part[d]].variance(0, k) : 0.0;
       }
-      const double sigma2 = noise.variance(0, k);
-      const ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
+      const double sigma2 = s.stacked ? 0.0 : noise.front().variance(0, k);
+      ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
+      if (s.stacked) {  // the networks' spread alone: the variances above are noise
+        double spread = 0.0, total = 0.0;
+        for (std::size_t d = 0; d < s.draws.size(); ++d) {
+          spread += m.weight[d] * (m.mean[d] - mo.mean) * (m.mean[d] - mo.mean);
+          total += m.weight[d];
+        }
+        mo.model = spread / total;
+      }
       csv << "," << csv_number(mo.mean, s.digits) << "," << csv_number(std::sqrt(mo.total), s.digits) << ","
           << csv_number(std::sqrt(mo.model), s.digits);
       for (const double q : quantiles) {
@@ -310,31 +392,44 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
     }
     if (!run.classification) predictions.reserve(static_cast<std::size_t>((end - begin) * points * width));
     Matrix probability, entropy;
-    evaluate_networks(*s.reader, run, s.source, s.draws, begin, end, s.x,
-                      [&](std::int64_t i, const std::string& network, ConstBatchView pred) {
-                        for (Index p = 0; p < points; ++p) {
-                          for (Index k = 0; k < pred.cols(); ++k) {
-                            if (!std::isfinite(pred(p, k))) {
-                              throw Error(point_name(s, p) + ": the network " + network + " gives " +
-                                          csv_number(pred(p, k)) + " for output " + std::to_string(k) +
-                                          " there; nothing written");
-                            }
-                          }
-                        }
-                        if (!run.classification) {
-                          predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
-                          return;
-                        }
-                        const auto winners = ensemble::predicted_classes(pred);
-                        for (Index p = 0; p < points; ++p) votes(p, winners[static_cast<std::size_t>(p)]) += 1;
-                        if ((i - begin) % kBlock == 0) {
-                          block_sums.push_back({Matrix::Zero(points, run.classes), Matrix::Zero(points, 1)});
-                        }
-                        ensemble::class_probabilities(pred, probability);
-                        ensemble::row_entropy(view(probability), entropy);
-                        block_sums.back().probability += probability;
-                        block_sums.back().entropy += entropy;
-                      });
+    const NetworkVisitor visit = [&](std::int64_t i, const std::string& network, ConstBatchView pred) {
+      for (Index p = 0; p < points; ++p) {
+        for (Index k = 0; k < pred.cols(); ++k) {
+          if (!std::isfinite(pred(p, k))) {
+            throw Error(point_name(s, p) + ": the network " + network + " gives " + csv_number(pred(p, k)) +
+                        " for output " + std::to_string(k) + " there; nothing written");
+          }
+        }
+      }
+      if (!run.classification) {
+        predictions.insert(predictions.end(), pred.data(), pred.data() + pred.size());
+        return;
+      }
+      if ((i - begin) % kBlock == 0) {
+        block_sums.push_back(
+            {Matrix::Zero(points, run.classes), Matrix::Zero(points, 1), Matrix::Zero(points, run.classes)});
+      }
+      const double w = network_weight(s, i);
+      const auto winners = ensemble::predicted_classes(pred);
+      for (Index p = 0; p < points; ++p) {
+        votes(p, winners[static_cast<std::size_t>(p)]) += 1;
+        block_sums.back().vote_weight(p, winners[static_cast<std::size_t>(p)]) += w;
+      }
+      ensemble::class_probabilities(pred, probability);
+      ensemble::row_entropy(view(probability), entropy);
+      if (s.stacked) {
+        block_sums.back().probability += w * probability;
+        block_sums.back().entropy += w * entropy;
+      } else {
+        block_sums.back().probability += probability;
+        block_sums.back().entropy += entropy;
+      }
+    };
+    // Each part's networks from its own source (the deep ensemble's are /baseline/params').
+    for (const auto& part : s.parts) {
+      const std::int64_t from = std::max(begin, part.first), to = std::min(end, part.first + part.count);
+      if (from < to) evaluate_networks(*s.reader, run, part.source, s.draws, from, to, s.x, visit);
+    }
   } catch (const std::exception& e) {
     failed = true;
     message = e.what();
@@ -348,21 +443,23 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
     total_votes = Votes::Zero(votes.rows(), votes.cols());
     MPI_Reduce(votes.data(), total_votes.data(), static_cast<int>(votes.size()), MPI_INT64_T, MPI_SUM, 0, comm);
     // Rank 0 adds the blocks in block order (the same sums for any number of ranks).
-    const int values = static_cast<int>(points * (run.classes + 1));
+    const int values = static_cast<int>(points * (2 * run.classes + 1));
     std::vector<double> buffer(static_cast<std::size_t>(values));
     if (rank == 0) {
-      total = {Matrix::Zero(points, run.classes), Matrix::Zero(points, 1)};
+      total = {Matrix::Zero(points, run.classes), Matrix::Zero(points, 1), Matrix::Zero(points, run.classes)};
       for (std::int64_t b = 0; b < blocks; ++b) {
         const int owner = block_owner(b);
         if (owner == 0) {
           const ClassSums& mine = block_sums.at(static_cast<std::size_t>(b - first_block));
           total.probability += mine.probability;
           total.entropy += mine.entropy;
+          total.vote_weight += mine.vote_weight;
           continue;
         }
         MPI_Recv(buffer.data(), values, MPI_DOUBLE, owner, static_cast<int>(b % 32768), comm, MPI_STATUS_IGNORE);
         total.probability += Eigen::Map<const Matrix>(buffer.data(), points, run.classes);
         total.entropy += Eigen::Map<const Matrix>(buffer.data() + points * run.classes, points, 1);
+        total.vote_weight += Eigen::Map<const Matrix>(buffer.data() + points * (run.classes + 1), points, run.classes);
       }
     } else {
       for (std::int64_t b = first_block; b < end_block; ++b) {
@@ -370,6 +467,8 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
         std::copy(mine.probability.data(), mine.probability.data() + mine.probability.size(), buffer.begin());
         std::copy(mine.entropy.data(), mine.entropy.data() + mine.entropy.size(),
                   buffer.begin() + points * run.classes);
+        std::copy(mine.vote_weight.data(), mine.vote_weight.data() + mine.vote_weight.size(),
+                  buffer.begin() + points * (run.classes + 1));
         MPI_Send(buffer.data(), values, MPI_DOUBLE, 0, static_cast<int>(b % 32768), comm);
       }
     }
@@ -386,13 +485,21 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       if (run.classification) {
         write_classification(s, total_votes, total, n_draws, file.stream());
       } else {
-        bool estimated = false;
-        const ensemble::NoiseEstimate noise = group_noise(*s.reader, run, s.group, estimated);
+        std::vector<ensemble::NoiseEstimate> noise;
+        for (const auto& part : s.parts) {
+          bool estimated = false;
+          noise.push_back(group_noise(*s.reader, run, part.group, estimated));
+          noise_line += (noise_line.empty() ? "" : ", ") +
+                        (s.stacked ? part.name + " (weight " + csv_number(part.weight, 3) + "): " : std::string()) +
+                        "sigma = " + csv_number(std::sqrt(noise.back().mean())) + " (" +
+                        std::string(ensemble::kNoiseSourceNames.name(noise.back().source)) + " residuals of " +
+                        part.group + "'s mean" + (estimated ? ", estimated here: the archive records none" : "") + ")";
+        }
         write_regression(s, all, noise, o.quantiles, file.stream());
-        noise_line = "; intervals: the networks' mixture of N(prediction, sigma^2), sigma = " +
-                     csv_number(std::sqrt(noise.mean())) + " (" +
-                     std::string(ensemble::kNoiseSourceNames.name(noise.source)) + " residuals of " + s.group +
-                     "'s mean" + (estimated ? ", estimated here: the archive records none" : "") + ")";
+        noise_line = (s.stacked ? "; intervals: the mixture of N(prediction, sigma_c^2) over the networks, each "
+                                  "candidate c weighing its stacking weight: "
+                                : "; intervals: the networks' mixture of N(prediction, sigma^2), ") +
+                     noise_line;
       }
       file.close();
       if (!s.incomplete.empty()) std::cerr << "simmer_analyze predict: " << s.incomplete << "\n";
@@ -400,8 +507,11 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       for (const auto n : s.outside) flagged += n > 0 ? 1 : 0;
       std::cerr << "simmer_analyze predict: " << points << " point(s), " << n_draws << " network(s) of " << run.chains
                 << " trajectories (" << s.candidate << "), on " << size << " rank(s)"
-                << (run.classification ? "; prediction = arg max of the mean probability, vote_prediction = the "
-                                         "networks' majority"
+                << (run.classification ? (s.stacked ? "; prediction = arg max of the stacked probability (each "
+                                                      "candidate's networks weighing its stacking weight), "
+                                                      "vote_prediction = their weighted vote"
+                                                    : "; prediction = arg max of the mean probability, "
+                                                      "vote_prediction = the networks' majority")
                                        : noise_line)
                 << "; " << flagged << " point(s) outside the training range (widened by 10 %)"
                 << (o.output.empty() ? std::string() : "; wrote " + o.output) << "\n";

@@ -24,7 +24,8 @@ tests: validation  data.validation_fraction carves its rows out of the training 
                    one standard error of the paired differences (one_se); select_by = metric uses
                    the error rate; /ensemble holds the chosen candidate's arrays; summary and
                    predict follow the choice; the candidates stacked in /selection: weights at the
-                   maximum of the validation likelihood (numpy's gradients), NLL and accuracy
+                   maximum of the validation likelihood (numpy's gradients), NLL and accuracy;
+                   predict --candidate stacked weighs each candidate's networks by its weight
        merge       merged retrofit archives report the deep ensemble of all their Adam end points
                    (recomputed from the merged /baseline predictions)
        merge_ladder ladder runs of three seeds pool each rung (votes add, probabilities average by
@@ -73,9 +74,9 @@ def run(ranks, args, expect=0):
     return st.run(SIMMER, ranks, args, expect=expect)
 
 
-def predicted_test_fractions(archive, extra=()):
+def predicted_test(archive, extra=()):
     """simmer_analyze predict of `archive` on its own test inputs (raw units, written as a points
-    CSV beside it): (exit code, the fraction_* columns as an array [row, class], stderr)."""
+    CSV beside it): (exit code, {column: array over the rows} of the numeric columns, stderr)."""
     with h5py.File(archive, "r") as f:
         names = st.strings(f["data/feature_names"])
         x = f["data/test/x"][()]
@@ -85,7 +86,14 @@ def predicted_test_fractions(archive, extra=()):
     p = subprocess.run([ANALYZE, "predict", "--digits", "17", archive, "--points", points, *extra], env=st.ENV, capture_output=True,
                        text=True)
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
-    return p.returncode, np.array([[float(r[k]) for k in r if k.startswith("fraction_")] for r in rows]), p.stderr
+    columns = {k: np.array([float(r[k]) for r in rows]) for k in (rows[0] if rows else {}) if not k.endswith("_class")}
+    return p.returncode, columns, p.stderr
+
+
+def predicted_test_fractions(archive, extra=()):
+    """predicted_test's fraction_* columns as an array [row, class]."""
+    rc, columns, err = predicted_test(archive, extra)
+    return rc, np.array([columns[k] for k in columns if k.startswith("fraction_")]).T, err
 
 
 def text(v):
@@ -441,7 +449,39 @@ def test_select(tmp):
     rc, got, err = predicted_test_fractions(os.path.join(tmp, "best.h5"))
     if rc != 0 or got.shape != expected.shape or not np.array_equal(got, expected):
         fail(f"predict of the chosen candidate differs from /ensemble/test/fraction:\n{err}")
-    print("select: the choice, its standard errors and /ensemble agree with numpy; predict follows it")
+    # predict --candidate stacked weighs each candidate's networks by its stacking weight: weights
+    # set by hand to two candidates (this seed's maximum takes one alone), the deep ensemble's
+    # Adam networks and a rung's draws, so both sources mix.
+    stacked = os.path.join(tmp, "stacked.h5")
+    shutil.copy(os.path.join(tmp, "best.h5"), stacked)
+    w = {"deep_ensemble": 0.25, "rung_1": 0.75}
+    with h5py.File(stacked, "r+") as f:
+        names = st.strings(f["selection/candidate"])
+        f["selection/stacking_weight"][...] = [w.get(n, 0.0) for n in names]
+    rc, mix, err = predicted_test(stacked, ["--candidate", "stacked"])
+    if rc != 0 or "arg max of the stacked probability" not in err:
+        fail(f"predict --candidate stacked failed or did not say what it computed:\n{err}")
+    parts = {}
+    for name in w:
+        rc, parts[name], err = predicted_test(stacked, ["--candidate", name])
+        if rc != 0:
+            fail(f"predict --candidate {name}:\n{err}")
+    for column in mix:
+        if column.startswith(("probability_", "fraction_")):
+            close(mix[column], sum(wk * parts[n][column] for n, wk in w.items()), f"stacked {column}", rtol=1e-12)
+    probability = np.array([mix[k] for k in mix if k.startswith("probability_")]).T
+    entropy = -np.sum(probability * np.log(np.where(probability > 0, probability, 1)), axis=1)
+    close(mix["entropy"], entropy, "stacked entropy", rtol=1e-10, atol=1e-14)
+    # The members' mean entropy is each candidate's (its entropy - its mutual information), weighed.
+    members = sum(wk * (parts[n]["entropy"] - parts[n]["mutual_information"]) for n, wk in w.items())
+    close(mix["mutual_information"], np.maximum(entropy - members, 0), "stacked mutual information", rtol=1e-8,
+          atol=1e-12)
+    fraction = np.array([mix[k] for k in mix if k.startswith("fraction_")]).T
+    if not np.array_equal(mix["vote_prediction"], np.argmax(fraction, axis=1)) \
+            or not np.array_equal(mix["prediction"], np.argmax(probability, axis=1)):
+        fail("predict --candidate stacked: the predictions are not the weighted vote's and probability's arg max")
+    print("select: the choice, its standard errors and /ensemble agree with numpy; predict follows it, and "
+          "predict --candidate stacked weighs the candidates' networks")
 
 
 def test_merge(tmp):
@@ -631,6 +671,20 @@ def test_merge_ladder(tmp):
         check_stacking(f, "merge of a regression ladder")
     for i in ins:
         i.close()
+    # predict --candidate stacked on regression: each network N(prediction, its candidate's σ²),
+    # weighed by its candidate's weight (set by hand to two): the mixture's mean and variances.
+    with h5py.File(merged, "r+") as f:
+        w = {"deep_ensemble": 0.4, "rung_1": 0.6}
+        f["selection/stacking_weight"][...] = [w.get(n, 0.0) for n in st.strings(f["selection/candidate"])]
+    rc, mix, err = predicted_test(merged, ["--candidate", "stacked"])
+    parts = {n: predicted_test(merged, ["--candidate", n])[1] for n in w}
+    if rc != 0 or "each candidate c weighing its stacking weight" not in err:
+        fail(f"predict --candidate stacked (regression) failed or did not say what it computed:\n{err}")
+    mean = sum(wk * parts[n]["mean_y"] for n, wk in w.items())
+    close(mix["mean_y"], mean, "stacked mean", rtol=1e-12)
+    for sd in ("sd_y", "sd_model_y"):
+        second = sum(wk * (parts[n][sd] ** 2 + parts[n]["mean_y"] ** 2) for n, wk in w.items())
+        close(mix[sd], np.sqrt(second - mean ** 2), f"stacked {sd}", rtol=1e-9)
     # Adam alone keeps the default simmer.ladder in its configuration but simmers nothing: merged
     # as any run, without a /ladder.
     if not SANITIZED:  # (the plain merge runs instrumented in analyze: merge)
