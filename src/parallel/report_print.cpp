@@ -265,6 +265,17 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
                                 : "");
   } else {
     print_result(p, report, what);
+    // The stacked mixture, when it is more than the chosen candidate, and how to predict with it.
+    const auto selected = static_cast<std::size_t>(report.selected);
+    if (report.stacked && selected < report.stacking.weights.size() && report.stacking.weights[selected] < 0.999 &&
+        report.stacked_scores.nll.size() > 1) {
+      std::printf(
+          "stacked: one mixture of the candidates (the weights under the candidates' table, fitted on the validation "
+          "rows, so its validation NLL %.4g flatters it) has test NLL %.4g against the run's ensemble's %.4g; it is "
+          "reported, not chosen: simmer_analyze predict %s --candidate stacked --points FILE.csv predicts with it\n",
+          report.stacked_scores.nll.size() > 2 ? report.stacked_scores.nll[2] : kNaN, report.stacked_scores.nll[1],
+          chosen.scores.at(1).nll, p.run.output.c_str());
+    }
   }
   // What to do about the verdicts of the stage in /diagnostics.
   if (report.diagnostics_stage < 0) return;

@@ -93,7 +93,14 @@ def test_regression(tmp):
         rung = f["ladder"]["rung_4"].attrs["temperature"]
         if abs(rung - bayes) > 1e-12 * bayes:
             st.fail(f"the ladder's top rung is T = {rung!r}, not 1 x T_Bayes = {bayes!r}")
-    print(f"regression at the defaults: s = {s:.4g}, T_Bayes = {bayes:.4g}")
+        # The stacked mixture: its row always; its last line only when it is more than the choice.
+        w = f["selection/stacking_weight"][()][int(f["selection"].attrs["selected"])]
+    if "\n  stacked: one mixture of the candidates" not in p.stdout:
+        st.fail(f"the candidates' table lacks the stacked weights' line:\n{p.stdout}")
+    if ("\nstacked: one mixture of the candidates" in p.stdout) != (w < 0.999):
+        st.fail(f"the chosen candidate's stacking weight is {w}, but the stacked conclusion line is "
+                f"{'' if w < 0.999 else 'not '}missing:\n{p.stdout}")
+    print(f"regression at the defaults: s = {s:.4g}, T_Bayes = {bayes:.4g}; the chosen candidate's stacking weight {w:.3g}")
 
 
 def test_classification(tmp):
