@@ -106,12 +106,20 @@ def stacking(f, names, splits=("validation", "test")):
     return w, {split: float(-np.mean(mixture(w, log_densities(f, names, split))[0])) for split in splits}
 
 
-def stacked_test_nll(f, names):
-    """The stacked candidates' test NLL: as the run reported it (/selection's stacked_test_nll), or
-    for an archive written before simmer stacked, computed here by `stacking`."""
+def stacked_test(f, names, metric):
+    """The stacked candidates' test NLL and test metric (`metric`: mse, of the mixture's mean, or
+    accuracy, of its most probable class): as the run reported them (/selection's stacked_test_*),
+    or for an archive written before simmer stacked, computed here by `stacking`."""
     if "selection" in f and "stacked_test_nll" in f["selection"].attrs:
-        return float(f["selection"].attrs["stacked_test_nll"])
-    return stacking(f, names)[1]["test"]
+        a = f["selection"].attrs
+        return float(a["stacked_test_nll"]), float(a[f"stacked_test_{metric}"])
+    w, nll = stacking(f, names)
+    y = f["data/test/y"][()]
+    if metric == "accuracy":
+        p = sum(wk * f[f"{g}/test/probability"][()] for wk, g in zip(w, names))
+        return nll["test"], float(np.mean(np.argmax(p, axis=1) == y.reshape(-1)))
+    m = sum(wk * f[f"{g}/test/mean"][()] for wk, g in zip(w, names))
+    return nll["test"], float(np.mean((m - y.reshape(m.shape)) ** 2))
 
 
 def tally(t, ours, other, lower_better):
@@ -132,7 +140,8 @@ def main(cases):
         wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
         nll_wins, nll_last, nll_oracle, nll_stacked = [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]
-        seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "last", "last_nll", "chosen")}
+        stacked_wins = [0, 0, 0]  # the stacked candidates' test metric against the fair deep ensemble
+        seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "last", "last_nll", "chosen", "stacked")}
         for seed in range(1, 9):
             ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
             if not os.path.exists(ladder):
@@ -154,7 +163,7 @@ def main(cases):
                 rungs = [f"ladder/{k}" for k in sorted(f["ladder"]) if k.startswith("rung_")]
                 deep = ["deep_ensemble"] if deep_nll == deep_nll else []
                 oracle_nll = min([float(f[g].attrs["ensemble_test_nll"]) for g in rungs] + ([deep_nll] if deep else []))
-                stacked_nll = stacked_test_nll(f, rungs + deep)
+                stacked_nll, stacked_metric = stacked_test(f, rungs + deep, metric)
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")
@@ -185,20 +194,24 @@ def main(cases):
             tally(nll_wins, ladder_nll, fair_nll, True)
             tally(nll_oracle, oracle_nll, fair_nll, True)
             tally(nll_stacked, stacked_nll, fair_nll, True)
+            tally(stacked_wins, stacked_metric, fair_mse, lower)
+            seen["stacked"].append(stacked_metric)
             if deep_mse == deep_mse:  # not nan
                 tally(wins_last, ladder_mse, deep_mse, lower)
                 tally(nll_last, ladder_nll, deep_nll, True)
             print(f"{case} seed {seed}: budget {budget} gradients; test {metric} ladder {ladder_mse:.4g}, deep "
                   f"ensemble (last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}; test NLL "
                   f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}; the best candidate {oracle_nll:.4g}, the stacked "
-                  f"candidates {stacked_nll:.4g}", flush=True)
+                  f"candidates {stacked_nll:.4g} (test {metric} {stacked_metric:.4g})", flush=True)
         print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]} "
               f"(sign test p {sign_test(wins[0], wins[2]):.3g}), against the last-epoch deep ensemble "
               f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
               f"(p {sign_test(nll_wins[0], nll_wins[2]):.3g}) and {nll_last[0]}/{nll_last[1]}/{nll_last[2]}; the best "
               f"candidate on the test rows (the ceiling of choosing) against the fair deep ensemble's test NLL "
               f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}; the stacked candidates' "
-              f"{nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]}", flush=True)
+              f"{nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]} (test {metric} "
+              f"{stacked_wins[0]}/{stacked_wins[1]}/{stacked_wins[2]}, median {median(seen['stacked']):.4g} against "
+              f"{median(seen['fair']):.4g})", flush=True)
         rows.append(f"| {case} ({metric}) | {wins[0]}/{wins[1]}/{wins[2]} ({sign_test(wins[0], wins[2]):.3g}) | "
                     f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
                     f"{median(seen['ladder']):.4g} / {median(seen['fair']):.4g} | "
