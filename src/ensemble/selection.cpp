@@ -87,16 +87,18 @@ std::vector<double> mixture_log_density(const std::vector<std::vector<double>>& 
                                         const std::vector<double>& weights) {
   const std::size_t rows = common_rows(log_density);
   if (weights.size() != log_density.size()) throw Error("internal: a weight per stacked candidate");
+  std::vector<double> log_w(weights.size());
+  for (std::size_t c = 0; c < weights.size(); ++c) log_w[c] = weights[c] > 0.0 ? std::log(weights[c]) : 0.0;
   std::vector<double> out(rows, kNaN);
   for (std::size_t i = 0; i < rows; ++i) {
     double top = -std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < weights.size(); ++c) {
-      if (weights[c] > 0.0) top = std::max(top, std::log(weights[c]) + log_density[c][i]);
+      if (weights[c] > 0.0) top = std::max(top, log_w[c] + log_density[c][i]);
     }
     if (!std::isfinite(top)) continue;
     double total = 0.0;
     for (std::size_t c = 0; c < weights.size(); ++c) {
-      if (weights[c] > 0.0) total += std::exp(std::log(weights[c]) + log_density[c][i] - top);
+      if (weights[c] > 0.0) total += std::exp(log_w[c] + log_density[c][i] - top);
     }
     out[i] = top + std::log(total);
   }

@@ -445,9 +445,8 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
                     "Gaussian of mean and variance + noise variance per row, or the class probabilities), "
                     "its weights maximising the validation rows' mean log-likelihood (EM from equal weights with "
                     "SQUAREM's steps, stacking_sweeps sweeps, stopped when stacking_gap, the Frank-Wolfe gap "
-                    "that bounds the distance from the maximum, is at most 1e-10); stacked_<set>_nll: the mixture's "
-                    "mean negative "
-                    "log-likelihood per row and output, stacked_<set>_") +
+                    "that bounds the distance from the maximum, is at most 1e-10); stacked_<set>_nll: the "
+                    "mixture's mean negative log-likelihood per row and output, stacked_<set>_") +
             layout::main_score(table.classification) +
             (table.classification ? ": the accuracy of its most probable class"
                                   : ": the mean squared error of its mean") +

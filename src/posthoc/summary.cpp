@@ -231,7 +231,7 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
                   std::isfinite(drifting[c]) ? printf_string("%.0f", drifting[c]).c_str() : "-", mark.c_str());
     out << buf;
   }
-  // The candidates stacked (a ladder with a validation set, from this feature on).
+  // The candidates stacked (a ladder with a validation set; an archive older than stacking has none).
   const std::string weight_path = layout::selection_column(layout::kStackingWeight);
   if (!r.exists(weight_path)) return;
   const auto weight = r.read_doubles(weight_path);

@@ -72,8 +72,9 @@ PairedDifference paired_difference(const std::vector<double>& a, const std::vect
 /// SQUAREM's extrapolation (Varadhan & Roland 2008; kept only when it does not lower L), until
 /// the Frank–Wolfe gap max_c g_c − 1 (Σ_c w_c g_c = 1), which bounds L(w*) − L(w) from above,
 /// is at most `tolerance`, or after `max_sweeps` sweeps; weights below 1e-9 are then set to 0
-/// (the rest renormalised, and the gap is that of the weights returned). Near-copies of one candidate share its
-/// weight in a way the rows cannot tell apart; L, and so the mixture, is then still the maximum.
+/// (the rest renormalised, and the gap is that of the weights returned). Near-copies of one
+/// candidate share its weight in a way the rows cannot tell apart; L, and so the mixture, is then
+/// still the maximum.
 struct Stacking {
   std::vector<double> weights;  ///< per candidate; 0 for one with a non-finite density on some row
   std::int64_t sweeps = 0;      ///< EM sweeps made
