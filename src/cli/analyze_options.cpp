@@ -114,7 +114,8 @@ const Command kCommands[] = {
      "(Pareto-smoothed importance sampling leave-one-out; k-hat per row, a warning above\n"
      "min(1 - 1/log10(draws), 0.7)) and WAIC, as ArviZ computes them (r_eff = 1), each with its\n"
      "standard error, the difference to the best elpd_loo with that difference's standard error\n"
-     "(dse), beside the validation loss that chose the run's ensemble (/selection). Regression\n"
+     "(dse) and az.compare's stacking weight of each candidate's leave-one-out densities, beside\n"
+     "the validation loss that chose the run's ensemble (/selection). Regression\n"
      "uses the noise sd T_Bayes assumed. They estimate the posterior predictive's fit to new rows\n"
      "only at T = T_Bayes with a prior; at other rungs they describe the tempered law.\n"
      "--out writes the table as CSV."},

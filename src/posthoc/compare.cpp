@@ -13,6 +13,7 @@
 
 #include "simmer/core/error.hpp"
 #include "simmer/ensemble/model_comparison.hpp"
+#include "simmer/ensemble/selection.hpp"
 #include "simmer/posthoc/commands.hpp"
 #include "simmer/posthoc/run_archive.hpp"
 #include "simmer/run/archive_layout.hpp"
@@ -103,23 +104,28 @@ void compare(const CompareOptions& o, std::ostream& out) {
   const std::string chosen = r.has_attribute(layout::kMetrics, layout::kEnsembleName)
                                  ? r.attribute_text(layout::kMetrics, layout::kEnsembleName)
                                  : std::string();
+  // az.compare's `weight` (its default method, stacking): the weights of one mixture of the
+  // candidates' leave-one-out predictive densities that maximise Σ_i log Σ_k w_k exp(elpd_loo_ik).
+  std::vector<std::vector<double>> pointwise;
+  for (const auto& c : cands) pointwise.push_back(c.loo.pointwise);
+  const std::vector<double> weight = ensemble::stack(pointwise).weights;
   const auto rows = cands.front().loo.pointwise.size();
   out << "compare: PSIS-LOO and WAIC of " << cands.size() << " candidate(s) of " << o.archive << " on its " << rows
       << " training rows (log scale, higher is better; " << meaning << "; r_eff = 1: draws taken as independent)\n";
   char line[400];
-  std::snprintf(line, sizeof line, "%-11s %9s %6s %11s %8s %8s %10s %8s %7s %11s %8s %8s %11s\n", "candidate",
-                "T/T_Bayes", "draws", "elpd_loo", "se", "p_loo", "elpd_diff", "dse", "k>good", "elpd_waic", "se",
-                "p_waic", "valid_loss");
+  std::snprintf(line, sizeof line, "%-11s %9s %6s %11s %8s %8s %10s %8s %7s %7s %11s %8s %8s %11s\n", "candidate",
+                "T/T_Bayes", "draws", "elpd_loo", "se", "p_loo", "elpd_diff", "dse", "weight", "k>good", "elpd_waic",
+                "se", "p_waic", "valid_loss");
   out << line;
   for (std::size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     const double diff = c.loo.elpd - cands[best].loo.elpd;
     const double dse = i == best ? 0.0 : ensemble::difference_se(c.loo.pointwise, cands[best].loo.pointwise);
-    std::snprintf(line, sizeof line, "%-11s %9s %6zu %11s %8s %8s %10s %8s %7lld %11s %8s %8s %11s", c.name.c_str(),
+    std::snprintf(line, sizeof line, "%-11s %9s %6zu %11s %8s %8s %10s %8s %7s %7lld %11s %8s %8s %11s", c.name.c_str(),
                   number(c.temperature_over_bayes, "%.3g").c_str(), c.draws.size(), number(c.loo.elpd).c_str(),
                   number(c.loo.se).c_str(), number(c.loo.p).c_str(), number(diff).c_str(), number(dse).c_str(),
-                  static_cast<long long>(c.loo.k_above), number(c.waic.elpd).c_str(), number(c.waic.se).c_str(),
-                  number(c.waic.p).c_str(), number(c.validation_loss, "%.5g").c_str());
+                  number(weight[i], "%.3f").c_str(), static_cast<long long>(c.loo.k_above), number(c.waic.elpd).c_str(),
+                  number(c.waic.se).c_str(), number(c.waic.p).c_str(), number(c.validation_loss, "%.5g").c_str());
     out << line << (i == best ? "  <- best elpd_loo" : "") << (c.name == chosen ? "  <- the run's ensemble" : "")
         << "\n";
   }
@@ -143,16 +149,17 @@ void compare(const CompareOptions& o, std::ostream& out) {
   if (o.output.empty()) return;
   OutputFile file("compare", o.output, out, {o.archive});
   std::ostream& csv = file.stream();
-  csv << "candidate,temperature_over_bayes,draws,elpd_loo,se_loo,p_loo,elpd_diff,dse,k_above,max_k,elpd_waic,se_"
-         "waic,p_waic,validation_loss\n";
+  csv << "candidate,temperature_over_bayes,draws,elpd_loo,se_loo,p_loo,elpd_diff,dse,weight,k_above,max_k,elpd_"
+         "waic,se_waic,p_waic,validation_loss\n";
   for (std::size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     const double dse = i == best ? 0.0 : ensemble::difference_se(c.loo.pointwise, cands[best].loo.pointwise);
     csv << c.name << "," << csv_number(c.temperature_over_bayes) << "," << c.draws.size() << ","
         << csv_number(c.loo.elpd) << "," << csv_number(c.loo.se) << "," << csv_number(c.loo.p) << ","
-        << csv_number(c.loo.elpd - cands[best].loo.elpd) << "," << csv_number(dse) << "," << c.loo.k_above << ","
-        << csv_number(*std::max_element(c.loo.pareto_k.begin(), c.loo.pareto_k.end())) << "," << csv_number(c.waic.elpd)
-        << "," << csv_number(c.waic.se) << "," << csv_number(c.waic.p) << "," << csv_number(c.validation_loss) << "\n";
+        << csv_number(c.loo.elpd - cands[best].loo.elpd) << "," << csv_number(dse) << "," << csv_number(weight[i])
+        << "," << c.loo.k_above << "," << csv_number(*std::max_element(c.loo.pareto_k.begin(), c.loo.pareto_k.end()))
+        << "," << csv_number(c.waic.elpd) << "," << csv_number(c.waic.se) << "," << csv_number(c.waic.p) << ","
+        << csv_number(c.validation_loss) << "\n";
   }
   file.close();
 }

@@ -80,6 +80,32 @@ def loo(ll, reff=1.0):
     return i.sum(), np.sqrt(len(i) * np.var(i)), lppd - i.sum(), i, np.array(ks)
 
 
+def stacking_weights(pointwise):
+    """az.compare's `weight` (method "stacking"), transcribed from ArviZ's compare: the weights that
+    maximise sum_i log sum_k w_k exp(elpd_ik) over the simplex, by scipy's SLSQP on the first K - 1
+    weights (the last is 1 minus their sum), from equal weights. `pointwise`: one array of
+    pointwise elpd per model."""
+    from scipy.optimize import minimize
+    exp_ic_i = np.exp(np.array(pointwise).T)  # rows x models
+    rows, cols = exp_ic_i.shape
+    km1 = cols - 1
+
+    def w_fuller(weights):
+        return np.concatenate((weights, [max(1.0 - np.sum(weights), 0.0)]))
+
+    def log_score(weights):
+        return -np.sum(np.log(exp_ic_i @ w_fuller(weights)))
+
+    def gradient(weights):
+        w_full = w_fuller(weights)
+        return -np.array([np.sum((exp_ic_i[:, k] - exp_ic_i[:, km1]) / (exp_ic_i @ w_full)) for k in range(km1)])
+
+    theta = np.full(km1, 1.0 / cols)
+    constraints = [{"type": "ineq", "fun": lambda x: -np.sum(x) + 1.0}, {"type": "ineq", "fun": np.sum}]
+    result = minimize(fun=log_score, x0=theta, jac=gradient, bounds=[(0.0, 1.0)] * km1, constraints=constraints)
+    return w_fuller(result["x"])
+
+
 def synthetic():
     """300 draws of a Gaussian mean, mu_s = 0.4 sin(0.7 s) + 0.2 cos(0.13 s) + 2 sin(0.05 s)^16 (a
     few draws far out), scored on six observations: k-hat from -0.28 to 1.07."""

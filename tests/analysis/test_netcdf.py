@@ -393,7 +393,8 @@ def test_idata(tmp):
 def test_compare(tmp):
     """simmer_analyze compare: each rung's PSIS-LOO and WAIC equal a hand computation
     (tests/analysis/loo_reference.py, numpy transcribed from ArviZ) on the same draws'
-    log-likelihood, exported by export --log-likelihood --rung K, to 1e-8."""
+    log-likelihood, exported by export --log-likelihood --rung K, to 1e-8; the weight column is
+    az.compare's stacking weights (ArviZ's SLSQP, transcribed) to 1e-3."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import csv
     import xarray as xr
@@ -409,13 +410,15 @@ def test_compare(tmp):
             fail(f"{name}: compare failed or printed no table:\n{printed.stdout}\n{printed.stderr}")
         with open(table) as fh:
             rows = {r["candidate"]: r for r in csv.DictReader(fh)}
+        pointwise = []
         for k in (0, 1):
             nc = os.path.join(tmp, f"{name}_rung{k}.nc")
             st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--log-likelihood", "--rung", str(k),
                                    "--out", nc])
             with xr.open_dataset(nc, group="log_likelihood", engine="netcdf4") as ds:
                 ll = ds["y"].values.reshape(-1, ds["y"].shape[-1])
-            loo_e, loo_se, p_loo, _, khat = ref.loo(ll)
+            loo_e, loo_se, p_loo, loo_i, khat = ref.loo(ll)
+            pointwise.append(loo_i)
             waic_e, waic_se, p_waic, _ = ref.waic(ll)
             got = rows[f"rung_{k}"]
             for column, want in (("elpd_loo", loo_e), ("se_loo", loo_se), ("p_loo", p_loo), ("elpd_waic", waic_e),
@@ -426,8 +429,16 @@ def test_compare(tmp):
             if int(got["k_above"]) != int(np.sum(khat > good_k)):
                 fail(f"{name} rung_{k}: {got['k_above']} rows above k-hat {good_k:.2f}, numpy counts "
                      f"{int(np.sum(khat > good_k))}")
+        # The weight column: az.compare's stacking weights. SLSQP stops near the maximum, simmer's EM
+        # at a gap of 1e-10, so: the same weights to 1e-3, and simmer's score no worse than ArviZ's.
+        want = ref.stacking_weights(pointwise)
+        got = np.array([float(rows[f"rung_{k}"]["weight"]) for k in (0, 1)])
+        score = [np.sum(ref.logsumexp(np.log(np.maximum(w, 1e-300))[:, None] + np.array(pointwise), axis=0))
+                 for w in (got, want)]
+        if not np.allclose(got, want, atol=1e-3) or score[0] < score[1] - 1e-8:
+            fail(f"{name}: compare's stacking weights {got} (score {score[0]!r}), ArviZ's {want} (score {score[1]!r})")
         print(f"compare ({name}): " + ", ".join(f"{c} elpd_loo {float(r['elpd_loo']):.3f} ± {float(r['se_loo']):.3f}"
-                                              for c, r in rows.items()))
+                                              f", weight {float(r['weight']):.3f}" for c, r in rows.items()))
 
 
 def test_format1(tmp):
