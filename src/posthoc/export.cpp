@@ -222,7 +222,8 @@ void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, cons
 }
 
 /// --what metrics: every number of /metrics and of each ladder rung's group, one row each
-/// (candidate, split, metric, value), parsed from metrics.hpp's names: <prefix><set>_<score>.
+/// (candidate, split, metric, value), parsed from metrics.hpp's names: <prefix><set>_<score>;
+/// then a ladder's stacked candidates' scores from /selection (candidate "stacked").
 void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
   out << "candidate,split,metric,value\n";
   std::vector<std::pair<std::string, std::string>> groups{{"run", layout::kMetrics}};  // (candidate, group)
@@ -257,6 +258,17 @@ void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
         break;
       }
       out << candidate << "," << split << "," << metric << "," << value << "\n";
+    }
+  }
+  // A ladder's stacked candidates (/selection's stacked_<set>_<score>): candidate "stacked".
+  if (!r.is_group(layout::kSelection)) return;
+  for (const auto& a : r.attributes(layout::kSelection)) {
+    if (a.kind != io::AttributeValue::Kind::real) continue;
+    for (const char* set : {layout::kTrain, layout::kTest, layout::kValidation}) {
+      const std::string head = layout::stacked_score(set, "");
+      if (a.name.rfind(head, 0) != 0) continue;
+      out << "stacked," << set << "," << a.name.substr(head.size()) << "," << csv_number(a.real) << "\n";
+      break;
     }
   }
 }
