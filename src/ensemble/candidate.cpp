@@ -136,13 +136,7 @@ StackedScores score_stacked(const std::vector<Candidate>& candidates, const std:
     for (const double v : log_p) nll -= v / outputs;
     out.nll.push_back(nll / static_cast<double>(log_p.size()));
     if (classification) {
-      std::vector<std::int64_t> most_probable(static_cast<std::size_t>(mixture.rows()));
-      for (Index i = 0; i < mixture.rows(); ++i) {
-        Index k = 0;
-        mixture.row(i).maxCoeff(&k);
-        most_probable[static_cast<std::size_t>(i)] = k;
-      }
-      out.metric.push_back(accuracy(most_probable, *scored[s].labels));
+      out.metric.push_back(accuracy(argmax_rows(view(mixture)), *scored[s].labels));
     } else {
       out.metric.push_back(mean_squared_error(view(mixture), view(*scored[s].truth)));
     }

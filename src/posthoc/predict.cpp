@@ -417,13 +417,9 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       }
       ensemble::class_probabilities(pred, probability);
       ensemble::row_entropy(view(probability), entropy);
-      if (s.stacked) {
-        block_sums.back().probability += w * probability;
-        block_sums.back().entropy += w * entropy;
-      } else {
-        block_sums.back().probability += probability;
-        block_sums.back().entropy += entropy;
-      }
+      // w is 1 unless stacked, and a product by 1 is exact: the unweighted sums' bits.
+      block_sums.back().probability += w * probability;
+      block_sums.back().entropy += w * entropy;
     };
     // Each part's networks from its own source (the deep ensemble's are /baseline/params').
     for (const auto& part : s.parts) {
