@@ -125,7 +125,7 @@ void print_stacked(const run::Problem& p, const RunReport& report) {
   const char* fmt = p.classification ? "%.4f" : "%.4g";
   const double val_metric = s.metric.size() > 2 ? s.metric[2] : kNaN;
   const double val_nll = s.nll.size() > 2 ? s.nll[2] : kNaN;
-  std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9.4g %9s\n", "stacked", "-", "-", "-",
+  std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9.4g %9s\n", run::layout::kStackedName, "-", "-", "-",
               format(fmt, val_metric).c_str(), ("NLL " + format("%.4g", val_nll)).c_str(),
               format(fmt, s.metric.at(1)).c_str(), s.nll.at(1), "-");
   std::vector<std::string> names;

@@ -267,7 +267,8 @@ void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
     for (const char* set : {layout::kTrain, layout::kTest, layout::kValidation}) {
       const std::string head = layout::stacked_score(set, "");
       if (a.name.rfind(head, 0) != 0) continue;
-      out << "stacked," << set << "," << a.name.substr(head.size()) << "," << csv_number(a.real) << "\n";
+      out << layout::kStackedName << "," << set << "," << a.name.substr(head.size()) << "," << csv_number(a.real)
+          << "\n";
       break;
     }
   }

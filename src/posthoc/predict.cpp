@@ -31,8 +31,6 @@ using Votes = ensemble::VoteAccumulator::Votes;
 /// Networks per block: a rank evaluates whole blocks, and rank 0 adds the blocks' probability
 /// sums in block order, so the sums do not depend on the number of ranks.
 constexpr std::int64_t kBlock = 64;
-/// --candidate stacked: the candidates' mixture with /selection's stacking weights.
-constexpr const char* kStackedName = "stacked";
 /// outside_training_range widens the training data's [min, max] by this share of the range.
 constexpr double kRangeMargin = 0.1;
 /// A scaled input beyond this (a million half-ranges of the training data from its middle) is
@@ -133,7 +131,7 @@ void choose_networks(Setup& s, const std::string& requested) {
     if (name == layout::kSimmeringName) name = "all";
   }
   s.candidate = name;
-  if (name != kStackedName) {
+  if (name != layout::kStackedName) {
     s.planned = add_part(s, name);
     return;
   }

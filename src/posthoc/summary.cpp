@@ -239,8 +239,8 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
     const std::string name = layout::stacked_score(set, score);
     return r.has_attribute(selection, name) ? r.attribute_real(selection, name) : std::nan("");
   };
-  std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8s %9.4g %9.4g %24s %9.4g %9.4g %8s\n", "stacked", "-", "-", "-",
-                stacked(layout::kValidation, metric), stacked(layout::kValidation, layout::kNll), "-",
+  std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8s %9.4g %9.4g %24s %9.4g %9.4g %8s\n", layout::kStackedName, "-",
+                "-", "-", stacked(layout::kValidation, metric), stacked(layout::kValidation, layout::kNll), "-",
                 stacked(layout::kTest, metric), stacked(layout::kTest, layout::kNll), "-");
   out << buf;
   out << parallel::stacking_line(names, weight,

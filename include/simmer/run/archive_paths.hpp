@@ -391,6 +391,9 @@ inline constexpr const char* kDeepEnsemble = "/deep_ensemble";
 /// kStage): the deep ensemble, a ladder's rung_<k>, or "simmering" (the stage without a ladder).
 inline constexpr const char* kDeepEnsembleName = "deep_ensemble";
 inline constexpr const char* kSimmeringName = "simmering";
+/// The candidates stacked (/selection's stacking_weight): the name of their row in the tables,
+/// in export --what metrics and predict's --candidate.
+inline constexpr const char* kStackedName = "stacked";
 inline constexpr const char* kRungPrefix = "rung_";
 inline std::string rung_name(std::int64_t k) { return kRungPrefix + std::to_string(k); }
 
