@@ -9,10 +9,10 @@ of the ladder's chosen ensemble, of the study's deep ensemble (a retrofit's Adam
 ab initio run has none: nan) and of the fair one, and the ladder's W/T/L against each with the
 one-sided sign test's p (ties dropped). Two analyses beside it: the ceiling of choosing (the best
 candidate on the test rows, from the archive's candidates) and the stacked candidates (as the run
-reports them in /selection, or for an archive older than that computed here: one mixture of the
-candidates' predictives as the archive scores them, per row N(mean, variance + noise variance)
-for regression and the class probabilities for classification, its weights maximising the
-validation rows' likelihood by EM, as Bayesian stacking does).
+reports them in /stacked, or for an archive older than that computed here as simmer computes
+them: the candidates weighted by the weights that maximise the validation rows' likelihood of
+one mixture of their predictives, per row N(mean, variance + noise variance) for regression and
+the class probabilities for classification, found by EM as Bayesian stacking does).
 
 usage: study_fair_deep.py [CASE ...]   (default: autompg_m autompg_s sine iris_retrofit)
 environment: SIMMER_STUDY_DIR (the study's runs, default runs/study), SIMMER_STUDY_VARIANT (the
@@ -93,7 +93,7 @@ def stacking(f, names, splits=("validation", "test")):
     rows' mean log-likelihood: plain EM from equal weights until the Frank-Wolfe gap
     max_k mean_i p_k/mixture_i - 1 (a bound on the distance from the maximum) is at most 1e-10,
     or 100 000 sweeps. Returns the weights and the mixture's NLL on each of `splits`. simmer
-    reports the same in /selection (an accelerated EM, ensemble/selection.hpp), which
+    reports the same weights in /selection (an accelerated EM, ensemble/selection.hpp), which
     tests/mpi/test_ladder.py checks with `log_densities` and `mixture`."""
     valid = log_densities(f, names, "validation")
     w = np.full(len(names), 1.0 / len(names))
@@ -107,19 +107,38 @@ def stacking(f, names, splits=("validation", "test")):
 
 
 def stacked_test(f, names, metric):
-    """The stacked candidates' test NLL and test metric (`metric`: mse, of the mixture's mean, or
-    accuracy, of its most probable class): as the run reported them (/selection's stacked_test_*),
-    or for an archive written before simmer stacked, computed here by `stacking`."""
+    """The stacked candidates' test NLL and test metric (`metric`: mse or accuracy): as the run
+    reported them (/stacked; /selection's stacked_test_* for an archive of the day before, whose
+    regression NLL was the mixture's density and accuracy its most probable class'), or for an
+    archive written before simmer stacked, computed here as simmer computes them
+    (ensemble::stacked_candidate): each candidate weighted by `stacking`'s weight, the mean and
+    spread sum_k w_k (v_k + (m_k - m)^2), the noise variance from that mean's validation residuals,
+    the Gaussian NLL; the weighted probabilities and the weighted vote's accuracy."""
+    if "stacked" in f and "ensemble_test_nll" in f["stacked"].attrs:
+        a = f["stacked"].attrs
+        return float(a["ensemble_test_nll"]), float(a[f"ensemble_test_{metric}"])
     if "selection" in f and "stacked_test_nll" in f["selection"].attrs:
         a = f["selection"].attrs
         return float(a["stacked_test_nll"]), float(a[f"stacked_test_{metric}"])
-    w, nll = stacking(f, names)
+    w, _ = stacking(f, names)
     y = f["data/test/y"][()]
     if metric == "accuracy":
         p = sum(wk * f[f"{g}/test/probability"][()] for wk, g in zip(w, names))
-        return nll["test"], float(np.mean(np.argmax(p, axis=1) == y.reshape(-1)))
-    m = sum(wk * f[f"{g}/test/mean"][()] for wk, g in zip(w, names))
-    return nll["test"], float(np.mean((m - y.reshape(m.shape)) ** 2))
+        labels = y.reshape(-1).astype(int)
+        nll = float(np.mean(-np.log(np.maximum(p[np.arange(len(labels)), labels], np.finfo(float).tiny))))
+        fraction = sum(wk * f[f"{g}/test/fraction"][()] for wk, g in zip(w, names))
+        return nll, float(np.mean(np.argmax(fraction, axis=1) == labels))
+
+    def moments(split):
+        means = [f[f"{g}/{split}/mean"][()][:, 0] for g in names]
+        m = sum(wk * mk for wk, mk in zip(w, means))
+        return m, sum(wk * (f[f"{g}/{split}/variance"][()][:, 0] + (mk - m) ** 2) for wk, g, mk in zip(w, names, means))
+
+    noise = np.mean((f["data/validation/y"][()][:, 0] - moments("validation")[0]) ** 2)
+    m, v = moments("test")
+    var = v + noise
+    nll = float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * (y[:, 0] - m) ** 2 / var))
+    return nll, float(np.mean((y[:, 0] - m) ** 2))
 
 
 def tally(t, ours, other, lower_better):

@@ -534,9 +534,12 @@ const std::vector<Key>& keys() {
                "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
                "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)"),
       make_key("ensemble", "select_rule", in(kSelection, &ensemble::SelectionOptions::rule), ensemble::kSelectRuleNames,
-               "best (default: the lowest validation loss) | one_se (the first candidate, the deep ensemble "
-               "then the rungs coldest first, within one standard error of the best, the error of the per-row "
-               "differences: a choice that a small validation set's noise moves less)"),
+               "stacking (default: the candidates stacked, every candidate's members weighted so that its share "
+               "is its stacking weight, the weights maximising the validation rows' likelihood of one mixture of "
+               "their predictives; with one candidate: best) | best (the lowest validation loss) | one_se (the "
+               "first candidate, the deep ensemble then the rungs coldest first, within one standard error of the "
+               "best, the error of the per-row differences: a choice that a small validation set's noise moves "
+               "less); docs/CHOOSING_T.md"),
       // [run]
       make_key("run", "trajectories", in(kRun, &run::RunOptions::trajectories),
                "independent trajectories (0: one per MPI rank); trajectory i runs on rank i mod "

@@ -110,37 +110,74 @@ std::vector<std::vector<double>> row_log_densities(const std::vector<Candidate>&
   return out;
 }
 
-StackedScores score_stacked(const std::vector<Candidate>& candidates, const std::vector<ScoredSet>& scored,
-                            const std::vector<double>& w) {
-  if (w.size() != candidates.size()) throw Error("internal: a stacking weight per candidate");
-  StackedScores out;
-  const bool known = std::all_of(w.begin(), w.end(), [](double v) { return std::isfinite(v); });
-  for (std::size_t s = 0; s < scored.size(); ++s) {
-    if (!known || candidates.empty() || scored[s].rows() == 0) {
-      out.nll.push_back(kNaN);
-      out.metric.push_back(kNaN);
-      continue;
+Candidate stacked_candidate(const std::vector<Candidate>& candidates, const std::vector<double>& w,
+                            const std::vector<ScoredSet>& scored, std::string name) {
+  if (w.size() != candidates.size() || candidates.empty()) throw Error("internal: a stacking weight per candidate");
+  constexpr double kUnits = 4294967296.0;  // 2^32: the multiplied members of all candidates together
+  Candidate out;
+  out.name = std::move(name);
+  out.classification = candidates.front().classification;
+  std::vector<std::int64_t> k(candidates.size(), 0);
+  double total = 0.0;  // Σ k_c n_c
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    const auto n = static_cast<double>(candidates[c].members);
+    if (!(w[c] > 0.0) || !std::isfinite(w[c]) || n <= 0.0) continue;
+    k[c] = std::llround(w[c] * kUnits / n);
+    total += static_cast<double>(k[c]) * n;
+    if (k[c] > 0) out.members += candidates[c].members;
+  }
+  if (out.members == 0) return out;
+  bool first = true;
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    if (k[c] == 0) continue;
+    const Candidate& from = candidates[c];
+    const double share = static_cast<double>(k[c]) * static_cast<double>(from.members) / total;
+    if (first) {  // the shapes, from the first candidate with a weight
+      out.votes.resize(from.votes.size());
+      for (std::size_t s = 0; s < from.votes.size(); ++s)
+        out.votes[s] = VoteAccumulator(from.votes[s].votes().rows(), from.votes[s].votes().cols());
+      for (const auto& m : from.means) out.means.emplace_back(m.mean().rows(), m.mean().cols());
+      for (const auto& m : from.probability) out.probability.push_back(Matrix::Zero(m.rows(), m.cols()));
+      for (const auto& m : from.member_entropy) out.member_entropy.push_back(Matrix::Zero(m.rows(), m.cols()));
+      for (const auto& cov : from.coverage) {
+        out.coverage.emplace_back();
+        out.coverage.back().restore(0, std::vector<std::int64_t>(cov.below().size(), 0),
+                                    std::vector<std::int64_t>(cov.equal().size(), 0));
+      }
+      out.components.resize(from.components.size());
+      first = false;
     }
-    // NLL: the mixture's density, per output (the candidates' NLL is the mean over outputs).
-    const std::vector<double> log_p = mixture_log_density(row_log_densities(candidates, scored, s), w);
-    const bool classification = candidates.front().classification;
-    Matrix mixture;  // the weighted mean of the candidates' probabilities or means
-    for (std::size_t c = 0; c < candidates.size(); ++c) {
-      if (w[c] <= 0.0) continue;
-      const Matrix& m = classification ? candidates[c].probability.at(s) : candidates[c].means.at(s).mean();
-      if (mixture.size() == 0) mixture = Matrix::Zero(m.rows(), m.cols());
-      mixture += w[c] * m;
+    if (from.votes.size() != out.votes.size() || from.means.size() != out.means.size() ||
+        from.probability.size() != out.probability.size() || from.coverage.size() != out.coverage.size() ||
+        from.components.size() != out.components.size())
+      throw Error("internal: stacked candidates differ in their sets");
+    for (std::size_t s = 0; s < out.votes.size(); ++s)
+      out.votes[s].add_votes(from.votes[s].votes() * k[c], from.votes[s].members() * k[c]);
+    for (std::size_t s = 0; s < out.probability.size(); ++s) out.probability[s] += share * from.probability[s];
+    for (std::size_t s = 0; s < out.member_entropy.size(); ++s) out.member_entropy[s] += share * from.member_entropy[s];
+    // m2 × k: each member k times. The ensemble's spread takes each candidate's own (unbiased)
+    // variance, m2 n/(n − 1), so that a weight of 1 is that candidate; a component's stays m2 / n.
+    const auto multiplied = [&](const MeanAccumulator& m, MeanAccumulator& into, bool unbiased) {
+      const auto n = static_cast<double>(m.members());
+      const double scale = unbiased && n > 1.0 ? n / (n - 1.0) : 1.0;
+      into.merge(m.members() * k[c], m.mean(), m.m2() * (static_cast<double>(k[c]) * scale));
+    };
+    for (std::size_t s = 0; s < out.means.size(); ++s) multiplied(from.means[s], out.means[s], true);
+    for (std::size_t s = 0; s < out.coverage.size(); ++s) {
+      CoverageCounter times;
+      std::vector<std::int64_t> below = from.coverage[s].below(), equal = from.coverage[s].equal();
+      for (auto& v : below) v *= k[c];
+      for (auto& v : equal) v *= k[c];
+      times.restore(from.coverage[s].members() * k[c], std::move(below), std::move(equal));
+      out.coverage[s].merge(times);
     }
-    const double outputs = classification ? 1.0 : static_cast<double>(mixture.cols());
-    double nll = 0.0;
-    for (const double v : log_p) nll -= v / outputs;
-    out.nll.push_back(nll / static_cast<double>(log_p.size()));
-    if (classification) {
-      out.metric.push_back(accuracy(argmax_rows(view(mixture)), *scored[s].labels));
-    } else {
-      out.metric.push_back(mean_squared_error(view(mixture), view(*scored[s].truth)));
+    for (std::size_t s = 0; s < out.components.size(); ++s) {  // component t: trajectory t's of every candidate
+      if (from.components[s].size() > out.components[s].size()) out.components[s].resize(from.components[s].size());
+      for (std::size_t t = 0; t < from.components[s].size(); ++t)
+        multiplied(from.components[s][t], out.components[s][t], false);
     }
   }
+  if (!out.classification) out.noise = estimate_noise(out, scored);
   return out;
 }
 

@@ -66,7 +66,7 @@ Selection select(const std::vector<std::vector<double>>& row_losses, SelectRule 
       }
     }
   }
-  s.selected = rule == SelectRule::best ? s.best : s.one_se;
+  s.selected = rule == SelectRule::one_se ? s.one_se : s.best;
   return s;
 }
 

@@ -551,7 +551,8 @@ void write_candidate(io::ParallelFile& f, MPI_Comm comm, const EnsembleLayout& l
       }
       write_components(f, g, rows, l, c != nullptr ? &c->components.at(s) : nullptr);
     }
-    std::int64_t m = c != nullptr ? (l.classification ? c->votes[s].members() : c->means[s].members()) : 0;
+    // The networks (the stacked candidates' accumulators count each k_c times: candidate.hpp).
+    std::int64_t m = c != nullptr ? c->members : 0;
     MPI_Bcast(&m, 1, MPI_INT64_T, 0, comm);
     f.attribute(g, layout::kMembers, m);
   }

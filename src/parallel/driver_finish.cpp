@@ -178,7 +178,9 @@ int Run::finish() {
   archive_->candidate(run::layout::kEnsemble, candidate(static_cast<std::size_t>(report.selected)));
   for (std::size_t c = 0; c < report.candidates.size(); ++c) {
     const EnsembleReport& e = report.candidates[c];
-    if (e.stage < 0) {
+    if (e.stage == kStackedStage) {
+      archive_->candidate(run::layout::kStacked, candidate(c));
+    } else if (e.stage == kDeepStage) {
       archive_->candidate(run::layout::kDeepEnsemble, candidate(c));
     } else if (!p_.ladder.rungs.empty()) {
       archive_->candidate(run::layout::ladder_group(e.name), candidate(c));

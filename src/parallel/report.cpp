@@ -323,22 +323,32 @@ SelectionPolicy SelectionPolicy::of(const run::Problem& p) {
   return s;
 }
 
-RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Candidate>& candidates,
+namespace {
+
+EnsembleReport scored_report(const ensemble::Candidate& c, std::int64_t stage,
+                             const std::vector<ensemble::ScoredSet>& scored) {
+  EnsembleReport e;
+  e.name = c.name;
+  e.temperature = c.temperature;
+  e.stage = stage;
+  const ensemble::CandidateScores scores = ensemble::score(c, scored);
+  e.scores = scores.sets;
+  e.coverage = scores.coverage;
+  e.mean_coverage = scores.mean_coverage;
+  e.noise = scores.noise;
+  e.members = c.members;
+  return e;
+}
+
+}  // namespace
+
+RunReport choose(const SelectionPolicy& policy, std::vector<ensemble::Candidate>& candidates,
                  const std::vector<ensemble::ScoredSet>& scored) {
   RunReport r;
   std::int64_t stage = 0;
   for (const auto& c : candidates) {
-    EnsembleReport e;
-    e.name = c.name;
-    e.temperature = c.temperature;
-    e.stage = c.name == layout::kDeepEnsembleName ? -1 : stage++;
-    const ensemble::CandidateScores scores = ensemble::score(c, scored);
-    e.scores = scores.sets;
-    e.coverage = scores.coverage;
-    e.mean_coverage = scores.mean_coverage;
-    e.noise = scores.noise;
-    e.members = c.members;
-    r.candidates.push_back(std::move(e));
+    if (c.name == layout::kStackedName) throw Error("internal: the candidates are stacked once");
+    r.candidates.push_back(scored_report(c, c.name == layout::kDeepEnsembleName ? kDeepStage : stage++, scored));
   }
   if (r.candidates.empty()) throw Error("internal: a run without an ensemble");
   const auto last = static_cast<std::int64_t>(r.candidates.size()) - 1;
@@ -370,11 +380,24 @@ RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Cand
     const std::int64_t chosen_stage = r.chosen().stage;
     r.diagnostics_stage = chosen_stage >= 0 ? chosen_stage : 0;
   }
-  // The candidates stacked on the validation rows, and the mixture scored on every set.
+  // The candidates stacked on the validation rows: one more candidate, the last.
   if (policy.ladder && policy.has_validation && candidates.size() > 1) {
     r.stacked = true;
     r.stacking = ensemble::stack(ensemble::row_log_densities(candidates, scored, run::Problem::kValidation));
-    r.stacked_scores = ensemble::score_stacked(candidates, scored, r.stacking.weights);
+    candidates.push_back(ensemble::stacked_candidate(candidates, r.stacking.weights, scored, layout::kStackedName));
+    r.candidates.push_back(scored_report(candidates.back(), kStackedStage, scored));
+    if (compare && policy.selection.rule == ensemble::SelectRule::stacking && candidates.back().members > 0) {
+      r.selected = static_cast<std::int64_t>(candidates.size()) - 1;
+      // Its verdicts: those of the rung with the largest weight.
+      std::int64_t heaviest = -1;
+      for (std::size_t c = 0; c < r.stacking.weights.size(); ++c) {
+        const auto& e = r.candidates[c];
+        if (e.stage >= 0 &&
+            (heaviest < 0 || r.stacking.weights[c] > r.stacking.weights[static_cast<std::size_t>(heaviest)]))
+          heaviest = static_cast<std::int64_t>(c);
+      }
+      r.diagnostics_stage = heaviest >= 0 ? r.candidates[static_cast<std::size_t>(heaviest)].stage : 0;
+    }
   }
   // The run's ensemble against the deep ensemble on the validation rows, row by row.
   const auto chosen = static_cast<std::size_t>(r.selected);
@@ -388,7 +411,7 @@ RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Cand
   return r;
 }
 
-RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
+RunReport choose(const run::Problem& p, std::vector<ensemble::Candidate>& candidates,
                  const std::vector<const ensemble::PooledDiagnostics*>& diagnostics) {
   RunReport r = choose(SelectionPolicy::of(p), candidates, run::scored_sets(p));
   for (auto& e : r.candidates) {
@@ -429,34 +452,32 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
   f.attribute(g, layout::kSelectRule, ensemble::to_string(table.policy.selection.rule));
   f.attribute(g, layout::kSelected, report.selected);
   f.attribute(g, layout::kSelectedName, report.chosen().name);
+  // Columns of the candidates before the stacked one: its row NaN.
+  const auto padded = [&](std::vector<double> v) {
+    v.resize(static_cast<std::size_t>(n), std::numeric_limits<double>::quiet_NaN());
+    return v;
+  };
   if (report.stacked) {
-    f.put(layout::selection_column(layout::kStackingWeight), report.stacking.weights, {n});
+    f.put(layout::selection_column(layout::kStackingWeight), padded(report.stacking.weights), {n});
     f.attribute(g, layout::kStackingSweeps, report.stacking.sweeps);
     f.attribute(g, layout::kStackingGap, report.stacking.gap);
-    for (std::size_t split = 0; split < table.scored_sets.size(); ++split) {
-      const std::string& set = table.scored_sets[split];
-      f.attribute(g, layout::stacked_score(set, layout::kNll), report.stacked_scores.nll.at(split));
-      f.attribute(g, layout::stacked_score(set, layout::main_score(table.classification)),
-                  report.stacked_scores.metric.at(split));
-    }
     f.attribute(
         g, layout::kStackingMeaning,
-        std::string("stacking_weight [candidate]: one mixture of the candidates' predictive densities (the "
-                    "Gaussian of mean and variance + noise variance per row, or the class probabilities), "
-                    "its weights maximising the validation rows' mean log-likelihood (EM from equal weights with "
-                    "SQUAREM's steps, stacking_sweeps sweeps, stopped when stacking_gap, the Frank-Wolfe gap "
-                    "that bounds the distance from the maximum, is at most 1e-10); stacked_<set>_nll: the "
-                    "mixture's mean negative log-likelihood per row and output, stacked_<set>_") +
-            layout::main_score(table.classification) +
-            (table.classification ? ": the accuracy of its most probable class"
-                                  : ": the mean squared error of its mean") +
-            ". Reported beside the candidates; not the run's ensemble");
+        std::string("stacking_weight [candidate]: the weights of one mixture of the candidates' predictive densities "
+                    "(the Gaussian of mean and variance + noise variance per row, or the class probabilities) "
+                    "maximising the validation rows' mean log-likelihood (EM from equal weights with SQUAREM's "
+                    "steps, stacking_sweeps sweeps, stopped when stacking_gap, the Frank-Wolfe gap that bounds the "
+                    "distance from the maximum, is at most 1e-10). The candidate ") +
+            layout::kStackedName + " (its arrays in " + layout::kStacked +
+            "): every candidate's members weighted so that its share of the ensemble is its weight, scored as "
+            "every candidate is (its own noise variance from its mean's validation residuals); its validation "
+            "scores flatter it, since the weights were fitted on those rows");
   }
   if (report.compared) {
     const auto& s = report.selection;
-    f.put(layout::selection_column(layout::kValidationLoss), s.loss, {n});
-    f.put(layout::selection_column(layout::kValidationLossStderr), s.stderr_loss, {n});
-    f.put(layout::selection_column(layout::kValidationLossStderrDifference), s.stderr_difference, {n});
+    f.put(layout::selection_column(layout::kValidationLoss), padded(s.loss), {n});
+    f.put(layout::selection_column(layout::kValidationLossStderr), padded(s.stderr_loss), {n});
+    f.put(layout::selection_column(layout::kValidationLossStderrDifference), padded(s.stderr_difference), {n});
     f.attribute(g, layout::kBest, static_cast<std::int64_t>(s.best));
     f.attribute(g, layout::kOneSe, static_cast<std::int64_t>(s.one_se));
     f.attribute(g, layout::kValidationRows, table.validation_rows);
@@ -509,6 +530,10 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
   if (p.ladder.rungs.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {
+    if (c.stage == kStackedStage) {  // its scores where its arrays are
+      write_set_metrics(f, layout::kStacked, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c), c.noise);
+      f.attribute(layout::kStacked, layout::kMembers, c.members);
+    }
     if (c.stage < 0) continue;
     const std::string g = layout::ladder_group(c.name);
     write_set_metrics(f, g, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c), c.noise);

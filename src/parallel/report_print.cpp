@@ -118,19 +118,12 @@ void print_thermometers(const run::Problem& p, const std::vector<run::ChainRepor
   }
 }
 
-/// The stacked row under the candidates' table: the mixture's validation and test scores (as
-/// /selection's stacked_* attributes hold them) and its weights.
-void print_stacked(const run::Problem& p, const RunReport& report) {
-  const auto& s = report.stacked_scores;
-  const char* fmt = p.classification ? "%.4f" : "%.4g";
-  const double val_metric = s.metric.size() > 2 ? s.metric[2] : kNaN;
-  const double val_nll = s.nll.size() > 2 ? s.nll[2] : kNaN;
-  std::printf("  %-14s %10s %9s %8s %10s %22s %10s %9.4g %9s\n", run::layout::kStackedName, "-", "-", "-",
-              format(fmt, val_metric).c_str(), ("NLL " + format("%.4g", val_nll)).c_str(),
-              format(fmt, s.metric.at(1)).c_str(), s.nll.at(1), "-");
+/// The stacking weights, under the candidates' table (the stacked candidate is its last row).
+void print_stacking(const RunReport& report) {
   std::vector<std::string> names;
   for (const auto& e : report.candidates) names.push_back(e.name);
-  std::fputs(stacking_line(names, report.stacking.weights, report.stacking.sweeps).c_str(), stdout);
+  const bool chosen = report.chosen().stage == kStackedStage;
+  std::fputs(stacking_line(names, report.stacking.weights, report.stacking.sweeps, chosen).c_str(), stdout);
 }
 
 }  // namespace
@@ -198,10 +191,11 @@ void print_result(const run::Problem& p, const RunReport& report, const std::str
       "\nresult: the run's ensemble is %s%s; its predictions and their uncertainty: simmer_analyze "
       "predict %s --points FILE.csv\n",
       what.c_str(),
-      report.compared
-          ? (", chosen by validation " + std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric))
-                .c_str()
-          : "",
+      !report.compared ? ""
+      : chosen.stage == kStackedStage
+          ? ", their weights fitted on the validation rows (so the validation scores below flatter them)"
+          : (", chosen by validation " + std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric))
+                .c_str(),
       p.run.output.c_str());
   // Against the deep ensemble: better or worse, and whether the validation rows can tell.
   if (deep != nullptr && deep != &chosen) {
@@ -241,8 +235,11 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   const EnsembleReport* deep = report.deep();
   // The result.
   std::string what;
-  if (chosen.stage < 0) {
+  if (chosen.stage == kDeepStage) {
     what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
+  } else if (chosen.stage == kStackedStage) {
+    what = "the candidates stacked (" + std::to_string(chosen.members) +
+           " members, each candidate's share its stacking weight under the candidates' table)";
   } else {
     const double over = chosen.temperature / p.bayes_temperature;
     const auto trajectories = stage_reports(p, t, static_cast<std::size_t>(chosen.stage)).size();
@@ -265,21 +262,24 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
                                 : "");
   } else {
     print_result(p, report, what);
-    // The stacked mixture, when it is more than the chosen candidate, and how to predict with it.
+    // The stacked candidates, when they are more than the chosen candidate and not chosen: how to
+    // predict with them, and the rule that chooses them.
     const auto selected = static_cast<std::size_t>(report.selected);
+    const EnsembleReport& stacked = report.candidates.back();
     if (report.stacked && selected < report.stacking.weights.size() && report.stacking.weights[selected] < 0.999 &&
-        report.stacked_scores.nll.size() > 1) {
+        stacked.scores.size() > 1) {
       std::printf(
-          "stacked: one mixture of the candidates (the weights under the candidates' table, fitted on the validation "
-          "rows, so its validation NLL %.4g flatters it) has test NLL %.4g against the run's ensemble's %.4g; it is "
-          "reported, not chosen: simmer_analyze predict %s --candidate stacked --points FILE.csv predicts with it\n",
-          report.stacked_scores.nll.size() > 2 ? report.stacked_scores.nll[2] : kNaN, report.stacked_scores.nll[1],
-          chosen.scores.at(1).nll, p.run.output.c_str());
+          "stacked: the candidates stacked (the weights under the candidates' table, fitted on the validation rows, "
+          "so its validation NLL %.4g flatters it) have test NLL %.4g against the run's ensemble's %.4g; reported, "
+          "not chosen: simmer_analyze predict %s --candidate stacked --points FILE.csv predicts with them, and "
+          "ensemble.select_rule = stacking makes them the run's ensemble\n",
+          stacked.scores.size() > 2 ? stacked.scores[2].nll : kNaN, stacked.scores[1].nll, chosen.scores.at(1).nll,
+          p.run.output.c_str());
     }
   }
   // What to do about the verdicts of the stage in /diagnostics.
   if (report.diagnostics_stage < 0) return;
-  if (chosen.stage < 0) {
+  if (chosen.stage == kDeepStage) {
     // The rungs' verdicts do not bear on the deep ensemble's predictions.
     std::printf(
         "the simmering rungs' trajectories (verdicts: the stationarity line, simmer_analyze summary) are not the "
@@ -412,9 +412,11 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
   if (deep != nullptr && deep != &chosen) {
     ensemble_rows("deep ensemble", *deep, " (" + std::to_string(deep->members) + " Adam nets)");
   }
-  const std::string label =
-      chosen.stage < 0 ? "deep ensemble" : (p.ladder.rungs.empty() ? "ensemble" : "ensemble = " + chosen.name);
-  const std::string size = " (" + std::to_string(chosen.members) + (chosen.stage < 0 ? " Adam nets)" : " members)");
+  const std::string label = chosen.stage == kDeepStage
+                                ? "deep ensemble"
+                                : (p.ladder.rungs.empty() ? "ensemble" : "ensemble = " + chosen.name);
+  const std::string size =
+      " (" + std::to_string(chosen.members) + (chosen.stage == kDeepStage ? " Adam nets)" : " members)");
   ensemble_rows(label, chosen, size);
   const auto& test = chosen.scores[1];
   if (test.worst_row >= 0) {
@@ -439,7 +441,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
       const auto& e = report.candidates[c];
       const double val_metric = sets > 2 ? e.scores[2].metric : kNaN;
       std::string loss = "-";
-      if (report.compared) {
+      if (report.compared && c < report.selection.loss.size()) {
         loss = format("%.4g", report.selection.loss[c]) + " ± " + format("%.2g", report.selection.stderr_loss[c]) +
                " (" + format("%.2g", report.selection.stderr_difference[c]) + ")";
       }
@@ -455,13 +457,15 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
         mark += "  (lowest validation loss)";
       if (report.compared && c == report.selection.one_se && static_cast<std::int64_t>(c) != report.selected)
         mark += "  (one_se's choice)";
-      std::printf("  %-14s %10.4g %9.3g %8lld %10s %22s %10s %9.4g %9s%s\n", e.name.c_str(), e.temperature,
-                  e.temperature / p.bayes_temperature, static_cast<long long>(e.members),
-                  format(p.classification ? "%.4f" : "%.4g", val_metric).c_str(), loss.c_str(),
-                  format(p.classification ? "%.4f" : "%.4g", e.scores[1].metric).c_str(), e.scores[1].nll,
+      const std::string in_bayes =
+          std::isfinite(e.temperature) ? format("%.3g", e.temperature / p.bayes_temperature) : "-";
+      std::printf("  %-14s %10s %9s %8lld %10s %22s %10s %9.4g %9s%s\n", e.name.c_str(),
+                  std::isfinite(e.temperature) ? format("%.4g", e.temperature).c_str() : "-", in_bayes.c_str(),
+                  static_cast<long long>(e.members), format(p.classification ? "%.4f" : "%.4g", val_metric).c_str(),
+                  loss.c_str(), format(p.classification ? "%.4f" : "%.4g", e.scores[1].metric).c_str(), e.scores[1].nll,
                   drift.c_str(), mark.c_str());
     }
-    if (report.stacked) print_stacked(p, report);
+    if (report.stacked) print_stacking(report);
   }
   if (report.diagnostics_stage >= 0) {
     // Stationarity, in one line (the stage in /diagnostics).
@@ -535,16 +539,17 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
 }
 
 std::string stacking_line(const std::vector<std::string>& names, const std::vector<double>& weights,
-                          std::int64_t sweeps) {
+                          std::int64_t sweeps, bool chosen) {
   std::string shown;
   for (std::size_t c = 0; c < names.size() && c < weights.size(); ++c) {
     if (!(weights[c] >= 0.005)) continue;
     shown += (shown.empty() ? "" : ", ") + names[c] + " " + format("%.2f", weights[c]);
   }
-  return "  stacked: one mixture of the candidates, its weights from the validation rows (" +
+  return "  stacked: the candidates' shares, from the validation rows (" +
          (shown.empty() ? std::string("none: no candidate has a finite validation likelihood") : shown) +
-         "; weights below 0.005 not shown; " + std::to_string(sweeps) +
-         " EM sweeps); reported beside them, not the run's ensemble\n";
+         "; weights below 0.005 not shown; " + std::to_string(sweeps) + " EM sweeps)" +
+         (chosen ? std::string(": the run's ensemble (ensemble.select_rule = stacking)\n")
+                 : std::string("; reported beside them, not the run's ensemble\n"));
 }
 
 std::string temperature_reading(const run::Problem& p) {

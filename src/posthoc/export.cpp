@@ -222,14 +222,15 @@ void ensemble_regression(const io::ArchiveReader& r, const RunArchive& run, cons
 }
 
 /// --what metrics: every number of /metrics and of each ladder rung's group, one row each
-/// (candidate, split, metric, value), parsed from metrics.hpp's names: <prefix><set>_<score>;
-/// then a ladder's stacked candidates' scores from /selection (candidate "stacked").
+/// (candidate, split, metric, value), parsed from metrics.hpp's names: <prefix><set>_<score>; a
+/// ladder's stacked candidates' scores are /stacked's (candidate "stacked").
 void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
   out << "candidate,split,metric,value\n";
   std::vector<std::pair<std::string, std::string>> groups{{"run", layout::kMetrics}};  // (candidate, group)
   for (std::int64_t k = 0; r.exists(layout::ladder_group(layout::rung_name(k))); ++k) {
     groups.emplace_back(layout::rung_name(k), layout::ladder_group(layout::rung_name(k)));
   }
+  if (r.is_group(layout::kStacked)) groups.emplace_back(layout::kStackedName, layout::kStacked);
   for (const auto& [owner, group] : groups) {
     // The run's own group names its candidates by prefix; a rung's scores are its ensemble's.
     const std::vector<std::pair<std::string, std::string>> prefixes =
@@ -258,18 +259,6 @@ void export_metrics(const io::ArchiveReader& r, std::ostream& out) {
         break;
       }
       out << candidate << "," << split << "," << metric << "," << value << "\n";
-    }
-  }
-  // A ladder's stacked candidates (/selection's stacked_<set>_<score>): candidate "stacked".
-  if (!r.is_group(layout::kSelection)) return;
-  for (const auto& a : r.attributes(layout::kSelection)) {
-    if (a.kind != io::AttributeValue::Kind::real) continue;
-    for (const char* set : {layout::kTrain, layout::kTest, layout::kValidation}) {
-      const std::string head = layout::stacked_score(set, "");
-      if (a.name.rfind(head, 0) != 0) continue;
-      out << layout::kStackedName << "," << set << "," << a.name.substr(head.size()) << "," << csv_number(a.real)
-          << "\n";
-      break;
     }
   }
 }

@@ -262,8 +262,15 @@ parallel::Metrics write_ladder(const std::vector<Input>& inputs, io::ParallelFil
   }
   merge_exchange(inputs, f, chains);
 
-  // The deep ensemble and the chosen candidate, as the run writes them.
+  // The deep ensemble, the stacked candidates and the chosen candidate, as the run writes them.
   if (first_rung > 0) parallel::write_candidate(f, MPI_COMM_SELF, ev.shape, layout::kDeepEnsemble, &candidates[0]);
+  if (report.stacked) {
+    const parallel::EnsembleReport& e = report.candidates.back();
+    parallel::write_candidate(f, MPI_COMM_SELF, ev.shape, layout::kStacked, &candidates.back());
+    parallel::write_set_metrics(f, layout::kStacked, layout::kEnsemblePrefix, ev.shape.classification, metrics_of(e),
+                                e.noise);
+    f.attribute(layout::kStacked, layout::kMembers, e.members);
+  }
   parallel::write_candidate(f, MPI_COMM_SELF, ev.shape, layout::kEnsemble,
                             &candidates.at(static_cast<std::size_t>(report.selected)));
 

@@ -141,6 +141,10 @@ void choose_networks(Setup& s, const std::string& requested) {
                 "': --candidate stacked: the run has no stacked candidates (/selection/stacking_weight): only a "
                 "ladder run with a validation set, written by a simmer that stacks, has them");
   }
+  if (!r.is_group(layout::kStacked)) {
+    throw Error("'" + s.run.path + "': --candidate stacked: the run has no " + layout::kStacked +
+                " (it was written by a simmer from before the stacked candidates were a candidate of their own)");
+  }
   const auto names = r.read_strings(layout::selection_column(layout::kCandidate));
   const auto w = r.read_doubles(weights);
   s.stacked = true;
@@ -299,10 +303,9 @@ void write_classification(const Setup& s, const Votes& votes, const ClassSums& s
   }
 }
 
-/// `noise`: per part, its candidate's σ². Stacked, each network is the component
-/// N(prediction, σ²_c) of its candidate c, weighing network_weight; otherwise every network weighs
-/// the same and σ² is the one part's.
-void write_regression(const Setup& s, const std::vector<double>& all, const std::vector<ensemble::NoiseEstimate>& noise,
+/// `noise`: the candidate's σ² (stacked: the stacked candidates', /stacked's). Each network is the
+/// component N(prediction, σ²), weighing network_weight.
+void write_regression(const Setup& s, const std::vector<double>& all, const ensemble::NoiseEstimate& noise,
                       const std::vector<double>& quantiles, std::ostream& csv) {
   const RunArchive& run = s.run;
   const Index points = s.x.rows();
@@ -316,30 +319,16 @@ void write_regression(const Setup& s, const std::vector<double>& all, const std:
   csv << ",outside_training_range\n";
   ensemble::Mixture m;
   m.resize(s.draws.size());
-  std::vector<std::size_t> part(s.draws.size(), 0);  // each network's part
-  for (std::size_t d = 0; d < s.draws.size(); ++d) {
-    const Setup::Part& own = part_of(s, static_cast<std::int64_t>(d));
-    part[d] = static_cast<std::size_t>(&own - s.parts.data());
-    m.weight[d] = network_weight(s, static_cast<std::int64_t>(d));
-  }
+  for (std::size_t d = 0; d < s.draws.size(); ++d) m.weight[d] = network_weight(s, static_cast<std::int64_t>(d));
   for (Index p = 0; p < points; ++p) {
     csv << p << kept_fields(s, p);
     for (Index k = 0; k < run.outputs; ++k) {
       for (std::size_t d = 0; d < s.draws.size(); ++d) {
         m.mean[d] = all[d * static_cast<std::size_t>(cells) + static_cast<std::size_t>(p * run.outputs + k)];
-        // Stacked, each component carries its own candidate's σ² (and the mixture no common one).
-        m.variance[d] = s.stacked ? noise[part[d]].variance(0, k) : 0.0;
+        m.variance[d] = 0.0;
       }
-      const double sigma2 = s.stacked ? 0.0 : noise.front().variance(0, k);
-      ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
-      if (s.stacked) {  // the networks' spread alone: the variances above are noise
-        double spread = 0.0, total = 0.0;
-        for (std::size_t d = 0; d < s.draws.size(); ++d) {
-          spread += m.weight[d] * (m.mean[d] - mo.mean) * (m.mean[d] - mo.mean);
-          total += m.weight[d];
-        }
-        mo.model = spread / total;
-      }
+      const double sigma2 = noise.variance(0, k);
+      const ensemble::MixtureMoments mo = ensemble::mixture_moments(m, sigma2);
       csv << "," << csv_number(mo.mean, s.digits) << "," << csv_number(std::sqrt(mo.total), s.digits) << ","
           << csv_number(std::sqrt(mo.model), s.digits);
       for (const double q : quantiles) {
@@ -479,21 +468,15 @@ int predict(const PredictOptions& o, MPI_Comm comm, std::ostream& out) {
       if (run.classification) {
         write_classification(s, total_votes, total, n_draws, file.stream());
       } else {
-        std::vector<ensemble::NoiseEstimate> noise;
-        for (const auto& part : s.parts) {
-          bool estimated = false;
-          noise.push_back(group_noise(*s.reader, run, part.group, estimated));
-          noise_line += (noise_line.empty() ? "" : ", ") +
-                        (s.stacked ? part.name + " (weight " + csv_number(part.weight, 3) + "): " : std::string()) +
-                        "sigma = " + csv_number(std::sqrt(noise.back().mean())) + " (" +
-                        std::string(ensemble::kNoiseSourceNames.name(noise.back().source)) + " residuals of " +
-                        part.group + "'s mean" + (estimated ? ", estimated here: the archive records none" : "") + ")";
-        }
+        bool estimated = false;
+        const std::string group = s.stacked ? std::string(layout::kStacked) : s.parts.front().group;
+        const ensemble::NoiseEstimate noise = group_noise(*s.reader, run, group, estimated);
         write_regression(s, all, noise, o.quantiles, file.stream());
-        noise_line = (s.stacked ? "; intervals: the mixture of N(prediction, sigma_c^2) over the networks, each "
-                                  "candidate c weighing its stacking weight: "
-                                : "; intervals: the networks' mixture of N(prediction, sigma^2), ") +
-                     noise_line;
+        noise_line = std::string("; intervals: the networks' mixture of N(prediction, sigma^2)") +
+                     (s.stacked ? ", each candidate's networks weighing its stacking weight" : "") +
+                     ", sigma = " + csv_number(std::sqrt(noise.mean())) + " (" +
+                     std::string(ensemble::kNoiseSourceNames.name(noise.source)) + " residuals of " + group +
+                     "'s mean" + (estimated ? ", estimated here: the archive records none" : "") + ")";
       }
       file.close();
       if (!s.incomplete.empty()) std::cerr << "simmer_analyze predict: " << s.incomplete << "\n";

@@ -226,27 +226,23 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
     if (i == selected) mark += "  <- the run's ensemble";
     if (i == best && i != selected) mark += "  (lowest validation loss)";
     if (i == one_se && i != selected) mark += "  (one_se's choice)";
-    std::snprintf(buf, sizeof buf, "  %-14s %10.4g %9.3g %8.0f %9.4g %9.4g %24s %9.4g %9.4g %8s%s\n", names[c].c_str(),
-                  t[c], over[c], members[c], val[c], val_nll[c], loss_text.c_str(), test[c], test_nll[c],
+    const auto number = [](const char* format, double v) { return std::isfinite(v) ? printf_string(format, v) : "-"; };
+    std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8.0f %9.4g %9.4g %24s %9.4g %9.4g %8s%s\n", names[c].c_str(),
+                  number("%.4g", t[c]).c_str(), number("%.3g", over[c]).c_str(), members[c], val[c], val_nll[c],
+                  loss_text.c_str(), test[c], test_nll[c],
                   std::isfinite(drifting[c]) ? printf_string("%.0f", drifting[c]).c_str() : "-", mark.c_str());
     out << buf;
   }
-  // The candidates stacked (a ladder with a validation set; an archive older than stacking has none).
+  // The stacking weights (a ladder with a validation set; the stacked candidate is the last row).
   const std::string weight_path = layout::selection_column(layout::kStackingWeight);
   if (!r.exists(weight_path)) return;
-  const auto weight = r.read_doubles(weight_path);
-  const auto stacked = [&](const char* set, const char* score) {
-    const std::string name = layout::stacked_score(set, score);
-    return r.has_attribute(selection, name) ? r.attribute_real(selection, name) : std::nan("");
-  };
-  std::snprintf(buf, sizeof buf, "  %-14s %10s %9s %8s %9.4g %9.4g %24s %9.4g %9.4g %8s\n", layout::kStackedName, "-",
-                "-", "-", stacked(layout::kValidation, metric), stacked(layout::kValidation, layout::kNll), "-",
-                stacked(layout::kTest, metric), stacked(layout::kTest, layout::kNll), "-");
-  out << buf;
-  out << parallel::stacking_line(names, weight,
+  const bool chosen = selected >= 0 && static_cast<std::size_t>(selected) < names.size() &&
+                      names[static_cast<std::size_t>(selected)] == layout::kStackedName;
+  out << parallel::stacking_line(names, r.read_doubles(weight_path),
                                  r.has_attribute(selection, layout::kStackingSweeps)
                                      ? r.attribute_integer(selection, layout::kStackingSweeps)
-                                     : std::int64_t{0});
+                                     : std::int64_t{0},
+                                 chosen);
 }
 
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.

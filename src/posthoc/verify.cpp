@@ -51,7 +51,7 @@ std::vector<std::string> choice_mismatches(const io::ArchiveReader& r) {
     }
     for (const auto& name : candidates) {
       if (name == layout::kDeepEnsembleName) continue;
-      const std::string g = layout::ladder_group(name);
+      const std::string g = name == layout::kStackedName ? std::string(layout::kStacked) : layout::ladder_group(name);
       if (!r.is_group(g)) {
         out.push_back(column + " names '" + name + "', but " + g + " does not exist");
       } else if (r.has_attribute(g, layout::kCandidate) && r.attribute_text(g, layout::kCandidate) != name) {
@@ -93,8 +93,8 @@ std::vector<std::string> missing_mirrors(const io::ArchiveReader& r, const std::
                         layout::is_complete(r.attribute_text(layout::kRoot, layout::kStatus));
   std::vector<std::string> expected;
   if (format >= 3 && finished) {
-    expected = {layout::kMetrics,   layout::kEnsemble, layout::kDeepEnsemble,
-                layout::kSelection, layout::kLadder,   layout::kDiagnostics};
+    expected = {layout::kMetrics, layout::kEnsemble, layout::kDeepEnsemble, layout::kSelection,
+                layout::kStacked, layout::kLadder,   layout::kDiagnostics};
     if (r.is_group(layout::kLadder)) {
       for (const auto& member : r.members(layout::kLadder)) {
         const std::string rung = layout::ladder_group(member);

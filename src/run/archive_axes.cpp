@@ -38,8 +38,8 @@ std::vector<const char*> axes_of(const std::vector<std::string_view>& parts, int
   if (parts.empty()) return {};
   const std::string_view top = parts.front(), name = parts.back();
   const std::size_t depth = parts.size();
-  const bool ensemble_group =
-      top == "ensemble" || top == "deep_ensemble" || (top == "ladder" && depth >= 2 && starts(parts[1], kRungPrefix));
+  const bool ensemble_group = top == "ensemble" || top == "deep_ensemble" || top == kStackedName ||
+                              (top == "ladder" && depth >= 2 && starts(parts[1], kRungPrefix));
   const std::size_t set_depth = top == "ladder" ? 4 : 3;  // /ladder/rung_k/<set>/<name>
   const bool diagnostics = top == "diagnostics" || (top == "ladder" && depth == 4 && parts[2] == kDiagnosticsName);
   if (depth == 1 && name == "config") return {kTextAxis};

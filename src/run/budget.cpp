@@ -114,9 +114,10 @@ ResourceEstimate estimate_resources(const Problem& p, int world_size) {
     scored_values += p.sets[s].rows() * (p.classification ? p.classes : p.outputs);
   }
   // Per stage (one without a ladder). The archive's ensemble arrays: /ensemble, /deep_ensemble
-  // (retrofit) and a ladder's /ladder/rung_<k>.
+  // (retrofit), a ladder's /ladder/rung_<k> and, with a validation set, /stacked.
   const std::int64_t per_stage = std::max<std::int64_t>(stages, 1);
-  const std::int64_t ensembles = 1 + (p.has_deep_ensemble() ? 1 : 0) + (stages >= 2 ? stages : 0);
+  const std::int64_t ensembles =
+      1 + (p.has_deep_ensemble() ? 1 : 0) + (stages >= 2 ? stages + (p.has_validation() ? 1 : 0) : 0);
   const std::int64_t diagnostics_state =
       5 * e.members_per_trajectory * kDouble +
       per_stage * ((2 * p.diagnostics.blocks + 3) * scored_values * kDouble + 2 * P * kDouble);

@@ -380,8 +380,8 @@ def test_idata(tmp):
                 (("deep_ensemble", "validation", "nll"), f["metrics"].attrs["deep_ensemble_validation_nll"]),
                 (("baseline", "test", "nll_mean"), f["metrics"].attrs["baseline_test_nll_mean"]),
                 (("rung_1", "test", "nll"), f["ladder/rung_1"].attrs["ensemble_test_nll"]),
-                (("stacked", "validation", "accuracy"), f["selection"].attrs["stacked_validation_accuracy"]),
-                (("stacked", "test", "nll"), f["selection"].attrs["stacked_test_nll"]),
+                (("stacked", "validation", "accuracy"), f["stacked"].attrs["ensemble_validation_accuracy"]),
+                (("stacked", "test", "nll"), f["stacked"].attrs["ensemble_test_nll"]),
                 (("run", "", "trajectories_stationary"), f["metrics"].attrs["trajectories_stationary"])):
             if key not in got or got[key] != float(want):
                 fail(f"export --what metrics: {key} is {got.get(key)}, /metrics says {want}")

@@ -206,44 +206,98 @@ TEST_CASE("stack: the rows' own law takes the weight, and a candidate without a 
   CHECK_THROWS_AS(stack({y, {1.0}}), Error);
 }
 
-TEST_CASE("score_stacked: one weight of 1 is that candidate, and half and half mixes densities and means",
-          "[selection][stacking]") {
-  Matrix valid_y(4, 1), test_y(3, 1);
-  valid_y << 0.0, 1.0, 2.0, 3.0;
-  test_y << 0.5, 1.5, 4.0;
-  std::vector<ScoredSet> scored{{&valid_y, nullptr}, {&test_y, nullptr}};
-  const auto one_network = [&](double shift) {
-    DeepEnsembleBuilder b(false, 0, 1, {4, 3}, scored);
-    Matrix v(4, 1), t(3, 1);
-    v << 0.2 + shift, 0.9 + shift, 2.3 + shift, 2.6 + shift;
-    t << 0.4 + shift, 1.0 + shift, 3.0 + shift;
-    b.add(0, view(v));
-    b.add(1, view(t));
-    b.done();
+TEST_CASE(
+    "stacked_candidate: each candidate's share of the members is its weight, and a weight of 1 is that "
+    "candidate",
+    "[selection][stacking]") {
+  Matrix train_y(3, 1), test_y(2, 1);
+  train_y << 0.0, 1.0, 2.0;
+  test_y << 0.5, 1.5;
+  std::vector<ScoredSet> scored{{&train_y, nullptr}, {&test_y, nullptr}};
+  // Candidate a: 2 networks, b: 3 networks (so equal weights are not equal member counts).
+  const auto networks = [&](const std::vector<double>& shifts) {
+    DeepEnsembleBuilder b(false, 0, 1, {3, 2}, scored);
+    for (const double shift : shifts) {
+      Matrix v(3, 1), t(2, 1);
+      v << 0.1 + shift, 1.2 + shift, 1.7 + shift;
+      t << 0.4 + shift, 1.9 + shift;
+      b.add(0, view(v));
+      b.add(1, view(t));
+      b.done();
+    }
     return b.candidate();
   };
-  const std::vector<Candidate> candidates{one_network(0.0), one_network(0.5)};
-  const StackedScores first = score_stacked(candidates, scored, {1.0, 0.0});
-  const CandidateScores alone = score(candidates[0], scored);
-  CHECK(first.nll[1] == Approx(alone.sets[1].nll));
-  CHECK(first.metric[1] == Approx(alone.sets[1].metric));
-  // Half and half: the density is the mean of the two densities, the mean the mean of the means.
-  const StackedScores half = score_stacked(candidates, scored, {0.5, 0.5});
-  const auto a = row_losses(candidates[0], scored, 1), b = row_losses(candidates[1], scored, 1);
-  double nll = 0.0, mse = 0.0;
-  const double means[3] = {0.65, 1.25, 3.25};
-  for (std::size_t i = 0; i < 3; ++i) {
-    nll -= std::log(0.5 * std::exp(-a.nll[i]) + 0.5 * std::exp(-b.nll[i]));
-    mse += (test_y(static_cast<Index>(i), 0) - means[i]) * (test_y(static_cast<Index>(i), 0) - means[i]);
+  const std::vector<Candidate> candidates{networks({0.0, 0.2}), networks({0.5, 0.6, 1.0})};
+  const Candidate half = stacked_candidate(candidates, {0.3, 0.7}, scored, "stacked");
+  CHECK(half.name == "stacked");
+  CHECK(half.members == 5);
+  CHECK(std::isnan(half.temperature));
+  // Weighted mean, and spread Σ w_c (v_c + (m_c − m)²) with each candidate's own variance v_c, of
+  // test row 0: a's predictions 0.4, 0.6 (v 0.02); b's 0.9, 1.0, 1.4 (v 0.07).
+  const double mean_a = 0.5, mean_b = 1.1;
+  const double mean = 0.3 * mean_a + 0.7 * mean_b;
+  const double spread =
+      0.3 * (0.02 + (mean_a - mean) * (mean_a - mean)) + 0.7 * (0.07 + (mean_b - mean) * (mean_b - mean));
+  CHECK(half.means[1].mean()(0, 0) == Approx(mean).epsilon(1e-9));
+  CHECK(half.means[1].variance()(0, 0) == Approx(spread).epsilon(1e-8));
+  // Its own σ²: the mean squared residual of its mean on the training rows (no validation set).
+  double residual = 0.0;
+  for (Index i = 0; i < 3; ++i) {
+    const double m = 0.3 * candidates[0].means[0].mean()(i, 0) + 0.7 * candidates[1].means[0].mean()(i, 0);
+    residual += (train_y(i, 0) - m) * (train_y(i, 0) - m) / 3.0;
   }
-  CHECK(half.nll[1] == Approx(nll / 3.0));
-  CHECK(half.metric[1] == Approx(mse / 3.0));
+  CHECK(half.noise.variance(0, 0) == Approx(residual).epsilon(1e-8));
+  // The mixture's components: trajectory t's networks of both candidates, weighted.
+  REQUIRE(half.components[1].size() == 3);
+  CHECK(half.components[1][0].mean()(0, 0) == Approx((0.3 / 2.0 * 0.4 + 0.7 / 3.0 * 0.9) / (0.3 / 2.0 + 0.7 / 3.0)));
+  CHECK(half.components[1][2].mean()(0, 0) == Approx(1.4));  // only b has a third network
+  // The members' coverage counts, weighted: 3 of 5 networks but 0.7 of the weight lie above 0.5.
+  CHECK(half.coverage[1].members() > 0);
+  // A weight of 1: that candidate's mean and scores.
+  const Candidate only_b = stacked_candidate(candidates, {0.0, 1.0}, scored, "stacked");
+  CHECK(only_b.members == 3);
+  CHECK(only_b.means[1].mean()(1, 0) == candidates[1].means[1].mean()(1, 0));
+  CHECK(score(only_b, scored).sets[1].metric == Approx(score(candidates[1], scored).sets[1].metric));
+  CHECK(score(only_b, scored).sets[1].nll == Approx(score(candidates[1], scored).sets[1].nll).epsilon(1e-6));
   // The log densities stacking uses are the rows' negative NLL.
-  const auto log_density = row_log_densities(candidates, scored, 1);
-  CHECK(log_density[1][2] == Approx(-b.nll[2]));
-  // Unknown weights (no candidate had a finite density): NaN scores.
+  CHECK(row_log_densities(candidates, scored, 1)[1][1] == Approx(-row_losses(candidates[1], scored, 1).nll[1]));
+  // No weight: no members, NaN scores.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  CHECK(std::isnan(score_stacked(candidates, scored, {nan, nan}).nll[1]));
+  const Candidate none = stacked_candidate(candidates, {nan, nan}, scored, "stacked");
+  CHECK(none.members == 0);
+  CHECK(std::isnan(score(none, scored).sets[1].nll));
+  CHECK_THROWS_AS(stacked_candidate(candidates, {1.0}, scored, "stacked"), Error);
+}
+
+TEST_CASE("stacked_candidate: the weighted members vote, and their probabilities are the weighted mean",
+          "[selection][stacking]") {
+  const std::vector<std::int64_t> labels{0, 1};
+  std::vector<ScoredSet> scored{{nullptr, &labels}};
+  // Candidate a: one network for class 0 on both rows; b: two networks for class 1.
+  const auto networks = [&](double logit_1, int count) {
+    DeepEnsembleBuilder b(true, 2, 2, {2}, scored);
+    for (int n = 0; n < count; ++n) {
+      Matrix logits(2, 2);
+      logits << 0.0, logit_1, 0.0, logit_1;
+      b.add(0, view(logits));
+      b.done();
+    }
+    return b.candidate();
+  };
+  const std::vector<Candidate> candidates{networks(-1.0, 1), networks(2.0, 2)};
+  // b has two of three networks but 0.4 of the weight: class 0 wins the weighted vote.
+  const Candidate a_wins = stacked_candidate(candidates, {0.6, 0.4}, scored, "stacked");
+  CHECK(a_wins.votes[0].majority() == std::vector<std::int64_t>{0, 0});
+  CHECK(a_wins.votes[0].fractions()(0, 0) == Approx(0.6).epsilon(1e-9));
+  const Candidate b_wins = stacked_candidate(candidates, {0.4, 0.6}, scored, "stacked");
+  CHECK(b_wins.votes[0].majority() == std::vector<std::int64_t>{1, 1});
+  const double p_a = 1.0 / (1.0 + std::exp(-1.0)), p_b = 1.0 / (1.0 + std::exp(-2.0));  // P(class 0), P(class 1)
+  CHECK(a_wins.probability[0](0, 0) == Approx(0.6 * p_a + 0.4 * (1.0 - p_b)).epsilon(1e-9));
+  CHECK(score(a_wins, scored).sets[0].metric == Approx(0.5));
+  CHECK(score(b_wins, scored).sets[0].metric == Approx(0.5));
+  CHECK(
+      a_wins.member_entropy[0](0, 0) ==
+      Approx(0.6 * candidates[0].member_entropy[0](0, 0) + 0.4 * candidates[1].member_entropy[0](0, 0)).epsilon(1e-9));
 }
 
 TEST_CASE("stack: near-copies of one law converge to the maximum, where plain EM crawls", "[selection][stacking]") {

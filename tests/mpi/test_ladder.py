@@ -110,7 +110,8 @@ def nll_rows(p, y):
 
 
 def close(a, b, what, rtol=1e-12, atol=1e-14):
-    if not np.allclose(a, b, rtol=rtol, atol=atol):
+    """a and b agree to rtol, atol (NaN where both are NaN: the stacked row's validation loss)."""
+    if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
         fail(f"{what}: {a} vs {b}")
 
 
@@ -362,38 +363,58 @@ def check_metropolis(path, rounds):
 def check_stacking(f, what):
     """/selection's stacked candidates, checked in numpy from the archive's candidate groups (the
     study's densities): the weights are on the simplex and at the maximum of the validation rows'
-    mean log-likelihood (no candidate's gradient g_k = mean_i p_k / mixture_i above 1 + 1e-8, the
-    Frank-Wolfe gap that bounds the distance from it), the stacked validation NLL is at most the
-    best candidate's, the stacked validation and test NLL are the mixture's at those weights, and
-    the test metric (accuracy of the most probable class, or MSE of the mixture's mean) is too."""
+    mean log-likelihood of the candidates' mixture (no candidate's gradient g_k = mean_i p_k /
+    mixture_i above 1 + 1e-8, the Frank-Wolfe gap that bounds the distance from it); the stacked
+    candidate, the last row, is every candidate's members weighted by its weight: its mean the
+    weighted mean, its variance sum_k w_k (v_k + (m_k - m)^2), its noise variance the mean squared
+    validation residual of that mean, its NLL the Gaussian's of mean and variance + noise (or its
+    probabilities the weighted mean, its vote the weighted vote fractions' arg max), in /stacked
+    and in its /selection row alike."""
     names = st.strings(f["selection/candidate"])
+    if names[-1] != "stacked":
+        fail(f"{what}: the last candidate is {names[-1]}, not the stacked candidates")
+    names = names[:-1]
     groups = [n if n == "deep_ensemble" else f"ladder/{n}" for n in names]
-    w = f["selection/stacking_weight"][()]
-    if np.any(w < 0) or abs(w.sum() - 1) > 1e-12:
-        fail(f"{what}: stacking weights {w} are not on the simplex")
+    weights = f["selection/stacking_weight"][()]
+    w = weights[:-1]
+    if not np.isnan(weights[-1]) or np.any(w < 0) or abs(w.sum() - 1) > 1e-12:
+        fail(f"{what}: stacking weights {weights} are not on the simplex (and NaN in the stacked row)")
     valid = log_densities(f, groups, "validation")
     g = np.exp(valid - mixture(w, valid)[0]).mean(1)
     if g.max() > 1 + 1e-8:
         fail(f"{what}: the stacking weights {w} are not at the maximum: gradients {g}")
-    a = f["selection"].attrs
+    a = f["stacked"].attrs
+    row = lambda column: f[f"selection/{column}"][()][-1]  # noqa: E731
+    classification = "test/probability" in f["stacked"]
     for split in ("validation", "test"):
-        nll = -np.mean(mixture(w, log_densities(f, groups, split))[0])
-        close(a[f"stacked_{split}_nll"], nll, f"{what}: stacked {split} NLL", rtol=1e-9)
-    best_single = np.min(f["selection/validation_nll"][()])
-    if a["stacked_validation_nll"] > best_single + 1e-12:
-        fail(f"{what}: the stacked validation NLL {a['stacked_validation_nll']} is above the best candidate's "
-             f"{best_single}")
-    y = f["data/test/y"][()]
-    if "stacked_test_accuracy" in a:
-        p = sum(wk * f[f"{gk}/test/probability"][()] for wk, gk in zip(w, groups))
-        close(a["stacked_test_accuracy"], np.mean(np.argmax(p, axis=1) == y.reshape(-1)), f"{what}: stacked accuracy",
-              rtol=0, atol=1e-12)
-    else:
-        m = sum(wk * f[f"{gk}/test/mean"][()] for wk, gk in zip(w, groups))
-        close(a["stacked_test_mse"], np.mean((m - y.reshape(m.shape)) ** 2), f"{what}: stacked MSE", rtol=1e-9)
-    print(f"{what}: stacking weights {np.round(w, 3)} ({int(a['stacking_sweeps'])} sweeps), stacked validation "
-          f"NLL {a['stacked_validation_nll']:.5f} (best candidate {best_single:.5f}), test NLL "
-          f"{a['stacked_test_nll']:.5f}")
+        y = f[f"data/{split}/y"][()]
+        if classification:
+            p = sum(wk * f[f"{gk}/{split}/probability"][()] for wk, gk in zip(w, groups))
+            close(f[f"stacked/{split}/probability"][()], p, f"{what}: stacked {split} probabilities", rtol=1e-6)
+            nll = np.mean(nll_rows(p, y))
+            fraction = sum(wk * f[f"{gk}/{split}/fraction"][()] for wk, gk in zip(w, groups))
+            metric = np.mean(np.argmax(fraction, axis=1) == y.reshape(-1))
+            key = "accuracy"
+        else:
+            means = [f[f"{gk}/{split}/mean"][()][:, 0] for gk in groups]
+            m = sum(wk * mk for wk, mk in zip(w, means))
+            v = sum(wk * (f[f"{gk}/{split}/variance"][()][:, 0] + (mk - m) ** 2) for wk, gk, mk in zip(w, groups, means))
+            close(f[f"stacked/{split}/mean"][()][:, 0], m, f"{what}: stacked {split} mean", rtol=1e-6)
+            close(f[f"stacked/{split}/variance"][()][:, 0], v, f"{what}: stacked {split} variance", rtol=1e-5)
+            yv = f["data/validation/y"][()][:, 0]
+            mv = sum(wk * f[f"{gk}/validation/mean"][()][:, 0] for wk, gk in zip(w, groups))
+            noise = np.mean((yv - mv) ** 2)
+            close(f["stacked/noise_variance"][()][0], noise, f"{what}: stacked noise variance", rtol=1e-6)
+            var = v + noise
+            nll = np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * (y[:, 0] - m) ** 2 / var)
+            metric = np.mean((y[:, 0] - m) ** 2)
+            key = "mse"
+        close(a[f"ensemble_{split}_nll"], nll, f"{what}: stacked {split} NLL", rtol=1e-6)
+        close(row(f"{split}_nll"), nll, f"{what}: the stacked row's {split} NLL", rtol=1e-6)
+        close(a[f"ensemble_{split}_{key}"], metric, f"{what}: stacked {split} {key}", rtol=1e-6, atol=1e-12)
+    print(f"{what}: stacking weights {np.round(w, 3)} ({int(f['selection'].attrs['stacking_sweeps'])} sweeps), "
+          f"the stacked candidates' validation NLL {a['ensemble_validation_nll']:.5f} (the candidates' "
+          f"{np.round(f['selection/validation_nll'][()][:-1], 5)}), test NLL {a['ensemble_test_nll']:.5f}")
 
 
 def test_select(tmp):
@@ -405,18 +426,20 @@ def test_select(tmp):
         run(2, LADDER + ["--run.seed", "3", "--ensemble.select_rule", rule, "--output", out])
         with h5py.File(out, "r") as f:
             names = st.strings(f["selection/candidate"])
-            if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
+            if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2", "stacked"]:
                 fail(f"candidates {names}")
             y = f["data/validation/y"][()]
-            groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:]]
+            groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:-1]]
             rows = np.array([nll_rows(f[f"{g}/validation/probability"][()], y) for g in groups])
             loss = rows.mean(axis=1)
-            close(f["selection/validation_loss"][()], loss, "validation NLL per candidate", rtol=1e-12)
+            close(f["selection/validation_loss"][()][:-1], loss, "validation NLL per candidate", rtol=1e-12)
+            if not np.isnan(f["selection/validation_loss"][()][-1]):
+                fail("the stacked row has a validation loss of the choice's comparison")
             best = int(np.argmin(loss))
             diff = rows - rows[best]
             se = diff.std(axis=1, ddof=1) / np.sqrt(len(y))
             one_se = int(np.flatnonzero(loss - loss[best] <= se + 1e-15)[0])
-            close(f["selection/validation_loss_stderr_difference"][()], se, "paired standard errors", rtol=1e-9)
+            close(f["selection/validation_loss_stderr_difference"][()][:-1], se, "paired standard errors", rtol=1e-9)
             expected = best if rule == "best" else one_se
             chosen = int(f["selection"].attrs["selected"])
             if chosen != expected or text(f["metrics"].attrs["ensemble"]) != names[expected]:
@@ -430,13 +453,38 @@ def test_select(tmp):
             check_stacking(f, f"select ({rule})")
         summary = subprocess.run([ANALYZE, "summary", out], env=st.ENV, capture_output=True, text=True)
         if summary.returncode != 0 or "<- the run's ensemble" not in summary.stdout \
-                or "stacked: one mixture" not in summary.stdout:
+                or "stacked: the candidates' shares" not in summary.stdout:
             fail(f"summary has no candidates' table:\n{summary.stdout}\n{summary.stderr}")
     if chosen_by["best"] == chosen_by["one_se"]:
         fail(f"best and one_se chose the same candidate {chosen_by['best']}: the data no longer tells the rules apart")
+    # select_rule = stacking: the stacked candidates are the run's ensemble (/ensemble, /metrics, the
+    # choice), the same run otherwise (the same seed: the same candidates and weights as `best`).
+    out = os.path.join(tmp, "stacking.h5")
+    log = run(2, LADDER + ["--run.seed", "3", "--ensemble.select_rule", "stacking", "--output", out]).stdout
+    with h5py.File(out, "r") as f, h5py.File(os.path.join(tmp, "best.h5"), "r") as b:
+        names = st.strings(f["selection/candidate"])
+        if int(f["selection"].attrs["selected"]) != len(names) - 1 or text(f["selection"].attrs["selected_name"]) \
+                != "stacked" or text(f["metrics"].attrs["ensemble"]) != "stacked":
+            fail(f"select_rule = stacking chose {f['selection'].attrs['selected']} of {names}")
+        for split in ("test", "validation"):
+            for field in ("probability", "votes", "prediction"):
+                if not np.array_equal(f[f"ensemble/{split}/{field}"][()], f[f"stacked/{split}/{field}"][()]) or \
+                        not np.array_equal(f[f"stacked/{split}/{field}"][()], b[f"stacked/{split}/{field}"][()]):
+                    fail(f"/ensemble/{split}/{field} is not the stacked candidates' (or differs from the best run's)")
+            close(f["metrics"].attrs[f"ensemble_{split}_nll"], f["stacked"].attrs[f"ensemble_{split}_nll"],
+                  f"/metrics' {split} NLL of the stacked candidates", rtol=0, atol=0)
+        check_stacking(f, "select (stacking)")
+    if "ensemble = stacked" not in log or "the run's ensemble (ensemble.select_rule = stacking)" not in log:
+        fail(f"the run's table does not name the stacked candidates as its ensemble:\n{log}")
+    st.run(ANALYZE, None, ["verify", out])
+    # predict's default is then --candidate stacked.
+    rc, default, err = predicted_test(out)
+    rc2, stacked, err2 = predicted_test(out, ["--candidate", "stacked"])
+    if rc != 0 or rc2 != 0 or any(not np.array_equal(default[k], stacked[k]) for k in stacked):
+        fail(f"predict of a run that chose the stacked candidates is not --candidate stacked:\n{err}\n{err2}")
     # select_by = metric: the validation error rate.
     out = os.path.join(tmp, "metric.h5")
-    run(2, LADDER + ["--ensemble.select_by", "metric", "--output", out])
+    run(2, LADDER + ["--ensemble.select_by", "metric", "--ensemble.select_rule", "best", "--output", out])
     with h5py.File(out, "r") as f:
         y = f["data/validation/y"][()]
         groups = ["deep_ensemble", "ladder/rung_0", "ladder/rung_1", "ladder/rung_2"]
@@ -551,8 +599,9 @@ def test_merge_ladder(tmp):
     ins = [h5py.File(q, "r") for q in seeds]
     with h5py.File(abc, "r") as f:
         names = st.strings(f["selection/candidate"])
-        if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2"]:
+        if names != ["deep_ensemble", "rung_0", "rung_1", "rung_2", "stacked"]:
             fail(f"merged candidates {names}")
+        names = names[:-1]
         y = f["data/validation/y"][()]
         for rung in names[1:]:
             for split in ("train", "test", "validation"):
@@ -571,23 +620,28 @@ def test_merge_ladder(tmp):
                   np.mean(nll_rows(f[f"ladder/{rung}/validation/probability"][()], y)), f"{rung}'s validation NLL")
         groups = ["deep_ensemble"] + [f"ladder/{n}" for n in names[1:]]
         loss = np.array([np.mean(nll_rows(f[f"{g}/validation/probability"][()], y)) for g in groups])
-        close(f["selection/validation_loss"][()], loss, "merged validation NLL per candidate")
+        close(f["selection/validation_loss"][()][:-1], loss, "merged validation NLL per candidate")
         best = int(np.argmin(loss))
+        if int(f["selection"].attrs["best"]) != best:
+            fail(f"merge's lowest validation NLL is {f['selection'].attrs['best']}, numpy says {best} ({loss})")
+        # The rule (the default, stacking) made again on the pooled rows: the stacked candidates.
         chosen = int(f["selection"].attrs["selected"])
-        if chosen != best or text(f["metrics"].attrs["ensemble"]) != names[best] \
-                or text(f["ensemble"].attrs["candidate"]) != names[best]:
-            fail(f"merge chose {chosen} ({names[chosen]}), numpy says {best} (validation NLL {loss})")
-        if not np.array_equal(f["ensemble/test/votes"][()], f[f"{groups[best]}/test/votes"][()]):
+        if chosen != len(names) or text(f["metrics"].attrs["ensemble"]) != "stacked" \
+                or text(f["ensemble"].attrs["candidate"]) != "stacked":
+            fail(f"merge chose {chosen}, not the stacked candidates (validation NLL {loss})")
+        if not np.array_equal(f["ensemble/test/votes"][()], f["stacked/test/votes"][()]):
             fail("the merged /ensemble is not the chosen candidate's")
-        close(f["metrics"].attrs["ensemble_test_nll"],
-              np.mean(nll_rows(f[f"{groups[best]}/test/probability"][()], f["data/test/y"][()])), "merged test NLL")
-        if best > 0:
-            rung = names[best]
-            expected = sum((st.strings(i[f"ladder/{rung}/diagnostics/verdict"]) for i in ins), [])
-            if st.strings(f["diagnostics/verdict"]) != expected:
-                fail(f"/diagnostics is not {rung}'s trajectories")
+        close(f["metrics"].attrs["ensemble_test_nll"], f["stacked"].attrs["ensemble_test_nll"], "merged test NLL")
+        check_stacking(f, "merge of ladder runs")
+        # /diagnostics: the trajectories of the rung with the largest weight.
+        w = f["selection/stacking_weight"][()][1:-1]
+        rung = names[1 + int(np.argmax(w))]
+        expected = sum((st.strings(i[f"ladder/{rung}/diagnostics/verdict"]) for i in ins), [])
+        if st.strings(f["diagnostics/verdict"]) != expected:
+            fail(f"/diagnostics is not {rung}'s trajectories")
         runs = [text(i["selection"].attrs["selected_name"]) for i in ins]
-        print(f"merge ladders: the runs chose {runs}; merged validation NLL {np.round(loss, 4)}: {names[best]}")
+        print(f"merge ladders: the runs chose {runs}; merged validation NLL {np.round(loss, 4)}: stacked, the "
+              f"heaviest rung {rung}")
         with h5py.File(ab_c, "r") as g:
             for path in ["selection/validation_loss", "ladder/rung_0/validation/probability",
                          "ladder/rung_2/test/fraction", "ensemble/validation/probability"]:
@@ -665,26 +719,27 @@ def test_merge_ladder(tmp):
             close(f[f"ladder/{rung}/noise_variance"][()][0], resid, f"{rung}'s σ² (pooled validation residuals)",
                   rtol=1e-10)
         chosen = text(f["selection"].attrs["selected_name"])
-        loss = f["selection/validation_loss"][()]
-        if chosen != st.strings(f["selection/candidate"])[int(np.argmin(loss))]:
-            fail(f"the regression ladder's merge chose {chosen}, validation NLL {loss}")
+        if chosen != "stacked" or not np.array_equal(f["ensemble/test/mean"][()], f["stacked/test/mean"][()]):
+            fail(f"the regression ladder's merge chose {chosen}, not the stacked candidates")
         check_stacking(f, "merge of a regression ladder")
     for i in ins:
         i.close()
-    # predict --candidate stacked on regression: each network N(prediction, its candidate's σ²),
-    # weighed by its candidate's weight (set by hand to two): the mixture's mean and variances.
+    # predict --candidate stacked on regression: each network N(prediction, the stacked candidates'
+    # σ²), weighed by its candidate's weight (set by hand to two): the mixture's mean and variances.
     with h5py.File(merged, "r+") as f:
         w = {"deep_ensemble": 0.4, "rung_1": 0.6}
         f["selection/stacking_weight"][...] = [w.get(n, 0.0) for n in st.strings(f["selection/candidate"])]
     rc, mix, err = predicted_test(merged, ["--candidate", "stacked"])
     parts = {n: predicted_test(merged, ["--candidate", n])[1] for n in w}
-    if rc != 0 or "each candidate c weighing its stacking weight" not in err:
+    if rc != 0 or "each candidate's networks weighing its stacking weight" not in err:
         fail(f"predict --candidate stacked (regression) failed or did not say what it computed:\n{err}")
     mean = sum(wk * parts[n]["mean_y"] for n, wk in w.items())
     close(mix["mean_y"], mean, "stacked mean", rtol=1e-12)
-    for sd in ("sd_y", "sd_model_y"):
-        second = sum(wk * (parts[n][sd] ** 2 + parts[n]["mean_y"] ** 2) for n, wk in w.items())
-        close(mix[sd], np.sqrt(second - mean ** 2), f"stacked {sd}", rtol=1e-9)
+    second = sum(wk * (parts[n]["sd_model_y"] ** 2 + parts[n]["mean_y"] ** 2) for n, wk in w.items())
+    close(mix["sd_model_y"], np.sqrt(second - mean ** 2), "stacked sd_model", rtol=1e-9)
+    with h5py.File(merged, "r") as f:
+        noise = f["stacked/noise_variance"][()][0]
+    close(mix["sd_y"], np.sqrt(second - mean ** 2 + noise), "stacked sd (the stacked candidates' noise)", rtol=1e-9)
     # Adam alone keeps the default simmer.ladder in its configuration but simmers nothing: merged
     # as any run, without a /ladder.
     if not SANITIZED:  # (the plain merge runs instrumented in analyze: merge)

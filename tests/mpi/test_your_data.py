@@ -93,14 +93,17 @@ def test_regression(tmp):
         rung = f["ladder"]["rung_4"].attrs["temperature"]
         if abs(rung - bayes) > 1e-12 * bayes:
             st.fail(f"the ladder's top rung is T = {rung!r}, not 1 x T_Bayes = {bayes!r}")
-        # The stacked mixture: its row always; its last line only when it is more than the choice.
-        w = f["selection/stacking_weight"][()][int(f["selection"].attrs["selected"])]
-    if "\n  stacked: one mixture of the candidates" not in p.stdout:
-        st.fail(f"the candidates' table lacks the stacked weights' line:\n{p.stdout}")
-    if ("\nstacked: one mixture of the candidates" in p.stdout) != (w < 0.999):
-        st.fail(f"the chosen candidate's stacking weight is {w}, but the stacked conclusion line is "
-                f"{'' if w < 0.999 else 'not '}missing:\n{p.stdout}")
-    print(f"regression at the defaults: s = {s:.4g}, T_Bayes = {bayes:.4g}; the chosen candidate's stacking weight {w:.3g}")
+        # The defaults' ensemble: the candidates stacked (the last row), named so in the table and
+        # the result, without the line that points a chosen single candidate to them.
+        names = st.strings(f["selection/candidate"])
+        chosen = int(f["selection"].attrs["selected"])
+        w = f["selection/stacking_weight"][()][:-1]
+        if names[chosen] != "stacked" or chosen != len(names) - 1 or attr(f, "ensemble") != "stacked":
+            st.fail(f"the defaults chose {names[chosen]}, not the stacked candidates")
+    if "\n  stacked: the candidates' shares" not in p.stdout or "the run's ensemble is the candidates stacked" \
+            not in p.stdout or "\nstacked: the candidates stacked" in p.stdout:
+        st.fail(f"the table, the result line or the conclusion misnames the stacked candidates:\n{p.stdout}")
+    print(f"regression at the defaults: s = {s:.4g}, T_Bayes = {bayes:.4g}; stacking weights {w.round(3)}")
 
 
 def test_classification(tmp):

@@ -75,20 +75,17 @@ RowLosses row_losses(const Candidate& c, const std::vector<ScoredSet>& scored, s
 std::vector<std::vector<double>> row_log_densities(const std::vector<Candidate>& candidates,
                                                    const std::vector<ScoredSet>& scored, std::size_t set);
 
-/// The stacked mixture's scores on each scored set, for the weights `w` (one per candidate):
-/// `nll` the mean over rows of −log Σ_c w_c p_c(y_i) (per output, as the candidates' NLL);
-/// `metric` the accuracy of the mixture's most probable class (not a vote) or the MSE of its mean
-/// Σ_c w_c mean_c. NaN where the weights are.
-struct StackedScores {
-  std::vector<double> nll, metric;  ///< per scored set
-  /// Message fields (core/visit.hpp).
-  template <class Ar>
-  void fields(Ar& ar) {
-    ar(nll, metric);
-  }
-};
-StackedScores score_stacked(const std::vector<Candidate>& candidates, const std::vector<ScoredSet>& scored,
-                            const std::vector<double>& w);
+/// The stacked mixture as a candidate like the others (selection.hpp's `stack` gives `w`, one weight
+/// per candidate): every member of candidate c counted k_c = round(w_c 2^32 / n_c) times (n_c its
+/// members), so that candidate c's share of the ensemble is w_c, to within n_c / (w_c 2^33)
+/// relative (a weight below n_c / 2^33 drops out). Every rule for a candidate then applies
+/// unchanged: the vote of the weighted members, their mean probabilities and entropy, the weighted
+/// mean and spread, the mixture's components (per trajectory, its components of every candidate
+/// merged), the members' coverage, and its own σ² (estimate_noise of its mean). `members` counts the
+/// networks with a positive weight; the accumulators count the multiplied members. Temperature
+/// NaN. No members (every weight 0 or NaN): scores NaN.
+Candidate stacked_candidate(const std::vector<Candidate>& candidates, const std::vector<double>& w,
+                            const std::vector<ScoredSet>& scored, std::string name);
 
 /// The deep ensemble built one network at a time, in trajectory order: each network's outputs
 /// (logits, or target units) on every evaluation set.

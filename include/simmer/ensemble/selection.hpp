@@ -20,16 +20,18 @@ namespace simmer::ensemble {
 
 /// ensemble.select_by: the validation score the choice minimises (none: no choice).
 enum class SelectBy { nll, metric, none };
-/// ensemble.select_rule.
-enum class SelectRule { best, one_se };
+/// ensemble.select_rule: the lowest validation loss, the one-standard-error rule, or the
+/// candidates stacked (parallel::choose; `select` gives `best` for it).
+enum class SelectRule { best, one_se, stacking };
 inline constexpr Names<SelectBy, 3> kSelectByNames{
     "ensemble.select_by", {{{SelectBy::nll, "nll"}, {SelectBy::metric, "metric"}, {SelectBy::none, "none"}}}};
-inline constexpr Names<SelectRule, 2> kSelectRuleNames{"ensemble.select_rule",
-                                                       {{{SelectRule::best, "best"}, {SelectRule::one_se, "one_se"}}}};
+inline constexpr Names<SelectRule, 3> kSelectRuleNames{
+    "ensemble.select_rule",
+    {{{SelectRule::best, "best"}, {SelectRule::one_se, "one_se"}, {SelectRule::stacking, "stacking"}}}};
 /// How a run chooses its ensemble among its candidates (ensemble.select_by, select_rule).
 struct SelectionOptions {
   SelectBy by = SelectBy::nll;
-  SelectRule rule = SelectRule::best;
+  SelectRule rule = SelectRule::stacking;
 };
 inline std::string to_string(SelectBy by) { return std::string(kSelectByNames.name(by)); }
 inline std::string to_string(SelectRule rule) { return std::string(kSelectRuleNames.name(rule)); }

@@ -30,11 +30,15 @@
 
 namespace simmer::parallel {
 
+/// EnsembleReport::stage of the candidates that pool no simmering stage.
+inline constexpr std::int64_t kDeepStage = -1;     ///< the deep ensemble of the Adam end points
+inline constexpr std::int64_t kStackedStage = -2;  ///< the stacked candidates (ensemble::stacked_candidate)
+
 /// One candidate ensemble's numbers (computed on rank 0, then known to every rank).
 struct EnsembleReport {
   std::string name;                                               ///< ensemble::Candidate::name
   double temperature = std::numeric_limits<double>::quiet_NaN();  ///< loss units; 0 for the deep ensemble
-  std::int64_t stage = -1;  ///< the simmering stage it pools (-1: the deep ensemble)
+  std::int64_t stage = -1;  ///< the simmering stage it pools (kDeepStage, kStackedStage: none)
   /// Per scored set (train, test[, validation]): metric = vote accuracy (classification) or MSE
   /// of the mean; NLL, Brier, ECE from the members' mean probabilities, or the Gaussian NLL of
   /// mean ± sd (regression).
@@ -69,22 +73,23 @@ struct RunReport {
   /// whether a margin is more than the validation rows' noise.
   bool against_deep = false;
   ensemble::PairedDifference validation_nll, validation_metric;
-  /// A ladder with a validation set: the candidates stacked (ensemble/selection.hpp's `stack`:
-  /// weights maximising the validation rows' likelihood of one mixture of their predictives) and
-  /// the mixture's scores per scored set. Reported beside the candidates; not the run's ensemble.
+  /// A ladder with a validation set and more than one candidate: the candidates stacked
+  /// (ensemble/selection.hpp's `stack`: weights, one per candidate before it, maximising the
+  /// validation rows' likelihood of one mixture of their predictives), and the stacked candidate
+  /// (ensemble::stacked_candidate) the last of `candidates`: the run's ensemble with
+  /// ensemble.select_rule = stacking, else reported beside the others.
   bool stacked = false;
   ensemble::Stacking stacking;
-  ensemble::StackedScores stacked_scores;
   [[nodiscard]] const EnsembleReport& chosen() const { return candidates.at(static_cast<std::size_t>(selected)); }
   /// The deep ensemble's report, or nullptr.
   [[nodiscard]] const EnsembleReport* deep() const {
-    return !candidates.empty() && candidates.front().stage < 0 ? &candidates.front() : nullptr;
+    return !candidates.empty() && candidates.front().stage == kDeepStage ? &candidates.front() : nullptr;
   }
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
     ar(candidates, compared, selection, selected, diagnostics_stage, against_deep, validation_nll, validation_metric,
-       stacked, stacking, stacked_scores);
+       stacked, stacking);
     ar.require(selected >= 0 && selected < static_cast<std::int64_t>(candidates.size()),
                "report: the chosen candidate is out of range");
   }
@@ -109,8 +114,9 @@ struct SelectionPolicy {
 };
 
 /// Scores every candidate (deep ensemble first, then the stages in order) on `scored` and makes
-/// the choice `policy` describes (the rule below); the stages' block metrics are left empty.
-RunReport choose(const SelectionPolicy& policy, const std::vector<ensemble::Candidate>& candidates,
+/// the choice `policy` describes (the rule below); the stages' block metrics are left empty. When
+/// it stacks them, the stacked candidate is appended to `candidates` (and to the report's).
+RunReport choose(const SelectionPolicy& policy, std::vector<ensemble::Candidate>& candidates,
                  const std::vector<ensemble::ScoredSet>& scored);
 
 /// What /selection holds beside the report's candidates: the rule, the scored sets' names, the
@@ -133,8 +139,9 @@ void write_selection(io::ParallelFile& f, const SelectionTable& table, const Run
 /// pooled diagnostics for their block metrics) and makes the run's choice (rank 0).
 /// Without a ladder the run's ensemble is its one simmering stage (the deep ensemble is reported
 /// beside it); with one, the candidate with the lowest validation loss (ensemble.select_by,
-/// ensemble.select_rule), or the last rung with select_by = none; Adam alone: the deep ensemble.
-RunReport choose(const run::Problem& p, const std::vector<ensemble::Candidate>& candidates,
+/// ensemble.select_rule; with `stacking`, the stacked candidates, appended to `candidates`), or the
+/// last rung with select_by = none; Adam alone: the deep ensemble.
+RunReport choose(const run::Problem& p, std::vector<ensemble::Candidate>& candidates,
                  const std::vector<const ensemble::PooledDiagnostics*>& diagnostics);
 
 /// Collective (every rank passes the same numbers): /baseline/<split>_<score> [chain], the
@@ -165,10 +172,11 @@ std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_
 /// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
 void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
 
-/// The line under a ladder's candidates' table that gives the stacked mixture's weights (those
-/// of 0.005 or more), in the run's final table and in simmer_analyze summary alike.
+/// The line under a ladder's candidates' table that gives the stacking weights (those of 0.005 or
+/// more) and whether the stacked candidates are the run's ensemble (`chosen`), in the run's final
+/// table and in simmer_analyze summary alike.
 std::string stacking_line(const std::vector<std::string>& names, const std::vector<double>& weights,
-                          std::int64_t sweeps);
+                          std::int64_t sweeps, bool chosen);
 
 /// The temperature line printed at the start: T in units of T_Bayes, or the noise sd it
 /// stands for when that is unknown (every rung of a ladder).

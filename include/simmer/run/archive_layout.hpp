@@ -47,6 +47,7 @@ inline std::vector<std::string> choice_groups(std::size_t rungs, bool deep_ensem
   if (deep_ensemble) out.emplace_back(kDeepEnsemble);
   if (rungs > 0) {
     out.emplace_back(kSelection);
+    out.emplace_back(kStacked);  // with a validation set
     out.emplace_back(kLadder);
     for (std::size_t k = 0; k < rungs; ++k) {
       out.push_back(ladder_group(rung_name(static_cast<std::int64_t>(k))));

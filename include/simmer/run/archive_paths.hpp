@@ -391,9 +391,12 @@ inline constexpr const char* kDeepEnsemble = "/deep_ensemble";
 /// kStage): the deep ensemble, a ladder's rung_<k>, or "simmering" (the stage without a ladder).
 inline constexpr const char* kDeepEnsembleName = "deep_ensemble";
 inline constexpr const char* kSimmeringName = "simmering";
-/// The candidates stacked (/selection's stacking_weight): the name of their row in the tables,
-/// in export --what metrics and predict's --candidate.
+/// The candidates stacked (/selection's stacking_weight): the name of their candidate (the last
+/// row of /selection, its group kStacked, predict's --candidate).
 inline constexpr const char* kStackedName = "stacked";
+/// /stacked (a ladder with a validation set): the same arrays for the stacked candidates
+/// (ensemble::stacked_candidate: every candidate's members weighted by its stacking weight).
+inline constexpr const char* kStacked = "/stacked";
 inline constexpr const char* kRungPrefix = "rung_";
 inline std::string rung_name(std::int64_t k) { return kRungPrefix + std::to_string(k); }
 
@@ -449,18 +452,15 @@ inline constexpr const char* kSelectedName = "selected_name";
 inline constexpr const char* kBest = "best";
 inline constexpr const char* kOneSe = "one_se";
 inline constexpr const char* kValidationRows = "validation_rows";
-/// A ladder with a validation set: the candidates stacked (ensemble/selection.hpp), reported
-/// beside them: the column kStackingWeight [candidate], the attributes kStackingSweeps (EM sweeps)
-/// and kStackingGap (the Frank–Wolfe gap: the validation mean log-likelihood is within it of its
-/// maximum), and per scored set the attributes stacked_score(set, nll) and stacked_score(set, the main
-/// score: accuracy or mse), with kStackingMeaning saying what they are.
+/// A ladder with a validation set: the candidates stacked (ensemble/selection.hpp), the last row
+/// (kStackedName) a candidate like the others: the column kStackingWeight [candidate] (NaN in the
+/// stacked row), the attributes kStackingSweeps (EM sweeps) and kStackingGap (the Frank–Wolfe gap:
+/// the validation mean log-likelihood of the mixture is within it of its maximum), with
+/// kStackingMeaning saying what they are.
 inline constexpr const char* kStackingWeight = "stacking_weight";
 inline constexpr const char* kStackingSweeps = "stacking_sweeps";
 inline constexpr const char* kStackingGap = "stacking_gap";
 inline constexpr const char* kStackingMeaning = "stacking";
-inline std::string stacked_score(std::string_view set, std::string_view score) {
-  return std::string("stacked_").append(set).append("_").append(score);
-}
 /// /selection's attribute saying what validation_loss and its stderr columns are (text).
 inline constexpr const char* kValidationLossMeaning = "validation_loss_meaning";
 
