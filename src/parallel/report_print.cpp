@@ -270,7 +270,7 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
         stacked.scores.size() > 1) {
       std::printf(
           "stacked: the candidates stacked (the weights under the candidates' table, fitted on the validation rows, "
-          "so its validation NLL %.4g flatters it) have test NLL %.4g against the run's ensemble's %.4g; reported, "
+          "so their validation NLL %.4g flatters them) have test NLL %.4g against the run's ensemble's %.4g; reported, "
           "not chosen: simmer_analyze predict %s --candidate stacked --points FILE.csv predicts with them, and "
           "ensemble.select_rule = stacking makes them the run's ensemble\n",
           stacked.scores.size() > 2 ? stacked.scores[2].nll : kNaN, stacked.scores[1].nll, chosen.scores.at(1).nll,
@@ -428,8 +428,10 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     // The candidates, as /selection holds them.
     const char* metric = p.classification ? "acc" : "MSE";
     std::printf("\ncandidates (%s; %s)\n",
-                report.compared ? ("chosen by validation " +
-                                   std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric) +
+                report.compared ? ((report.chosen().stage == kStackedStage
+                                        ? std::string("stacked by their validation likelihood")
+                                        : "chosen by validation " +
+                                              std::string(p.selection.by == ensemble::SelectBy::nll ? "NLL" : metric)) +
                                    ", ensemble.select_rule = " + ensemble::to_string(p.selection.rule))
                                       .c_str()
                                 : "not compared: ensemble.select_by = none, the last rung is the run's ensemble",
