@@ -532,7 +532,9 @@ const std::vector<Key>& keys() {
                "with simmer.ladder: nll (default) | metric | none: the validation score that chooses the run's "
                "ensemble among the rungs and (retrofit) the deep ensemble of the Adam end points: the mean "
                "negative log-likelihood, or the error rate (classification) / MSE (regression); none: no "
-               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest)"),
+               "choice, the last rung is the run's ensemble (parallel rungs: the first, coldest). With "
+               "ensemble.select_rule = stacking the stacked candidates are the run's ensemble whichever score "
+               "(their weights maximise the validation likelihood); this score is then the table's comparison"),
       make_key("ensemble", "select_rule", in(kSelection, &ensemble::SelectionOptions::rule), ensemble::kSelectRuleNames,
                "stacking (default: the candidates stacked, every candidate's members weighted so that its share "
                "is its stacking weight, the weights maximising the validation rows' likelihood of one mixture of "
