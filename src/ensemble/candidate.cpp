@@ -148,8 +148,8 @@ Candidate stacked_candidate(const std::vector<Candidate>& candidates, const std:
       first = false;
     }
     if (from.votes.size() != out.votes.size() || from.means.size() != out.means.size() ||
-        from.probability.size() != out.probability.size() || from.coverage.size() != out.coverage.size() ||
-        from.components.size() != out.components.size())
+        from.probability.size() != out.probability.size() || from.member_entropy.size() != out.member_entropy.size() ||
+        from.coverage.size() != out.coverage.size() || from.components.size() != out.components.size())
       throw Error("internal: stacked candidates differ in their sets");
     for (std::size_t s = 0; s < out.votes.size(); ++s)
       out.votes[s].add_votes(from.votes[s].votes() * k[c], from.votes[s].members() * k[c]);

@@ -376,6 +376,16 @@ void export_inference_data(const ExportOptions& o, std::ostream& out) {
   if (m.ladder && r.has_attribute(layout::kMetrics, layout::kEnsembleName)) {
     f.attribute("/posterior", "chosen", r.attribute_text(layout::kMetrics, layout::kEnsembleName));
   }
+  // The stacking weights (the stacked candidates: each candidate's draws weigh its weight over
+  // their count), one attribute per candidate but the stacked row itself.
+  const std::string weights = layout::selection_column(layout::kStackingWeight);
+  if (m.ladder && r.exists(weights)) {
+    const auto names = r.read_strings(layout::selection_column(layout::kCandidate));
+    const auto w = r.read_doubles(weights);
+    for (std::size_t c = 0; c < names.size() && c < w.size(); ++c) {
+      if (names[c] != layout::kStackedName) f.attribute("/posterior", "stacking_weight_" + names[c], w[c]);
+    }
+  }
   rung_coordinate("/posterior");
 
   // sample_stats: ArviZ's names where they mean what ArviZ means (lp, step_size, diverging); the

@@ -356,6 +356,14 @@ def test_idata(tmp):
                 fail(f"{name}: the InferenceData file has no group {group}")
         check_inference_data(name, nc, archive, rungs, float32=name == "parallel")
         check_predictive(name, nc, archive, rungs)
+        if rungs:  # the stacking weights, for weighing the rungs' draws as the stacked candidates do
+            import xarray as xr
+            with xr.open_dataset(nc, group="posterior", engine="netcdf4") as post, h5py.File(archive, "r") as f:
+                names = st.strings(f["selection/candidate"])
+                for n, w in zip(names[:-1], f["selection/stacking_weight"][()][:-1]):
+                    if post.attrs.get(f"stacking_weight_{n}") != w:
+                        fail(f"{name}: the posterior's stacking_weight_{n} is {post.attrs.get(f'stacking_weight_{n}')}, "
+                             f"/selection says {w}")
         again = os.path.join(tmp, name + "_again.nc")
         st.run(ANALYZE, None, ["export", archive, "--what", "inference-data", "--predictive", "--out", again])
         import xarray as xr

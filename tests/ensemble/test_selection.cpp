@@ -251,8 +251,11 @@ TEST_CASE(
   REQUIRE(half.components[1].size() == 3);
   CHECK(half.components[1][0].mean()(0, 0) == Approx((0.3 / 2.0 * 0.4 + 0.7 / 3.0 * 0.9) / (0.3 / 2.0 + 0.7 / 3.0)));
   CHECK(half.components[1][2].mean()(0, 0) == Approx(1.4));  // only b has a third network
-  // The members' coverage counts, weighted: 3 of 5 networks but 0.7 of the weight lie above 0.5.
-  CHECK(half.coverage[1].members() > 0);
+  // The members' coverage counts, weighted: of test row 0's predictions only a's 0.4 lies below the
+  // truth 0.5, one of five networks but 0.3 / 2 of the weight.
+  REQUIRE(half.coverage[1].members() > 0);
+  CHECK(static_cast<double>(half.coverage[1].below()[0]) / static_cast<double>(half.coverage[1].members()) ==
+        Approx(0.15).epsilon(1e-9));
   // A weight of 1: that candidate's mean and scores.
   const Candidate only_b = stacked_candidate(candidates, {0.0, 1.0}, scored, "stacked");
   CHECK(only_b.members == 3);
