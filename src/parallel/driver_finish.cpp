@@ -173,18 +173,14 @@ int Run::finish() {
   auto& f = archive_->file();
   archive_->baselines(chains());
   // The arrays of every candidate: the run's ensemble in /ensemble, the deep ensemble in
-  // /deep_ensemble, a ladder's rungs in /ladder/rung_<k>.
+  // /deep_ensemble, the stacked candidates in /stacked, a ladder's rungs in /ladder/rung_<k>.
   const auto candidate = [&](std::size_t c) { return rank_ == 0 ? &candidates.at(c) : nullptr; };
   archive_->candidate(run::layout::kEnsemble, candidate(static_cast<std::size_t>(report.selected)));
   for (std::size_t c = 0; c < report.candidates.size(); ++c) {
     const EnsembleReport& e = report.candidates[c];
-    if (e.stage == kStackedStage) {
-      archive_->candidate(run::layout::kStacked, candidate(c));
-    } else if (e.stage == kDeepStage) {
-      archive_->candidate(run::layout::kDeepEnsemble, candidate(c));
-    } else if (!p_.ladder.rungs.empty()) {
-      archive_->candidate(run::layout::ladder_group(e.name), candidate(c));
-    }
+    // (The one simmering stage without a ladder has no group but /ensemble.)
+    if (e.stage < 0 || !p_.ladder.rungs.empty())
+      archive_->candidate(run::layout::candidate_group(e.name), candidate(c));
   }
   write_report(f, p_, reports, report);
   if (replicas_.enabled()) write_exchange();

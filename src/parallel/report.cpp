@@ -530,14 +530,12 @@ void write_report(io::ParallelFile& f, const run::Problem& p, const std::vector<
   if (p.ladder.rungs.empty()) return;
   // A ladder: every rung's scores and diagnostics, and the candidates' table.
   for (const auto& c : report.candidates) {
-    if (c.stage == kStackedStage) {  // its scores where its arrays are
-      write_set_metrics(f, layout::kStacked, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c), c.noise);
-      f.attribute(layout::kStacked, layout::kMembers, c.members);
-    }
-    if (c.stage < 0) continue;
-    const std::string g = layout::ladder_group(c.name);
+    if (c.stage == kDeepStage) continue;  // its scores are /metrics' deep_ensemble_*
+    // The scores where the candidate's arrays are; a rung's stage metrics and diagnostics too.
+    const std::string g = layout::candidate_group(c.name);
     write_set_metrics(f, g, layout::kEnsemblePrefix, p.classification, ensemble_sets(p, c), c.noise);
     f.attribute(g, layout::kMembers, c.members);
+    if (c.stage < 0) continue;
     write_stage_metrics(f, g, stage_metrics(p, t, static_cast<std::size_t>(c.stage)));
     write_diagnostics(f, p, t, static_cast<std::size_t>(c.stage), layout::ladder_diagnostics(c.name), c);
   }

@@ -51,7 +51,7 @@ std::vector<std::string> choice_mismatches(const io::ArchiveReader& r) {
     }
     for (const auto& name : candidates) {
       if (name == layout::kDeepEnsembleName) continue;
-      const std::string g = name == layout::kStackedName ? std::string(layout::kStacked) : layout::ladder_group(name);
+      const std::string g = layout::candidate_group(name);
       if (!r.is_group(g)) {
         out.push_back(column + " names '" + name + "', but " + g + " does not exist");
       } else if (r.has_attribute(g, layout::kCandidate) && r.attribute_text(g, layout::kCandidate) != name) {

@@ -427,6 +427,13 @@ inline constexpr const char* kExchangeEvery = "exchange_every";
 inline constexpr const char* kExchangeRounds = "exchange_rounds";
 /// /ladder/<name>: one rung ("rung_0").
 inline std::string ladder_group(std::string_view name) { return join(kLadder, name); }
+/// The group of candidate `name`'s arrays (and, but for the deep ensemble's, its scores):
+/// /deep_ensemble, /stacked, or a rung's /ladder/<name>.
+inline std::string candidate_group(std::string_view name) {
+  if (name == kDeepEnsembleName) return kDeepEnsemble;
+  if (name == kStackedName) return kStacked;
+  return ladder_group(name);
+}
 /// /ladder/<name>/diagnostics.
 inline std::string ladder_diagnostics(std::string_view name) { return join(ladder_group(name), kDiagnosticsName); }
 
