@@ -113,21 +113,27 @@ def stacked_test(f, names, metric):
     archive written before simmer stacked, computed here as simmer computes them
     (ensemble::stacked_candidate): each candidate weighted by `stacking`'s weight, the mean and
     spread sum_k w_k (v_k + (m_k - m)^2), the noise variance from that mean's validation residuals,
-    the Gaussian NLL; the weighted probabilities and the weighted vote's accuracy."""
+    the Gaussian NLL; the weighted probabilities and the weighted vote's accuracy. Third, each test
+    row's NLL (for `paired`; for the archive of the day before, computed)."""
     if "stacked" in f and "ensemble_test_nll" in f["stacked"].attrs:
         a = f["stacked"].attrs
-        return float(a["ensemble_test_nll"]), float(a[f"ensemble_test_{metric}"])
+        return float(a["ensemble_test_nll"]), float(a[f"ensemble_test_{metric}"]), -log_densities(f, ["stacked"], "test")[0]
     if "selection" in f and "stacked_test_nll" in f["selection"].attrs:
         a = f["selection"].attrs
-        return float(a["stacked_test_nll"]), float(a[f"stacked_test_{metric}"])
+        return float(a["stacked_test_nll"]), float(a[f"stacked_test_{metric}"]), computed_stack(f, names, metric)[2]
+    return computed_stack(f, names, metric)
+
+
+def computed_stack(f, names, metric):
+    """`stacked_test`'s three, computed from the candidates `names` as simmer computes them."""
     w, _ = stacking(f, names)
     y = f["data/test/y"][()]
     if metric == "accuracy":
         p = sum(wk * f[f"{g}/test/probability"][()] for wk, g in zip(w, names))
         labels = y.reshape(-1).astype(int)
-        nll = float(np.mean(-np.log(np.maximum(p[np.arange(len(labels)), labels], np.finfo(float).tiny))))
+        rows = -np.log(np.maximum(p[np.arange(len(labels)), labels], np.finfo(float).tiny))
         fraction = sum(wk * f[f"{g}/test/fraction"][()] for wk, g in zip(w, names))
-        return nll, float(np.mean(np.argmax(fraction, axis=1) == labels))
+        return float(np.mean(rows)), float(np.mean(np.argmax(fraction, axis=1) == labels)), rows
 
     def moments(split):
         means = [f[f"{g}/{split}/mean"][()][:, 0] for g in names]
@@ -137,8 +143,16 @@ def stacked_test(f, names, metric):
     noise = np.mean((f["data/validation/y"][()][:, 0] - moments("validation")[0]) ** 2)
     m, v = moments("test")
     var = v + noise
-    nll = float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * (y[:, 0] - m) ** 2 / var))
-    return nll, float(np.mean((y[:, 0] - m) ** 2))
+    rows = 0.5 * np.log(2 * np.pi * var) + 0.5 * (y[:, 0] - m) ** 2 / var
+    return float(np.mean(rows)), float(np.mean((y[:, 0] - m) ** 2)), rows
+
+
+def paired(ours, other):
+    """How far the test rows tell two ensembles apart: the mean of the per-row differences
+    ours - other (e.g. of NLL) and its standard error sd / sqrt(rows), paired because both scored
+    the same rows. A seed is decided when the mean is beyond 2 standard errors."""
+    d = np.asarray(ours) - np.asarray(other)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
 
 
 def tally(t, ours, other, lower_better):
@@ -155,11 +169,14 @@ def median(values):
 def main(cases):
     os.makedirs(OUT, exist_ok=True)
     rows = []  # one markdown row per case, printed at the end
+    stacked_rows_md = []  # and one for the stacked candidates
     for case in cases:
         wins = [0, 0, 0]  # the metric against the fair deep ensemble: W/T/L
         wins_last = [0, 0, 0]
         nll_wins, nll_last, nll_oracle, nll_stacked = [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]
         stacked_wins = [0, 0, 0]  # the stacked candidates' test metric against the fair deep ensemble
+        decided = [0, 0, 0]  # their test NLL: better / within 2 paired standard errors / worse (`paired`)
+        gaps = []  # their test NLL minus the fair deep ensemble's, per seed
         seen = {k: [] for k in ("ladder", "fair", "ladder_nll", "fair_nll", "last", "last_nll", "chosen", "stacked")}
         for seed in range(1, 9):
             ladder = os.path.join(STUDY, f"{case}-{VARIANT}-seed{seed}.h5")
@@ -182,7 +199,7 @@ def main(cases):
                 rungs = [f"ladder/{k}" for k in sorted(f["ladder"]) if k.startswith("rung_")]
                 deep = ["deep_ensemble"] if deep_nll == deep_nll else []
                 oracle_nll = min([float(f[g].attrs["ensemble_test_nll"]) for g in rungs] + ([deep_nll] if deep else []))
-                stacked_nll, stacked_metric = stacked_test(f, rungs + deep, metric)
+                stacked_nll, stacked_metric, stacked_rows = stacked_test(f, rungs + deep, metric)
                 if metric == "mse" and "ensemble_noise_source" not in m:
                     print(f"{case} seed {seed}: {ladder} predates the validation-residual noise: its NLL is not "
                           "comparable")
@@ -205,6 +222,7 @@ def main(cases):
             with h5py.File(path + ".h5", "r") as f:
                 fair_mse = float(f["metrics"].attrs[f"deep_ensemble_test_{metric}"])
                 fair_nll = float(f["metrics"].attrs["deep_ensemble_test_nll"])
+                fair_rows = -log_densities(f, ["deep_ensemble"], "test")[0]
             lower = metric == "mse"
             for key, value in (("ladder", ladder_mse), ("fair", fair_mse), ("ladder_nll", ladder_nll),
                                ("fair_nll", fair_nll), ("last", deep_mse), ("last_nll", deep_nll), ("chosen", chosen)):
@@ -215,13 +233,17 @@ def main(cases):
             tally(nll_stacked, stacked_nll, fair_nll, True)
             tally(stacked_wins, stacked_metric, fair_mse, lower)
             seen["stacked"].append(stacked_metric)
+            gap = paired(stacked_rows, fair_rows)
+            gaps.append(stacked_nll - fair_nll)
+            decided[0 if gap[0] < -2 * gap[1] else 2 if gap[0] > 2 * gap[1] else 1] += 1
             if deep_mse == deep_mse:  # not nan
                 tally(wins_last, ladder_mse, deep_mse, lower)
                 tally(nll_last, ladder_nll, deep_nll, True)
             print(f"{case} seed {seed}: budget {budget} gradients; test {metric} ladder {ladder_mse:.4g}, deep "
                   f"ensemble (last epoch) {deep_mse:.4g}, fair deep ensemble (early-stopped) {fair_mse:.4g}; test NLL "
                   f"{ladder_nll:.4g}, {deep_nll:.4g}, {fair_nll:.4g}; the best candidate {oracle_nll:.4g}, the stacked "
-                  f"candidates {stacked_nll:.4g} (test {metric} {stacked_metric:.4g})", flush=True)
+                  f"candidates {stacked_nll:.4g} (test {metric} {stacked_metric:.4g}; test NLL to the fair deep "
+                  f"ensemble's {gap[0]:+.4f} +- {gap[1]:.4f} a row)", flush=True)
         print(f"{case}: the ladder's test {metric} W/T/L against the fair deep ensemble {wins[0]}/{wins[1]}/{wins[2]} "
               f"(sign test p {sign_test(wins[0], wins[2]):.3g}), against the last-epoch deep ensemble "
               f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}; test NLL {nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} "
@@ -230,7 +252,9 @@ def main(cases):
               f"{nll_oracle[0]}/{nll_oracle[1]}/{nll_oracle[2]}; the stacked candidates' "
               f"{nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]} (test {metric} "
               f"{stacked_wins[0]}/{stacked_wins[1]}/{stacked_wins[2]}, median {median(seen['stacked']):.4g} against "
-              f"{median(seen['fair']):.4g})", flush=True)
+              f"{median(seen['fair']):.4g}); seeds where the test rows tell the stacked candidates' NLL from "
+              f"the fair deep ensemble's (beyond 2 paired standard errors): better {decided[0]}, worse {decided[2]}, "
+              f"undecided {decided[1]}", flush=True)
         rows.append(f"| {case} ({metric}) | {wins[0]}/{wins[1]}/{wins[2]} ({sign_test(wins[0], wins[2]):.3g}) | "
                     f"{nll_wins[0]}/{nll_wins[1]}/{nll_wins[2]} ({sign_test(nll_wins[0], nll_wins[2]):.3g}) | "
                     f"{median(seen['ladder']):.4g} / {median(seen['fair']):.4g} | "
@@ -238,12 +262,24 @@ def main(cases):
                     f"{wins_last[0]}/{wins_last[1]}/{wins_last[2]}, {nll_last[0]}/{nll_last[1]}/{nll_last[2]}; "
                     f"{median(seen['last']):.4g}, {median(seen['last_nll']):.4g} | "
                     f"{', '.join(seen['chosen'])} |")
+        stacked_rows_md.append(
+            f"| {case} ({metric}) | {nll_stacked[0]}/{nll_stacked[1]}/{nll_stacked[2]} "
+            f"({sign_test(nll_stacked[0], nll_stacked[2]):.3g}) | {stacked_wins[0]}/{stacked_wins[1]}/{stacked_wins[2]}; "
+            f"{median(seen['stacked']):.4g} / {median(seen['fair']):.4g} | {decided[0]} / {decided[2]} | "
+            f"{np.mean(gaps):+.4f} +- {np.std(gaps, ddof=1) / np.sqrt(len(gaps)):.4f} |")
     print(f"\n{VARIANT} against the fair deep ensemble (W/T/L with the one-sided sign test's p, ties dropped):\n")
     print("| case | test metric W/T/L (p) | test NLL W/T/L (p) | median test metric: ladder / fair | "
           "median test NLL: ladder / fair | against the Adam end points: metric W/T/L, NLL W/T/L; their medians | "
           "chosen per seed |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    print("\nThe stacked candidates (the run's ensemble at ensemble.select_rule = stacking) against the fair deep "
+          "ensemble; a seed is decided when the mean of its test rows' NLL differences is beyond 2 paired standard "
+          "errors:\n")
+    print("| case | test NLL W/T/L (p) | test metric W/T/L; median: stacked / fair | seeds decided: better / worse | "
+          "test NLL minus the fair deep ensemble's: mean over the seeds +- its standard error |")
+    print("|---|---|---|---|---|")
+    print("\n".join(stacked_rows_md))
 
 
 if __name__ == "__main__":
