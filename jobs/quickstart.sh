@@ -6,6 +6,8 @@
 # (simmer_analyze summary; docs/STATIONARITY.md).
 # Usage: jobs/quickstart.sh [--short] [extra simmer_mpi options, e.g. --simmer.steps 5000]
 #   --short: 5000 steps with the ensemble from the last 2000 (about 1/5 of the time).
+#   --output PATH (or --output=PATH) writes the archive there instead of runs/iris_abinitio.h5,
+#   which the script otherwise overwrites.
 # It computes in float32 (run.precision; the paper's TensorFlow default, about twice as fast
 # here, the same table to the digits printed); pass --run.precision float64 for float64.
 set -euo pipefail
@@ -23,10 +25,19 @@ case " $* " in *" --run.precision "*) ;; *) extra+=(--run.precision float32) ;; 
 # and checkpoint every 5000 steps instead of the job's 1000 (progress lines every 5000 steps).
 case " $* " in *" --run.gather_interval "*) ;; *) extra+=(--run.gather_interval 5000) ;; esac
 case " $* " in *" --run.checkpoint_interval "*) ;; *) extra+=(--run.checkpoint_interval 5000) ;; esac
+# The archive: the caller's --output, else runs/iris_abinitio.h5 (overwritten).
+out=runs/iris_abinitio.h5
+given=0
+previous=
+for arg in "$@"; do
+  case "$arg" in --output=*) out=${arg#--output=}; given=1 ;; esac
+  if [ "$previous" = "--output" ]; then out=$arg; given=1; fi
+  previous=$arg
+done
+[ "$given" -eq 1 ] || extra+=(--output "$out" --overwrite)
 mkdir -p runs
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 build=${SIMMER_BUILD_DIR:-build}
-mpirun --oversubscribe -n 36 "$build/src/simmer_mpi" \
-  --config jobs/iris_abinitio.ini --output runs/iris_abinitio.h5 --overwrite "${extra[@]}" "$@"
+mpirun --oversubscribe -n 36 "$build/src/simmer_mpi" --config jobs/iris_abinitio.ini "${extra[@]}" "$@"
 echo
-"$build/src/simmer_analyze" summary runs/iris_abinitio.h5
+"$build/src/simmer_analyze" summary "$out"

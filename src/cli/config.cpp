@@ -113,6 +113,10 @@ std::string topic_help(const std::string& topic) {
 // ---------------------------------------------------------------------------------------------
 
 std::size_t apply_ini(const std::string& text, const std::string& origin, Config& config) {
+  return apply_ini_lines(text, origin, config).size();
+}
+
+std::map<std::string, std::size_t> apply_ini_lines(const std::string& text, const std::string& origin, Config& config) {
   std::vector<std::string> section_names;
   for (const SectionInfo& s : kSections) section_names.emplace_back(s.name);
 
@@ -167,7 +171,7 @@ std::size_t apply_ini(const std::string& text, const std::string& origin, Config
       ini_error(origin, line, full + " = '" + value + "': " + e.what());
     }
   }
-  return first_line.size();
+  return first_line;
 }
 
 Invocation parse_command_line(int argc, const char* const* argv, const Config* base) {
@@ -224,13 +228,15 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
     inv.resume_path = vm["resume"].as<std::string>();
     if (inv.resume_path.empty()) throw Error("command line: --resume needs an archive name");
   }
+  std::map<std::string, std::size_t> file_lines;  // the --config file's keys and their lines
   if (vm.count("config") != 0) {
     inv.config_given = true;
     inv.config_path = vm["config"].as<std::string>();
     if (inv.config_path.empty()) throw Error("command line: --config needs a file name");
     // A file that sets nothing (empty, or only comments and headers) would run the defaults'
     // sine job without a word: most likely the wrong file.
-    if (apply_ini(read_file(inv.config_path), inv.config_path, inv.config) == 0) {
+    file_lines = apply_ini_lines(read_file(inv.config_path), inv.config_path, inv.config);
+    if (file_lines.empty()) {
       throw Error("config file '" + inv.config_path +
                   "' sets no keys (it is empty or holds only comments and section headers); name a "
                   "file with the run's [data], [model], ... keys (see --help)");
@@ -257,6 +263,18 @@ Invocation parse_command_line(int argc, const char* const* argv, const Config* b
       throw Error("command line: --output and --run.output both given: give one");
     }
     apply_override(*find_key("run.output"), "--output", vm["output"].as<std::string>());
+  }
+  // A value of the file's outside its key's own range: the file and line say where, before the
+  // run's rules (validated) would name only the key. A value the command line replaced is not the file's.
+  for (const auto& [full, line] : file_lines) {
+    const auto it = vm.find(full);
+    if (it != vm.end() && !it->second.defaulted()) continue;
+    if (full == "run.output" && vm.count("output") != 0) continue;
+    try {
+      find_key(full)->check(inv.config);
+    } catch (const Error& e) {
+      ini_error(inv.config_path, line, e.what());
+    }
   }
   return inv;
 }

@@ -219,6 +219,32 @@ void warn_constant_features(const Config& c, Problem& p) {
                             "; they scale to 0 and cannot inform the network");
 }
 
+/// A class the training rows have but the validation or test rows lack (a rare class of a small
+/// split): those scores, and what is chosen or weighted on the validation rows, never see it. A
+/// warning, not an error: the network can still learn it.
+void warn_thin_classes(const Config& c, Problem& p) {
+  const std::size_t classes = p.train.class_names.size();
+  std::vector<std::int64_t> train(classes, 0), valid(classes, 0), test(classes, 0);
+  for (const auto label : p.train.labels) ++train[static_cast<std::size_t>(label)];
+  for (const auto label : p.validation.labels) ++valid[static_cast<std::size_t>(label)];
+  for (const auto label : p.test.labels) ++test[static_cast<std::size_t>(label)];
+  for (std::size_t k = 0; k < classes; ++k) {
+    const bool no_valid = p.has_validation() && valid[k] == 0;
+    if (train[k] == 0 || (!no_valid && test[k] > 0)) continue;
+    std::string why = source_of(c) + ": class '" + p.train.class_names[k] + "' of '" + p.train.target_names.front() +
+                      "' has " + std::to_string(train[k]) + " training row(s), " +
+                      (p.has_validation() ? std::to_string(valid[k]) + " validation and " : std::string()) +
+                      std::to_string(test[k]) + " test row(s): ";
+    why += no_valid && test[k] == 0 ? "the validation and test scores never see it"
+           : no_valid               ? "the validation scores (and the choice or stacking made on them) never see it"
+                                    : "the test scores never see it";
+    if (!c.data.stratify && c.data.source != DataSource::idx) {
+      why += "; data.stratify = true gives every class its share of each part";
+    }
+    p.data_warnings.push_back(why);
+  }
+}
+
 /// (max - min)² of column `col` of the targets of all `sets` (inf when it overflows).
 double squared_range(const std::vector<const data::Dataset*>& sets, Index col) {
   double lo = std::numeric_limits<double>::infinity();
@@ -389,6 +415,7 @@ void load_splits(const Config& c, run::Problem& p) {
   p.classification = all.task == data::Task::classification;
   if (c.data.source == DataSource::idx) check_classes(c, p, {});
   if (!p.classification) check_target(c, p);
+  if (p.classification) warn_thin_classes(c, p);
   warn_constant_features(c, p);
 }
 

@@ -183,6 +183,29 @@ std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_
 }
 
 /// The run's result line and, when the deep ensemble is another candidate, the comparison with it.
+/// adam.keep = best_validation: the epochs the networks were kept at, and how many adam.patience
+/// ended early ("" otherwise).
+std::string kept_epochs(const run::Problem& p, const std::vector<run::ChainReport>& t) {
+  if (p.adam.keep != train::AdamKeep::best_validation) return {};
+  std::vector<std::int64_t> kept;
+  for (const auto& r : t) {
+    if (r.adam_kept_epoch >= 0) kept.push_back(r.adam_kept_epoch);
+  }
+  if (kept.empty()) return {};
+  std::sort(kept.begin(), kept.end());
+  std::string line = "Adam kept each network at its lowest validation loss (adam.keep = best_validation): epoch" +
+                     std::string(kept.size() > 1 ? "s " : " ") + std::to_string(kept.front()) +
+                     (kept.back() != kept.front() ? "-" + std::to_string(kept.back()) : std::string()) + " of " +
+                     std::to_string(p.adam.epochs);
+  if (p.adam.patience > 0) {
+    const auto early =
+        std::count_if(kept.begin(), kept.end(), [&](std::int64_t e) { return e + p.adam.patience < p.adam.epochs; });
+    line += "; adam.patience = " + std::to_string(p.adam.patience) + " ended " + std::to_string(early) + " of " +
+            std::to_string(kept.size()) + " early";
+  }
+  return line;
+}
+
 void print_result(const run::Problem& p, const RunReport& report, const std::string& what) {
   const EnsembleReport& chosen = report.chosen();
   const EnsembleReport* deep = report.deep();
@@ -236,7 +259,10 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
   // The result.
   std::string what;
   if (chosen.stage == kDeepStage) {
-    what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks";
+    what = "the deep ensemble of the " + std::to_string(chosen.members) + " Adam networks (test " +
+           (p.classification ? "accuracy " + format("%.4f", chosen.scores[1].metric)
+                             : "MSE " + format("%.5g", chosen.scores[1].metric)) +
+           ", test NLL " + format("%.4g", chosen.scores[1].nll) + ")";
   } else if (chosen.stage == kStackedStage) {
     what = "the candidates stacked (" + std::to_string(chosen.members) +
            " members, each candidate's share its stacking weight under the candidates' table)";
@@ -262,6 +288,7 @@ void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>
                                 : "");
   } else {
     print_result(p, report, what);
+    if (const std::string kept = kept_epochs(p, t); !kept.empty()) std::printf("%s\n", kept.c_str());
     // The stacked candidates, when they are more than the chosen candidate and not chosen: how to
     // predict with them, and the rule that chooses them.
     const auto selected = static_cast<std::size_t>(report.selected);
@@ -535,8 +562,19 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
     const auto [mse, sd] = finite_mean_sd(column(t, 0, &S::metric));
     const double s = std::sqrt(mse);
     const double t_bayes = train::bayes_temperature(p.loss, p.train.rows(), p.outputs, s);
-    std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (T = %.3g x that)\n", base.c_str(), s, t_bayes,
-                chosen.temperature / t_bayes);
+    std::string ratio;
+    if (std::isfinite(chosen.temperature)) {
+      ratio = "T = " + format("%.3g", chosen.temperature / t_bayes) + " x that";
+    } else {  // the stacked candidates: one T per candidate with a share
+      for (std::size_t c = 0; c < report.stacking.weights.size() && c < report.candidates.size(); ++c) {
+        if (!(report.stacking.weights[c] >= 0.005)) continue;
+        ratio += (ratio.empty() ? "" : ", ") + report.candidates[c].name +
+                 " T = " + format("%.3g", report.candidates[c].temperature / t_bayes) + " x that";
+      }
+      ratio = "the stacked candidates: " + ratio;
+    }
+    std::printf("%s's training RMSE s = %.4g would make T_Bayes = %.4g (%s)\n", base.c_str(), s, t_bayes,
+                ratio.c_str());
   }
 }
 

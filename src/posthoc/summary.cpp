@@ -247,7 +247,12 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
 
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.
 void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
-  out << "\nstationarity (/diagnostics; verdicts and thresholds: docs/STATIONARITY.md)\n";
+  // A ladder's /diagnostics are one rung's (the chosen one, or the stacked candidates' heaviest).
+  const std::string stage = !run.config.simmer.ladder.rungs.empty() && r.exists(layout::kDiagnostics) &&
+                                    r.has_attribute(layout::kDiagnostics, layout::kStage)
+                                ? " of " + r.attribute_text(layout::kDiagnostics, layout::kStage)
+                                : "";
+  out << "\nstationarity" << stage << " (/diagnostics; verdicts and thresholds: docs/STATIONARITY.md)\n";
   const auto path = [](const std::string& name) { return layout::join(layout::kDiagnostics, name); };
   if (!r.exists(path(layout::kVerdict))) {
     out << "  n/a: this archive predates the drift diagnostics (or the run did not finish)\n";
@@ -343,18 +348,25 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
         ++n;
       }
     }
-    if (n > 0) {
+    // As the run prints it: only where the eigenvalues were counted above this stage's T (the
+    // ramp's target, or a ladder's first rung), which is where their harmonic rise is finite.
+    const double stiff_rise = real_attr(r, layout::kMetrics, layout::kHarmonicLossRiseStiffModes);
+    if (n > 0 && std::isfinite(stiff_rise)) {
       out << ", " << printf_string("%.1f", mean / static_cast<double>(n)) << " of " << run.parameters
-          << " Hessian eigenvalues above T at the start";
-      const double stiff_rise = real_attr(r, layout::kMetrics, layout::kHarmonicLossRiseStiffModes);
-      if (std::isfinite(stiff_rise)) out << " give " << printf_string("%.4g", stiff_rise);
+          << " Hessian eigenvalues above T at the start give " << printf_string("%.4g", stiff_rise);
     }
     out << "\n";
   }
   const double over = real_attr(r, layout::kMetrics, layout::kTemperatureOverBayes);
+  const double bayes = real_attr(r, layout::kMetrics, layout::kBayesTemperature);
   if (std::isfinite(over)) {
-    out << "  T = " << printf_string("%.3g", over) << " x the Bayesian temperature T_Bayes = "
-        << printf_string("%.4g", real_attr(r, layout::kMetrics, layout::kBayesTemperature)) << "\n";
+    out << "  T = " << printf_string("%.3g", over)
+        << " x the Bayesian temperature T_Bayes = " << printf_string("%.4g", bayes) << "\n";
+  } else if (std::isfinite(bayes) && r.has_attribute(layout::kMetrics, layout::kEnsembleName) &&
+             r.attribute_text(layout::kMetrics, layout::kEnsembleName) == layout::kStackedName) {
+    out << "  T: the stacked candidates mix the rungs' temperatures (each rung's T/T_Bayes and share: the "
+           "candidates above); the Bayesian temperature T_Bayes = "
+        << printf_string("%.4g", bayes) << "\n";
   }
 }
 
@@ -497,6 +509,12 @@ int summary_here(const std::string& archive, std::ostream& out) {
   if (c.simmer.mode == cli::SimmerMode::adam) {
     out << "sampling  Adam alone (simmer.mode = adam: the deep ensemble), " << run.chains << " trajectories × "
         << c.adam.epochs << " Adam epochs";
+    if (c.adam.keep == train::AdamKeep::best_validation) {
+      out << (c.adam.patience > 0 ? " at most (adam.patience = " + std::to_string(c.adam.patience) +
+                                        " ends a network that many epochs after its lowest validation loss, the "
+                                        "epoch it keeps)"
+                                  : " (each network kept at its lowest validation loss)");
+    }
   } else {
     out << "sampling  " << cli::kSimmerModeNames.name(c.simmer.mode) << ", " << run.chains << " trajectories × ";
     if (!c.simmer.ladder.rungs.empty()) {
@@ -563,7 +581,13 @@ int summary_here(const std::string& archive, std::ostream& out) {
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
   out << ": " << members << " members" << (incomplete ? " gathered so far" : "");
-  if (run.chains > 0) out << " (" << members / run.chains << " per trajectory)";
+  const bool stacked = r.has_attribute(layout::kMetrics, layout::kEnsembleName) &&
+                       r.attribute_text(layout::kMetrics, layout::kEnsembleName) == layout::kStackedName;
+  if (stacked && !incomplete) {
+    out << " (the stacked candidates': every member of each candidate with a share)";
+  } else if (run.chains > 0) {
+    out << " (" << members / run.chains << " per trajectory)";
+  }
   out << "\n";
   const auto written = written_draws(r, run);
   const double value_bytes = run.store_type == io::Type::f32 ? 4.0 : 8.0;

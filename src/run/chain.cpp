@@ -411,22 +411,30 @@ std::int64_t BasicChain<S>::advance_to(std::int64_t end, StopCheck stop) {
 template <class S>
 void BasicChain<S>::score_baseline() {
   // The single network's scores, uncertainty included: its own softmax (classification), or a
-  // Gaussian with its training MSE as the noise variance (regression).
+  // Gaussian whose noise variance is its mean squared residual on the validation rows, or on the
+  // training rows without a validation set (regression; the candidates' rule, estimate_noise).
   const Problem& p = *p_;
   baseline_scores_.clear();
   const VectorOf<S> keep = net_.parameters();
   net_.parameters() = baseline_;
+  std::vector<Matrix> predictions;
+  for (std::size_t s = 0; s < p.scored_sets(); ++s) {
+    predictions.push_back(wide(objective_->predict(view(inputs<S>(p.sets[s])))));
+  }
   Matrix noise;
+  if (!p.classification) {
+    const std::size_t from = p.noise_set();
+    noise = ensemble::residual_variance(view(predictions[from]), view(p.sets[from].y));
+  }
   for (std::size_t s = 0; s < p.scored_sets(); ++s) {
     const auto& set = p.sets[s];
-    const ConstBatchViewOf<double> pred = wide(objective_->predict(view(inputs<S>(set))));
+    const ConstBatchViewOf<double> pred = view(predictions[s]);
     if (p.classification) {
       Matrix probabilities;
       ensemble::class_probabilities(pred, probabilities);
       baseline_scores_.push_back(ensemble::score_probabilities(view(probabilities), set.labels));
       baseline_scores_.back().metric = ensemble::accuracy(ensemble::predicted_classes(pred), set.labels);
     } else {
-      if (s == 0) noise = ensemble::residual_variance(pred, view(set.y));
       baseline_scores_.push_back(ensemble::score_with_noise(pred, Matrix(), noise, view(set.y)));
     }
   }

@@ -44,6 +44,9 @@ ChainReport BasicChain<S>::report() {
   }
   r.diverged_at = diverged_step_;
   r.slow_to_heat_at = slow_to_heat_step_;
+  if (p_->adam.keep == train::AdamKeep::best_validation && adam_best_.size() == net_.parameter_count()) {
+    r.adam_kept_epoch = adam_best_epoch_;
+  }
   if (masses_.size() > 0) {
     std::vector<double> sorted(masses_.data(), masses_.data() + masses_.size());
     std::sort(sorted.begin(), sorted.end());

@@ -258,6 +258,11 @@ TEST_CASE("command-line errors name the option and value", "[config]") {
   const TempFile file("bad.ini", "[adam]\nepochs = many\n");
   CHECK_THROWS_WITH(parse({"--config", file.path().c_str()}),
                     Contains(file.path() + ":2: adam.epochs = 'many': not an integer"));
+  // So does a value outside its key's range, unless the command line replaces it.
+  const TempFile range("range.ini", "[data]\n\ntrain_fraction = 1.7\n");
+  CHECK_THROWS_WITH(parse({"--config", range.path().c_str()}),
+                    Contains(range.path() + ":3: option 'data.train_fraction' = '1.7': must be in [0, 1)"));
+  CHECK(parse({"--config", range.path().c_str(), "--data.train_fraction", "0.5"}).config.data.train_fraction == 0.5);
 }
 
 TEST_CASE("every key round-trips INI -> typed -> echoed INI, and every choice parses and prints as itself",

@@ -15,6 +15,7 @@
 #include "paper_defaults.hpp"
 #include "simmer/cli/config.hpp"
 #include "simmer/cli/problem.hpp"
+#include "temp_dir.hpp"
 
 using namespace simmer;
 using simmer::test::parse;
@@ -270,4 +271,37 @@ TEST_CASE("build_problem: simmer.thermostat = auto is the massive thermostat in 
   const run::Problem p = cli::build_problem(config(""));
   CHECK(p.nhc.thermostat == Thermostat::massive_nose_hoover_langevin);
   CHECK_THAT(p.config_ini, Catch::Matchers::Contains("thermostat = massive_nose_hoover_langevin"));
+}
+
+TEST_CASE("build_problem: a class the validation or test rows lack is a warning that names it", "[config][problem]") {
+  // 40 rows of classes a and b, and one of c: c can only be a training row.
+  std::string text = "x1,x2,label\n";
+  for (int i = 0; i < 40; ++i) {
+    text += std::to_string(i) + "," + std::to_string((i * 7) % 11) + "," + (i % 2 == 0 ? "a" : "b") + "\n";
+  }
+  text += "3.5,4.5,c\n";
+  const test::TempDir dir("thin_class");
+  cli::Config c = test::paper_defaults();
+  c.data.source = cli::DataSource::csv;
+  c.data.path = dir.write("thin.csv", text);
+  c.data.features = {"x1", "x2"};
+  c.data.target = "label";
+  c.data.task = data::Task::classification;
+  c.data.train = 31;
+  c.data.test = 10;
+  c.data.validation_fraction = 0.2;
+  c.data.stratify = true;
+  c.model.architecture = "2-4-3";
+  c.model.loss = model::LossKind::cce;
+  const run::Problem p = cli::build_problem(cli::validated(c, 1));
+  REQUIRE(p.has_validation());
+  std::vector<std::string> about_c;
+  for (const auto& w : p.data_warnings) {
+    if (w.find("class 'c'") != std::string::npos) about_c.push_back(w);
+  }
+  REQUIRE(about_c.size() == 1);
+  CHECK_THAT(about_c.front(), Catch::Contains("has 1 training row(s), 0 validation and 0 test row(s)") &&
+                                  Catch::Contains("the validation and test scores never see it") &&
+                                  !Catch::Contains("data.stratify"));
+  for (const auto& w : p.data_warnings) CHECK(w.find("class 'a'") == std::string::npos);  // a and b are in all three
 }

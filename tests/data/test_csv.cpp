@@ -518,6 +518,12 @@ TEST_CASE("read_csv: features = * takes every column but the target and the excl
     REQUIRE_THROWS_WITH(read_csv(all),
                         Contains("cars.csv:2: column 'name' (4): 'chevy' is not a number") && Contains("data.exclude"));
   }
+  SECTION("a text target in a regression: the error suggests the classification task") {
+    auto labels = regression(path, {"mpg", "weight"}, "name");
+    labels.settings_prefix = "data.";
+    REQUIRE_THROWS_WITH(read_csv(labels), Contains("cars.csv:2: column 'name' (4): 'chevy' is not a number") &&
+                                              Contains("set data.task = classification"));
+  }
   SECTION("an excluded column the file does not have is refused") {
     auto typo = regression(path, {"*"}, "mpg");
     typo.exclude = {"nmae"};

@@ -183,3 +183,13 @@ def test_fair_deep_ensemble(tmp):
     with h5py.File(out, "r") as f:
         if not float(attr(f, "noise_sd")) > 0 or "ladder" in f:
             st.fail("Adam alone: no measured noise sd in /metrics, or a /ladder group")
+        nll = float(attr(f, "deep_ensemble_test_nll"))
+    # The result line gives the early-stopped networks' test scores, the next line the epochs kept.
+    m = re.search(r"result: the run's ensemble is the deep ensemble of the 4 Adam networks \(test MSE [0-9.e+-]+, "
+                  r"test NLL ([0-9.e+-]+)\)", p.stdout)
+    if m is None or abs(float(m.group(1)) - nll) > 5e-4 * abs(nll):
+        st.fail(f"the result line does not give the test NLL {nll}:\n{p.stdout}")
+    k = re.search(r"Adam kept each network at its lowest validation loss \(adam.keep = best_validation\): "
+                  r"epochs? (\d+)(?:-(\d+))? of 400; adam.patience = 50 ended (\d) of 4 early", p.stdout)
+    if k is None or not 1 <= int(k.group(1)) <= int(k.group(2) or k.group(1)) <= 400:
+        st.fail(f"no line with the epochs Adam kept:\n{p.stdout}")

@@ -564,9 +564,42 @@ TEST_CASE("adam.keep = best_validation keeps the epoch of the lowest validation 
     CHECK(ch.adam_epoch() == epochs);  // skipped epochs still count
     CHECK(ch.baseline() == at[static_cast<std::size_t>(kept)]);
     CHECK(validation_mse(ch, p) == mse[static_cast<std::size_t>(kept)]);
+    CHECK(ch.report().adam_kept_epoch == kept);  // what the run's last lines say
   }
   // keep = last keeps the last epoch's, which is not the best here.
   CHECK(kept_by(0).first != epochs);
+}
+
+TEST_CASE(
+    "a regression baseline's Gaussian NLL takes its noise variance from its validation residuals, or its "
+    "training residuals without validation rows",
+    "[chain][uncertainty]") {
+  for (const double fraction : {0.25, 0.0}) {
+    INFO("validation_fraction " << fraction);
+    cli::Config c = test::paper_defaults();
+    c.adam.epochs = 40;
+    c.adam.learning_rate = 0.05;
+    c.data.validation_fraction = fraction;
+    c.run.steps = 100;
+    c.simmer.every = 100;
+    c.ensemble.window = 50;
+    c.simmer.diagnostics.curvature_report = run::DiagnosticsOptions::CurvatureReport::off;
+    c.run.trajectories = 1;
+    const run::Problem p = cli::build_problem(cli::validated(c, 1));
+    REQUIRE(p.has_validation() == (fraction > 0.0));
+    run::Chain64 ch(p, 0);
+    ch.train_adam();
+    ch.advance_to(100);
+    const auto r = ch.report();
+    const double noise = r.baseline.at(p.noise_set()).metric;  // that set's MSE (one output)
+    REQUIRE(noise > 0.0);
+    // N(prediction, noise) per value: the mean NLL is log(2 pi noise)/2 + MSE/(2 noise).
+    for (std::size_t s = 0; s < p.scored_sets(); ++s) {
+      INFO("set " << p.sets[s].name);
+      CHECK(r.baseline[s].nll ==
+            Approx(0.5 * std::log(2.0 * M_PI * noise) + 0.5 * r.baseline[s].metric / noise).epsilon(1e-12));
+    }
+  }
 }
 
 TEST_CASE("a stochastic thermostat's trajectory that cools while it descends is not called diverged",

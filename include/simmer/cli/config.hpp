@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -255,6 +256,8 @@ std::vector<std::string> config_differences(const Config& a, const Config& b,
 /// Parse INI text (sections `[name]`, `key = value`, `#` or `;` comments) into `config`, with
 /// `origin` (a file name) used in messages. Returns the number of keys set.
 std::size_t apply_ini(const std::string& text, const std::string& origin, Config& config);
+/// The same, returning each key it set (its full name) with the line it was set on.
+std::map<std::string, std::size_t> apply_ini_lines(const std::string& text, const std::string& origin, Config& config);
 
 /// Checks every value that can be checked without the data. `world_size` is the number of MPI
 /// ranks (run.trajectories = 0 becomes world_size in the returned copy). Throws simmer::Error

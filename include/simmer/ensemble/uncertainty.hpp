@@ -9,8 +9,9 @@
 ///   Σ_bins (n_b/n) |accuracy_b − confidence_b| over 10 equal-width bins of the confidence
 ///   max_k p_k, a row counting as correct when arg max_k p_k = y.
 /// - regression: Gaussian NLL of y under N(mean, sd²) per value, averaged over values; for the
-///   ensemble sd² = the members' variance + the ensemble mean's training MSE (noise), for the
-///   baseline sd² = its own training MSE. Coverage of the central q interval of the members: the
+///   ensemble sd² = the members' variance + the noise variance (the ensemble mean's MSE on the
+///   validation rows, or the training rows without them: candidate.hpp's estimate_noise), for
+///   the baseline sd² = its own MSE on the same rows. Coverage of the central q interval of the members: the
 ///   fraction of values whose truth has a rank u = (#below + #equal/2)/M among the M member
 ///   predictions with (1 − q)/2 ≤ u ≤ (1 + q)/2 (counts are integers, so they merge exactly).
 

@@ -71,11 +71,13 @@ struct ChainReport {
   /// member's row in order; store.track), and how many members.
   std::uint64_t tracked_digest = Fnv1a{}.value;
   std::int64_t tracked_rows = 0;
+  /// adam.keep = best_validation: the Adam epoch its network was kept at (-1: otherwise, or none).
+  std::int64_t adam_kept_epoch = -1;
   /// Message fields (core/visit.hpp).
   template <class Ar>
   void fields(Ar& ar) {
     ar(index, baseline, stages, diverged_at, slow_to_heat_at, curvature_start, curvature_end, masses, draws_digest,
-       draws, trace_digest, trace_rows, tracked_digest, tracked_rows);
+       draws, trace_digest, trace_rows, tracked_digest, tracked_rows, adam_kept_epoch);
   }
   void save(ByteWriter& w) const;
   /// What save wrote: all of `r`.

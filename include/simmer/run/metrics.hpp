@@ -47,6 +47,8 @@ inline constexpr const char* kObservedLossRise = "observed_loss_rise";
 inline constexpr const char* kHarmonicLossRise = "harmonic_loss_rise";
 inline constexpr const char* kHarmonicLossRiseStiffModes = "harmonic_loss_rise_stiff_modes";
 inline constexpr const char* kBayesTemperature = "bayes_temperature";
+/// The run's ensemble's T over T_Bayes (each rung's too); NaN for the stacked candidates, which mix
+/// temperatures (their shares: /selection's stacking_weight, beside each rung's own ratio).
 inline constexpr const char* kTemperatureOverBayes = "temperature_over_bayes";
 /// Regression: the targets' noise sd behind T_Bayes (NaN: unknown) and where it came from
 /// (run::Problem::noise_sd_source: simmer.noise_sd, or with auto the deep ensemble's residuals).

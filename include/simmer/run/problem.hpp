@@ -329,7 +329,8 @@ struct Problem {
   [[nodiscard]] double first_temperature(std::int64_t index) const {
     return parallel_rungs() ? stage_temperature(stage_of(index, 0)) : ramp.first_positive();
   }
-  /// The set simmer.noise_sd = auto measures the deep ensemble's residuals on: validation, else train.
+  /// The set a noise variance is measured on (simmer.noise_sd = auto: the deep ensemble's residuals;
+  /// the baseline network's Gaussian NLL: its own): validation, else train.
   [[nodiscard]] std::size_t noise_set() const { return has_validation() ? kValidation : 0; }
   /// Whether the run reports the deep ensemble of its trajectories' Adam end points.
   [[nodiscard]] bool has_deep_ensemble() const { return mode == train::StartMode::retrofit; }
