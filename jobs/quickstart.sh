@@ -6,8 +6,8 @@
 # (simmer_analyze summary; docs/STATIONARITY.md).
 # Usage: jobs/quickstart.sh [--short] [extra simmer_mpi options, e.g. --simmer.steps 5000]
 #   --short: 5000 steps with the ensemble from the last 2000 (about 1/5 of the time).
-#   --output PATH (or --output=PATH) writes the archive there instead of runs/iris_abinitio.h5,
-#   which the script otherwise overwrites.
+#   --output PATH (or --run.output PATH) writes the archive there instead of runs/iris_abinitio.h5,
+#   which the script otherwise overwrites; a relative PATH is taken from the repository's root.
 # It computes in float32 (run.precision; the paper's TensorFlow default, about twice as fast
 # here, the same table to the digits printed); pass --run.precision float64 for float64.
 set -euo pipefail
@@ -30,8 +30,8 @@ out=runs/iris_abinitio.h5
 given=0
 previous=
 for arg in "$@"; do
-  case "$arg" in --output=*) out=${arg#--output=}; given=1 ;; esac
-  if [ "$previous" = "--output" ]; then out=$arg; given=1; fi
+  case "$arg" in --output=* | --run.output=*) out=${arg#*=}; given=1 ;; esac
+  case "$previous" in --output | --run.output) out=$arg; given=1 ;; esac
   previous=$arg
 done
 [ "$given" -eq 1 ] || extra+=(--output "$out" --overwrite)

@@ -364,7 +364,8 @@ def write_markdown(summary, chaos, seeds, table, cases, summary17=(), mixing=())
         "metric is higher / equal / lower than the baseline's (no ensemble at all counts as a loss); "
         "p: one-sided sign test of \"the ensemble is better\" (ties dropped). NLL W/T/L: the same "
         "for the test negative log-likelihood (lower is better; regression: Gaussian NLL of mean ± sd, "
-        "sd² = members' variance + training MSE; the baseline's sd² = its training MSE). Verdicts: "
+        "sd² = members' variance + training MSE; the baseline's sd² = its training MSE; with a validation "
+        "split, since 2026-12-01, both from the validation residuals instead). Verdicts: "
         "trajectories judged stationary / not mixed / drifting / diverged / without members "
         "(docs/STATIONARITY.md), summed over seeds.",
         "",

@@ -114,13 +114,19 @@ def stacked_test(f, names, metric):
     (ensemble::stacked_candidate): each candidate weighted by `stacking`'s weight, the mean and
     spread sum_k w_k (v_k + (m_k - m)^2), the noise variance from that mean's validation residuals,
     the Gaussian NLL; the weighted probabilities and the weighted vote's accuracy. Third, each test
-    row's NLL (for `paired`; for the archive of the day before, computed)."""
+    row's NLL (for `paired`; for the archive of the day before, its mixture's, computed)."""
     if "stacked" in f and "ensemble_test_nll" in f["stacked"].attrs:
         a = f["stacked"].attrs
         return float(a["ensemble_test_nll"]), float(a[f"ensemble_test_{metric}"]), -log_densities(f, ["stacked"], "test")[0]
     if "selection" in f and "stacked_test_nll" in f["selection"].attrs:
+        # That day's NLL was the mixture's density: its rows are the same density's.
         a = f["selection"].attrs
-        return float(a["stacked_test_nll"]), float(a[f"stacked_test_{metric}"]), computed_stack(f, names, metric)[2]
+        w, _ = stacking(f, names)
+        rows = -mixture(w, log_densities(f, names, "test"))[0]
+        nll = float(a["stacked_test_nll"])
+        if not np.isclose(np.mean(rows), nll, rtol=1e-6):
+            raise SystemExit(f"the stacked test NLL {nll} is not the mean of its rows' {np.mean(rows)}")
+        return nll, float(a[f"stacked_test_{metric}"]), rows
     return computed_stack(f, names, metric)
 
 

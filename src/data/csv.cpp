@@ -336,9 +336,13 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
   const bool classification = spec.task == Task::classification;
   const bool missing_target = !classification || spec.missing_in_target;
   // A regression target must be a number; a text value there is usually a class label.
-  const std::string label_hint = spec.settings_prefix.empty()
-                                     ? " (a class label? the task is regression)"
-                                     : " (a class label? set " + spec.settings_prefix + "task = classification)";
+  const std::string label_hint =
+      spec.settings_prefix.empty()
+          ? " (a class label? the task is regression; a missing-value marker? add it to the missing-value tokens)"
+          : " (a class label? set " + spec.settings_prefix +
+                "task = classification; a missing-value marker? add it "
+                "to " +
+                spec.settings_prefix + "missing)";
 
   std::vector<double> x_values;     // kept rows, row-major
   std::vector<double> y_values;     // regression target of kept rows
@@ -396,7 +400,7 @@ Dataset read_csv(const CsvSpec& spec, CsvReport* report) {
         missing_index = target_token;
       }
     } else if (!classification) {
-      target_value = number_or_throw(target_field, target_column, where, spec, label_hint);
+      target_value = number_or_throw(target_field, target_column, where, spec, target_field.empty() ? "" : label_hint);
     } else if (target_field.empty()) {
       throw Error(where + column_label(target_column.name, target_column.index) +
                   ": empty class label (to drop rows without a label, " +
