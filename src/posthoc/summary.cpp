@@ -371,6 +371,15 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
 }
 
 /// The largest finite value of a dataset (the last step a run wrote), or -1.
+/// After "N Adam epochs": what adam.keep = best_validation kept ("" with keep = last).
+std::string adam_kept(const cli::Config& c) {
+  if (c.adam.keep != train::AdamKeep::best_validation) return {};
+  return c.adam.patience > 0 ? " at most (adam.patience = " + std::to_string(c.adam.patience) +
+                                   " ends a network that many epochs after its lowest validation loss, the epoch it "
+                                   "keeps)"
+                             : " (each network kept at its lowest validation loss)";
+}
+
 std::int64_t last_finite(const io::ArchiveReader& r, const std::string& dataset) {
   if (!r.exists(dataset)) return -1;
   double last = -1.0;
@@ -508,13 +517,7 @@ int summary_here(const std::string& archive, std::ostream& out) {
       << model::to_string(c.model.init) << ", " << run.parameters << " parameters\n";
   if (c.simmer.mode == cli::SimmerMode::adam) {
     out << "sampling  Adam alone (simmer.mode = adam: the deep ensemble), " << run.chains << " trajectories × "
-        << c.adam.epochs << " Adam epochs";
-    if (c.adam.keep == train::AdamKeep::best_validation) {
-      out << (c.adam.patience > 0 ? " at most (adam.patience = " + std::to_string(c.adam.patience) +
-                                        " ends a network that many epochs after its lowest validation loss, the "
-                                        "epoch it keeps)"
-                                  : " (each network kept at its lowest validation loss)");
-    }
+        << c.adam.epochs << " Adam epochs" << adam_kept(c);
   } else {
     out << "sampling  " << cli::kSimmerModeNames.name(c.simmer.mode) << ", " << run.chains << " trajectories × ";
     if (!c.simmer.ladder.rungs.empty()) {
@@ -534,7 +537,8 @@ int summary_here(const std::string& archive, std::ostream& out) {
       out << " (stability limit " << printf_string("%.4g", limit) << ", h at "
           << printf_string("%.3g", 100.0 * *c.simmer.time_step / limit) << "% of it)";
     }
-    if (c.simmer.mode == cli::SimmerMode::retrofit) out << ", after " << c.adam.epochs << " Adam epochs";
+    if (c.simmer.mode == cli::SimmerMode::retrofit)
+      out << ", after " << c.adam.epochs << " Adam epochs" << adam_kept(c);
   }
   out << ", seed " << c.run.seed;
   if (r.exists(layout::kConfig) && r.has_attribute(layout::kConfig, layout::kRunSeeds))

@@ -193,3 +193,7 @@ def test_fair_deep_ensemble(tmp):
                   r"epochs? (\d+)(?:-(\d+))? of 400; adam.patience = 50 ended (\d) of 4 early", p.stdout)
     if k is None or not 1 <= int(k.group(1)) <= int(k.group(2) or k.group(1)) <= 400:
         st.fail(f"no line with the epochs Adam kept:\n{p.stdout}")
+    # The archive's summary says the epochs are a maximum.
+    s = st.run(st.SIMMER_ANALYZE, None, ["summary", out])
+    if "4 trajectories × 400 Adam epochs at most (adam.patience = 50 " not in s.stdout:
+        st.fail(f"the summary does not say the Adam epochs are a maximum:\n{s.stdout[:600]}")
