@@ -182,7 +182,6 @@ std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_
                             : "); none reached the window, so the run's ensemble has no members");
 }
 
-/// The run's result line and, when the deep ensemble is another candidate, the comparison with it.
 /// adam.keep = best_validation: the epochs the networks were kept at, and how many adam.patience
 /// ended early ("" otherwise).
 std::string kept_epochs(const run::Problem& p, const std::vector<run::ChainReport>& t) {
@@ -206,6 +205,7 @@ std::string kept_epochs(const run::Problem& p, const std::vector<run::ChainRepor
   return line;
 }
 
+/// The run's result line and, when the deep ensemble is another candidate, the comparison with it.
 void print_result(const run::Problem& p, const RunReport& report, const std::string& what) {
   const EnsembleReport& chosen = report.chosen();
   const EnsembleReport* deep = report.deep();

@@ -245,6 +245,12 @@ void candidates(const io::ArchiveReader& r, const RunArchive& run, std::ostream&
                                  chosen);
 }
 
+/// Whether the run's ensemble (/metrics) is the stacked candidates.
+bool stacked_ensemble(const io::ArchiveReader& r) {
+  return r.has_attribute(layout::kMetrics, layout::kEnsembleName) &&
+         r.attribute_text(layout::kMetrics, layout::kEnsembleName) == layout::kStackedName;
+}
+
 /// /diagnostics: each trajectory's drift numbers and verdict, as the run judged them.
 void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostream& out) {
   // A ladder's /diagnostics are one rung's (the chosen one, or the stacked candidates' heaviest).
@@ -362,15 +368,13 @@ void stationarity(const io::ArchiveReader& r, const RunArchive& run, std::ostrea
   if (std::isfinite(over)) {
     out << "  T = " << printf_string("%.3g", over)
         << " x the Bayesian temperature T_Bayes = " << printf_string("%.4g", bayes) << "\n";
-  } else if (std::isfinite(bayes) && r.has_attribute(layout::kMetrics, layout::kEnsembleName) &&
-             r.attribute_text(layout::kMetrics, layout::kEnsembleName) == layout::kStackedName) {
+  } else if (std::isfinite(bayes) && stacked_ensemble(r)) {
     out << "  T: the stacked candidates mix the rungs' temperatures (each rung's T/T_Bayes and share: the "
            "candidates above); the Bayesian temperature T_Bayes = "
         << printf_string("%.4g", bayes) << "\n";
   }
 }
 
-/// The largest finite value of a dataset (the last step a run wrote), or -1.
 /// After "N Adam epochs": what adam.keep = best_validation kept ("" with keep = last).
 std::string adam_kept(const cli::Config& c) {
   if (c.adam.keep != train::AdamKeep::best_validation) return {};
@@ -380,6 +384,7 @@ std::string adam_kept(const cli::Config& c) {
                              : " (each network kept at its lowest validation loss)";
 }
 
+/// The largest finite value of a dataset (the last step a run wrote), or -1.
 std::int64_t last_finite(const io::ArchiveReader& r, const std::string& dataset) {
   if (!r.exists(dataset)) return -1;
   double last = -1.0;
@@ -585,9 +590,7 @@ int summary_here(const std::string& archive, std::ostream& out) {
   if (c.ensemble.count > 0) out << ", count " << c.ensemble.count;
   if (c.ensemble.fraction > 0) out << ", fraction " << c.ensemble.fraction;
   out << ": " << members << " members" << (incomplete ? " gathered so far" : "");
-  const bool stacked = r.has_attribute(layout::kMetrics, layout::kEnsembleName) &&
-                       r.attribute_text(layout::kMetrics, layout::kEnsembleName) == layout::kStackedName;
-  if (stacked && !incomplete) {
+  if (stacked_ensemble(r) && !incomplete) {
     out << " (the stacked candidates': every member of each candidate with a share)";
   } else if (run.chains > 0) {
     out << " (" << members / run.chains << " per trajectory)";
