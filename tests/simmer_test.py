@@ -370,6 +370,15 @@ def checkpoint_step(path):
     return checkpoint_head(path)[1]
 
 
+def checkpoint_wall_seconds(path):
+    """The run's wall time up to a checkpoint, over all its segments: the payload's last field
+    (io::RunCheckpoint::wall_seconds, a little-endian double)."""
+    import struct
+    with open(path, "rb") as f:
+        f.seek(-8, 2)
+        return struct.unpack("<d", f.read(8))[0]
+
+
 def checkpoint_adam_epoch(path):
     """Adam epochs completed in a checkpoint taken during Adam; -1 once simmering (or none)."""
     try:

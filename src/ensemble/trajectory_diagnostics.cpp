@@ -122,7 +122,7 @@ void judge(TrajectorySummary& s, double prior_rms, bool diverged, double start_l
                   !finite    ? "a state that is not finite"
                   : huge_rms ? "rms beyond 1000x its start or prior scale"
                              : "mean loss beyond 1e6x its start and T",
-                  s.rms_start, s.rms_end, s.mean_member_loss, start_loss);
+                  s.rms_end, s.rms_start, s.mean_member_loss, start_loss);
     s.reason = buf;
     s.verdict = Verdict::diverged;
     return;

@@ -628,6 +628,7 @@ void Run::checkpoint() {
       c.inputs = p_.input_fingerprints;
       c.noise_sd = p_.noise_pending ? 0.0 : p_.noise_sd;
       c.noise_sd_source = p_.noise_sd_source;
+      c.wall_seconds = wall_seconds();
       ByteWriter pooled;
       for (const auto& stage : pooled_) stage.save(pooled);
       c.pooled = pooled.bytes();
@@ -691,6 +692,7 @@ void Run::restore(const io::RunCheckpoint& c) {
   }
   step_ = c.step;
   generation_ = c.generation;
+  earlier_wall_seconds_ = c.wall_seconds;
   // simmer.noise_sd = auto, measured before this checkpoint: the temperatures the chains load with.
   if (p_.noise_pending && c.noise_sd > 0.0) set_noise_sd(c.noise_sd, c.noise_sd_source, false);
   if (rank_ == 0) {

@@ -232,7 +232,7 @@ int Run::finish() {
                         gradients_ ? static_cast<double>(gradients_->exchanges()) : 0.0};
   double exchange_sum[2] = {0, 0};
   MPI_Reduce(exchange, exchange_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm_);
-  double wall = progress_.elapsed();
+  double wall = wall_seconds();
   MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm_);  // attributes must be identical on all ranks
   f.attribute(run::layout::kRoot, run::layout::kWallSeconds, wall);
   const std::int64_t io_counts[2] = {f.transfers(), f.collective_transfers()};

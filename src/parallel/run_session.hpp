@@ -159,6 +159,9 @@ class Run {
   int rank_ = 0;
   int size_ = 1;
   Progress progress_;
+  double earlier_wall_seconds_ = 0.0;  ///< a resumed run: the wall time of its segments before this one
+  /// The run's wall time so far, over every segment it ran in (/wall_seconds, each checkpoint's).
+  [[nodiscard]] double wall_seconds() const { return earlier_wall_seconds_ + progress_.elapsed(); }
   std::string checkpoint_path_;
   std::string run_id_;  ///< recorded in the archive and every checkpoint
   std::vector<std::unique_ptr<run::Chain>> chains_;

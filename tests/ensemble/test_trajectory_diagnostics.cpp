@@ -244,7 +244,7 @@ TEST_CASE("an exploded trajectory is judged diverged, never stationary, and a dr
   frozen.mean_member_loss = 3.5e22;
   judge(frozen, std::nan(""), false, 0.09);
   CHECK(frozen.verdict == Verdict::diverged);
-  CHECK_THAT(frozen.reason, Catch::Contains("exploded"));
+  CHECK_THAT(frozen.reason, Catch::Contains("exploded") && Catch::Contains("rms 1.3e+20 from 0.1"));  // end from start
   TrajectorySummary nan_state = base();
   nan_state.rms_end = std::nan("");
   judge(nan_state, std::nan(""), false, 0.1);

@@ -22,6 +22,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   c.pooled = {1, 2, 3};
   c.chains = {{9}, {}, {4, 5, 6, 7}};
   c.exchange = {3, 1, 4};
+  c.wall_seconds = 12.5;
   const auto payload = io::encode_checkpoint(c);
   const io::RunCheckpoint d = io::decode_checkpoint(payload, "test");
   CHECK(d.run_id == c.run_id);
@@ -35,6 +36,7 @@ TEST_CASE("RunCheckpoint: encode/decode and save/load give back every field", "[
   CHECK(d.pooled == c.pooled);
   CHECK(d.chains == c.chains);
   CHECK(d.exchange == c.exchange);
+  CHECK(d.wall_seconds == 12.5);
   CHECK(io::encode_checkpoint(d) == payload);
   {  // during Adam: its epoch, at step 0
     io::RunCheckpoint a = c;

@@ -104,10 +104,19 @@ def test_stopped(tmp, long_reference, case):
         if "received SIGUSR1" not in text or "--resume" not in text:
             fail(f"no stop message naming the signal and --resume:\n{text[-2000:]}")
     step = checkpoint_step(out + ".ckpt")
+    before = st.checkpoint_wall_seconds(out + ".ckpt")  # the first segment's, up to its checkpoint
+    began = time.time()
     p = run(3, ["--resume", out])
+    took = time.time() - began
     if f"resuming at step {step}" not in p.stdout:
         fail(f"resume did not start at the checkpoint's step {step}:\n{p.stdout[-2000:]}")
     same_archives(ref, out)
+    # The archive's wall time is both segments': the first's up to its checkpoint, then the resume's.
+    with h5py.File(out, "r") as f:
+        wall = float(f.attrs["wall_seconds"])
+    if not (0.0 < before < wall <= before + took):
+        fail(f"wall_seconds {wall:.3f} is not the checkpoint's {before:.3f} plus the resumed part (which ran "
+             f"{took:.3f} s)")
     print(f"{case}: stopped after step {step}, resumed on 3 ranks, archive identical to the "
           "uninterrupted 2-rank run")
 

@@ -25,8 +25,9 @@ using ByteReader = simmer::ByteReader;
 /// 12: the window's thermometers and the stage's time step (issue 29); 13: the noise sd
 /// (simmer.noise_sd = auto); 14: the curvature masses' probe stream; 15: replica exchange's log
 /// of every round's energies and swaps; 16: the content digest of each trajectory's stored draws;
-/// 17: the same of its /trace rows; 18: the same of its tracked predictions.
-inline constexpr std::uint32_t kCheckpointFormat = 18;
+/// 17: the same of its /trace rows; 18: the same of its tracked predictions; 19: the wall time of
+/// the segments before it.
+inline constexpr std::uint32_t kCheckpointFormat = 19;
 
 /// 64-bit FNV-1a.
 std::uint64_t fnv1a(const unsigned char* data, std::size_t size);

@@ -39,12 +39,16 @@ struct RunCheckpoint {
   /// simmer.noise_sd = auto measured (0 before: a resume in Adam measures it again).
   double noise_sd = 0.0;
   std::string noise_sd_source;
+  /// The run's wall time until this checkpoint, over every segment it ran in (a resume starts
+  /// from it, so a resumed run's /wall_seconds is the sum of its segments' work).
+  double wall_seconds = 0.0;
 
   /// Checkpoint fields (core/visit.hpp); loading checks them against each other.
   template <class Ar>
   void fields(Ar& ar) {
     ar(run_id, version, config_ini, step, adam_epoch, trajectories, generation, inputs, pooled, chains, exchange,
-       noise_sd, noise_sd_source);
+       noise_sd, noise_sd_source, wall_seconds);
+    ar.require(wall_seconds >= 0.0, "negative wall time");
     ar.require(adam_epoch < 0 || step == 0, "an Adam-phase checkpoint at a simmering step");
     ar.require(trajectories >= 0, "negative trajectory count");
     ar.require(generation >= 1, "generation " + std::to_string(generation) + " out of range");
