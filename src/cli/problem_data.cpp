@@ -160,14 +160,19 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown) 
   return out;
 }
 
+/// Rows per class (0 .. classes-1) of `labels`.
+std::vector<std::int64_t> class_counts(const std::vector<std::int64_t>& labels, std::size_t classes) {
+  std::vector<std::int64_t> out(classes, 0);
+  for (const auto label : labels) ++out[static_cast<std::size_t>(label)];
+  return out;
+}
+
 /// A classification whose training split lacks a class cannot learn it (its test rows are
 /// always wrong, and a single-class split learns nothing): refused, with the way out.
 /// `in_data`: rows per class in all the data (empty for image files, whose classes are fixed).
 void check_classes(const Config& c, const Problem& p, const std::vector<std::int64_t>& in_data) {
   const std::size_t classes = p.train.class_names.size();
-  std::vector<std::int64_t> train(classes, 0), test(classes, 0);
-  for (const auto label : p.train.labels) ++train[static_cast<std::size_t>(label)];
-  for (const auto label : p.test.labels) ++test[static_cast<std::size_t>(label)];
+  const auto train = class_counts(p.train.labels, classes), test = class_counts(p.test.labels, classes);
   for (std::size_t k = 0; k < classes; ++k) {
     const std::int64_t data_rows = in_data.empty() ? test[k] : in_data[k];
     if (train[k] > 0 || data_rows == 0) continue;
@@ -224,10 +229,8 @@ void warn_constant_features(const Config& c, Problem& p) {
 /// warning, not an error: the network can still learn it.
 void warn_thin_classes(const Config& c, Problem& p) {
   const std::size_t classes = p.train.class_names.size();
-  std::vector<std::int64_t> train(classes, 0), valid(classes, 0), test(classes, 0);
-  for (const auto label : p.train.labels) ++train[static_cast<std::size_t>(label)];
-  for (const auto label : p.validation.labels) ++valid[static_cast<std::size_t>(label)];
-  for (const auto label : p.test.labels) ++test[static_cast<std::size_t>(label)];
+  const auto train = class_counts(p.train.labels, classes), valid = class_counts(p.validation.labels, classes),
+             test = class_counts(p.test.labels, classes);
   for (std::size_t k = 0; k < classes; ++k) {
     const bool no_valid = p.has_validation() && valid[k] == 0;
     if (train[k] == 0 || (!no_valid && test[k] > 0)) continue;
@@ -406,9 +409,7 @@ void load_splits(const Config& c, run::Problem& p) {
     p.test = data::subset(all, split.test);
     hold_out_validation(c, p);
     if (all.task == data::Task::classification) {
-      std::vector<std::int64_t> in_data(all.class_names.size(), 0);
-      for (const auto label : all.labels) ++in_data[static_cast<std::size_t>(label)];
-      check_classes(c, p, in_data);
+      check_classes(c, p, class_counts(all.labels, all.class_names.size()));
     }
   }
   const data::Dataset& all = p.train;  // names, task, sizes and image shape

@@ -567,7 +567,7 @@ void print_report(const run::Problem& p, const std::vector<run::ChainReport>& t,
       ratio = "T = " + format("%.3g", chosen.temperature / t_bayes) + " x that";
     } else {  // the stacked candidates: one T per candidate with a share
       for (std::size_t c = 0; c < report.stacking.weights.size() && c < report.candidates.size(); ++c) {
-        if (!(report.stacking.weights[c] >= 0.005)) continue;
+        if (!(report.stacking.weights[c] >= kShownStackingWeight)) continue;
         ratio += (ratio.empty() ? "" : ", ") + report.candidates[c].name +
                  " T = " + format("%.3g", report.candidates[c].temperature / t_bayes) + " x that";
       }
@@ -582,12 +582,13 @@ std::string stacking_line(const std::vector<std::string>& names, const std::vect
                           std::int64_t sweeps, bool chosen) {
   std::string shown;
   for (std::size_t c = 0; c < names.size() && c < weights.size(); ++c) {
-    if (!(weights[c] >= 0.005)) continue;
+    if (!(weights[c] >= kShownStackingWeight)) continue;
     shown += (shown.empty() ? "" : ", ") + names[c] + " " + format("%.2f", weights[c]);
   }
   return "  stacked: the candidates' shares, from the validation rows (" +
          (shown.empty() ? std::string("none: no candidate has a finite validation likelihood") : shown) +
-         "; weights below 0.005 not shown; " + std::to_string(sweeps) + " EM sweeps)" +
+         "; weights below " + format("%g", kShownStackingWeight) + " not shown; " + std::to_string(sweeps) +
+         " EM sweeps)" +
          (chosen ? std::string(": the run's ensemble (ensemble.select_rule = stacking)\n")
                  : std::string("; reported beside them, not the run's ensemble\n"));
 }

@@ -172,9 +172,12 @@ std::string diverged_summary(const std::vector<run::ChainReport>& t, std::int64_
 /// more than the rows' noise), and what to do about drifting, not mixed or diverged trajectories.
 void print_conclusion(const run::Problem& p, const std::vector<run::ChainReport>& t, const RunReport& report);
 
-/// The line under a ladder's candidates' table that gives the stacking weights (those of 0.005 or
-/// more) and whether the stacked candidates are the run's ensemble (`chosen`), in the run's final
-/// table and in simmer_analyze summary alike.
+/// The smallest stacking weight the run's lines name (the candidates' shares, the T line).
+inline constexpr double kShownStackingWeight = 0.005;
+
+/// The line under a ladder's candidates' table that gives the stacking weights (those of
+/// kShownStackingWeight or more) and whether the stacked candidates are the run's ensemble (`chosen`), in the run's
+/// final table and in simmer_analyze summary alike.
 std::string stacking_line(const std::vector<std::string>& names, const std::vector<double>& weights,
                           std::int64_t sweeps, bool chosen);
 
